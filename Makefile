@@ -1,0 +1,75 @@
+# fineibt: GNU Make, no generator. `make` builds into build/, `make check` tests.
+# Sources are found by wildcard: a new src/*.c joins the library, a new
+# tools/*.c joins the CLI, a new tests/unit/test_*.c or tests/e2e/*.sh is a test.
+
+CC       := clang-22
+BUILD    ?= build
+SAN      ?=
+VERSION  := $(shell sed -n 's/^\#define FINEIBT_VERSION "\(.*\)"/\1/p' include/fineibt.h)
+SOVER    := 0
+
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -Isrc -fPIC \
+	      -fvisibility=hidden -fno-sanitize=kcfi -D_GNU_SOURCE
+ifneq ($(SAN),)
+ALL_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDSAN      := -fsanitize=address,undefined
+endif
+
+LIB_SRC  := $(sort $(wildcard src/*.c) $(wildcard src/*.S))
+LIB_OBJ  := $(patsubst src/%,$(BUILD)/obj/%.o,$(LIB_SRC))
+TOOL_SRC := $(sort $(wildcard tools/*.c))
+TOOL_OBJ := $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(TOOL_SRC))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+HDRS     := $(wildcard include/*.h src/*.h tests/unit/*.h)
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+.PHONY: all check clean demo deps
+all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt
+
+# scripts/deps.sh is quiet and quick when everything is installed.
+$(DEPS_STAMP): scripts/deps.sh
+	@bash scripts/deps.sh
+	@mkdir -p $(@D) && touch $@
+deps: $(DEPS_STAMP)
+
+$(BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.S.o: src/%.S | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tools/%.o: tools/%.c $(HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
+
+$(BUILD)/libfineibt.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
+	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,libfineibt.so.$(SOVER) \
+		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack $(LDSAN) -ldl -lpthread
+	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
+
+$(BUILD)/fineibt: $(TOOL_OBJ) $(BUILD)/libfineibt.a
+	$(CC) -o $@ $(TOOL_OBJ) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+
+$(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(BUILD)/libfineibt.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+
+# make check [T=name]: every test, or those whose name contains T.
+check: all $(UNIT_BIN)
+	@BUILD=$(BUILD) bash tests/run.sh $(T)
+
+demo: all
+	@$(BUILD)/fineibt demo
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The byte sequences of kCFI and FineIBT: one definition of each, with its
+ * named offsets, plus bounds-checked encoders and strict matchers.
+ *
+ * Every other file (the passes, the trap decoder, the JIT emitter, the CLI
+ * and the tests) goes through this interface; no other file spells an
+ * opcode byte of these sequences.
+ *
+ * "func" below is a function's entry (its ENDBR); preambles sit at func-16.
+ * Hash placeholders in the templates are 0x12345678.
+ */
+#ifndef FI_INSN_H
+#define FI_INSN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------ geometry */
+
+#define FI_PREAMBLE_SIZE	16	/* bytes before func that a preamble takes */
+#define FI_CALLSITE_SIZE	20	/* a whole kCFI call site, check + call */
+#define FI_MAX_ARITY		7	/* arity register numbers 0..7 */
+#define FI_BHI_SLOT_SIZE	32	/* one __bhi_args[] slot */
+
+/* kCFI preamble (func-16): b8+r imm32; 11 x nop */
+#define FI_KCFI_PREAMBLE_HASH	1
+
+/* kCFI call site: movl $-hash,%r10d; addl -15(%r11),%r10d; je; ud2; cs call */
+#define FI_KCFI_CALLER_HASH	2	/* holds -hash */
+#define FI_KCFI_CALLER_UD	12	/* the ud2; .kcfi_traps points here */
+#define FI_KCFI_CALLER_CALL	14	/* the 6-byte cs call/jmp rel32 */
+#define FI_KCFI_CALLER_LOAD	15	/* the callee's hash sits at target-15 */
+
+/* FineIBT preamble (func-16) */
+#define FI_FINEIBT_PREAMBLE_HASH 7
+#define FI_FINEIBT_PREAMBLE_UD	6	/* the 0xEA byte, target of the jne */
+#define FI_FINEIBT_PREAMBLE_BHI	11	/* the jne, or the BHI call, or cmovne */
+
+/* FineIBT caller: replaces call-site bytes 0..13 */
+#define FI_FINEIBT_CALLER_SIZE	14
+#define FI_FINEIBT_CALLER_HASH	2
+
+/* Paranoid caller: replaces all 20 bytes */
+#define FI_PARANOID_HASH	2
+#define FI_PARANOID_LOAD	9	/* cmpl -9(%r11): hash inside the preamble */
+#define FI_PARANOID_UD		0xd	/* the f0 byte: LOCK Jcc.d8 */
+#define FI_PARANOID_IND		0x10	/* the call/jmp *%r11 */
+
+/* The four-byte values an ENDBR test knows, as read little-endian. */
+#define FI_ENDBR64_VAL		0xfa1e0ff3u
+#define FI_ENDBR32_VAL		0xfb1e0ff3u
+#define FI_POISON_VAL		0x001f0f66u	/* osp nopl (%rax) */
+#define FI_BHI_MAGIC_VAL	0x001f0ff5u	/* cmc; nopl (%rax) */
+
+/* ------------------------------------------------------------ templates */
+
+struct fi_seq {
+	const char *name;
+	const uint8_t *bytes;
+	uint8_t len;
+	int8_t hash;	/* offset of the imm32 hash, -1 if none */
+	int8_t ud;	/* offset of the byte that raises #UD, -1 if none */
+};
+
+extern const struct fi_seq fi_seq_kcfi_preamble;
+extern const struct fi_seq fi_seq_kcfi_caller;		/* call form, 20 bytes */
+extern const struct fi_seq fi_seq_kcfi_caller_jmp;	/* tail-call form */
+extern const struct fi_seq fi_seq_fineibt_preamble;
+extern const struct fi_seq fi_seq_fineibt_caller;
+extern const struct fi_seq fi_seq_indirect_call;	/* call *%r11; nop3 */
+extern const struct fi_seq fi_seq_indirect_jmp;		/* jmp *%r11; nop3 */
+extern const struct fi_seq fi_seq_paranoid_call;
+extern const struct fi_seq fi_seq_paranoid_jmp;
+extern const struct fi_seq fi_seq_bhi_call;		/* e8 rel32 */
+extern const struct fi_seq fi_seq_arity1_inline;
+extern const struct fi_seq fi_seq_endbr64;
+extern const struct fi_seq fi_seq_endbr32;
+extern const struct fi_seq fi_seq_endbr_poison;
+extern const struct fi_seq fi_seq_bhi_magic;
+extern const struct fi_seq fi_seq_caller_off;		/* eb 0c */
+extern const struct fi_seq fi_seq_thunk_call;		/* 2e e8 rel32 */
+extern const struct fi_seq fi_seq_thunk_jmp;		/* 2e e9 rel32 */
+
+/* All of the above, for tests and tools that walk them (NULL-terminated). */
+extern const struct fi_seq *const fi_seq_all[];
+
+/* ------------------------------------------------------------- encoders */
+
+/*
+ * A bounds-checked output buffer with a sticky error: the first failure
+ * (-ENOSPC, -ERANGE for a rel32 out of reach, -EINVAL) is kept and every
+ * later emit is a no-op, so callers check once at the end.
+ * @ip is the run-time address that @mem will occupy (for rel32 operands).
+ */
+struct fi_buf {
+	uint8_t *mem;
+	size_t cap;
+	size_t len;
+	uint64_t ip;
+	int err;
+};
+
+void fi_buf_init(struct fi_buf *b, void *mem, size_t cap, uint64_t ip);
+void fi_emit_bytes(struct fi_buf *b, const void *bytes, size_t n);
+/* Emit template @s, with @hash at its hash offset when it has one. */
+void fi_emit_seq(struct fi_buf *b, const struct fi_seq *s, uint32_t hash);
+/* Emit @s (a rel32 form: thunk call/jmp, bhi call) reaching @target. */
+void fi_emit_rel32(struct fi_buf *b, const struct fi_seq *s, uint64_t target);
+
+void fi_emit_kcfi_preamble(struct fi_buf *b, uint32_t hash, int arity);
+/* A whole kCFI call site for @hash, calling/jumping to @thunk. */
+void fi_emit_kcfi_caller(struct fi_buf *b, uint32_t hash, bool jmp,
+			 uint64_t thunk);
+void fi_emit_fineibt_preamble(struct fi_buf *b, uint32_t hash);
+/* FineIBT caller + the de-thunked call (20 bytes in all). */
+void fi_emit_fineibt_caller(struct fi_buf *b, uint32_t hash, bool jmp);
+void fi_emit_paranoid_caller(struct fi_buf *b, uint32_t hash, bool jmp);
+/*
+ * The BHI tail of a FineIBT preamble (bytes 11..15, or 11..19 for the
+ * arity-1 inline form, which overwrites func+0..+3 too): @arity 0 leaves
+ * the plain jne; 1 without @warn is inline; otherwise a call to
+ * @stubs + arity * 32. @b must be positioned at preamble+11.
+ */
+void fi_emit_bhi_tail(struct fi_buf *b, int arity, bool warn, uint64_t stubs);
+
+/* ------------------------------------------------------------- matchers */
+
+static inline uint32_t fi_load32(const void *p)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
+
+static inline void fi_store32(void *p, uint32_t v)
+{
+	__builtin_memcpy(p, &v, 4);
+}
+
+/* endbr64, endbr32, the poison, or the arity-1 magic. */
+bool fi_is_endbr(const void *p);
+/* endbr64 and nothing else. */
+bool fi_exact_endbr(const void *p);
+bool fi_is_endbr_val(uint32_t v);
+
+/* kCFI preamble at @p (16 bytes): its hash and arity register. */
+bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity);
+
+/* Forms a 16-byte preamble window can take once written. */
+enum fi_preamble_form {
+	FI_PRE_NONE = 0,	/* not a preamble we know */
+	FI_PRE_KCFI,		/* compiler output */
+	FI_PRE_FINEIBT,		/* plain FineIBT: jne into the 0xEA byte */
+	FI_PRE_FINEIBT_BHI,	/* FineIBT with call __bhi_args[n] */
+	FI_PRE_FINEIBT_ARITY1,	/* FineIBT with the inline cmovne %r10,%rdi */
+};
+
+struct fi_preamble_info {
+	enum fi_preamble_form form;
+	uint32_t hash;		/* the type hash as the check compares it */
+	int arity;		/* kcfi: from the register; bhi: -1 unless known */
+	uint64_t bhi_target;	/* FI_PRE_FINEIBT_BHI: the call's target */
+};
+
+/*
+ * Classify the 20 bytes at func-16 .. func+3 (@p), placed at run-time
+ * address @ip (needed to resolve the BHI call target).
+ */
+enum fi_preamble_form fi_classify_preamble(const uint8_t *p, uint64_t ip,
+					   struct fi_preamble_info *out);
+
+/* Forms a 20-byte call site can take. */
+enum fi_caller_form {
+	FI_CALL_NONE = 0,
+	FI_CALL_KCFI,		/* compiler output */
+	FI_CALL_OFF,		/* kCFI with eb 0c over its first two bytes */
+	FI_CALL_FINEIBT,	/* FineIBT caller + call *%r11 */
+	FI_CALL_FINEIBT_THUNK,	/* FineIBT caller, call still through thunk */
+	FI_CALL_PARANOID,
+};
+
+struct fi_caller_info {
+	enum fi_caller_form form;
+	uint32_t hash;		/* the type hash (kcfi's -imm negated back) */
+	bool jmp;		/* tail call */
+	uint64_t thunk;		/* KCFI/OFF/FINEIBT_THUNK: the call's target */
+};
+
+/* Classify the 20 bytes of a call site at @p, at run-time address @ip. */
+enum fi_caller_form fi_classify_caller(const uint8_t *p, uint64_t ip,
+				       struct fi_caller_info *out);
+
+/*
+ * The kernel's decode_caller_hash(): the type hash of a kCFI caller whose
+ * first six bytes are "41 ba imm32" or the disabled "eb 0c imm32"; 0 if
+ * neither.
+ */
+uint32_t fi_decode_caller_hash(const uint8_t *p);
+
+/* @p (6 bytes at @ip) is "2e e8/e9 rel32" reaching @thunk. */
+bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
+			 bool *jmp);
+
+/* ----------------------------------------------------------- #UD decode */
+
+enum fi_ud_kind {
+	FI_UD_NONE = 0,
+	FI_UD_UD2,		/* 0f 0b */
+	FI_UD_EA,		/* ea (bad) */
+	FI_UD_LOCK_JCC,		/* f0 7x d8 */
+};
+
+/*
+ * What kind of trapping instruction starts at @p (@avail readable bytes),
+ * and its length in @len.
+ */
+enum fi_ud_kind fi_decode_ud(const uint8_t *p, size_t avail, int *len);
+
+/* Name of an arity register ("eax", "ecx", ...). */
+const char *fi_arity_reg_name(int arity);
+
+#endif /* FI_INSN_H */

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cfi= grammar: comma-separated words applied left to right, as the
+ * kernel's cfi_parse_cmdline() does. Nothing here is fatal: an unknown word,
+ * or a word whose dependency is missing, gets one message and is ignored.
+ *
+ * Runs in the runtime's constructor, so: no allocation and no stdio; the
+ * messages are assembled by hand into the caller's buffer.
+ */
+#include <string.h>
+
+#include "fineibt.h"
+#include "print.h"
+
+#define FI_WORD_MAX 32		/* longer words are unknown by definition */
+
+struct fi_msgs {
+	char *buf;
+	size_t len;
+	size_t used;
+	int count;
+};
+
+static void fi_msgs_add(struct fi_msgs *m, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!m->buf || !m->len)
+		return;
+	if (m->used + 1 >= m->len)
+		return;
+	if (n > m->len - m->used - 1)
+		n = m->len - m->used - 1;
+	memcpy(m->buf + m->used, s, n);
+	m->used += n;
+	m->buf[m->used] = '\0';
+}
+
+/* "fineibt: ignoring '<word>': <why>\n", the word cut to a sane length. */
+static void fi_msgs_ignore(struct fi_msgs *m, const char *word, size_t wlen,
+			   const char *why)
+{
+	char shown[FI_WORD_MAX + 4];
+
+	if (wlen > FI_WORD_MAX) {
+		memcpy(shown, word, FI_WORD_MAX);
+		memcpy(shown + FI_WORD_MAX, "...", 4);
+	} else {
+		memcpy(shown, word, wlen);
+		shown[wlen] = '\0';
+	}
+	m->count++;
+	if (!m->buf) {
+		fi_warn("ignoring '%s': %s\n", shown, why);
+		return;
+	}
+	fi_msgs_add(m, "fineibt: ignoring '");
+	fi_msgs_add(m, shown);
+	fi_msgs_add(m, "': ");
+	fi_msgs_add(m, why);
+	fi_msgs_add(m, "\n");
+}
+
+static bool fi_word_is(const char *w, size_t n, const char *name)
+{
+	if (strlen(name) != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = w[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c != name[i])
+			return false;
+	}
+	return true;
+}
+
+static bool fi_is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static void fi_apply_word(const char *w, size_t n, bool have_arity,
+			  struct fineibt_config *cfg, struct fi_msgs *m)
+{
+	if (fi_word_is(w, n, "auto")) {
+		cfg->mode = FINEIBT_MODE_AUTO;
+	} else if (fi_word_is(w, n, "off")) {
+		cfg->mode = FINEIBT_MODE_OFF;
+		cfg->flags &= ~FINEIBT_F_RAND;
+	} else if (fi_word_is(w, n, "kcfi")) {
+		cfg->mode = FINEIBT_MODE_KCFI;
+	} else if (fi_word_is(w, n, "fineibt")) {
+		cfg->mode = FINEIBT_MODE_FINEIBT;
+	} else if (fi_word_is(w, n, "norand")) {
+		cfg->flags &= ~FINEIBT_F_RAND;
+	} else if (fi_word_is(w, n, "warn")) {
+		cfg->flags |= FINEIBT_F_WARN;
+	} else if (fi_word_is(w, n, "paranoid")) {
+		if (cfg->mode == FINEIBT_MODE_FINEIBT)
+			cfg->flags |= FINEIBT_F_PARANOID;
+		else
+			fi_msgs_ignore(m, w, n, "needs fineibt");
+	} else if (fi_word_is(w, n, "bhi")) {
+		if (!have_arity)
+			fi_msgs_ignore(m, w, n, "needs kCFI arity (clang >= 21, -fsanitize-kcfi-arity)");
+		else if (cfg->mode == FINEIBT_MODE_FINEIBT)
+			cfg->flags |= FINEIBT_F_BHI;
+		else
+			fi_msgs_ignore(m, w, n, "needs fineibt");
+	} else {
+		fi_msgs_ignore(m, w, n, "unknown cfi option");
+	}
+}
+
+FINEIBT_API int fineibt_parse_cfi(const char *list, bool have_arity,
+				  struct fineibt_config *cfg,
+				  char *msgs, size_t msgs_len)
+{
+	struct fi_msgs m = { .buf = msgs, .len = msgs_len };
+	const char *p = list ? list : "";
+
+	cfg->mode = FINEIBT_MODE_AUTO;
+	cfg->flags = FINEIBT_F_RAND;
+	if (msgs && msgs_len)
+		msgs[0] = '\0';
+
+	while (*p) {
+		const char *w, *e;
+
+		while (*p == ',' || fi_is_space(*p))
+			p++;
+		w = p;
+		while (*p && *p != ',')
+			p++;
+		e = p;
+		while (e > w && fi_is_space(e[-1]))
+			e--;
+		if (e > w)
+			fi_apply_word(w, (size_t)(e - w), have_arity, cfg, &m);
+	}
+
+	/* A later mode word leaves fineibt: its refinements go with it. */
+	if (cfg->mode != FINEIBT_MODE_FINEIBT) {
+		if (cfg->flags & FINEIBT_F_PARANOID)
+			fi_msgs_ignore(&m, "paranoid", 8, "a later word left fineibt");
+		if (cfg->flags & FINEIBT_F_BHI)
+			fi_msgs_ignore(&m, "bhi", 3, "a later word left fineibt");
+		cfg->flags &= ~(FINEIBT_F_PARANOID | FINEIBT_F_BHI);
+	}
+	return m.count;
+}
+
+FINEIBT_API void fineibt_resolve_auto(struct fineibt_config *cfg)
+{
+	/*
+	 * No hardware enforces ENDBR in userspace, so a naked ENDBR is as good
+	 * a landing pad as any: FineIBT is only safe with the caller-side check
+	 * (the kernel picks paranoid for the same reason when FRED is absent).
+	 */
+	if (cfg->mode != FINEIBT_MODE_AUTO)
+		return;
+	cfg->mode = FINEIBT_MODE_FINEIBT;
+	cfg->flags |= FINEIBT_F_PARANOID;
+}
+
+static size_t fi_cat(char *buf, size_t len, size_t at, const char *s)
+{
+	for (; *s; s++, at++) {
+		if (at + 1 < len)
+			buf[at] = *s;
+	}
+	if (len)
+		buf[at + 1 < len ? at : len - 1] = '\0';
+	return at;
+}
+
+FINEIBT_API int fineibt_config_str(const struct fineibt_config *cfg,
+				   char *buf, size_t len)
+{
+	static const char *const modes[] = {
+		[FINEIBT_MODE_AUTO] = "auto",
+		[FINEIBT_MODE_OFF] = "off",
+		[FINEIBT_MODE_KCFI] = "kcfi",
+		[FINEIBT_MODE_FINEIBT] = "fineibt",
+	};
+	size_t at = 0;
+
+	if (len)
+		buf[0] = '\0';
+	at = fi_cat(buf, len, at, (unsigned)cfg->mode < 4 ? modes[cfg->mode] : "?");
+	if (cfg->flags & FINEIBT_F_PARANOID)
+		at = fi_cat(buf, len, at, ",paranoid");
+	if (cfg->flags & FINEIBT_F_BHI)
+		at = fi_cat(buf, len, at, ",bhi");
+	if (cfg->flags & FINEIBT_F_WARN)
+		at = fi_cat(buf, len, at, ",warn");
+	if (!(cfg->flags & FINEIBT_F_RAND) && cfg->mode != FINEIBT_MODE_OFF)
+		at = fi_cat(buf, len, at, ",norand");
+	return (int)at;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rewriting passes over one image (the kernel's __apply_fineibt() and
+ * friends): rehash, disable, FineIBT preambles and callers, paranoid
+ * callers, BHI, de-thunking, ENDBR poisoning. Every write goes through
+ * fi_image_poke() and is preceded by a check that the bytes being replaced
+ * are what the pass expects; a site that does not match is skipped and
+ * reported as symbol+offset through the print hook.
+ */
+#ifndef FI_PATCH_H
+#define FI_PATCH_H
+
+#include "image.h"
+
+struct fi_patch_opts {
+	struct fineibt_config cfg;	/* resolved: no FINEIBT_MODE_AUTO */
+	uint32_t seed;			/* used when cfg.flags & FINEIBT_F_RAND */
+	/*
+	 * Address of the BHI stub array (__bhi_args) as seen from the
+	 * image's text: link-time for a file, run-time for a live module.
+	 * Needed only with FINEIBT_F_BHI; must be within rel32 reach.
+	 */
+	uint64_t bhi_args;
+	bool dethunk;			/* cs call thunk -> call *%r11 (default on) */
+	bool quiet;			/* don't report skipped sites */
+};
+
+struct fi_patch_stats {
+	size_t preambles;		/* rewritten or rehashed */
+	size_t callers;			/* rewritten, rehashed or disabled */
+	size_t bhi;			/* preambles given a BHI call */
+	size_t bhi_inline;		/* arity-1 inline preambles */
+	size_t poisoned;		/* ENDBRs at func+0 poisoned */
+	size_t dethunked;		/* thunk calls made direct */
+	size_t skipped;			/* sites left alone: did not match */
+};
+
+/*
+ * Apply @o to @im, which must still be in compiler (kCFI) form: an image
+ * already rewritten is refused with -EALREADY. Returns 0 or -errno
+ * (-EINVAL: bad options, e.g. bhi without stubs in reach).
+ */
+int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
+		   struct fi_patch_stats *st);
+
+/*
+ * The hash a preamble or caller holds after patching with @o, given its
+ * compile-time hash: rehashed when cfg has RAND, else unchanged.
+ */
+uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash);
+
+/*
+ * Write a statically patched copy of @im (whose file buffer the passes have
+ * rewritten) to @out, with a .fineibt section recording @o, atomically
+ * (temporary file + rename), with @mode permission bits.
+ */
+int fi_image_write_file(struct fi_image *im, const struct fi_patch_opts *o,
+			const char *out, unsigned int mode,
+			char *err, size_t errlen);
+
+#endif /* FI_PATCH_H */

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FI_PRINT_H
+#define FI_PRINT_H
+
+#include "fineibt.h"
+
+/* Messages are one line each and start with "fineibt: ". */
+void fi_print(enum fineibt_print_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define fi_warn(...)	fi_print(FINEIBT_WARN, "fineibt: " __VA_ARGS__)
+#define fi_info(...)	fi_print(FINEIBT_INFO, "fineibt: " __VA_ARGS__)
+#define fi_debug(...)	fi_print(FINEIBT_DEBUG, "fineibt: " __VA_ARGS__)
+
+#endif
