@@ -24,11 +24,19 @@ TOOL_OBJ := $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(TOOL_SRC))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 HDRS     := $(wildcard include/*.h src/*.h tests/unit/*.h)
+# crt/: the small uninstrumented object every module built by fineibt-cc
+# links statically (module hook, thunks, BHI stubs, veneers support).
+CRT_SRC  := $(sort $(wildcard crt/*.c) $(wildcard crt/*.S))
+CRT_OBJ  := $(patsubst crt/%,$(BUILD)/obj/crt/%.o,$(CRT_SRC))
+# driver/: the compiler driver build/fineibt-cc.
+DRV_SRC  := $(sort $(wildcard driver/*.c))
+DRV_OBJ  := $(patsubst driver/%.c,$(BUILD)/obj/driver/%.o,$(DRV_SRC))
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all check clean demo deps
-all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt
+all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt \
+     $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc)
 
 # scripts/deps.sh is quiet and quick when everything is installed.
 $(DEPS_STAMP): scripts/deps.sh
@@ -47,6 +55,25 @@ $(BUILD)/obj/%.S.o: src/%.S | $(DEPS_STAMP)
 $(BUILD)/obj/tools/%.o: tools/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
+
+$(BUILD)/obj/crt/%.c.o: crt/%.c $(HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/crt/%.S.o: crt/%.S | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/driver/%.o: driver/%.c $(HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Idriver -c $< -o $@
+
+$(BUILD)/libfineibt_crt.a: $(CRT_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fineibt-cc: $(DRV_OBJ) $(BUILD)/libfineibt.a
+	$(CC) -o $@ $(DRV_OBJ) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 $(BUILD)/libfineibt.a: $(LIB_OBJ)
 	@rm -f $@
