@@ -23,7 +23,7 @@ TOOL_SRC := $(sort $(wildcard tools/*.c))
 TOOL_OBJ := $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(TOOL_SRC))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-HDRS     := $(wildcard include/*.h src/*.h tests/unit/*.h)
+HDRS     := $(wildcard include/*.h src/*.h tests/unit/*.h tools/*.h)
 # crt/: the small uninstrumented object every module built by fineibt-cc
 # links statically (module hook, thunks, BHI stubs, veneers support).
 CRT_SRC  := $(sort $(wildcard crt/*.c) $(wildcard crt/*.S))

@@ -99,6 +99,124 @@ FINEIBT_API fineibt_print_fn fineibt_set_print(fineibt_print_fn fn);
 
 FINEIBT_API const char *fineibt_version(void);
 
+/* ------------------------------------------------------------------ JIT */
+
+/*
+ * Generated code that takes part in CFI (the kernel's BPF JIT emit_cfi()):
+ * functions a JIT emits carry the preamble compiled functions have in this
+ * process's mode, so instrumented code may call them through pointers, and
+ * the JIT calls out through the same checked call sites. See docs/jit.md.
+ *
+ * Hashes: a struct fineibt_hash is a RUN-TIME type hash, the value the
+ * checks of this process compare (the compile-time kCFI hash, rehashed with
+ * the process seed unless norand/off). It is a struct so that a compile-time
+ * hash (a bare uint32_t) cannot be passed to an emitter by mistake. Get one
+ * from a compiled function of the same C type (fineibt_func_hash) or from
+ * a compile-time hash (fineibt_rehash_hash); never build one by hand.
+ *
+ * Emitters write into a caller-provided buffer that will live at run-time
+ * address @ip, never allocate, and return 0 or -errno: -EINVAL (bad
+ * argument), -ENOSPC (@len too small; *@out_len then says how much is
+ * needed), -ERANGE (a rel32 cannot reach from @ip: bhi needs a BHI stub
+ * array within +-2 GiB, see fineibt_jit_reach). On error the buffer's
+ * contents are unspecified. Sequences depend on the mode: emit after the
+ * runtime started (any time in main), never cache bytes across processes.
+ */
+struct fineibt_hash {
+	uint32_t val;
+};
+
+/* Bytes from a preamble's start to the function entry (the pointer value). */
+#define FINEIBT_PREAMBLE_SIZE	16
+/* What fineibt_emit_preamble writes: preamble + the 4-byte func+0 insn. */
+#define FINEIBT_JIT_PREAMBLE_LEN 20
+/* The most fineibt_emit_call writes (20, plus 3 when @reg is not r11). */
+#define FINEIBT_JIT_CALL_MAX	23
+/* x86 register numbers for fineibt_emit_call: 0 = rax ... 15 = r15. */
+#define FINEIBT_REG_R11		11
+
+/*
+ * The process's resolved mode and flags (never FINEIBT_MODE_AUTO). When the
+ * runtime has not started (program not built with fineibt-cc) nothing is
+ * patched: {FINEIBT_MODE_KCFI, 0}. The seed is deliberately not exposed.
+ */
+FINEIBT_API int fineibt_get_config(struct fineibt_config *cfg);
+
+/*
+ * The run-time type hash of instrumented function @func (its entry, i.e.
+ * a function pointer), read from its preamble in whatever form it is in:
+ * kCFI (movl imm), FineIBT (subl imm), FineIBT-BHI, arity-1 inline.
+ * -ENOENT: no preamble there (uninstrumented, or no ENDBR at @func);
+ * -EFAULT: the bytes are not readable.
+ */
+FINEIBT_API int fineibt_func_hash(const void *func, struct fineibt_hash *hash);
+
+/*
+ * The kCFI arity (0..7: integer argument registers used, 7 = stack args)
+ * of @func, or -ENOENT / -EFAULT. Read from the preamble: the kCFI movl
+ * register, the BHI call's stub slot, 1 for the arity-1 inline form. A
+ * plain FineIBT preamble no longer holds it: then the arity the module
+ * recorded before patching, else 0 (as the kernel's cfi_get_func_arity):
+ * in that mode every arity gives the same bytes, so the value is always
+ * right to pass back to fineibt_emit_preamble.
+ */
+FINEIBT_API int fineibt_func_arity(const void *func);
+
+/*
+ * A compile-time kCFI hash (clang's __kcfi_typeid_<name>, or the movl imm
+ * of an unpatched preamble) as this process's run-time hash. Identity
+ * under norand and off.
+ */
+FINEIBT_API struct fineibt_hash fineibt_rehash_hash(uint32_t compile_time_hash);
+
+/*
+ * Emit the preamble of a generated function of type @hash taking @arity
+ * (0..7, as fineibt_func_arity) at @ip: the 16-byte preamble plus the
+ * instruction at the entry (kcfi/off: endbr64; fineibt: the poisoned
+ * ENDBR, or the arity-1 magic under bhi without warn). *@out_len =
+ * FINEIBT_JIT_PREAMBLE_LEN: the function's address (what callers get) is
+ * @ip + FINEIBT_PREAMBLE_SIZE and its body goes at @ip + *@out_len. Keep
+ * @ip 16-byte aligned, as compiled functions are.
+ */
+FINEIBT_API int fineibt_emit_preamble(void *buf, size_t len, uint64_t ip,
+				      struct fineibt_hash hash, int arity,
+				      size_t *out_len);
+
+/*
+ * Emit, at @ip, a checked indirect call (@tail: tail jump) to a function
+ * of type @hash whose address is in register @reg (moved to r11 first
+ * unless it is FINEIBT_REG_R11): kcfi check + call *%r11, the FineIBT
+ * caller, or the paranoid caller, per mode. Clobbers r10, r11 and flags;
+ * the stack must be aligned for a call as usual. A mismatch traps (SIGILL)
+ * and is reported like any CFI failure when the code is registered.
+ */
+FINEIBT_API int fineibt_emit_call(void *buf, size_t len, uint64_t ip,
+				  struct fineibt_hash hash, int reg, bool tail,
+				  size_t *out_len);
+
+/*
+ * Register / withdraw the executable range of generated code, so the trap
+ * handler recognises CFI failures raised inside it (checks in compiled
+ * code are found through .kcfi_traps, which JIT code has none of) and
+ * reports them with plain addresses (JIT code has no symbols). Register
+ * once the code is final: registration reads it to find the trap sites of
+ * the calls fineibt_emit_call wrote (to change the code, unregister and
+ * register again). Returns 0, -EINVAL, -EEXIST (overlaps a registered
+ * region), -ENOMEM, -ENOSPC (the runtime's module table is full);
+ * unregister: 0 or -ENOENT (@code is not the start of a region). A
+ * withdrawn region's bookkeeping (~300 bytes) is not freed, since a trap
+ * handler in another thread may still be reading it.
+ */
+FINEIBT_API int fineibt_jit_register(const void *code, size_t len);
+FINEIBT_API int fineibt_jit_unregister(const void *code);
+
+/*
+ * The run-time window [*@lo, *@hi) where emitted preambles reach a BHI
+ * stub array with their rel32 call (map JIT memory there, e.g. with an
+ * mmap hint); the whole address space when the mode is not bhi.
+ */
+FINEIBT_API int fineibt_jit_reach(uint64_t *lo, uint64_t *hi);
+
 #ifdef __cplusplus
 }
 #endif

@@ -84,6 +84,7 @@ struct fi_image {
 	bool live;			/* a module of this process */
 	uint64_t bias;			/* run-time = link-time + bias */
 	uint16_t e_type;		/* ET_EXEC or ET_DYN */
+	bool interp;			/* has PT_INTERP: ET_DYN is then a PIE */
 
 	/* The file as read (owned); for a live module, the file on disk. */
 	uint8_t *file;
@@ -110,6 +111,15 @@ struct fi_image {
 	size_t nbad;
 	size_t arity_hist[FI_MAX_ARITY + 1];
 
+	/* ud2 addresses listed in .kcfi_traps, sorted (fi_image_is_trap). */
+	uint64_t *traps;
+	size_t ntraps;
+	/*
+	 * Patchable entries whose slot holds only the 11 nops: functions
+	 * that never got a hash (not address-taken). Not in funcs[].
+	 */
+	size_t nslots;
+
 	uint64_t bhi_args;		/* link-time __bhi_args in this image, 0 if none */
 	uint64_t thunks[16];		/* link-time __x86_indirect_thunk_<reg>, 0 if none */
 	struct fi_note note;
@@ -117,6 +127,8 @@ struct fi_image {
 	/* Counters kept by fi_image_poke(). */
 	size_t bytes_written;
 	size_t writes;
+
+	struct fi_elf *elf;		/* the reader's private state (elf.c) */
 };
 
 /*
@@ -175,6 +187,10 @@ bool fi_image_is_trap(const struct fi_image *im, uint64_t ud2_addr);
 /*
  * The mode the image's sites are in now, judged from the sites themselves
  * (and the note): kcfi, off, fineibt (+paranoid, +bhi), or mixed (-1).
+ * Returns the enum fineibt_mode (KCFI for an image without sites) and fills
+ * @cfg (if not NULL) with it and the flags seen (paranoid, bhi; rand and
+ * warn only from the note); -1 when sites disagree (@cfg: majority guess).
+ * Preambles without ENDBR (left alone by the passes) are not counted.
  */
 int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg);
 

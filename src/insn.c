@@ -143,6 +143,31 @@ SEQ(fi_seq_thunk_call, "thunk_call", -1, -1, 0x2e, 0xe8, 0, 0, 0, 0);
 /* 2e e9 rel32		cs jmp __x86_indirect_thunk_r11 */
 SEQ(fi_seq_thunk_jmp, "thunk_jmp", -1, -1, 0x2e, 0xe9, 0, 0, 0, 0);
 
+/* ff d0		call   *%rax	(ModRM 11 010 reg: d0+r for register r) */
+SEQ(fi_seq_call_reg, "call_reg", -1, -1, 0xff, 0xd0);
+/* ff e0		jmp    *%rax	(ModRM 11 100 reg: e0+r) */
+SEQ(fi_seq_jmp_reg, "jmp_reg", -1, -1, 0xff, 0xe0);
+/* 41			REX.B: the register operand is r8..r15 */
+SEQ(fi_seq_rex_b, "rex_b", -1, -1, 0x41);
+
+/* The recommended multi-byte NOPs, 1..4 bytes. */
+SEQ(fi_seq_nop1, "nop1", -1, -1, 0x90);			/* nop */
+SEQ(fi_seq_nop2, "nop2", -1, -1, 0x66, 0x90);		/* xchg %ax,%ax */
+SEQ(fi_seq_nop3, "nop3", -1, -1, 0x0f, 0x1f, 0x00);	/* nopl (%rax) */
+SEQ(fi_seq_nop4, "nop4", -1, -1, 0x0f, 0x1f, 0x40, 0x00); /* nopl 0(%rax) */
+
+const struct fi_seq *const fi_seq_nops[FI_MAX_NOP + 1] = {
+	NULL, &fi_seq_nop1, &fi_seq_nop2, &fi_seq_nop3, &fi_seq_nop4,
+};
+
+/*
+ * 49 89 c3		mov    %rax, %r11: moves a JIT's call target into
+ * r11 (REX.R and ModRM.reg select the source register).
+ */
+SEQ(fi_seq_mov_r11, "mov_r11", -1, -1, 0x49, 0x89, 0xc3);
+#define FI_MOV_R11_REXR		0x04	/* REX.R: source is r8..r15 */
+#define FI_MOV_R11_REG_SHIFT	3	/* ModRM.reg */
+
 const struct fi_seq *const fi_seq_all[] = {
 	&fi_seq_kcfi_preamble, &fi_seq_kcfi_caller, &fi_seq_kcfi_caller_jmp,
 	&fi_seq_fineibt_preamble, &fi_seq_fineibt_caller,
@@ -294,6 +319,72 @@ void fi_emit_bhi_tail(struct fi_buf *b, int arity, bool warn, uint64_t stubs)
 	}
 	fi_emit_rel32(b, &fi_seq_bhi_call,
 		      stubs + (uint64_t)arity * FI_BHI_SLOT_SIZE);
+}
+
+void fi_emit_nops(struct fi_buf *b, size_t n)
+{
+	while (n && !b->err) {
+		size_t k = n > FI_MAX_NOP ? FI_MAX_NOP : n;
+
+		fi_emit_seq(b, fi_seq_nops[k], 0);
+		n -= k;
+	}
+}
+
+void fi_emit_indirect(struct fi_buf *b, int reg, bool jmp, size_t size)
+{
+	const struct fi_seq *s = jmp ? &fi_seq_jmp_reg : &fi_seq_call_reg;
+	size_t start = b->len, len;
+
+	if (reg < 0 || reg > 15) {
+		if (!b->err)
+			b->err = -EINVAL;
+		return;
+	}
+	if (reg >= 8)
+		fi_emit_seq(b, &fi_seq_rex_b, 0);
+	fi_emit_seq(b, s, 0);
+	if (b->err)
+		return;
+	b->mem[b->len - 1] = (uint8_t)(s->bytes[s->len - 1] + (reg & 7));
+	len = b->len - start;
+	if (size > len)
+		fi_emit_nops(b, size - len);
+	else if (size && size < len)
+		b->err = -ENOSPC;
+}
+
+void fi_emit_kcfi_check(struct fi_buf *b, uint32_t hash, bool off)
+{
+	const struct fi_seq *k = &fi_seq_kcfi_caller;
+	size_t at = b->len;
+
+	fi_emit_bytes(b, k->bytes, FI_KCFI_CALLER_CALL);
+	if (b->err)
+		return;
+	fi_store32(b->mem + at + k->hash, (uint32_t)-hash);
+	if (off)
+		memcpy(b->mem + at, fi_seq_caller_off.bytes, fi_seq_caller_off.len);
+}
+
+void fi_emit_mov_r11(struct fi_buf *b, int reg)
+{
+	const struct fi_seq *m = &fi_seq_mov_r11;
+	size_t at = b->len;
+
+	if (reg < 0 || reg > 15) {
+		if (!b->err)
+			b->err = -EINVAL;
+		return;
+	}
+	if (reg == 11)
+		return;
+	fi_emit_seq(b, m, 0);
+	if (b->err)
+		return;
+	if (reg & 8)
+		b->mem[at] |= FI_MOV_R11_REXR;
+	b->mem[at + 2] |= (uint8_t)((reg & 7) << FI_MOV_R11_REG_SHIFT);
 }
 
 /* ------------------------------------------------------------- matchers */

@@ -82,6 +82,18 @@ extern const struct fi_seq fi_seq_bhi_magic;
 extern const struct fi_seq fi_seq_caller_off;		/* eb 0c */
 extern const struct fi_seq fi_seq_thunk_call;		/* 2e e8 rel32 */
 extern const struct fi_seq fi_seq_thunk_jmp;		/* 2e e9 rel32 */
+extern const struct fi_seq fi_seq_mov_r11;		/* mov %rax, %r11 (JIT) */
+/*
+ * De-thunking an unchecked call through __x86_indirect_thunk_<reg>: the
+ * register forms (ModRM reg field 2 = call, 4 = jmp; r8..r15 take the REX.B
+ * prefix) and the NOPs that pad the result to the 6 bytes of the thunk call.
+ * Not listed in fi_seq_all (a template per register would be noise).
+ */
+extern const struct fi_seq fi_seq_call_reg;		/* ff d0+r */
+extern const struct fi_seq fi_seq_jmp_reg;		/* ff e0+r */
+extern const struct fi_seq fi_seq_rex_b;		/* 41 */
+extern const struct fi_seq *const fi_seq_nops[];	/* [n]: n-byte NOP, 1..4 */
+#define FI_MAX_NOP		4
 
 /* All of the above, for tests and tools that walk them (NULL-terminated). */
 extern const struct fi_seq *const fi_seq_all[];
@@ -124,6 +136,22 @@ void fi_emit_paranoid_caller(struct fi_buf *b, uint32_t hash, bool jmp);
  * @stubs + arity * 32. @b must be positioned at preamble+11.
  */
 void fi_emit_bhi_tail(struct fi_buf *b, int arity, bool warn, uint64_t stubs);
+/*
+ * The check part of a kCFI call site (bytes 0..13, imm = -@hash), or with
+ * @off its cfi=off form (eb 0c over the first two bytes). Followed by a
+ * thunk call or, in generated code, fi_seq_indirect_call/jmp.
+ */
+void fi_emit_kcfi_check(struct fi_buf *b, uint32_t hash, bool off);
+/* mov %<reg>, %r11 (x86 register number 0..15); nothing for r11 itself. */
+void fi_emit_mov_r11(struct fi_buf *b, int reg);
+/* @n bytes of NOPs, the fewest instructions that fill them. */
+void fi_emit_nops(struct fi_buf *b, size_t n);
+/*
+ * "call *%reg" (or "jmp *%reg") for register number @reg (0 = rax .. 15 =
+ * r15), padded with NOPs to @size bytes (0: no padding). For r11 and 6
+ * bytes this is fi_seq_indirect_call / fi_seq_indirect_jmp exactly.
+ */
+void fi_emit_indirect(struct fi_buf *b, int reg, bool jmp, size_t size);
 
 /* ------------------------------------------------------------- matchers */
 

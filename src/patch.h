@@ -51,10 +51,13 @@ uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash);
 
 /*
  * Write a statically patched copy of @im (whose file buffer the passes have
- * rewritten) to @out, with a .fineibt section recording @o, atomically
- * (temporary file + rename), with @mode permission bits.
+ * rewritten) to @out, with a .fineibt section recording @o and @st's
+ * counts (@st may be NULL), atomically (temporary file in @out's directory,
+ * fsync, rename), with @mode permission bits. On error nothing is left at
+ * @out (an existing @out is untouched) and @err holds a one-line reason.
  */
 int fi_image_write_file(struct fi_image *im, const struct fi_patch_opts *o,
+			const struct fi_patch_stats *st,
 			const char *out, unsigned int mode,
 			char *err, size_t errlen);
 

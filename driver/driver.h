@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* fineibt-cc internals: process helpers and the link-time veneers. */
+#ifndef FI_DRIVER_H
+#define FI_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A growable NULL-terminated argv. Allocation failure is fatal (a driver). */
+struct fi_argv {
+	char **v;
+	size_t n, cap;
+};
+
+void fi_argv_add(struct fi_argv *a, const char *s);
+void fi_argv_addf(struct fi_argv *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void fi_argv_free(struct fi_argv *a);
+
+/* Run @a (argv[0] looked up in PATH) and wait: its exit status, 128+sig,
+ * or 127 when it could not be started. @quiet sends stdout/stderr to
+ * /dev/null. */
+int fi_run(const struct fi_argv *a, bool quiet);
+
+/* The same, with stdout going to @fd (stderr kept). */
+int fi_run_to_fd(const struct fi_argv *a, int fd);
+
+/* An unlinked read/write temporary file, or -1. */
+int fi_tmpfile(void);
+
+extern bool fi_verbose;
+
+/*
+ * Link-time veneers (DESIGN §5). Scan the objects and archives in @objs
+ * for __kcfi_typeid_<name> whose <name> none of them defines, write one
+ * veneer per name into @dir/veneers.S, assemble it with @cc into
+ * @dir/veneers.o, and append that object plus -Wl,--wrap=<name> for each
+ * name to @link. Returns the number of veneers (0: nothing appended) or
+ * -1 on error (message printed).
+ */
+int fi_veneers(const char *cc, const char *nm, const char *dir,
+	       const struct fi_argv *objs, struct fi_argv *link);
+
+#endif

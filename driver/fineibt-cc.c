@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fineibt-cc: a compiler driver for CC= in Make, autotools and CMake
+ * builds. It runs clang-22 with the kCFI flags of DESIGN §1 and, when it
+ * links, adds the fineibt runtime (libfineibt.so, or libfineibt.a with
+ * -static-fineibt), the per-module crt (libfineibt_crt.a, whole) and the
+ * veneers for external functions whose address the program takes.
+ *
+ * A link that names sources is split: each source is compiled to a
+ * temporary object first, so that the veneer scan sees every object of
+ * the link. Everything the driver does not know is passed through.
+ *
+ * Driver options (removed before clang sees them) and environment:
+ *   --fineibt-exact / FINEIBT_CC_EXACT=1     exact pointer types in hashes
+ *   -static-fineibt / FINEIBT_CC_STATIC=1    link libfineibt.a
+ *   --fineibt-no-veneers                     no link-time veneers
+ *   --fineibt-jump-tables / FINEIBT_CC_JUMP_TABLES=1
+ *                                            keep jump tables (DESIGN §1)
+ *   --fineibt-no-runtime                     kCFI flags only, no runtime
+ *   FINEIBT_CC_CLANG=path   the compiler (default clang-22, clang++-22
+ *                           when invoked as fineibt-c++)
+ *   FINEIBT_CC_LD=path      the linker (default ld.lld-22 when present)
+ *   FINEIBT_CC_VERBOSE=1    print each command
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "fineibt.h"
+
+extern char **environ;
+
+bool fi_verbose;
+
+struct fi_drv {
+	const char *cc;
+	const char *nm;
+	char ld[PATH_MAX];		/* empty: clang's default linker */
+	char libdir[PATH_MAX];		/* libfineibt.{so,a}, libfineibt_crt.a */
+	bool exact, static_rt, veneers, jump_tables, runtime;
+	bool link, shared, passthrough, has_x;
+	struct fi_argv args;		/* user arguments, driver options removed */
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static void fi_oom(void)
+{
+	fprintf(stderr, "fineibt-cc: error: out of memory\n");
+	exit(1);
+}
+
+void fi_argv_add(struct fi_argv *a, const char *s)
+{
+	if (a->n + 2 > a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 32;
+		a->v = realloc(a->v, a->cap * sizeof(*a->v));
+		if (!a->v)
+			fi_oom();
+	}
+	a->v[a->n] = strdup(s);
+	if (!a->v[a->n])
+		fi_oom();
+	a->v[++a->n] = NULL;
+}
+
+void fi_argv_addf(struct fi_argv *a, const char *fmt, ...)
+{
+	char buf[PATH_MAX + 64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fi_argv_add(a, buf);
+}
+
+void fi_argv_free(struct fi_argv *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	a->v = NULL;
+	a->n = a->cap = 0;
+}
+
+static void fi_show(const struct fi_argv *a)
+{
+	if (!fi_verbose)
+		return;
+	fprintf(stderr, "fineibt-cc:");
+	for (size_t i = 0; i < a->n; i++)
+		fprintf(stderr, " %s", a->v[i]);
+	fprintf(stderr, "\n");
+}
+
+static int fi_spawn(const struct fi_argv *a, int out_fd, bool quiet)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st, err;
+
+	fi_show(a);
+	posix_spawn_file_actions_init(&fa);
+	if (quiet) {
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	} else if (out_fd >= 0) {
+		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	}
+	err = posix_spawnp(&pid, a->v[0], &fa, NULL, a->v, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (err) {
+		if (!quiet)
+			fprintf(stderr, "fineibt-cc: error: cannot run %s: %s\n",
+				a->v[0], strerror(err));
+		return 127;
+	}
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR)
+			return 127;
+	}
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+int fi_run(const struct fi_argv *a, bool quiet)
+{
+	return fi_spawn(a, -1, quiet);
+}
+
+int fi_run_to_fd(const struct fi_argv *a, int fd)
+{
+	return fi_spawn(a, fd, false);
+}
+
+int fi_tmpfile(void)
+{
+	const char *t = getenv("TMPDIR");
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/fineibt-cc-XXXXXX", t ? t : "/tmp");
+	fd = mkstemp(path);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+static bool fi_env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
+static bool fi_exists(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+static bool fi_has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n >= m && !strcmp(s + n - m, suf);
+}
+
+/* ---------------------------------------------------------- locating */
+
+/*
+ * Our files sit next to the driver (build/) or in ../lib/fineibt of an
+ * installed prefix (bin/fineibt-cc).
+ */
+static int fi_find_libdir(struct fi_drv *d)
+{
+	static const char *const rel[] = { "", "/../lib/fineibt", "/../lib" };
+	char exe[PATH_MAX], try[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(try, sizeof(try), "%s%s/libfineibt_crt.a", exe, rel[i]);
+		if (fi_exists(try)) {
+			snprintf(d->libdir, sizeof(d->libdir), "%s%s", exe, rel[i]);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The first of @names found in PATH, into @out; false if none. */
+static bool fi_which(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return fi_exists(name);
+	}
+	while (path && *path) {
+		const char *end = strchrnul(path, ':');
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - path), path,
+			 name);
+		if (access(buf, X_OK) == 0) {
+			snprintf(out, len, "%s", buf);
+			return true;
+		}
+		path = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------ argument scan */
+
+/* Options whose value is the next argument. */
+static bool fi_takes_value(const char *a)
+{
+	static const char *const opts[] = {
+		"-o", "-x", "-I", "-D", "-U", "-include", "-imacros",
+		"-isystem", "-iquote", "-idirafter", "-iprefix",
+		"-iwithprefix", "-iwithprefixbefore", "-isysroot", "-MF",
+		"-MT", "-MQ", "-L", "-l", "-Xlinker", "-Xclang",
+		"-Xassembler", "-Xpreprocessor", "-target", "-arch", "-T",
+		"-z", "-u", "-e", "-mllvm", "--param", "-aux-info",
+		"-dependency-file", "--sysroot", "-B", NULL,
+	};
+
+	for (size_t i = 0; opts[i]; i++) {
+		if (!strcmp(a, opts[i]))
+			return true;
+	}
+	return false;
+}
+
+static bool fi_is_source(const char *a)
+{
+	static const char *const ext[] = {
+		".c", ".i", ".cc", ".cp", ".cxx", ".cpp", ".c++", ".C", ".ii",
+		".s", ".S", ".sx", ".m", ".mm", NULL,
+	};
+
+	for (size_t i = 0; ext[i]; i++) {
+		if (fi_has_suffix(a, ext[i]))
+			return true;
+	}
+	return false;
+}
+
+/* Arguments that make clang do something other than build. */
+static bool fi_is_query(const char *a)
+{
+	return !strcmp(a, "--version") || !strcmp(a, "-dumpversion") ||
+	       !strcmp(a, "-dumpmachine") || !strcmp(a, "-###") ||
+	       !strncmp(a, "-print-", 7) || !strncmp(a, "--print-", 8) ||
+	       !strcmp(a, "--help");
+}
+
+static int fi_parse(struct fi_drv *d, int argc, char **argv)
+{
+	int inputs = 0;
+	bool only_v = true;
+
+	d->veneers = d->runtime = d->link = true;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--fineibt-exact")) {
+			d->exact = true;
+			continue;
+		}
+		if (!strcmp(a, "-static-fineibt")) {
+			d->static_rt = true;
+			continue;
+		}
+		if (!strcmp(a, "--fineibt-no-veneers")) {
+			d->veneers = false;
+			continue;
+		}
+		if (!strcmp(a, "--fineibt-jump-tables")) {
+			d->jump_tables = true;
+			continue;
+		}
+		if (!strcmp(a, "--fineibt-no-runtime")) {
+			d->runtime = false;
+			continue;
+		}
+		fi_argv_add(&d->args, a);
+		if (strcmp(a, "-v"))
+			only_v = false;
+		if (fi_is_query(a))
+			d->passthrough = true;
+		if (!strcmp(a, "-c") || !strcmp(a, "-S") || !strcmp(a, "-E") ||
+		    !strcmp(a, "-M") || !strcmp(a, "-MM") ||
+		    !strcmp(a, "-fsyntax-only") || !strcmp(a, "-emit-llvm"))
+			d->link = false;
+		if (!strcmp(a, "-shared"))
+			d->shared = true;
+		if (!strncmp(a, "-x", 2))
+			d->has_x = true;
+		if (fi_takes_value(a) && i + 1 < argc) {
+			fi_argv_add(&d->args, argv[++i]);
+			continue;
+		}
+		if (a[0] != '-' || !strcmp(a, "-"))
+			inputs++;
+	}
+	/* `cc -v` alone, or no input at all: nothing to build; clang
+	 * prints its version or its own error. */
+	if (!inputs || only_v)
+		d->passthrough = true;
+	return 0;
+}
+
+/* ---------------------------------------------------------- the flags */
+
+static bool fi_probe_arity(const struct fi_drv *d)
+{
+	struct fi_argv a = { 0 };
+	const char *env = getenv("FINEIBT_CC_ARITY");
+	int rc;
+
+	if (env && *env)
+		return strcmp(env, "0") != 0;
+	fi_argv_add(&a, d->cc);
+	fi_argv_add(&a, "-fsanitize=kcfi");
+	fi_argv_add(&a, "-fsanitize-kcfi-arity");
+	fi_argv_add(&a, "-fsyntax-only");
+	fi_argv_add(&a, "-x");
+	fi_argv_add(&a, "c");
+	fi_argv_add(&a, "/dev/null");
+	rc = fi_run(&a, true);
+	fi_argv_free(&a);
+	return rc == 0;
+}
+
+static void fi_add_kcfi_flags(const struct fi_drv *d, struct fi_argv *a,
+			      bool arity)
+{
+	static const char *const base[] = {
+		"-fsanitize=kcfi", "-fpatchable-function-entry=11,11",
+		"-falign-functions=16", "-fcf-protection=branch",
+		"-mretpoline-external-thunk", "-mindirect-branch-cs-prefix",
+		NULL,
+	};
+
+	for (size_t i = 0; base[i]; i++)
+		fi_argv_add(a, base[i]);
+	if (arity)
+		fi_argv_add(a, "-fsanitize-kcfi-arity");
+	if (!d->exact)
+		fi_argv_add(a, "-fsanitize-cfi-icall-generalize-pointers");
+	if (d->jump_tables) {
+		fi_argv_add(a, "-Xclang");
+		fi_argv_add(a, "-target-feature");
+		fi_argv_add(a, "-Xclang");
+		fi_argv_add(a, "-retpoline-indirect-branches");
+	}
+}
+
+static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
+{
+	if (!d->runtime)
+		return;
+	fi_argv_add(a, "-Wl,--whole-archive");
+	fi_argv_addf(a, "%s/libfineibt_crt.a", d->libdir);
+	fi_argv_add(a, "-Wl,--no-whole-archive");
+	if (d->static_rt) {
+		/* One runtime per process: a shared object built this way
+		 * reaches the executable's through the dynamic symbol. */
+		if (!d->shared) {
+			fi_argv_addf(a, "%s/libfineibt.a", d->libdir);
+			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");
+		}
+		return;
+	}
+	fi_argv_addf(a, "%s/libfineibt.so", d->libdir);
+	fi_argv_addf(a, "-Wl,-rpath,%s", d->libdir);
+}
+
+/* ----------------------------------------------------------- the steps */
+
+static int fi_exec_clang(const struct fi_drv *d, bool kcfi, bool arity)
+{
+	struct fi_argv a = { 0 };
+
+	fi_argv_add(&a, d->cc);
+	if (kcfi)
+		fi_add_kcfi_flags(d, &a, arity);
+	for (size_t i = 0; i < d->args.n; i++)
+		fi_argv_add(&a, d->args.v[i]);
+	fi_show(&a);
+	execvp(a.v[0], a.v);
+	fprintf(stderr, "fineibt-cc: error: cannot run %s: %s\n", d->cc,
+		strerror(errno));
+	return 127;
+}
+
+/* Compile @src to @obj with every user flag except inputs and -o. */
+static int fi_compile_one(const struct fi_drv *d, bool arity,
+			  const char *src, const char *obj)
+{
+	struct fi_argv a = { 0 };
+	int rc;
+
+	fi_argv_add(&a, d->cc);
+	fi_add_kcfi_flags(d, &a, arity);
+	for (size_t i = 0; i < d->args.n; i++) {
+		const char *s = d->args.v[i];
+
+		if (fi_takes_value(s) && i + 1 < d->args.n) {
+			if (strcmp(s, "-o") && strcmp(s, "-l") &&
+			    strcmp(s, "-L") && strcmp(s, "-Xlinker") &&
+			    strcmp(s, "-T") && strcmp(s, "-z") &&
+			    strcmp(s, "-u") && strcmp(s, "-e")) {
+				fi_argv_add(&a, s);
+				fi_argv_add(&a, d->args.v[i + 1]);
+			}
+			i++;
+			continue;
+		}
+		if (s[0] != '-' || !strncmp(s, "-l", 2) ||
+		    !strncmp(s, "-Wl,", 4) || !strncmp(s, "-L", 2))
+			continue;
+		fi_argv_add(&a, s);
+	}
+	fi_argv_add(&a, "-Wno-unused-command-line-argument");
+	fi_argv_add(&a, "-c");
+	fi_argv_add(&a, src);
+	fi_argv_add(&a, "-o");
+	fi_argv_add(&a, obj);
+	rc = fi_run(&a, false);
+	fi_argv_free(&a);
+	return rc;
+}
+
+static int fi_rmtree(const char *dir)
+{
+	struct fi_argv a = { 0 };
+	int rc;
+
+	fi_argv_add(&a, "rm");
+	fi_argv_add(&a, "-rf");
+	fi_argv_add(&a, dir);
+	rc = fi_run(&a, true);
+	fi_argv_free(&a);
+	return rc;
+}
+
+static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
+{
+	struct fi_argv link = { 0 }, objs = { 0 };
+	char obj[PATH_MAX];
+	unsigned int nsrc = 0;
+	int rc;
+
+	fi_argv_add(&link, d->cc);
+	fi_add_kcfi_flags(d, &link, arity);
+	for (size_t i = 0; i < d->args.n; i++) {
+		const char *s = d->args.v[i];
+
+		if (fi_takes_value(s) && i + 1 < d->args.n) {
+			fi_argv_add(&link, s);
+			fi_argv_add(&link, d->args.v[++i]);
+			continue;
+		}
+		if (s[0] == '-' || d->has_x) {
+			fi_argv_add(&link, s);
+			continue;
+		}
+		if (fi_is_source(s)) {
+			snprintf(obj, sizeof(obj), "%s/%u.o", tmp, nsrc++);
+			rc = fi_compile_one(d, arity, s, obj);
+			if (rc)
+				goto out;
+			fi_argv_add(&link, obj);
+			fi_argv_add(&objs, obj);
+			continue;
+		}
+		fi_argv_add(&link, s);
+		if ((fi_has_suffix(s, ".o") || fi_has_suffix(s, ".a") ||
+		     fi_has_suffix(s, ".lo")) && fi_exists(s))
+			fi_argv_add(&objs, s);
+	}
+	if (d->veneers && d->runtime && fi_veneers(d->cc, d->nm, tmp, &objs,
+						   &link) < 0) {
+		rc = 1;
+		goto out;
+	}
+	fi_add_runtime(d, &link);
+	if (d->ld[0])
+		fi_argv_addf(&link, "--ld-path=%s", d->ld);
+	fi_argv_add(&link, "-Wno-unused-command-line-argument");
+	rc = fi_run(&link, false);
+out:
+	fi_argv_free(&link);
+	fi_argv_free(&objs);
+	return rc;
+}
+
+static void fi_setup(struct fi_drv *d, const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+	const char *ld = getenv("FINEIBT_CC_LD");
+
+	base = base ? base + 1 : argv0;
+	d->cc = getenv("FINEIBT_CC_CLANG");
+	if (!d->cc || !*d->cc)
+		d->cc = fi_has_suffix(base, "++") ? "clang++-22" : "clang-22";
+	d->nm = getenv("FINEIBT_CC_NM");
+	if (!d->nm || !*d->nm)
+		d->nm = "llvm-nm-22";
+	if (ld && *ld)
+		snprintf(d->ld, sizeof(d->ld), "%s", ld);
+	else if (!fi_which("ld.lld-22", d->ld, sizeof(d->ld)))
+		d->ld[0] = '\0';
+	d->exact = fi_env_on("FINEIBT_CC_EXACT");
+	d->static_rt = fi_env_on("FINEIBT_CC_STATIC");
+	d->jump_tables = fi_env_on("FINEIBT_CC_JUMP_TABLES");
+	fi_verbose = fi_env_on("FINEIBT_CC_VERBOSE");
+}
+
+int main(int argc, char **argv)
+{
+	struct fi_drv d = { 0 };
+	char tmp[PATH_MAX];
+	bool arity;
+	int rc;
+
+	fi_setup(&d, argv[0]);
+	if (argc == 2 && !strcmp(argv[1], "--fineibt-version")) {
+		printf("fineibt-cc %s\n", fineibt_version());
+		return 0;
+	}
+	fi_parse(&d, argc, argv);
+	if (fi_env_on("FINEIBT_CC_EXACT"))
+		d.exact = true;
+	if (d.passthrough)
+		return fi_exec_clang(&d, false, false);
+	arity = fi_probe_arity(&d);
+	if (!d.link)
+		return fi_exec_clang(&d, true, arity);
+	if (d.runtime && fi_find_libdir(&d)) {
+		fprintf(stderr, "fineibt-cc: error: cannot find libfineibt_crt.a "
+				"next to this driver or in ../lib/fineibt\n");
+		return 1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/fineibt-cc-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmp)) {
+		fprintf(stderr, "fineibt-cc: error: mkdtemp: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	rc = fi_link(&d, arity, tmp);
+	if (!fi_env_on("FINEIBT_CC_KEEP_TEMPS"))
+		fi_rmtree(tmp);
+	fi_argv_free(&d.args);
+	return rc;
+}

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# Build real programs from Debian source packages twice (plain clang-22 -O2,
+# the reference, and the kCFI compiler under test), run their own test
+# suites / driver programs against both, in every fineibt mode, and compare.
+#
+# Usage: scripts/real/run.sh [options] [PROG...]     (default: every progs/*.sh)
+#   --cc fineibt      build with $BUILD/fineibt-cc, run in every FINEIBT_CFI mode
+#                     (the default when $BUILD/fineibt-cc exists and works)
+#   --cc standin      scripts/real/standin-cc with link-time libc veneers
+#   --cc standin-raw  scripts/real/standin-cc without veneers (kCFI as compiled)
+#   --modes "M ..."   FINEIBT_CFI values to run (fineibt only)
+#   --quick           each program's reduced test list (CI), no timing
+#   --reps N          timing runs per workload and mode (default 3; 0 = none)
+#   --list            print the programs and their tests, then exit
+# Env: BUILD (build dir, default build), FINEIBT_REAL_OUT (default
+#   $BUILD/real), FINEIBT_SRC_CACHE (see fetch.sh), JOBS (make -j, max 2).
+# Prints "PASS: real/<prog>/<test>/<mode>" and "FAIL: ..." lines, a results
+# table, writes $OUT/results-<cc>.tsv and $BUILD/bench/real-programs-<cc>.csv;
+# exits non-zero on any failure.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+BUILD=${BUILD:-build}
+case $BUILD in /*) bdir=$BUILD ;; *) bdir=$root/$BUILD ;; esac
+OUT=${FINEIBT_REAL_OUT:-$bdir/real}
+JOBS=${JOBS:-2}
+[ "$JOBS" -gt 2 ] && JOBS=2
+ALL_MODES="off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto"
+
+cc_kind= modes= quick=0 reps=3 list=0 progs=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--cc) cc_kind=$2; shift ;;
+	--modes) modes=$2; shift ;;
+	--quick) quick=1 ;;
+	--reps) reps=$2; shift ;;
+	--list) list=1 ;;
+	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	*) progs+=("$1") ;;
+	esac
+	shift
+done
+[ "$quick" = 1 ] && reps=0
+if [ "${#progs[@]}" = 0 ]; then
+	for f in "$here"/progs/*.sh; do p=${f##*/}; progs+=("${p%.sh}"); done
+fi
+
+# ---- the compiler under test -------------------------------------------
+fineibt_cc_works() {
+	local d=$OUT/cc-probe
+	[ -x "$bdir/fineibt-cc" ] || return 1
+	mkdir -p "$d"
+	printf '#include <stdio.h>\nstatic int f(int x){return x+1;}\nint (*volatile p)(int)=f;\nint main(void){printf("%%d\\n",p(41));return 0;}\n' >"$d/p.c"
+	"$bdir/fineibt-cc" -O2 -o "$d/p" "$d/p.c" >"$d/log" 2>&1 &&
+		[ "$("$d/p" 2>>"$d/log")" = 42 ]
+}
+if [ -z "$cc_kind" ]; then
+	if fineibt_cc_works; then cc_kind=fineibt; else cc_kind=standin; fi
+fi
+case $cc_kind in
+fineibt)
+	fineibt_cc_works || { echo "FAIL: real/fineibt-cc: $bdir/fineibt-cc missing or cannot build a hello program (see $OUT/cc-probe/log)"; exit 1; }
+	TEST_CC=$bdir/fineibt-cc
+	[ -n "$modes" ] || modes=$ALL_MODES
+	cc_id=$(cat "$bdir/fineibt-cc" "$bdir"/libfineibt*.a "$bdir"/libfineibt.so 2>/dev/null | md5sum | cut -c1-16) ;;
+standin|standin-raw)
+	TEST_CC=$here/standin-cc
+	modes=unpatched
+	mkdir -p "$OUT/standin"
+	export FINEIBT_STANDIN_THUNK=$OUT/standin/thunk.o
+	[ "$FINEIBT_STANDIN_THUNK" -nt "$here/thunk.S" ] ||
+		clang-22 -c "$here/thunk.S" -o "$FINEIBT_STANDIN_THUNK" || exit 1
+	if [ "$cc_kind" = standin ]; then export FINEIBT_STANDIN_VENEERS=1
+	else export FINEIBT_STANDIN_VENEERS=0; fi
+	cc_id=$(cat "$here/standin-cc" "$here/thunk.S" | md5sum | cut -c1-16) ;;
+*) echo "run.sh: --cc fineibt|standin|standin-raw" >&2; exit 2 ;;
+esac
+REF_CC=clang-22
+ref_id=$(clang-22 --version | head -n 1 | md5sum | cut -c1-16)
+
+# ---- helpers ------------------------------------------------------------
+nfail=0 npass=0
+results=$OUT/results-$cc_kind.tsv
+mkdir -p "$OUT" "$bdir/bench"
+: >"$results"
+bench_csv=$bdir/bench/real-programs-$cc_kind.csv
+[ "$reps" -gt 0 ] && echo "program,workload,mode,median_s,ref_median_s,ratio,reps,cc" >"$bench_csv"
+
+pass() { echo "PASS: $1"; npass=$((npass + 1)); }
+fail() { echo "FAIL: $1"; nfail=$((nfail + 1)); }
+
+# build_variant PROG VARIANT CC ID: copy the unpacked source, run the
+# module's build_prog in it. Cached until the module, the compiler or the
+# source changes. Echoes the tree path.
+build_variant() {
+	local prog=$1 var=$2 cc=$3 id=$4 dir=$OUT/$1/$2 key
+	key=$(cat "$here/progs/$prog.sh" <(echo "$id $cc") \
+		"${FINEIBT_SRC_CACHE:-/var/cache/fineibt-src}/$PKG/src/.unpacked" | md5sum)
+	if [ -f "$dir/.built" ] && [ "$(cat "$dir/.built")" = "$key" ]; then
+		echo "$dir/tree"; return 0
+	fi
+	rm -rf "$dir"; mkdir -p "$dir"
+	cp -a "${FINEIBT_SRC_CACHE:-/var/cache/fineibt-src}/$PKG/src" "$dir/tree"
+	local t0=$SECONDS
+	if ! (cd "$dir/tree" && CC=$cc CFLAGS=-O2 JOBS=$JOBS build_prog) >"$dir/build.log" 2>&1; then
+		return 1
+	fi
+	echo "$((SECONDS - t0))" >"$dir/build-seconds"
+	echo "$key" >"$dir/.built"
+	echo "$dir/tree"
+}
+
+# run_one TREE OUTFILE [MODE]: run the module's test in a scratch dir.
+run_one() {
+	local tree=$1 outf=$2 mode=${3:-} scratch rc
+	scratch=$(mktemp -d "$OUT/scratch.XXXXXX")
+	(
+		cd "$scratch"
+		if [ -n "$mode" ] && [ "$mode" != unpatched ]; then export FINEIBT_CFI=$mode
+		else unset FINEIBT_CFI; fi
+		run_test "$TEST" "$tree"
+	) >"$outf.raw" 2>&1 </dev/null
+	rc=$?
+	rm -rf "$scratch"
+	filter_output <"$outf.raw" >"$outf"
+	echo "$rc" >"$outf.rc"
+	return "$rc"
+}
+
+time_one() {	# TREE MODE -> median seconds over $reps runs
+	local tree=$1 mode=$2 i t0 t1 ts=()
+	for ((i = 0; i < reps; i++)); do
+		t0=$(date +%s%N)
+		run_one "$tree" "$OUT/$prog/time.out" "$mode" || true
+		t1=$(date +%s%N)
+		ts+=("$(( (t1 - t0) / 1000 ))")
+	done
+	printf '%s\n' "${ts[@]}" | sort -n |
+		awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.4f\n", m / 1e6 }'
+}
+
+# Why a run differs: CFI report lines first, else the signal, else a diff.
+why() {
+	local exp=$1 got=$2 rc erc line
+	rc=$(cat "$got.rc") erc=$(cat "$exp.rc")
+	line=$(grep -m1 -a 'fineibt:.*CFI' "$got.raw" || true)
+	if [ -n "$line" ]; then echo "rc $rc (ref $erc): $line"; return; fi
+	if [ "$rc" -gt 128 ]; then
+		echo "rc $rc (signal $(kill -l $((rc - 128)) 2>/dev/null || echo ?), ref $erc): $(tail -n 1 "$got.raw" | cut -c1-160)"
+		return
+	fi
+	echo "rc $rc (ref $erc), output differs: $(diff "$exp" "$got" | grep -m1 -a '^[<>]' | cut -c1-160)"
+}
+
+# ---- main loop ----------------------------------------------------------
+for prog in "${progs[@]}"; do
+	mod=$here/progs/$prog.sh
+	[ -f "$mod" ] || { fail "real/$prog: no module $mod"; continue; }
+	(
+	set -u
+	PKG= TESTS=() QUICK_TESTS=() BENCH=()
+	filter_output() { cat; }
+	# shellcheck source=/dev/null
+	. "$mod"
+	if [ "$list" = 1 ]; then
+		echo "$prog ($PKG): tests: ${TESTS[*]}; quick: ${QUICK_TESTS[*]}; timed: ${BENCH[*]}"
+		exit 0
+	fi
+	npass=0 nfail=0
+	bash "$here/fetch.sh" "$PKG" || { fail "real/$prog/fetch: apt-get source $PKG failed"; exit 1; }
+	ref=$(build_variant "$prog" ref "$REF_CC" "$ref_id") ||
+		{ fail "real/$prog/build/ref: see $OUT/$prog/ref/build.log"; tail -n 5 "$OUT/$prog/ref/build.log"; exit 1; }
+	cfi=$(build_variant "$prog" "$cc_kind" "$TEST_CC" "$cc_id") ||
+		{ fail "real/$prog/build/$cc_kind: see $OUT/$prog/$cc_kind/build.log"; tail -n 5 "$OUT/$prog/$cc_kind/build.log"; exit 1; }
+	pass "real/$prog/build/$cc_kind"
+	tests=("${TESTS[@]}")
+	[ "$quick" = 1 ] && tests=("${QUICK_TESTS[@]}")
+	res=$OUT/$prog/runs
+	rm -rf "$res"; mkdir -p "$res"
+	for TEST in "${tests[@]}"; do
+		exp=$res/$TEST.ref
+		run_one "$ref" "$exp" || true
+		for mode in $modes; do
+			got=$res/$TEST.$mode
+			run_one "$cfi" "$got" "$mode" || true
+			if [ "$(cat "$got.rc")" = "$(cat "$exp.rc")" ] && cmp -s "$exp" "$got"; then
+				pass "real/$prog/$TEST/$mode"
+				printf '%s\t%s\t%s\tok\t%s\n' "$prog" "$TEST" "$mode" "$(cat "$got.rc")" >>"$results"
+			else
+				w=$(why "$exp" "$got")
+				fail "real/$prog/$TEST/$mode: $w"
+				printf '%s\t%s\t%s\tFAIL\t%s\n' "$prog" "$TEST" "$mode" "$w" >>"$results"
+			fi
+		done
+	done
+	if [ "$reps" -gt 0 ]; then
+		for TEST in "${BENCH[@]}"; do
+			r=$(time_one "$ref" "")
+			echo "$prog,$TEST,ref,$r,$r,1.000,$reps,clang-22" >>"$bench_csv"
+			for mode in $modes; do
+				m=$(time_one "$cfi" "$mode")
+				echo "$prog,$TEST,$mode,$m,$r,$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'),$reps,$cc_kind" >>"$bench_csv"
+			done
+		done
+	fi
+	[ "$nfail" = 0 ]
+	) || nfail=$((nfail + 1))
+done
+[ "$list" = 1 ] && exit 0
+
+# ---- summary ------------------------------------------------------------
+echo
+echo "results ($cc_kind; ok/total per program and mode):"
+awk -F'\t' '
+	{ k = $1 SUBSEP $3; tot[k]++; if ($4 == "ok") ok[k]++
+	  if (!($1 in seen)) { seen[$1] = 1; po[++np] = $1 }
+	  if (!($3 in ms)) { ms[$3] = 1; mo[++nm] = $3 } }
+	END {
+		printf "%-10s", "program"; for (j = 1; j <= nm; j++) printf " %-18s", mo[j]; printf "\n"
+		for (i = 1; i <= np; i++) {
+			printf "%-10s", po[i]
+			for (j = 1; j <= nm; j++) { k = po[i] SUBSEP mo[j]; printf " %-18s", (ok[k] + 0) "/" (tot[k] + 0) }
+			printf "\n"
+		}
+	}' "$results"
+[ "$reps" -gt 0 ] && echo "timings: $bench_csv"
+[ "$nfail" = 0 ]

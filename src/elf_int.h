@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private state shared by the ELF reader (elf.c: headers, tables,
+ * symbols, relocations, views) and site discovery (elf_sites.c).
+ */
+#ifndef FI_ELF_INT_H
+#define FI_ELF_INT_H
+
+#include <elf.h>
+
+#include "image.h"
+
+/* One PT_LOAD as the file describes it (parallel to im->views). */
+struct fi_seg {
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t filesz;
+	uint64_t offset;
+	uint32_t flags;
+};
+
+struct fi_elf {
+	struct fi_seg *segs;		/* im->nviews of them */
+
+	Elf64_Shdr *shdrs;		/* copied out of the file (alignment) */
+	size_t shnum;
+	const char *shstr;		/* section names, NUL-terminated table */
+	size_t shstr_size;
+
+	/* __patchable_function_entries, relocated: func - 11, sorted. */
+	uint64_t *entries;
+	size_t nentries;
+
+	/* Addresses of __cfi_<name> symbols (= func - 16), sorted. */
+	uint64_t *cfi;
+	size_t ncfi;
+
+	/* Executable sections that hold linker stubs (.plt*, .iplt). */
+	uint64_t stub_lo[4], stub_hi[4];
+	size_t nstubs;
+};
+
+/* [off, off + len) lies inside [0, size), without overflow. */
+static inline bool fi_in_bounds(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/* Sorted-array helpers (elf.c). */
+int fi_cmp_u64(const void *a, const void *b);
+size_t fi_dedup_u64(uint64_t *v, size_t n);
+bool fi_bsearch_u64(const uint64_t *v, size_t n, uint64_t key);
+
+/*
+ * (Re)discover every site from the image's views and the metadata read
+ * from the file. Called by fi_image_from_buffer and fi_image_attach_live.
+ */
+int fi_elf_discover(struct fi_image *im);
+void fi_elf_free_sites(struct fi_image *im);
+
+#endif /* FI_ELF_INT_H */

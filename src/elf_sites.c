@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Site discovery (DESIGN.md section 1): preambles from
+ * __patchable_function_entries and __cfi_<name> symbols, call sites from
+ * .kcfi_traps, thunk calls without a check, naked ENDBRs, and the mode the
+ * sites are in. Bytes are read through the image's views only, so the same
+ * code classifies a file, a live module or a scratch copy.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf_int.h"
+
+/* The 11 patchable-entry nops follow the kCFI preamble's movl. */
+#define FI_SLOT_NOPS	(FI_KCFI_PREAMBLE_HASH + 4)
+
+void fi_elf_free_sites(struct fi_image *im)
+{
+	free(im->funcs);
+	free(im->calls);
+	free(im->tcalls);
+	free(im->naked);
+	free(im->bad);
+	im->funcs = NULL;
+	im->calls = NULL;
+	im->tcalls = NULL;
+	im->naked = NULL;
+	im->bad = NULL;
+	im->nfuncs = im->ncalls = im->ntcalls = im->nnaked = im->nbad = 0;
+	im->nslots = 0;
+	memset(im->arity_hist, 0, sizeof(im->arity_hist));
+}
+
+static void fi_add_bad(struct fi_image *im, uint64_t addr, const char *what)
+{
+	im->bad[im->nbad++] = (struct fi_bad){ .addr = addr, .what = what };
+}
+
+/* Arity of a BHI preamble, from which __bhi_args slot its call reaches. */
+static int fi_bhi_arity(const struct fi_image *im, uint64_t target)
+{
+	uint64_t base = im->bhi_args ? im->bhi_args : im->note.bhi_args;
+	uint64_t off = target - base;
+
+	if (!base || target < base || off % FI_BHI_SLOT_SIZE ||
+	    off / FI_BHI_SLOT_SIZE > FI_MAX_ARITY)
+		return -1;
+	return (int)(off / FI_BHI_SLOT_SIZE);
+}
+
+/*
+ * The 20 bytes at func-16 .. func+3, classified. Returns false when they
+ * are not a preamble we know (@p, if the bytes exist, is set anyway).
+ */
+static bool fi_probe_preamble(const struct fi_image *im, uint64_t func,
+			      struct fi_func *f, const uint8_t **p)
+{
+	struct fi_preamble_info info;
+
+	*p = func >= FI_PREAMBLE_SIZE ?
+	     fi_image_text(im, func - FI_PREAMBLE_SIZE, FI_PREAMBLE_SIZE + 4) : NULL;
+	if (!*p || !fi_classify_preamble(*p, func - FI_PREAMBLE_SIZE, &info))
+		return false;
+	*f = (struct fi_func){
+		.addr = func, .hash = info.hash, .arity = (int8_t)info.arity,
+		.form = (uint8_t)info.form,
+		.endbr = fi_is_endbr(*p + FI_PREAMBLE_SIZE),
+		.has_cfi_sym = fi_bsearch_u64(im->elf->cfi, im->elf->ncfi,
+					      func - FI_PREAMBLE_SIZE),
+	};
+	if (info.form == FI_PRE_FINEIBT_BHI)
+		f->arity = (int8_t)fi_bhi_arity(im, info.bhi_target);
+	return true;
+}
+
+/* One __patchable_function_entries value (= func - 11). */
+static void fi_entry(struct fi_image *im, uint64_t entry)
+{
+	uint64_t func = entry + (FI_PREAMBLE_SIZE - FI_SLOT_NOPS);
+	const uint8_t *p;
+	struct fi_func f;
+
+	if (fi_probe_preamble(im, func, &f, &p)) {
+		im->funcs[im->nfuncs++] = f;
+		return;
+	}
+	if (!p) {
+		fi_add_bad(im, func, "patchable entry outside text");
+		return;
+	}
+	/* Only the nops: a function that never got a hash. */
+	if (!memcmp(p + FI_SLOT_NOPS, fi_seq_kcfi_preamble.bytes + FI_SLOT_NOPS,
+		    FI_PREAMBLE_SIZE - FI_SLOT_NOPS))
+		im->nslots++;
+	else
+		fi_add_bad(im, func, "preamble");
+}
+
+static int fi_cmp_func(const void *a, const void *b)
+{
+	const struct fi_func *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool fi_find_func(const struct fi_func *f, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f[mid].addr == addr)
+			return true;
+		if (f[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static bool fi_is_entry(const struct fi_image *im, uint64_t func)
+{
+	return fi_bsearch_u64(im->elf->entries, im->elf->nentries,
+			      func - (FI_PREAMBLE_SIZE - FI_SLOT_NOPS));
+}
+
+/*
+ * __cfi_<name> symbols: a preamble the entries missed (a module built
+ * without -fpatchable-function-entry) is taken from the symbol; a symbol
+ * over bytes that are no preamble is inconsistent.
+ */
+static void fi_cfi_syms(struct fi_image *im)
+{
+	size_t n = im->nfuncs;
+
+	for (size_t i = 0; i < im->elf->ncfi; i++) {
+		uint64_t func = im->elf->cfi[i] + FI_PREAMBLE_SIZE;
+		const uint8_t *p;
+		struct fi_func f;
+
+		if (fi_find_func(im->funcs, n, func))
+			continue;
+		if (!fi_is_entry(im, func) && fi_probe_preamble(im, func, &f, &p))
+			im->funcs[im->nfuncs++] = f;
+		else
+			fi_add_bad(im, func, "__cfi_ symbol without preamble");
+	}
+	if (im->nfuncs != n)
+		qsort(im->funcs, im->nfuncs, sizeof(*im->funcs), fi_cmp_func);
+}
+
+static void fi_discover_preambles(struct fi_image *im)
+{
+	for (size_t i = 0; i < im->elf->nentries; i++)
+		fi_entry(im, im->elf->entries[i]);
+	qsort(im->funcs, im->nfuncs, sizeof(*im->funcs), fi_cmp_func);
+	fi_cfi_syms(im);
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		int a = im->funcs[i].arity;
+
+		if (a >= 0 && a <= FI_MAX_ARITY)
+			im->arity_hist[a]++;
+	}
+}
+
+static void fi_discover_calls(struct fi_image *im)
+{
+	for (size_t i = 0; i < im->ntraps; i++) {
+		uint64_t site = im->traps[i] - FI_KCFI_CALLER_UD;
+		struct fi_caller_info info;
+		const uint8_t *p;
+
+		p = fi_image_text(im, site, FI_CALLSITE_SIZE);
+		if (!p || im->traps[i] < FI_KCFI_CALLER_UD) {
+			fi_add_bad(im, im->traps[i], "call site outside text");
+			continue;
+		}
+		if (!fi_classify_caller(p, site, &info)) {
+			fi_add_bad(im, site, "call site");
+			continue;
+		}
+		im->calls[im->ncalls++] = (struct fi_call){
+			.addr = site, .hash = info.hash, .jmp = info.jmp,
+			.form = (uint8_t)info.form,
+		};
+		/* kCFI calls go through the r11 thunk: learn it without symbols. */
+		if (info.form != FI_CALL_FINEIBT && info.form != FI_CALL_PARANOID &&
+		    !im->thunks[11] && fi_image_text(im, info.thunk, 1))
+			im->thunks[11] = info.thunk;
+	}
+}
+
+static bool fi_is_call_site(const struct fi_image *im, uint64_t site)
+{
+	size_t lo = 0, hi = im->ncalls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (im->calls[mid].addr == site)
+			return true;
+		if (im->calls[mid].addr < site)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static int fi_add_tcall(struct fi_image *im, size_t *cap,
+			const struct fi_tcall *t)
+{
+	if (im->ntcalls == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct fi_tcall *n = realloc(im->tcalls, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		im->tcalls = n;
+		*cap = ncap;
+	}
+	im->tcalls[im->ntcalls++] = *t;
+	return 0;
+}
+
+/* A "2e e8/e9 rel32" at @p (@ip) reaching one of the thunks. */
+static bool fi_thunk_at(const struct fi_image *im, const uint8_t *p,
+			uint64_t ip, struct fi_tcall *t)
+{
+	for (int r = 0; r < 16; r++) {
+		if (im->thunks[r] &&
+		    fi_match_thunk_call(p, ip, im->thunks[r], &t->jmp)) {
+			t->addr = ip;
+			t->thunk = im->thunks[r];
+			t->reg = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Thunk calls that are not the tail of a known kCFI call site. */
+static int fi_discover_tcalls(struct fi_image *im)
+{
+	const uint8_t cs = fi_seq_thunk_call.bytes[0];
+	const size_t len = fi_seq_thunk_call.len;
+	size_t cap = 0;
+	bool any = false;
+
+	for (int r = 0; r < 16; r++)
+		any |= im->thunks[r] != 0;
+	for (size_t i = 0; any && i < im->nviews; i++) {
+		const struct fi_view *v = &im->views[i];
+		const uint8_t *p = v->mem, *end = v->mem + v->size;
+		struct fi_tcall t;
+
+		if (!v->exec || v->size < len)
+			continue;
+		while ((p = memchr(p, cs, (size_t)(end - p) - (len - 1)))) {
+			uint64_t ip = v->vaddr + (uint64_t)(p - v->mem);
+
+			if (fi_thunk_at(im, p, ip, &t) &&
+			    !(ip >= FI_KCFI_CALLER_CALL &&
+			      fi_is_call_site(im, ip - FI_KCFI_CALLER_CALL)) &&
+			    fi_add_tcall(im, &cap, &t))
+				return -ENOMEM;
+			if ((size_t)(end - ++p) < len)
+				break;
+		}
+	}
+	return 0;
+}
+
+static bool fi_in_stubs(const struct fi_elf *elf, uint64_t addr)
+{
+	for (size_t i = 0; i < elf->nstubs; i++) {
+		if (addr >= elf->stub_lo[i] && addr < elf->stub_hi[i])
+			return true;
+	}
+	return false;
+}
+
+/* Function symbols entered by an exact ENDBR but carrying no hash check. */
+static void fi_discover_naked(struct fi_image *im)
+{
+	for (size_t i = 0; i < im->nsyms; i++) {
+		uint64_t a = im->syms[i].addr;
+		const uint8_t *p = fi_image_text(im, a, 4);
+		uint32_t v;
+
+		if (!p || fi_in_stubs(im->elf, a) || fi_image_func(im, a))
+			continue;
+		v = fi_load32(p);
+		if (v == FI_ENDBR64_VAL || v == FI_ENDBR32_VAL)
+			im->naked[im->nnaked++] = a;
+	}
+}
+
+int fi_elf_discover(struct fi_image *im)
+{
+	const struct fi_elf *elf = im->elf;
+	size_t nf = elf->nentries + elf->ncfi;
+
+	fi_elf_free_sites(im);
+	im->funcs = calloc(nf + 1, sizeof(*im->funcs));
+	im->calls = calloc(im->ntraps + 1, sizeof(*im->calls));
+	im->naked = calloc(im->nsyms + 1, sizeof(*im->naked));
+	im->bad = calloc(nf + im->ntraps + 1, sizeof(*im->bad));
+	if (!im->funcs || !im->calls || !im->naked || !im->bad)
+		return -ENOMEM;
+	fi_discover_preambles(im);
+	fi_discover_calls(im);
+	fi_discover_naked(im);
+	return fi_discover_tcalls(im);
+}
+
+/* ------------------------------------------------------------- mode */
+
+struct fi_form_counts {
+	size_t kcfi_call, off_call, fineibt_call, paranoid_call;
+	size_t kcfi_pre, fineibt_pre, bhi_pre;
+};
+
+static void fi_count_forms(const struct fi_image *im, struct fi_form_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < im->ncalls; i++) {
+		switch (im->calls[i].form) {
+		case FI_CALL_KCFI:	c->kcfi_call++; break;
+		case FI_CALL_OFF:	c->off_call++; break;
+		case FI_CALL_PARANOID:	c->paranoid_call++; break;
+		default:		c->fineibt_call++; break;
+		}
+	}
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		if (!im->funcs[i].endbr)
+			continue;	/* the passes leave these alone */
+		switch (im->funcs[i].form) {
+		case FI_PRE_KCFI:	c->kcfi_pre++; break;
+		case FI_PRE_FINEIBT:	c->fineibt_pre++; break;
+		default:		c->bhi_pre++; break;
+		}
+	}
+}
+
+int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg)
+{
+	struct fineibt_config out = { .mode = FINEIBT_MODE_KCFI };
+	struct fi_form_counts c;
+	bool mixed = false;
+
+	fi_count_forms(im, &c);
+	if (c.fineibt_call + c.paranoid_call + c.fineibt_pre + c.bhi_pre) {
+		out.mode = FINEIBT_MODE_FINEIBT;
+		mixed = c.kcfi_call + c.off_call + c.kcfi_pre ||
+			(c.fineibt_call && c.paranoid_call);
+		if (c.paranoid_call > c.fineibt_call)
+			out.flags |= FINEIBT_F_PARANOID;
+		if (c.bhi_pre)
+			out.flags |= FINEIBT_F_BHI;
+	} else if (c.off_call) {
+		out.mode = FINEIBT_MODE_OFF;
+		mixed = c.kcfi_call != 0;
+	}
+	if (im->note.present && im->note.cfg.mode == out.mode)
+		out.flags |= im->note.cfg.flags & (FINEIBT_F_RAND | FINEIBT_F_WARN);
+	if (cfg)
+		*cfg = out;
+	return mixed ? -1 : (int)out.mode;
+}

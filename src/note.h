@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The .fineibt section: what `fineibt patch` did to a file.
+ *
+ * NOTE TO elf.c: when reading a file, look for a section named
+ * FI_NOTE_SECTION (".fineibt") and pass its contents to fi_note_decode()
+ * to fill im->note. The decoder sets note->present whenever the magic
+ * matches, even for a version it does not understand (it then returns
+ * -EPROTONOSUPPORT), so that such a file is still refused by the passes
+ * as "already patched" instead of being patched a second time.
+ *
+ * Layout (version 1, 64 bytes, every field little-endian):
+ *
+ *   0  char  magic[4]     "FIBT"
+ *   4  u16   version      1
+ *   6  u16   size         bytes of this record (64); readers skip the rest
+ *   8  u8    mode         enum fineibt_mode (never AUTO)
+ *   9  u8    reserved[3]  0
+ *  12  u32   flags        enum fineibt_flag
+ *  16  u32   seed         the rehash seed (0 unless flags has RAND)
+ *  20  u32   reserved     0
+ *  24  u64   bhi_args     link-time __bhi_args used for BHI, 0 if none
+ *  32  u32   counts[7]    preambles, callers, bhi, bhi_inline, poisoned,
+ *                         dethunked, skipped (struct fi_patch_stats)
+ *  60  u32   reserved     0
+ *
+ * A non-SHF_ALLOC SHT_PROGBITS section: it takes no memory at run time and
+ * is never loaded, so it cannot change what runs.
+ */
+#ifndef FI_NOTE_H
+#define FI_NOTE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "image.h"
+#include "patch.h"
+
+#define FI_NOTE_SECTION		".fineibt"
+#define FI_NOTE_VERSION		1
+#define FI_NOTE_SIZE		64
+
+/*
+ * Encode @n (and @st's counts, if not NULL) into @buf. Returns the number
+ * of bytes written (FI_NOTE_SIZE) or -ENOSPC / -EINVAL (AUTO mode).
+ */
+ssize_t fi_note_encode(const struct fi_note *n, const struct fi_patch_stats *st,
+		       void *buf, size_t len);
+
+/*
+ * Decode the @len bytes of a .fineibt section. Returns 0, -EINVAL (not a
+ * .fineibt record, truncated, or impossible values) or -EPROTONOSUPPORT
+ * (a later version: @n->present is set, the rest is not trusted).
+ */
+int fi_note_decode(const void *buf, size_t len, struct fi_note *n);
+
+/* The counts recorded with the note (0 when absent); same return values. */
+int fi_note_decode_counts(const void *buf, size_t len,
+			  struct fi_patch_stats *st);
+
+#endif /* FI_NOTE_H */

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rewriting passes over one image: the kernel's __apply_fineibt() and
+ * its helpers (cfi_rand_preamble, cfi_rand_callers, cfi_disable_callers,
+ * cfi_enable_callers, cfi_rewrite_preamble, cfi_rewrite_callers,
+ * cfi_rewrite_endbr), plus the de-thunking the kernel leaves to
+ * apply_retpolines().
+ *
+ * The kernel runs these as separate sweeps over live text and has to order
+ * them (disable callers first, poison ENDBR last) so that nothing executes
+ * a half-patched pair. Here the text being written is a file buffer or a
+ * scratch copy that nothing executes until the caller maps it in, so each
+ * site is rewritten in one visit: its new bytes are computed from the
+ * templates of insn.c and only the span that differs is poked.
+ *
+ * Consistency of hashes: with RAND, every kCFI preamble (with or without
+ * an ENDBR at func+0) and every caller is rehashed with the same seed, in
+ * every mode, exactly as cfi_rand_preamble/cfi_rand_callers do before the
+ * mode switch. A caller/callee pair that matched before still matches,
+ * whatever form each one ends up in. A preamble without ENDBR (its address
+ * never escapes) keeps its kCFI form in fineibt mode, like the kernel's
+ * cfi_rewrite_preamble: it needs no check and its func+0 is not touched.
+ *
+ * Nothing is written before the whole image has been checked: an image
+ * with any site already in a rewritten form, or carrying a .fineibt note,
+ * is refused with -EALREADY; BHI options that cannot be honoured are
+ * refused with -EINVAL.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "patch.h"
+#include "print.h"
+
+/* The preamble window: func-16 .. func+3 (the arity-1 form reaches func+3). */
+#define FI_PRE_WINDOW	(FI_PREAMBLE_SIZE + 4)
+#define FI_R11		11
+
+struct fi_pass {
+	struct fi_image *im;
+	const struct fi_patch_opts *o;
+	struct fi_patch_stats *st;
+	uint64_t bias;		/* link-time -> the address text runs at */
+	bool fineibt, paranoid, bhi, warn;
+};
+
+uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
+{
+	if (o->cfg.flags & FINEIBT_F_RAND)
+		return fineibt_rehash(hash, o->seed);
+	return hash;
+}
+
+static const char *fi_pass_path(const struct fi_image *im)
+{
+	return im->path ? im->path : "(image)";
+}
+
+/* A site left alone: count it and say where, as symbol+offset. */
+static void fi_pass_skip(struct fi_pass *ps, uint64_t addr, const char *what,
+			 const char *pattern)
+{
+	char where[256];
+
+	ps->st->skipped++;
+	if (ps->o->quiet)
+		return;
+	fi_image_symbolize(ps->im, addr, where, sizeof(where));
+	fi_warn("warning: %s: %s: %s does not match %s; left unpatched\n",
+		fi_pass_path(ps->im), where, what, pattern);
+}
+
+/*
+ * Write @want over the @n bytes at @addr that hold @have, touching only the
+ * span that differs. Sets *@changed.
+ */
+static int fi_poke_diff(struct fi_image *im, uint64_t addr, const uint8_t *have,
+			const uint8_t *want, size_t n, bool *changed)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < n && have[lo] == want[lo])
+		lo++;
+	*changed = lo < n;
+	if (lo == n)
+		return 0;
+	while (hi > lo && have[hi - 1] == want[hi - 1])
+		hi--;
+	return fi_image_poke(im, addr + lo, want + lo, hi - lo);
+}
+
+/* ------------------------------------------------------------ preambles */
+
+/* Does this (kCFI, ENDBR) preamble need a call into the BHI stubs? */
+static bool fi_needs_stub(const struct fi_pass *ps, int arity)
+{
+	return ps->bhi && arity >= 1 && !(arity == 1 && !ps->warn);
+}
+
+/*
+ * The FineIBT form of the preamble window @w (at run-time @ip): preamble,
+ * BHI tail, and func+0 poisoned when it is an exact endbr64 and not
+ * already overwritten by the arity-1 inline form.
+ */
+static int fi_build_fineibt(struct fi_pass *ps, uint8_t *w, uint64_t ip,
+			    uint32_t hash, int arity)
+{
+	const size_t bhi_at = FI_FINEIBT_PREAMBLE_BHI;
+	struct fi_buf b;
+	bool poison = fi_exact_endbr(w + FI_PREAMBLE_SIZE);
+
+	fi_buf_init(&b, w, FI_PREAMBLE_SIZE, ip);
+	fi_emit_fineibt_preamble(&b, hash);
+	if (b.err)
+		return b.err;
+	if (ps->bhi && arity >= 1) {
+		fi_buf_init(&b, w + bhi_at, FI_PRE_WINDOW - bhi_at, ip + bhi_at);
+		fi_emit_bhi_tail(&b, arity, ps->warn, ps->o->bhi_args);
+		if (b.err)
+			return b.err;
+		if (fi_needs_stub(ps, arity)) {
+			ps->st->bhi++;
+		} else {
+			ps->st->bhi_inline++;
+			poison = false;		/* func+0 is the BHI magic now */
+		}
+	}
+	if (poison) {
+		fi_buf_init(&b, w + FI_PREAMBLE_SIZE, 4, ip + FI_PREAMBLE_SIZE);
+		fi_emit_seq(&b, &fi_seq_endbr_poison, 0);
+		ps->st->poisoned++;
+	}
+	return b.err;
+}
+
+static int fi_pass_preamble(struct fi_pass *ps, const struct fi_func *f)
+{
+	uint64_t at = f->addr - FI_PREAMBLE_SIZE;
+	uint8_t have[FI_PRE_WINDOW], want[FI_PRE_WINDOW];
+	const uint8_t *p = fi_image_text(ps->im, at, FI_PRE_WINDOW);
+	struct fi_preamble_info pi;
+	struct fi_buf b;
+	uint32_t hash;
+	bool changed;
+	int err;
+
+	if (!p || fi_classify_preamble(p, at + ps->bias, &pi) != FI_PRE_KCFI) {
+		/* A patchable slot that never held a hash is no CFI function. */
+		if (f->form != FI_PRE_NONE)
+			fi_pass_skip(ps, f->addr, "preamble", "the kCFI pattern");
+		return 0;
+	}
+	memcpy(have, p, FI_PRE_WINDOW);
+	memcpy(want, p, FI_PRE_WINDOW);
+	hash = fi_patch_hash(ps->o, pi.hash);
+
+	if (ps->fineibt && fi_is_endbr(have + FI_PREAMBLE_SIZE)) {
+		err = fi_build_fineibt(ps, want, at + ps->bias, hash, pi.arity);
+	} else {
+		/* kcfi, off, or no ENDBR: only the rehash (cfi_rand_preamble) */
+		fi_buf_init(&b, want, FI_PREAMBLE_SIZE, at + ps->bias);
+		fi_emit_kcfi_preamble(&b, hash, pi.arity);
+		err = b.err;
+	}
+	if (err)
+		return err;
+	err = fi_poke_diff(ps->im, at, have, want, FI_PRE_WINDOW, &changed);
+	if (!err && changed)
+		ps->st->preambles++;
+	return err;
+}
+
+/* -------------------------------------------------------------- callers */
+
+/* The call or jmp that ends a site once de-thunked: call *%r11; nop3. */
+static const struct fi_seq *fi_indirect_r11(bool jmp)
+{
+	return jmp ? &fi_seq_indirect_jmp : &fi_seq_indirect_call;
+}
+
+/* kcfi and off: the compiler's site with the new hash, maybe disabled. */
+static int fi_build_kcfi_caller(struct fi_pass *ps, uint8_t *w, uint64_t ip,
+				uint32_t hash, const struct fi_caller_info *ci)
+{
+	struct fi_buf b;
+
+	fi_buf_init(&b, w, FI_CALLSITE_SIZE, ip);
+	fi_emit_kcfi_caller(&b, hash, ci->jmp, ci->thunk);
+	if (b.err)
+		return b.err;
+	if (ps->o->cfg.mode == FINEIBT_MODE_OFF) {
+		fi_buf_init(&b, w, fi_seq_caller_off.len, ip);
+		fi_emit_seq(&b, &fi_seq_caller_off, 0);
+	}
+	if (ps->o->dethunk && !b.err) {
+		fi_buf_init(&b, w + FI_KCFI_CALLER_CALL,
+			    FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL,
+			    ip + FI_KCFI_CALLER_CALL);
+		fi_emit_seq(&b, fi_indirect_r11(ci->jmp), 0);
+	}
+	return b.err;
+}
+
+static int fi_build_fineibt_caller(struct fi_pass *ps, uint8_t *w, uint64_t ip,
+				   uint32_t hash, const struct fi_caller_info *ci)
+{
+	uint8_t call[FI_CALLSITE_SIZE - FI_FINEIBT_CALLER_SIZE];
+	struct fi_buf b;
+
+	/* Without de-thunking the plain caller keeps its cs call thunk. */
+	memcpy(call, w + FI_FINEIBT_CALLER_SIZE, sizeof(call));
+	fi_buf_init(&b, w, FI_CALLSITE_SIZE, ip);
+	if (ps->paranoid)
+		fi_emit_paranoid_caller(&b, hash, ci->jmp);
+	else
+		fi_emit_fineibt_caller(&b, hash, ci->jmp);
+	if (!ps->paranoid && !ps->o->dethunk)
+		memcpy(w + FI_FINEIBT_CALLER_SIZE, call, sizeof(call));
+	return b.err;
+}
+
+static int fi_pass_caller(struct fi_pass *ps, const struct fi_call *c)
+{
+	uint8_t have[FI_CALLSITE_SIZE], want[FI_CALLSITE_SIZE];
+	const uint8_t *p = fi_image_text(ps->im, c->addr, FI_CALLSITE_SIZE);
+	uint64_t r11 = ps->im->thunks[FI_R11];
+	struct fi_caller_info ci;
+	enum fi_caller_form form;
+	uint32_t hash;
+	bool changed;
+	int err;
+
+	form = p ? fi_classify_caller(p, c->addr, &ci) : FI_CALL_NONE;
+	/* The check loads through r11: the call must go through r11 too. */
+	if ((form != FI_CALL_KCFI && form != FI_CALL_OFF) ||
+	    (r11 && ci.thunk != r11)) {
+		fi_pass_skip(ps, c->addr, "call site", "the kCFI pattern");
+		return 0;
+	}
+	memcpy(have, p, FI_CALLSITE_SIZE);
+	memcpy(want, p, FI_CALLSITE_SIZE);
+	hash = fi_patch_hash(ps->o, ci.hash);
+	if (ps->fineibt)
+		err = fi_build_fineibt_caller(ps, want, c->addr, hash, &ci);
+	else
+		err = fi_build_kcfi_caller(ps, want, c->addr, hash, &ci);
+	if (err)
+		return err;
+	err = fi_poke_diff(ps->im, c->addr, have, want, FI_CALLSITE_SIZE, &changed);
+	if (err || !changed)
+		return err;
+	ps->st->callers++;
+	if (memcmp(have + FI_KCFI_CALLER_CALL, want + FI_KCFI_CALLER_CALL,
+		   FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL))
+		ps->st->dethunked++;
+	return 0;
+}
+
+/* ------------------------------------------------- unchecked thunk calls */
+
+/* Is @addr the thunk call at the end of a kCFI site (handled above)? */
+static bool fi_in_call_site(const struct fi_image *im, uint64_t addr)
+{
+	uint64_t start = addr - FI_KCFI_CALLER_CALL;
+	size_t lo = 0, hi = im->ncalls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (im->calls[mid].addr < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < im->ncalls && im->calls[lo].addr == start;
+}
+
+static int fi_thunk_reg(const struct fi_image *im, const struct fi_tcall *tc)
+{
+	if (tc->reg >= 0 && tc->reg < 16)
+		return tc->reg;
+	for (int r = 0; r < 16; r++) {
+		if (im->thunks[r] && im->thunks[r] == tc->thunk)
+			return r;
+	}
+	return -1;
+}
+
+static int fi_pass_tcall(struct fi_pass *ps, const struct fi_tcall *tc)
+{
+	const size_t n = fi_seq_thunk_call.len;
+	const uint8_t *p = fi_image_text(ps->im, tc->addr, n);
+	uint8_t want[8];
+	struct fi_buf b;
+	bool jmp, changed;
+	int reg, err;
+
+	if (fi_in_call_site(ps->im, tc->addr))
+		return 0;
+	reg = fi_thunk_reg(ps->im, tc);
+	if (reg < 0)
+		return 0;		/* nothing known to call instead */
+	if (!p || !fi_match_thunk_call(p, tc->addr, tc->thunk, &jmp)) {
+		fi_pass_skip(ps, tc->addr, "thunk call",
+			     "a cs call/jmp to its thunk");
+		return 0;
+	}
+	fi_buf_init(&b, want, n, tc->addr + ps->bias);
+	fi_emit_indirect(&b, reg, jmp, n);
+	if (b.err)
+		return b.err;
+	err = fi_poke_diff(ps->im, tc->addr, p, want, n, &changed);
+	if (!err && changed)
+		ps->st->dethunked++;
+	return err;
+}
+
+/* --------------------------------------------------------------- checks */
+
+static int fi_check_opts(const struct fi_image *im, const struct fi_patch_opts *o)
+{
+	const struct fineibt_config *c = &o->cfg;
+
+	if (c->mode == FINEIBT_MODE_AUTO || c->mode > FINEIBT_MODE_FINEIBT) {
+		fi_warn("%s: cfi mode not resolved (auto or unknown)\n",
+			fi_pass_path(im));
+		return -EINVAL;
+	}
+	if ((c->flags & (FINEIBT_F_PARANOID | FINEIBT_F_BHI)) &&
+	    c->mode != FINEIBT_MODE_FINEIBT) {
+		fi_warn("%s: paranoid and bhi need cfi=fineibt\n",
+			fi_pass_path(im));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The BHI call of the preamble at @at would reach its stub. */
+static int fi_check_stub(const struct fi_pass *ps, uint64_t func, int arity)
+{
+	uint64_t ip = func - FI_PREAMBLE_SIZE + FI_FINEIBT_PREAMBLE_BHI + ps->bias;
+	uint64_t end = ip + fi_seq_bhi_call.len;
+	uint64_t target = ps->o->bhi_args + (uint64_t)arity * FI_BHI_SLOT_SIZE;
+	int64_t d = (int64_t)(target - end);
+	char where[256];
+
+	if (ps->o->bhi_args && d >= INT32_MIN && d <= INT32_MAX)
+		return 0;
+	fi_image_symbolize(ps->im, func, where, sizeof(where));
+	if (!ps->o->bhi_args)
+		fi_warn("%s: cfi=bhi: %s has arity %d but no BHI stub array "
+			"(__bhi_args) was given; link with libfineibt or drop bhi\n",
+			fi_pass_path(ps->im), where, arity);
+	else
+		fi_warn("%s: cfi=bhi: __bhi_args at %#llx is out of rel32 reach "
+			"of %s; drop bhi\n", fi_pass_path(ps->im),
+			(unsigned long long)ps->o->bhi_args, where);
+	return -EINVAL;
+}
+
+static bool fi_pre_rewritten(enum fi_preamble_form f)
+{
+	return f == FI_PRE_FINEIBT || f == FI_PRE_FINEIBT_BHI ||
+	       f == FI_PRE_FINEIBT_ARITY1;
+}
+
+static bool fi_call_rewritten(enum fi_caller_form f)
+{
+	return f == FI_CALL_FINEIBT || f == FI_CALL_FINEIBT_THUNK ||
+	       f == FI_CALL_PARANOID;
+}
+
+/*
+ * Everything that can refuse the whole image, before a byte is written:
+ * a note or a site in rewritten form (-EALREADY), a BHI call that cannot
+ * be made (-EINVAL).
+ */
+static int fi_check_image(const struct fi_pass *ps)
+{
+	const struct fi_image *im = ps->im;
+	struct fi_preamble_info pi;
+	int err;
+
+	if (im->note.present)
+		return -EALREADY;
+	for (size_t i = 0; i < im->ncalls; i++) {
+		const uint8_t *p = fi_image_text(im, im->calls[i].addr,
+						 FI_CALLSITE_SIZE);
+
+		if (p && fi_call_rewritten(fi_classify_caller(p, im->calls[i].addr,
+							      NULL)))
+			return -EALREADY;
+	}
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		uint64_t func = im->funcs[i].addr;
+		const uint8_t *p = fi_image_text(im, func - FI_PREAMBLE_SIZE,
+						 FI_PRE_WINDOW);
+
+		if (!p)
+			continue;
+		fi_classify_preamble(p, func - FI_PREAMBLE_SIZE + ps->bias, &pi);
+		if (fi_pre_rewritten(pi.form))
+			return -EALREADY;
+		if (pi.form != FI_PRE_KCFI || !ps->fineibt ||
+		    !fi_is_endbr(p + FI_PREAMBLE_SIZE) ||
+		    !fi_needs_stub(ps, pi.arity))
+			continue;
+		err = fi_check_stub(ps, func, pi.arity);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- entry */
+
+int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
+		   struct fi_patch_stats *st)
+{
+	struct fi_patch_stats local;
+	struct fi_pass ps = {
+		.im = im, .o = o, .st = st ? st : &local,
+		.bias = im->live ? im->bias : 0,
+		.fineibt = o->cfg.mode == FINEIBT_MODE_FINEIBT,
+		.paranoid = o->cfg.flags & FINEIBT_F_PARANOID,
+		.bhi = o->cfg.flags & FINEIBT_F_BHI,
+		.warn = o->cfg.flags & FINEIBT_F_WARN,
+	};
+	int err;
+
+	memset(ps.st, 0, sizeof(*ps.st));
+	err = fi_check_opts(im, o);
+	if (!err)
+		err = fi_check_image(&ps);
+	for (size_t i = 0; !err && i < im->nfuncs; i++)
+		err = fi_pass_preamble(&ps, &im->funcs[i]);
+	for (size_t i = 0; !err && i < im->ncalls; i++)
+		err = fi_pass_caller(&ps, &im->calls[i]);
+	for (size_t i = 0; !err && o->dethunk && i < im->ntcalls; i++)
+		err = fi_pass_tcall(&ps, &im->tcalls[i]);
+	return err;
+}

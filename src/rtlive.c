@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Rewriting a module loaded in this process, without ever making its text
+ * writable and executable at once (W^X), and placing the BHI stubs within
+ * rel32 reach of it.
+ *
+ * The text is never written in place. Each executable segment's pages are
+ * copied into a fresh anonymous read-write mapping, the image's exec views
+ * are pointed at the copy, the passes run on the copy, the copy is made
+ * read-execute, and mremap(MREMAP_FIXED) moves it over the original range.
+ * That last step swaps the whole range in one system call: another thread
+ * sees either the old text or the new one, never a half-written sequence
+ * and never a page without execute permission. It is also what makes it
+ * safe to patch the executable that contains this very code (static
+ * libfineibt.a): the bytes of the runtime itself are the same in both
+ * copies, so the thread doing the mremap returns into identical code.
+ *
+ * The cost is that the patched range becomes private anonymous memory
+ * instead of shared page cache (docs/runtime.md has the numbers).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "patch.h"
+#include "print.h"
+#include "rtlive.h"
+#include "runtime.h"
+
+#define FI_PAGE		4096ULL
+#define FI_MAX_XVIEWS	16
+/* Keep every rel32 a little inside its +-2 GiB. */
+#define FI_REACH	((1ULL << 31) - (1ULL << 20))
+
+struct fi_scratch {
+	struct fi_view *v;
+	uint8_t *live;		/* v->mem before we pointed it at the copy */
+	uint64_t lo, len;	/* run-time page range of the segment */
+	uint8_t *copy;
+};
+
+static uint64_t fi_page_down(uint64_t a)
+{
+	return a & ~(FI_PAGE - 1);
+}
+
+static uint64_t fi_page_up(uint64_t a)
+{
+	return (a + FI_PAGE - 1) & ~(FI_PAGE - 1);
+}
+
+void fi_live_text_range(const struct fi_image *im, uint64_t *lo,
+			uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < im->nviews; i++) {
+		const struct fi_view *v = &im->views[i];
+		uint64_t a = v->vaddr + im->bias;
+
+		if (!v->exec || !v->size)
+			continue;
+		if (a < *lo)
+			*lo = a;
+		if (a + v->size > *hi)
+			*hi = a + v->size;
+	}
+	if (*lo > *hi)
+		*lo = *hi = 0;
+}
+
+static void fi_scratch_drop(struct fi_scratch *sc, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sc[i].v->mem = sc[i].live;
+		if (sc[i].copy)
+			munmap(sc[i].copy, sc[i].len);
+	}
+}
+
+/* Copy every executable segment; point the views at the copies. */
+static int fi_scratch_make(struct fi_image *im, struct fi_scratch *sc,
+			   size_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; i < im->nviews; i++) {
+		struct fi_view *v = &im->views[i];
+		struct fi_scratch *s = &sc[*n];
+		uint64_t start = (uint64_t)(uintptr_t)v->mem;
+		void *p;
+
+		if (!v->exec || !v->size)
+			continue;
+		if (*n == FI_MAX_XVIEWS) {
+			fi_scratch_drop(sc, *n);
+			return -E2BIG;
+		}
+		s->v = v;
+		s->live = v->mem;
+		s->lo = fi_page_down(start);
+		s->len = fi_page_up(start + v->size) - s->lo;
+		p = mmap(NULL, s->len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			s->copy = NULL;
+			fi_scratch_drop(sc, *n);
+			return -errno;
+		}
+		s->copy = p;
+		memcpy(s->copy, (void *)(uintptr_t)s->lo, s->len);
+		v->mem = s->copy + (start - s->lo);
+		(*n)++;
+	}
+	return 0;
+}
+
+/* Seal each copy read-execute and move it over the original text. */
+static int fi_scratch_commit(struct fi_scratch *sc, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *p;
+
+		if (mprotect(sc[i].copy, sc[i].len, PROT_READ | PROT_EXEC))
+			goto fail;
+		p = mremap(sc[i].copy, sc[i].len, sc[i].len,
+			   MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (void *)(uintptr_t)sc[i].lo);
+		if (p == MAP_FAILED)
+			goto fail;
+		sc[i].copy = NULL;
+		sc[i].v->mem = sc[i].live;
+	}
+	return 0;
+fail:
+	/* Segments already swapped stay swapped (they are complete); the
+	 * rest keep their original text. */
+	{
+		int err = -errno;
+
+		fi_scratch_drop(sc, n);
+		return err;
+	}
+}
+
+int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
+		  struct fi_patch_stats *st)
+{
+	struct fi_scratch sc[FI_MAX_XVIEWS];
+	size_t n;
+	int err;
+
+	err = fi_scratch_make(im, sc, &n);
+	if (err)
+		return err;
+	err = fi_patch_image(im, o, st);
+	if (err) {
+		fi_scratch_drop(sc, n);
+		return err;
+	}
+	return fi_scratch_commit(sc, n);
+}
+
+/* ------------------------------------------------------------ BHI stubs */
+
+/* The copies we mapped, shared by every module within their reach. */
+static uint64_t fi_stub_copies[FI_MAX_MODULES];
+static size_t fi_nstub_copies;
+
+bool fi_live_in_reach(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi)
+{
+	if (!t || lo >= hi)
+		return false;
+	if (t + size > lo && t + size - lo >= FI_REACH)
+		return false;
+	if (hi > t && hi - t >= FI_REACH)
+		return false;
+	return true;
+}
+
+/* Map a copy of the stubs at @hint exactly, or fail. */
+static uint64_t fi_stub_map_at(uint64_t hint, const uint8_t *src,
+			       size_t size)
+{
+	void *p = mmap((void *)(uintptr_t)hint, fi_page_up(size),
+		       PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		return 0;
+	if ((uint64_t)(uintptr_t)p != hint) {
+		/* A kernel older than 4.17 took the flag as a mere hint. */
+		munmap(p, fi_page_up(size));
+		return 0;
+	}
+	memcpy(p, src, size);
+	if (mprotect(p, fi_page_up(size), PROT_READ | PROT_EXEC)) {
+		munmap(p, fi_page_up(size));
+		return 0;
+	}
+	return hint;
+}
+
+/* Try page-aligned spots above and below the text, nearest first. */
+static uint64_t fi_stub_map_near(uint64_t lo, uint64_t hi,
+				 const uint8_t *src, size_t size)
+{
+	static const uint64_t step = 1ULL << 21;
+
+	for (uint64_t k = 0; k < 256; k++) {
+		uint64_t up = fi_page_up(hi) + k * step;
+		uint64_t down = fi_page_down(lo) - (k + 1) * step;
+		uint64_t got;
+
+		if (fi_live_in_reach(up, size, lo, hi)) {
+			got = fi_stub_map_at(up, src, size);
+			if (got)
+				return got;
+		}
+		if (down < lo && fi_live_in_reach(down, size, lo, hi)) {
+			got = fi_stub_map_at(down, src, size);
+			if (got)
+				return got;
+		}
+	}
+	return 0;
+}
+
+int fi_live_stubs_for(const struct fi_image *im, uint64_t *out)
+{
+	size_t size;
+	const uint8_t *own = fi_bhi_stubs(&size);
+	uint64_t lo, hi, got;
+	int err;
+
+	fi_live_text_range(im, &lo, &hi);
+	*out = 0;
+	/* The module's own stubs (linked in), else ours, else a copy. */
+	if (im->bhi_args &&
+	    fi_live_in_reach(im->bhi_args + im->bias, size, lo, hi)) {
+		*out = im->bhi_args + im->bias;
+		err = fi_rt_add_stubs(*out, size);
+		return err == -EEXIST ? 0 : err;
+	}
+	if (fi_live_in_reach((uint64_t)(uintptr_t)own, size, lo, hi)) {
+		*out = (uint64_t)(uintptr_t)own;
+		return 0;
+	}
+	for (size_t i = 0; i < fi_nstub_copies; i++) {
+		if (fi_live_in_reach(fi_stub_copies[i], size, lo, hi)) {
+			*out = fi_stub_copies[i];
+			return 0;
+		}
+	}
+	if (fi_nstub_copies == FI_MAX_MODULES)
+		return -ENOSPC;
+	got = fi_stub_map_near(lo, hi, own, size);
+	if (!got)
+		return -ENOMEM;
+	err = fi_rt_add_stubs(got, size);
+	if (err) {
+		munmap((void *)(uintptr_t)got, fi_page_up(size));
+		return err;
+	}
+	fi_stub_copies[fi_nstub_copies++] = got;
+	*out = got;
+	return 0;
+}

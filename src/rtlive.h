@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Rewriting loaded modules under W^X, and BHI stubs within reach (rtlive.c). */
+#ifndef FI_RTLIVE_H
+#define FI_RTLIVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "patch.h"
+
+/*
+ * Run the passes of @o over live module @im (attached with
+ * fi_image_attach_live) on a scratch copy of its text, then swap the copy
+ * in with mremap. On error the text is unchanged. Returns 0 or -errno.
+ */
+int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
+		  struct fi_patch_stats *st);
+
+/* Run-time [lo, hi) covering the executable views of live @im. */
+void fi_live_text_range(const struct fi_image *im, uint64_t *lo,
+			uint64_t *hi);
+
+/* Can a rel32 anywhere in [lo, hi) reach all of [t, t + size)? */
+bool fi_live_in_reach(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi);
+
+/*
+ * A BHI stub array within rel32 reach of live @im's text: the module's
+ * own, libfineibt's, or a copy mapped near the module and registered with
+ * fi_rt_add_stubs(). Not thread-safe: call under the runtime's lock.
+ */
+int fi_live_stubs_for(const struct fi_image *im, uint64_t *out);
+
+#endif

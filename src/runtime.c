@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The load-time runtime: before any instrumented code of the program
+ * runs, read FINEIBT_CFI, draw the process seed, rewrite the executable
+ * and every kCFI module loaded so far into the chosen mode, register them
+ * for the trap handler and install it. Modules loaded later (dlopen) are
+ * rewritten by fineibt_rt_hook(), which the crt of every module built by
+ * fineibt-cc calls first thing in its init_array, before the module's own
+ * constructors.
+ *
+ * When this runs: as a constructor of libfineibt.so (a dependency of every
+ * module fineibt-cc links, so its constructor runs before theirs), or from
+ * the executable's crt hook when the runtime is linked statically. Both
+ * paths meet in fi_rt_scan(), which is idempotent and serialised by one
+ * mutex (dlopen itself is serialised by the dynamic loader's lock too).
+ *
+ * The runtime itself is never instrumented (the Makefile builds src/ with
+ * -fno-sanitize=kcfi), so patching never changes a byte of code that is
+ * running the patching.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fineibt.h"
+#include "patch.h"
+#include "print.h"
+#include "rtlive.h"
+#include "runtime.h"
+#include "trap.h"
+
+#define FI_MAX_SEEN	1024
+#define FI_MSG_MAX	512
+
+/* A module the scan has looked at (kCFI or not), keyed by its text. */
+struct fi_seen {
+	uint64_t key;		/* run-time start of its first exec segment */
+	struct fi_module *m;	/* NULL: not a kCFI module */
+	bool alive;		/* found again by the latest walk */
+};
+
+/* A module found by dl_iterate_phdr, not looked at yet. */
+struct fi_found {
+	const char *name;
+	uint64_t bias;
+	uint64_t key;
+};
+
+static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
+static bool fi_rt_started;
+static bool fi_rt_verbose;
+static struct fineibt_config fi_rt_cfg;
+static uint32_t fi_rt_seed;
+static struct fi_seen fi_seen[FI_MAX_SEEN];
+static size_t fi_nseen;
+static struct fi_found fi_found[FI_MAX_MODULES];
+static size_t fi_nfound;
+
+/* ------------------------------------------------------------ messages */
+
+/* Messages of the start-up path go straight to stderr with one write. */
+static void fi_rt_say(const char *fmt, ...)
+{
+	char buf[FI_MSG_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+		return;
+}
+
+/* --------------------------------------------------------- module walk */
+
+static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t key = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			key = info->dlpi_addr + ph->p_vaddr;
+			break;
+		}
+	}
+	if (!key || fi_nfound == FI_MAX_MODULES)
+		return 0;
+	fi_found[fi_nfound].name = info->dlpi_name ? info->dlpi_name : "";
+	fi_found[fi_nfound].bias = info->dlpi_addr;
+	fi_found[fi_nfound].key = key;
+	fi_nfound++;
+	return 0;
+}
+
+static struct fi_seen *fi_rt_seen(uint64_t key)
+{
+	for (size_t i = 0; i < fi_nseen; i++) {
+		if (fi_seen[i].key == key)
+			return &fi_seen[i];
+	}
+	return NULL;
+}
+
+/*
+ * Forget modules that are gone (dlclose): a later module may reuse their
+ * addresses. Their fi_module is withdrawn from the trap handler's table
+ * but not freed, since a handler running right now may still read it.
+ */
+static void fi_rt_forget_dead(void)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < fi_nseen; i++) {
+		if (!fi_seen[i].alive) {
+			if (fi_seen[i].m)
+				fi_rt_del_module(fi_seen[i].m);
+			continue;
+		}
+		fi_seen[j++] = fi_seen[i];
+	}
+	fi_nseen = j;
+}
+
+/*
+ * Cheap pre-filter on the file's section names, so that libc and friends
+ * are not read whole at every start: a kCFI module has .kcfi_traps or
+ * __patchable_function_entries.
+ */
+static bool fi_rt_file_has_kcfi(const char *path)
+{
+	static const char *const want[] = {
+		".kcfi_traps", "__patchable_function_entries", NULL,
+	};
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strsh;
+	char name[32];
+	bool found = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(sh) || eh.e_shstrndx >= eh.e_shnum ||
+	    pread(fd, &strsh, sizeof(strsh),
+		  eh.e_shoff + (off_t)eh.e_shstrndx * sizeof(sh)) != sizeof(sh))
+		goto out;
+	for (unsigned int i = 1; i < eh.e_shnum && !found; i++) {
+		ssize_t n;
+
+		if (pread(fd, &sh, sizeof(sh), eh.e_shoff + (off_t)i * sizeof(sh))
+		    != sizeof(sh) || sh.sh_name >= strsh.sh_size)
+			continue;
+		n = pread(fd, name, sizeof(name) - 1, strsh.sh_offset + sh.sh_name);
+		if (n <= 0)
+			continue;
+		name[n] = '\0';
+		for (size_t k = 0; want[k]; k++)
+			found |= !strcmp(name, want[k]);
+	}
+out:
+	close(fd);
+	return found;
+}
+
+static bool fi_rt_image_is_kcfi(const struct fi_image *im)
+{
+	if (im->ncalls || im->note.present)
+		return true;
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		if (im->funcs[i].form == FI_PRE_KCFI)
+			return true;
+	}
+	return false;
+}
+
+/* Open and attach module @f; NULL if it is not a kCFI module. */
+static struct fi_module *fi_rt_open(const struct fi_found *f)
+{
+	const char *path = f->name;
+	char exe[4096];
+	struct fi_module *m;
+	char err[160];
+	ssize_t n;
+	int ret;
+
+	/* The vdso and other nameless mappings have no file to read. */
+	if (f->name[0] && !strchr(f->name, '/'))
+		return NULL;
+	/* The executable (dl_iterate_phdr names it ""): its real path, for
+	 * messages and reports; /proc/self/exe if that cannot be read. */
+	if (!path[0]) {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0 && exe[0] == '/') {
+			exe[n] = '\0';
+			path = exe;
+		} else {
+			path = "/proc/self/exe";
+		}
+	}
+	if (!fi_rt_file_has_kcfi(path))
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	err[0] = '\0';
+	ret = fi_image_open(&m->img, path, err, sizeof(err));
+	if (!ret)
+		ret = fi_image_attach_live(&m->img, f->bias);
+	if (ret) {
+		fi_rt_say("fineibt: warning: %s: cannot read (%s%s%s); left "
+			  "in compiler form\n", path, strerror(-ret),
+			  err[0] ? ": " : "", err);
+		fi_image_close(&m->img);
+		free(m);
+		return NULL;
+	}
+	if (!fi_rt_image_is_kcfi(&m->img)) {
+		fi_image_close(&m->img);
+		free(m);
+		return NULL;
+	}
+	fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
+	return m;
+}
+
+/* ------------------------------------------------------------ patching */
+
+static bool fi_rt_has_arity(const struct fi_module *m)
+{
+	for (size_t a = 1; a <= FI_MAX_ARITY; a++) {
+		if (m->img.arity_hist[a])
+			return true;
+	}
+	return false;
+}
+
+static void fi_rt_report(const struct fi_module *m,
+			 const struct fi_patch_stats *st, const char *what)
+{
+	char mode[64];
+
+	if (!fi_rt_verbose)
+		return;
+	fineibt_config_str(&m->cfg, mode, sizeof(mode));
+	fi_rt_say("fineibt: %s: %s %s (seed %s; %zu preambles, %zu call "
+		  "sites, %zu bhi, %zu poisoned, %zu skipped)\n",
+		  m->img.path, what, mode,
+		  (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
+		  st ? st->preambles : 0, st ? st->callers : 0,
+		  st ? st->bhi + st->bhi_inline : 0, st ? st->poisoned : 0,
+		  st ? st->skipped : 0);
+}
+
+/* A module `fineibt patch` already rewrote: take it as it is. */
+static void fi_rt_take_static(struct fi_module *m)
+{
+	const struct fi_note *n = &m->img.note;
+
+	m->cfg = n->cfg;
+	m->seed = n->seed;
+	m->patched = true;
+	m->bhi_args = n->bhi_args ? n->bhi_args + m->img.bias : 0;
+	if (m->bhi_args) {
+		size_t size;
+
+		fi_bhi_stubs(&size);
+		fi_rt_add_stubs(m->bhi_args, size);
+	}
+	if (memcmp(&n->cfg, &fi_rt_cfg, sizeof(n->cfg)))
+		fi_rt_say("fineibt: note: %s was patched statically; its mode "
+			  "and seed are kept, not the process's\n", m->img.path);
+	fi_rt_report(m, NULL, "kept static");
+}
+
+/* Rewrite @m into the process mode (or leave it, when there is no work). */
+static void fi_rt_take(struct fi_module *m)
+{
+	struct fi_patch_opts o = {
+		.cfg = fi_rt_cfg, .seed = fi_rt_seed, .dethunk = true,
+	};
+	struct fi_patch_stats st = { 0 };
+	int err = 0;
+
+	m->cfg = fi_rt_cfg;
+	m->seed = fi_rt_seed;
+	if (m->img.note.present) {
+		fi_rt_take_static(m);
+		goto reg;
+	}
+	/* kcfi without rand: the compiler's bytes are the mode already. */
+	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
+	    !(o.cfg.flags & FINEIBT_F_RAND)) {
+		fi_rt_report(m, NULL, "kept");
+		goto reg;
+	}
+	if (o.cfg.flags & FINEIBT_F_BHI) {
+		err = fi_live_stubs_for(&m->img, &o.bhi_args);
+		if (err) {
+			fi_rt_say("fineibt: warning: %s: no BHI stubs within "
+				  "reach (%s); bhi dropped for this module\n",
+				  m->img.path, strerror(-err));
+			o.cfg.flags &= ~FINEIBT_F_BHI;
+		}
+	}
+	err = fi_live_patch(&m->img, &o, &st);
+	if (err) {
+		fi_rt_say("fineibt: warning: %s: cannot rewrite (%s); left in "
+			  "kCFI form\n", m->img.path, strerror(-err));
+		m->cfg.mode = FINEIBT_MODE_KCFI;
+		m->cfg.flags &= FINEIBT_F_WARN;
+		goto reg;
+	}
+	m->cfg = o.cfg;
+	m->bhi_args = (o.cfg.flags & FINEIBT_F_BHI) ? o.bhi_args : 0;
+	m->patched = true;
+	fi_rt_report(m, &st, "rewritten to");
+reg:
+	err = fi_rt_add_module(m);
+	if (err && err != -EEXIST)
+		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
+			  "CFI failures will not be decoded\n", m->img.path,
+			  strerror(-err));
+}
+
+/* --------------------------------------------------------------- start */
+
+static void fi_rt_config(bool have_arity)
+{
+	const char *env = getenv("FINEIBT_CFI");
+	char msgs[FI_MSG_MAX];
+
+	msgs[0] = '\0';
+	fineibt_parse_cfi(env && *env ? env : "auto", have_arity, &fi_rt_cfg,
+			  msgs, sizeof(msgs));
+	if (msgs[0] && write(STDERR_FILENO, msgs, strlen(msgs)) < 0)
+		msgs[0] = '\0';
+	fineibt_resolve_auto(&fi_rt_cfg);
+	fi_rt_seed = 0;
+	if ((fi_rt_cfg.flags & FINEIBT_F_RAND) &&
+	    fineibt_random_seed(&fi_rt_seed)) {
+		fi_rt_say("fineibt: warning: no random seed (getrandom "
+			  "failed); hashes are not randomised\n");
+		fi_rt_cfg.flags &= ~FINEIBT_F_RAND;
+	}
+	fi_rt_set_config(&fi_rt_cfg, fi_rt_seed, have_arity);
+}
+
+/*
+ * Walk the loaded modules, open the new ones, and (after the first walk
+ * has settled the mode) rewrite and register every new kCFI module.
+ */
+static void fi_rt_scan(void)
+{
+	struct fi_module *fresh[FI_MAX_MODULES];
+	size_t nfresh = 0;
+	bool have_arity = false;
+
+	fi_nfound = 0;
+	dl_iterate_phdr(fi_rt_walk_cb, NULL);
+	for (size_t i = 0; i < fi_nseen; i++)
+		fi_seen[i].alive = false;
+	for (size_t i = 0; i < fi_nfound; i++) {
+		struct fi_seen *s = fi_rt_seen(fi_found[i].key);
+
+		if (s) {
+			s->alive = true;
+			continue;
+		}
+		if (fi_nseen == FI_MAX_SEEN)
+			break;
+		s = &fi_seen[fi_nseen++];
+		s->key = fi_found[i].key;
+		s->alive = true;
+		s->m = fi_rt_open(&fi_found[i]);
+		if (s->m) {
+			fresh[nfresh++] = s->m;
+			have_arity |= fi_rt_has_arity(s->m);
+		}
+	}
+	fi_rt_forget_dead();
+	if (!fi_rt_started)
+		fi_rt_config(have_arity);
+	for (size_t i = 0; i < nfresh; i++)
+		fi_rt_take(fresh[i]);
+}
+
+static void fi_rt_start_locked(void)
+{
+	int err;
+
+	fi_rt_verbose = getenv("FINEIBT_VERBOSE") &&
+			strcmp(getenv("FINEIBT_VERBOSE"), "0");
+	fi_rt_scan();
+	fi_rt_started = true;
+	err = fi_trap_install();
+	if (err)
+		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
+			  "(%s); CFI failures will not be reported\n",
+			  strerror(-err));
+	fi_rt_set_active(true);
+}
+
+/*
+ * Patch every module not patched yet; start the runtime first if needed.
+ * Called by each module's crt (before its constructors) and by our own
+ * constructor. Exported (libfineibt.so) so the crt of other modules finds it.
+ */
+FINEIBT_API void fineibt_rt_hook(void)
+{
+	pthread_mutex_lock(&fi_rt_mutex);
+	if (!fi_rt_started)
+		fi_rt_start_locked();
+	else
+		fi_rt_scan();
+	pthread_mutex_unlock(&fi_rt_mutex);
+}
+
+/*
+ * libfineibt.so: runs before the constructors of every module that
+ * depends on it. In libfineibt.a the executable's crt hook (priority
+ * 00000) has already done the work and this finds nothing new.
+ */
+__attribute__((constructor)) static void fi_rt_ctor(void)
+{
+	fineibt_rt_hook();
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * __x86_indirect_thunk_<reg>: "jmp *%reg", for all 16 registers.
+ *
+ * Why these exist at all: kCFI programs are compiled with
+ * -mretpoline-external-thunk -mindirect-branch-cs-prefix, which is what
+ * gives every checked call site its fixed 20-byte shape ending in
+ * "cs call __x86_indirect_thunk_r11" (DESIGN.md section 1). The compiler
+ * only references the thunks; someone must define them. The passes
+ * de-thunk patched call sites into "call *%r11", so after patching the
+ * thunks serve only calls that carry no check and sites left unpatched.
+ *
+ * Why no retpoline: a retpoline is the kernel's defence against branch
+ * target injection across privilege levels. In userspace the kernel
+ * already isolates tasks' indirect branch predictors (IBPB / STIBP on
+ * context switch per the spectre_v2_user policy), and a program that wants
+ * more opts into it with prctl(PR_SET_SPECULATION_CTRL). So the thunks
+ * are the plain indirect jump, and an int3 after it stops straight-line
+ * speculation past the jmp.
+ *
+ * Each thunk is global with default visibility, so libfineibt.so exports
+ * them (src/libfineibt.map) for modules that do not carry their own.
+ * No ENDBR: thunks are only ever reached by direct call/jmp.
+ */
+
+	.section .text.fineibt_thunks, "ax", @progbits
+
+.macro	THUNK reg
+	.balign	16, 0xcc
+	.globl	__x86_indirect_thunk_\reg
+	.type	__x86_indirect_thunk_\reg, @function
+__x86_indirect_thunk_\reg:
+	jmp	*%\reg
+	int3
+	.size	__x86_indirect_thunk_\reg, . - __x86_indirect_thunk_\reg
+.endm
+
+	.irp	reg, rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
+	THUNK	\reg
+	.endr
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SIGILL side (DESIGN.md section 4; seeds 002, 004, 006, 007, 009).
+ *
+ * Every CFI failure is a #UD, so a SIGILL. The handler decides from the
+ * faulting ip whether one of our sequences trapped:
+ *
+ *   ud2 at a .kcfi_traps site		kcfi: type = -imm of the movl at ip-12,
+ *					target = r11
+ *   0xEA in a FineIBT preamble		type = r10 + hash at preamble+7,
+ *					target = preamble+16
+ *   LOCK Jcc.d8 at caller+0xd		paranoid: type = r10, target = r11+16
+ *   ud2 in a BHI stub array		type = r10 + hash, target = (%rsp)
+ *
+ * and reports it with one write(2). Fatal (default): the ip is left at the
+ * faulting instruction, SIGILL goes back to SIG_DFL and the handler
+ * returns, so the instruction faults again and the process dies of SIGILL
+ * with a core that shows it. cfi=warn: continue as the kernel does.
+ * Anything else belongs to the program: chain to its handler.
+ *
+ * Nothing here allocates, locks (in the handler) or uses stdio. Memory is
+ * read only where it is known to be mapped: the executable views of a
+ * registered module, a registered stub array, and the one stack slot the
+ * BHI case needs (read with process_vm_readv, which fails cleanly).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "insn.h"
+#include "trap.h"
+
+#define FI_EXPORT	__attribute__((visibility("default")))
+
+/* ------------------------------------------------------- mapped memory */
+
+/* Bytes readable from run-time @addr to the end of one executable view of @m. */
+static size_t fi_trap_span(const struct fi_module *m, uint64_t addr)
+{
+	const struct fi_image *im = &m->img;
+
+	for (size_t i = 0; i < im->nviews; i++) {
+		const struct fi_view *v = &im->views[i];
+		uint64_t lo = v->vaddr + im->bias;
+
+		if (v->exec && addr >= lo && addr - lo < v->size)
+			return v->size - (addr - lo);
+	}
+	return 0;
+}
+
+/*
+ * @len bytes of live text at run-time @addr if they lie in one executable
+ * view of a registered module (returned in @mp), else NULL. The live
+ * bytes, not the view's buffer: they are what the CPU executed.
+ */
+static const uint8_t *fi_trap_text(uint64_t addr, size_t len,
+				   const struct fi_module **mp)
+{
+	const struct fi_module *m = fi_rt_module_at(addr);
+
+	if (!m || fi_trap_span(m, addr) < len)
+		return NULL;
+	if (mp)
+		*mp = m;
+	return (const uint8_t *)(uintptr_t)addr;
+}
+
+/* Read 8 bytes at @addr without faulting if they are not mapped. */
+static bool fi_trap_read64(uint64_t addr, uint64_t *val)
+{
+	struct iovec local = { .iov_base = val, .iov_len = sizeof(*val) };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
+				.iov_len = sizeof(*val) };
+	long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L,
+			 &remote, 1L, 0L);
+
+	if (n == (long)sizeof(*val))
+		return true;
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		/*
+		 * A sandbox without process_vm_readv: the slot at the top of
+		 * the stack the stub was called with is where that call just
+		 * pushed its return address, so it is mapped.
+		 */
+		__builtin_memcpy(val, (const void *)(uintptr_t)addr, sizeof(*val));
+		return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------- decoders */
+
+static bool fi_decode_kcfi(const struct fi_trap_regs *r,
+			   const struct fi_module *m, struct fi_trap *t)
+{
+	uint64_t site = r->ip - FI_KCFI_CALLER_UD;
+	const uint8_t *p;
+
+	if (!fi_image_is_trap(&m->img, r->ip - m->img.bias))
+		return false;
+	p = fi_trap_text(site, FI_KCFI_CALLER_UD, NULL);
+	/* 0 if the movl is not there (cannot happen for a compiled site). */
+	t->type = p ? fi_decode_caller_hash(p) : 0;
+	t->target = r->r11;
+	t->resume = r->ip + 2;		/* past the ud2: the call proceeds */
+	t->mod = m;
+	return true;
+}
+
+/* A FineIBT-family preamble (any tail) at run-time @pre: its hash. */
+static bool fi_trap_preamble(uint64_t pre, const struct fi_module **mp,
+			     struct fi_preamble_info *info)
+{
+	const uint8_t *p = fi_trap_text(pre, FI_PREAMBLE_SIZE + 4, mp);
+
+	if (!p || !fi_exact_endbr(p))
+		return false;
+	switch (fi_classify_preamble(p, pre, info)) {
+	case FI_PRE_FINEIBT:
+	case FI_PRE_FINEIBT_BHI:
+	case FI_PRE_FINEIBT_ARITY1:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool fi_decode_preamble(const struct fi_trap_regs *r,
+			       struct fi_trap *t)
+{
+	uint64_t pre = r->ip - FI_FINEIBT_PREAMBLE_UD;
+	struct fi_preamble_info info;
+
+	if (!fi_trap_preamble(pre, &t->mod, &info))
+		return false;
+	/* subl left r10 = caller's hash - ours. */
+	t->type = (uint32_t)r->r10 + info.hash;
+	t->target = pre + FI_PREAMBLE_SIZE;
+	t->resume = t->target;
+	return true;
+}
+
+static bool fi_decode_paranoid(const struct fi_trap_regs *r,
+			       const struct fi_module *m, int len,
+			       struct fi_trap *t)
+{
+	uint64_t site = r->ip - FI_PARANOID_UD;
+	const uint8_t *p;
+
+	/* The site's ud2 slot is still what .kcfi_traps lists. */
+	if (!fi_image_is_trap(&m->img, site + FI_KCFI_CALLER_UD - m->img.bias))
+		return false;
+	p = fi_trap_text(site, FI_CALLSITE_SIZE, NULL);
+	if (!p || fi_classify_caller(p, site, NULL) != FI_CALL_PARANOID)
+		return false;
+	t->type = (uint32_t)r->r10;
+	t->target = r->r11 + FI_PREAMBLE_SIZE;	/* the lea already moved r11 */
+	t->resume = r->ip + (uint64_t)len;	/* on to the call */
+	t->mod = m;
+	return true;
+}
+
+static bool fi_decode_bhi(const struct fi_trap_regs *r, uint64_t base,
+			  struct fi_trap *t)
+{
+	struct fi_preamble_info info;
+	size_t size;
+	uint64_t ret;
+
+	/* The preamble's call ends at func+0: the return address is the target. */
+	if (!fi_trap_read64(r->sp, &ret))
+		return false;
+	if (!fi_trap_preamble(ret - FI_PREAMBLE_SIZE, &t->mod, &info))
+		return false;
+	fi_bhi_stubs(&size);
+	if (info.form != FI_PRE_FINEIBT_BHI || info.bhi_target < base ||
+	    info.bhi_target - base >= size)
+		return false;
+	t->type = (uint32_t)r->r10 + info.hash;
+	t->target = ret;
+	t->resume = r->ip + 2;		/* the ret after the ud2 */
+	t->stubs = base;
+	return true;
+}
+
+bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t)
+{
+	const struct fi_module *m = NULL;
+	uint64_t base = fi_rt_bhi_base(r->ip);
+	const uint8_t *p = NULL;
+	size_t avail = 0;
+	bool ok = false;
+	int len;
+
+	*t = (struct fi_trap){ .kind = FI_TRAP_NONE, .addr = r->ip };
+	if (base) {
+		fi_bhi_stubs(&avail);
+		avail -= r->ip - base;
+		p = (const uint8_t *)(uintptr_t)r->ip;
+	} else if ((m = fi_rt_module_at(r->ip))) {
+		avail = fi_trap_span(m, r->ip);
+		p = avail ? (const uint8_t *)(uintptr_t)r->ip : NULL;
+	}
+	if (!p)
+		return false;
+
+	switch (fi_decode_ud(p, avail, &len)) {
+	case FI_UD_UD2:
+		if (base && (ok = fi_decode_bhi(r, base, t)))
+			t->kind = FI_TRAP_BHI;
+		else if (m && (ok = fi_decode_kcfi(r, m, t)))
+			t->kind = FI_TRAP_KCFI;
+		break;
+	case FI_UD_EA:
+		if (m && (ok = fi_decode_preamble(r, t)))
+			t->kind = FI_TRAP_PREAMBLE;
+		break;
+	case FI_UD_LOCK_JCC:
+		if (m && (ok = fi_decode_paranoid(r, m, len, t)))
+			t->kind = FI_TRAP_PARANOID;
+		break;
+	default:
+		break;
+	}
+	if (!ok) {
+		*t = (struct fi_trap){ .kind = FI_TRAP_NONE, .addr = r->ip };
+		return false;
+	}
+	t->warn = !!(t->mod->cfg.flags & FINEIBT_F_WARN);
+	return true;
+}
+
+/* ------------------------------------------------------------ reporting */
+
+/* A bounded line buffer: appends past the end are dropped. */
+struct fi_line {
+	char *buf;
+	size_t len, cap;	/* cap excludes the NUL */
+};
+
+static void fi_put(struct fi_line *l, const char *s)
+{
+	while (*s && l->len < l->cap)
+		l->buf[l->len++] = *s++;
+	l->buf[l->len] = '\0';
+}
+
+static void fi_put_hex(struct fi_line *l, uint64_t v, int min_digits)
+{
+	char tmp[19];
+	int n = 0;
+
+	do {
+		tmp[sizeof(tmp) - 1 - ++n] = "0123456789abcdef"[v & 0xf];
+		v >>= 4;
+	} while (v || n < min_digits);
+	tmp[sizeof(tmp) - 1] = '\0';
+	tmp[sizeof(tmp) - 1 - ++n] = 'x';
+	tmp[sizeof(tmp) - 1 - ++n] = '0';
+	fi_put(l, tmp + sizeof(tmp) - 1 - n);
+}
+
+/* "sym+0xoff" through the module containing @addr, else "0xaddr". */
+static void fi_put_addr(struct fi_line *l, uint64_t addr, uint64_t stubs)
+{
+	const struct fi_module *m = fi_rt_module_at(addr);
+	char sym[256];
+
+	if (m) {
+		sym[0] = '\0';
+		fi_image_symbolize(&m->img, addr - m->img.bias, sym, sizeof(sym));
+		sym[sizeof(sym) - 1] = '\0';
+		if (sym[0]) {
+			fi_put(l, sym);
+			return;
+		}
+	}
+	if (stubs && addr >= stubs) {
+		fi_put(l, "__bhi_args+");
+		fi_put_hex(l, addr - stubs, 1);
+		return;
+	}
+	fi_put_hex(l, addr, 1);
+}
+
+const char *fi_trap_mode_name(const struct fineibt_config *cfg)
+{
+	bool par = cfg->flags & FINEIBT_F_PARANOID, bhi = cfg->flags & FINEIBT_F_BHI;
+
+	switch (cfg->mode) {
+	case FINEIBT_MODE_AUTO:
+		return "auto";
+	case FINEIBT_MODE_OFF:
+		return "off";
+	case FINEIBT_MODE_KCFI:
+		return "kcfi";
+	case FINEIBT_MODE_FINEIBT:
+		if (par && bhi)
+			return "paranoid+bhi";
+		return par ? "paranoid" : bhi ? "bhi" : "fineibt";
+	}
+	return "?";
+}
+
+size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
+{
+	struct fi_line l = { .buf = buf, .len = 0, .cap = len ? len - 1 : 0 };
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	fi_put(&l, "fineibt: CFI failure at ");
+	fi_put_addr(&l, t->addr, t->stubs);
+	fi_put(&l, " (target: ");
+	fi_put_addr(&l, t->target, 0);
+	fi_put(&l, "; expected type: ");
+	fi_put_hex(&l, t->type, 8);
+	fi_put(&l, "; mode: ");
+	fi_put(&l, t->mod ? fi_trap_mode_name(&t->mod->cfg) : "?");
+	if (t->warn)
+		fi_put(&l, "; warn");
+	fi_put(&l, ")\n");
+	/* Keep the newline even when the symbols were too long. */
+	if (l.len && buf[l.len - 1] != '\n')
+		buf[l.len - 1] = '\n';
+	return l.len;
+}
+
+static void fi_trap_report(const struct fi_trap *t)
+{
+	char line[768];
+	size_t n = fi_trap_format(t, line, sizeof(line));
+	ssize_t w;
+
+	/* One write, so that lines from concurrent traps never interleave. */
+	do {
+		w = write(STDERR_FILENO, line, n);
+	} while (w < 0 && errno == EINTR);
+}
+
+/* ------------------------------------------- the program's SIGILL handler */
+
+/*
+ * While installed, the kernel always holds fineibt's handler; what the
+ * program asked for through sigaction()/signal() is recorded here, behind
+ * a sequence counter so that the handler (which may not lock) reads a
+ * consistent copy. Writers serialise on a spin lock taken with every
+ * signal blocked, so a handler can never interrupt its own thread's
+ * writer.
+ */
+static struct sigaction fi_user_act;
+static unsigned int fi_user_seq;
+static int fi_user_lock;
+static bool fi_installed;
+
+typedef int (*fi_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*fi_signal_fn)(int, sighandler_t);
+
+static fi_sigaction_fn fi_real_sigaction;
+static fi_signal_fn fi_real_signal, fi_real_sysv_signal;
+
+/* glibc's own entry point: the fallback when RTLD_NEXT finds nothing. */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+/* Resolved at load time: dlsym is not async-signal-safe. */
+__attribute__((constructor)) static void fi_trap_resolve(void)
+{
+	void *f;
+
+	if (__atomic_load_n(&fi_real_sigaction, __ATOMIC_ACQUIRE))
+		return;
+	f = dlsym(RTLD_NEXT, "signal");
+	__atomic_store_n(&fi_real_signal, (fi_signal_fn)f, __ATOMIC_RELEASE);
+	f = dlsym(RTLD_NEXT, "sysv_signal");
+	__atomic_store_n(&fi_real_sysv_signal, (fi_signal_fn)f, __ATOMIC_RELEASE);
+	f = dlsym(RTLD_NEXT, "sigaction");
+	if (!f)
+		f = (void *)__sigaction;
+	__atomic_store_n(&fi_real_sigaction, (fi_sigaction_fn)f, __ATOMIC_RELEASE);
+}
+
+static int fi_sys_sigaction(int sig, const struct sigaction *act,
+			    struct sigaction *old)
+{
+	fi_sigaction_fn f = __atomic_load_n(&fi_real_sigaction, __ATOMIC_ACQUIRE);
+
+	return (f ? f : __sigaction)(sig, act, old);
+}
+
+static void fi_user_lock_take(sigset_t *saved)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, saved);
+	while (__atomic_exchange_n(&fi_user_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void fi_user_lock_drop(const sigset_t *saved)
+{
+	__atomic_store_n(&fi_user_lock, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+/* Under the lock. */
+static void fi_user_set(const struct sigaction *act)
+{
+	__atomic_store_n(&fi_user_seq, fi_user_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	fi_user_act = *act;
+	__atomic_store_n(&fi_user_seq, fi_user_seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Lock-free, for the handler. */
+static void fi_user_get(struct sigaction *act)
+{
+	unsigned int s1, s2;
+
+	for (;;) {
+		s1 = __atomic_load_n(&fi_user_seq, __ATOMIC_ACQUIRE);
+		if (!(s1 & 1)) {
+			__builtin_memcpy(act, &fi_user_act, sizeof(*act));
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			s2 = __atomic_load_n(&fi_user_seq, __ATOMIC_RELAXED);
+			if (s1 == s2)
+				return;
+		}
+		sched_yield();
+	}
+}
+
+bool fi_trap_installed(void)
+{
+	return __atomic_load_n(&fi_installed, __ATOMIC_ACQUIRE);
+}
+
+/* --------------------------------------------------------- the handler */
+
+/* SIGILL back to SIG_DFL, straight to the kernel (no wrapper in between). */
+static void fi_trap_sig_dfl(void)
+{
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
+		ksa = { .handler = NULL };
+
+	syscall(SYS_rt_sigaction, SIGILL, &ksa, NULL, sizeof(ksa.mask));
+}
+
+/*
+ * Let the default action happen: for a fault, returning re-executes the
+ * instruction, which faults again and kills the process (with a core, at
+ * the faulting ip); a SIGILL sent by kill() has no instruction to repeat,
+ * so send it again.
+ */
+static void fi_trap_default(siginfo_t *si, ucontext_t *uc)
+{
+	fi_trap_sig_dfl();
+	sigdelset(&uc->uc_sigmask, SIGILL);
+	if (si->si_code <= 0)
+		syscall(SYS_tgkill, (long)getpid(), (long)syscall(SYS_gettid), SIGILL);
+}
+
+/* Not ours: do what the kernel would have done with the program's handler. */
+static void fi_trap_chain(int sig, siginfo_t *si, ucontext_t *uc)
+{
+	struct sigaction pa;
+	sigset_t mask;
+
+	fi_user_get(&pa);
+	if (pa.sa_handler == SIG_IGN && si->si_code <= 0)
+		return;
+	/* A faulting SIGILL cannot be ignored: the kernel forces SIG_DFL. */
+	if (pa.sa_handler == SIG_DFL || pa.sa_handler == SIG_IGN) {
+		fi_trap_default(si, uc);
+		return;
+	}
+	if (pa.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		sigset_t saved;
+
+		fi_user_lock_take(&saved);
+		fi_user_set(&dfl);
+		fi_user_lock_drop(&saved);
+	}
+	/* Its mask while it runs; sigreturn restores uc_sigmask after. */
+	mask = pa.sa_mask;
+	if (!(pa.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	if (pa.sa_flags & SA_SIGINFO)
+		pa.sa_sigaction(sig, si, uc);
+	else
+		pa.sa_handler(sig);
+}
+
+static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct fi_trap_regs r = {
+		.ip = (uint64_t)g[REG_RIP], .sp = (uint64_t)g[REG_RSP],
+		.r10 = (uint64_t)g[REG_R10], .r11 = (uint64_t)g[REG_R11],
+	};
+	int saved_errno = errno;
+	struct fi_trap t;
+
+	/* si_code > 0: raised by the CPU, not sent by kill(). */
+	if (si->si_code > 0 && fi_trap_decode(&r, &t)) {
+		fi_trap_report(&t);
+		if (t.warn)
+			g[REG_RIP] = (greg_t)t.resume;
+		else
+			fi_trap_default(si, uc);	/* ip untouched: dies on it */
+	} else {
+		fi_trap_chain(sig, si, uc);
+	}
+	errno = saved_errno;
+}
+
+/* ------------------------------------------------------- install/remove */
+
+int fi_trap_install(void)
+{
+	struct sigaction sa = { .sa_sigaction = fi_trap_handler }, old;
+	sigset_t saved;
+	int ret = 0;
+
+	fi_trap_resolve();
+	/*
+	 * SA_NODEFER: SIGILL stays deliverable while we run, as a fault in a
+	 * chained handler (a CPU-feature probe) must reach it again.
+	 * SA_ONSTACK: a trap on a thread whose stack is exhausted still runs.
+	 */
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	fi_user_lock_take(&saved);
+	if (fi_installed)
+		goto out;
+	if (fi_sys_sigaction(SIGILL, &sa, &old) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (old.sa_sigaction == fi_trap_handler)
+		old = (struct sigaction){ .sa_handler = SIG_DFL };
+	fi_user_set(&old);
+	__atomic_store_n(&fi_installed, true, __ATOMIC_RELEASE);
+out:
+	fi_user_lock_drop(&saved);
+	return ret;
+}
+
+int fi_trap_uninstall(void)
+{
+	sigset_t saved;
+	int ret = 0;
+
+	fi_user_lock_take(&saved);
+	if (fi_installed) {
+		if (fi_sys_sigaction(SIGILL, &fi_user_act, NULL) < 0)
+			ret = -errno;
+		else
+			__atomic_store_n(&fi_installed, false, __ATOMIC_RELEASE);
+	}
+	fi_user_lock_drop(&saved);
+	return ret;
+}
+
+/* ------------------------------------------------- signal interposition */
+
+/*
+ * The program (or a library probing CPU features) installing a SIGILL
+ * handler must not evict ours: record its handler as the one to chain to
+ * and answer with the one recorded before. Other signals, and SIGILL
+ * while fineibt is not installed, go straight to libc. A raw
+ * rt_sigaction syscall bypasses this (see docs/traps.md).
+ */
+FI_EXPORT int sigaction(int sig, const struct sigaction *act,
+			struct sigaction *old)
+{
+	sigset_t saved;
+	int ret = 0;
+
+	if (sig != SIGILL)
+		return fi_sys_sigaction(sig, act, old);
+	fi_user_lock_take(&saved);
+	if (!fi_installed) {
+		ret = fi_sys_sigaction(sig, act, old);
+	} else {
+		if (old)
+			*old = fi_user_act;
+		if (act)
+			fi_user_set(act);
+	}
+	fi_user_lock_drop(&saved);
+	return ret;
+}
+
+/* signal()-style installs of SIGILL, expressed as the sigaction they mean. */
+static sighandler_t fi_signal_as(int sig, sighandler_t h, int flags,
+				 bool self_mask)
+{
+	struct sigaction act = { .sa_handler = h, .sa_flags = flags }, old;
+
+	if (h == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sigemptyset(&act.sa_mask);
+	if (self_mask)
+		sigaddset(&act.sa_mask, sig);
+	if (sigaction(sig, &act, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* BSD semantics, as glibc's signal(): restart, sig blocked in its handler. */
+FI_EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	fi_signal_fn f = __atomic_load_n(&fi_real_signal, __ATOMIC_ACQUIRE);
+
+	if (sig != SIGILL && f)
+		return f(sig, h);
+	return fi_signal_as(sig, h, SA_RESTART, true);
+}
+
+FI_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	return signal(sig, h);
+}
+
+/* System V semantics: one-shot, not blocked in its handler. */
+FI_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	fi_signal_fn f = __atomic_load_n(&fi_real_sysv_signal, __ATOMIC_ACQUIRE);
+
+	if (sig != SIGILL && f)
+		return f(sig, h);
+	return fi_signal_as(sig, h, SA_RESETHAND | SA_NODEFER, false);
+}

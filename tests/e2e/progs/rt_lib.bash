@@ -1,0 +1,71 @@
+# Shared helpers of tests/e2e/rt_*.sh (sourced, not a test itself).
+# Each rt_*.sh builds its programs once with build/fineibt-cc under
+# $BUILD/e2e/runtime/ and loops the cfi= modes in the shell.
+set -u
+BUILD=${BUILD:-build}
+ROOT=${FINEIBT_ROOT:-$PWD}
+RT_SRC=$ROOT/tests/e2e/progs
+RT_OUT=$ROOT/$BUILD/e2e/runtime
+FCC=$ROOT/$BUILD/fineibt-cc
+FIBT=$ROOT/$BUILD/fineibt
+mkdir -p "$RT_OUT"
+unset FINEIBT_CFI FINEIBT_VERBOSE LD_PRELOAD
+
+# The seven modes of the brief; each is also run with ",norand".
+RT_BASE_MODES=(off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto)
+RT_MODES=()
+for m in "${RT_BASE_MODES[@]}"; do RT_MODES+=("$m" "$m,norand"); done
+
+rt_pass() { echo "PASS: $1"; }
+rt_fail() { echo "FAIL: $1: $2"; }
+
+# The mode name the trap report prints for a cfi= list (as an ERE).
+rt_mode_name() {
+	case ${1%,norand} in
+	off) echo off ;;
+	kcfi) echo kcfi ;;
+	fineibt) echo fineibt ;;
+	fineibt,paranoid|auto) echo paranoid ;;
+	fineibt,bhi) echo bhi ;;
+	fineibt,paranoid,bhi) echo 'paranoid\+bhi' ;;
+	esac
+}
+
+rt_is_off() { [[ ${1%,norand} == off ]]; }
+# Modes whose caller checks the target's hash: kcfi and paranoid ones.
+rt_checks_caller() {
+	case ${1%,norand} in
+	kcfi|fineibt,paranoid|fineibt,paranoid,bhi|auto) return 0 ;;
+	esac
+	return 1
+}
+# Modes where a caller jumps to target-16 (FineIBT callers).
+rt_is_fineibt() { [[ ${1%,norand} == fineibt* || ${1%,norand} == auto ]]; }
+
+# rt_run NAME CFI CMD...: runs CMD with FINEIBT_CFI=CFI; sets RT_RC,
+# RT_OUT_TXT (stdout) and RT_ERR_TXT (stderr).
+rt_run() {
+	local name=$1 cfi=$2
+	shift 2
+	local o=$RT_OUT/$name.out e=$RT_OUT/$name.err
+	# The group's own stderr hides bash's "Illegal instruction" notice.
+	{ FINEIBT_CFI=$cfi "$@" >"$o" 2>"$e" </dev/null; RT_RC=$?; } 2>/dev/null
+	RT_OUT_TXT=$(cat "$o")
+	RT_ERR_TXT=$(cat "$e")
+}
+
+# rt_build OUT CC-ARGS...: build with fineibt-cc unless OUT is newer than
+# the driver, the runtime and every source under progs/.
+rt_build() {
+	local out=$1
+	shift
+	if [ -e "$out" ] && [ "$out" -nt "$FCC" ] && \
+	   [ "$out" -nt "$ROOT/$BUILD/libfineibt.so" ] && \
+	   [ "$out" -nt "$ROOT/$BUILD/libfineibt_crt.a" ] && \
+	   [ -z "$(find "$RT_SRC" -newer "$out" -print -quit)" ]; then
+		return 0
+	fi
+	"$FCC" "$@" -o "$out"
+}
+
+RT_REPORT_RE='^fineibt: CFI failure at [^ ]+ \(target: '

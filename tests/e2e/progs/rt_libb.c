@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libfi_rtb.so: a kCFI library the executable dlopen's
+ * (tests/e2e/rt_modules.sh, rt_threads.sh). Its constructor calls the
+ * executable's callback through a pointer: with randomised hashes that
+ * call only passes if this library was rewritten before its constructors
+ * ran.
+ */
+#include "rt_mods.h"
+
+#define NOINLINE __attribute__((noinline))
+
+NOINLINE static long twice(long x) { return 2 * x; }
+
+static fn1_t volatile fnb = twice;
+static long ctor_value = -1;
+
+__attribute__((constructor)) static void rtb_ctor(void)
+{
+	fn1_t cb = rta_get_cb();
+
+	if (cb)
+		ctor_value = cb(5);
+}
+
+long rtb_apply2(fn2_t f, long a, long b)
+{
+	return f(a, b);
+}
+
+fn1_t rtb_fn(void)
+{
+	return fnb;
+}
+
+long rtb_ctor_value(void)
+{
+	return ctor_value;
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# rt_modes: a program built with fineibt-cc, run in every cfi= mode (the
+# seven of docs/runtime.md, each with and without norand): legal calls of
+# arity 0..8 and tail calls; type-confused calls (callee arity 1 and 2,
+# call and tail-jmp sites) caught with the report and status 132, or
+# reported and survived with warn; the naked-ENDBR pivot; the program's
+# own SIGILL handler; per-process hash randomisation.
+. "$(dirname "$0")/progs/rt_lib.bash"
+
+P=$RT_OUT/rt_calls
+rt_build "$P" -O2 -Wall "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" ||
+	{ rt_fail build "fineibt-cc could not build rt_calls"; exit 1; }
+
+check_legal() {
+	local m=$1
+	rt_run legal "$m" "$P" legal
+	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ] && [ -z "$RT_ERR_TXT" ]; then
+		rt_pass "legal[$m]"
+	else
+		rt_fail "legal[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+}
+
+# confused CASE callee: caught (132 + report) unless off; survived with warn.
+check_confuse() {
+	local m=$1 c=$2 callee=a${2: -1}
+	local re="$RT_REPORT_RE$callee\\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(rt_mode_name "$m")\\)"
+	rt_run "confuse-$c" "$m" "$P" confuse "$c"
+	if rt_is_off "$m"; then
+		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "survived $c" ] && [ -z "$RT_ERR_TXT" ]; then
+			rt_pass "confuse-$c[$m]: not checked"
+		else
+			rt_fail "confuse-$c[$m]" "off should not check: rc=$RT_RC err='$RT_ERR_TXT'"
+		fi
+		return
+	fi
+	if [ "$RT_RC" = 132 ] && [ -z "$RT_OUT_TXT" ] && grep -Eq "$re" <<<"$RT_ERR_TXT"; then
+		rt_pass "confuse-$c[$m]: caught"
+	else
+		rt_fail "confuse-$c[$m]" "want 132 + report /$re/: rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+	rt_run "warn-$c" "$m,warn" "$P" confuse "$c"
+	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "survived $c" ] &&
+	   grep -Eq "${re%\\)}; warn\\)" <<<"$RT_ERR_TXT"; then
+		rt_pass "warn-$c[$m]: reported, continued"
+	else
+		rt_fail "warn-$c[$m]" "want report + survival: rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+}
+
+# The pivot: a pointer to an ENDBR with no hash check in front of it,
+# biased by 16 where callers are FineIBT ones (their lea -16 undoes it).
+check_naked() {
+	local m=$1 bias=0
+	rt_is_fineibt "$m" && bias=16
+	rt_run naked "$m" "$P" naked "$bias"
+	if rt_checks_caller "$m"; then
+		if [ "$RT_RC" = 132 ] && grep -Eq "$RT_REPORT_RE" <<<"$RT_ERR_TXT"; then
+			rt_pass "naked-endbr[$m]: caught"
+		else
+			rt_fail "naked-endbr[$m]" "want caught: rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+		fi
+	elif [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "naked returned 42" ]; then
+		rt_pass "naked-endbr[$m]: not caught (as in the kernel)"
+	else
+		rt_fail "naked-endbr[$m]" "want the pivot to go through: rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+}
+
+check_sigill() {
+	local m=$1
+	rt_run sigill "$m" "$P" sigill
+	if rt_is_off "$m"; then
+		[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = $'own handler\nsurvived call1' ] &&
+			{ rt_pass "own-sigill[$m]"; return; }
+	elif [ "$RT_RC" = 132 ] && [ "$RT_OUT_TXT" = "own handler" ] &&
+	     grep -Eq "${RT_REPORT_RE}a1\\+0x0" <<<"$RT_ERR_TXT"; then
+		rt_pass "own-sigill[$m]: own handler ran, CFI trap not swallowed"
+		return
+	fi
+	rt_fail "own-sigill[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+}
+
+# Two runs: the expected type differs with rand, is identical with norand.
+check_rand() {
+	local m=$1 t1 t2
+	rt_is_off "$m" && return
+	rt_run rand1 "$m" "$P" confuse call1
+	t1=$(grep -Eo 'expected type: 0x[0-9a-f]+' <<<"$RT_ERR_TXT")
+	rt_run rand2 "$m" "$P" confuse call1
+	t2=$(grep -Eo 'expected type: 0x[0-9a-f]+' <<<"$RT_ERR_TXT")
+	if [ -z "$t1" ] || [ -z "$t2" ]; then
+		rt_fail "seed[$m]" "no report"
+	elif [[ $m == *norand ]] && [ "$t1" = "$t2" ]; then
+		rt_pass "seed[$m]: same hash in every process"
+	elif [[ $m != *norand ]] && [ "$t1" != "$t2" ]; then
+		rt_pass "seed[$m]: hash differs per process"
+	else
+		rt_fail "seed[$m]" "'$t1' vs '$t2'"
+	fi
+}
+
+for m in "${RT_MODES[@]}"; do
+	check_legal "$m"
+	for c in call1 call2 jmp1 jmp2; do
+		check_confuse "$m" "$c"
+	done
+	check_naked "$m"
+	check_sigill "$m"
+	check_rand "$m"
+done

@@ -1,0 +1,898 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SIGILL handler, the BHI stubs and the runtime state, without ELF
+ * files: the test builds code in mmap'd pages with the insn.h encoders
+ * (kCFI, FineIBT and FineIBT-BHI functions, kCFI / FineIBT / paranoid
+ * callers), describes it as a synthetic module (struct fi_image filled by
+ * hand: one view, .kcfi_traps addresses, symbols), registers it and a copy
+ * of the BHI stubs, and makes every trap happen in a forked child.
+ *
+ * Fatal cases assert that the child died of SIGILL and that its stderr is
+ * exactly the report line; warn cases that the report was printed and the
+ * call went on to return the right value.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "insn.h"
+#include "runtime.h"
+#include "trap.h"
+
+#define H_GOOD		0x1234abcdu	/* the targets' type hash */
+#define H_BAD		0x0badf00du	/* a caller expecting another type */
+#define LINK_BASE	0x10000u	/* link-time address of the code page */
+#define PAGE		4096u
+
+/* Offsets in the code page. */
+enum {
+	OFF_THUNK	= 0x000,	/* jmp *%r11: the kCFI sites' thunk */
+	OFF_PLAIN	= 0x010,	/* ud2; ret: a SIGILL that is not CFI */
+	OFF_FINE	= 0x040,	/* FineIBT function (preamble at -16) */
+	OFF_KCFI	= 0x080,	/* kCFI function */
+	OFF_BHI		= 0x0c0,	/* FineIBT-BHI function, arity 2 */
+	OFF_BHI1	= 0x100,	/* FineIBT-BHI arity 1 inline */
+	OFF_CALLERS	= 0x140,	/* caller stubs, 64 bytes apart */
+};
+
+enum caller {
+	C_KCFI_GOOD, C_KCFI_BAD, C_FINE_GOOD, C_FINE_BAD, C_PAR_GOOD, C_PAR_BAD,
+	C_NR,
+};
+
+static const char *const caller_names[C_NR] = {
+	"caller_kcfi_good", "caller_kcfi_bad", "caller_fine_good",
+	"caller_fine_bad", "caller_par_good", "caller_par_bad",
+};
+
+/*
+ * Test-local glue around the sequences (not CFI sequences themselves):
+ * a caller stub is uint64_t f(void *target, uint64_t a, uint64_t b):
+ *	49 89 fb	mov %rdi, %r11
+ *	48 89 f7	mov %rsi, %rdi
+ *	48 89 d6	mov %rdx, %rsi
+ *	<20-byte call site>
+ *	c3		ret
+ * a function body returns a + b + 1:
+ *	48 8d 44 37 01	lea 0x1(%rdi,%rsi,1), %rax
+ *	c3		ret
+ */
+static const uint8_t stub_prologue[] = { 0x49, 0x89, 0xfb, 0x48, 0x89, 0xf7,
+					 0x48, 0x89, 0xd6 };
+static const uint8_t fn_body[] = { 0x48, 0x8d, 0x44, 0x37, 0x01, 0xc3 };
+static const uint8_t op_ret = 0xc3;
+
+typedef uint64_t (*caller_fn)(uint64_t target, uint64_t a, uint64_t b);
+
+static uint8_t *code;		/* page 0: the module; page 1: BHI stub copy */
+static uint64_t stubs_copy;
+static size_t stubs_size;
+static struct fi_view view;
+static struct fi_sym syms[16];
+static uint64_t traps[C_NR];
+static struct fi_call calls[C_NR];
+static struct fi_module mod;
+
+static uint64_t rt(unsigned int off)
+{
+	return (uint64_t)(uintptr_t)code + off;
+}
+
+static uint64_t caller_at(enum caller c)
+{
+	return rt(OFF_CALLERS + 64 * c);
+}
+
+/* The call site inside a caller stub. */
+static uint64_t site_of(enum caller c)
+{
+	return caller_at(c) + sizeof(stub_prologue);
+}
+
+static uint64_t link_of(uint64_t runtime)
+{
+	return runtime - mod.img.bias;
+}
+
+static struct fi_buf at(unsigned int off)
+{
+	struct fi_buf b;
+
+	fi_buf_init(&b, code + off, PAGE - off, rt(off));
+	return b;
+}
+
+/* A target: preamble at off-16 (written by @pre), func+0 @entry, body. */
+static int build_fn(unsigned int off, const struct fi_seq *entry,
+		    void (*pre)(struct fi_buf *, unsigned int))
+{
+	struct fi_buf b = at(off - FI_PREAMBLE_SIZE);
+
+	pre(&b, off);
+	fi_emit_seq(&b, entry, 0);
+	fi_emit_bytes(&b, fn_body, sizeof(fn_body));
+	return b.err;
+}
+
+static void pre_fine(struct fi_buf *b, unsigned int off)
+{
+	fi_emit_fineibt_preamble(b, H_GOOD);
+}
+
+static void pre_kcfi(struct fi_buf *b, unsigned int off)
+{
+	fi_emit_kcfi_preamble(b, H_GOOD, 2);
+}
+
+/* FineIBT preamble whose tail calls the stub copy's slot @arity. */
+static void pre_bhi_n(struct fi_buf *b, unsigned int off, int arity)
+{
+	struct fi_buf tail;
+
+	fi_emit_fineibt_preamble(b, H_GOOD);
+	fi_buf_init(&tail, code + off - FI_PREAMBLE_SIZE + FI_FINEIBT_PREAMBLE_BHI,
+		    FI_PREAMBLE_SIZE, rt(off) - FI_PREAMBLE_SIZE + FI_FINEIBT_PREAMBLE_BHI);
+	fi_emit_bhi_tail(&tail, arity, false, stubs_copy);
+	if (tail.err)
+		b->err = tail.err;
+}
+
+static void pre_bhi(struct fi_buf *b, unsigned int off)
+{
+	pre_bhi_n(b, off, 2);
+}
+
+/* Arity 1 without warn: the inline cmovne form (writes func+0..3 too). */
+static void pre_bhi1(struct fi_buf *b, unsigned int off)
+{
+	pre_bhi_n(b, off, 1);
+}
+
+static int build_caller(enum caller c)
+{
+	struct fi_buf b = at(OFF_CALLERS + 64 * c);
+	bool good = !(c & 1);
+	uint32_t hash = good ? H_GOOD : H_BAD;
+
+	fi_emit_bytes(&b, stub_prologue, sizeof(stub_prologue));
+	switch (c) {
+	case C_KCFI_GOOD:
+	case C_KCFI_BAD:
+		fi_emit_kcfi_caller(&b, hash, false, rt(OFF_THUNK));
+		break;
+	case C_FINE_GOOD:
+	case C_FINE_BAD:
+		fi_emit_fineibt_caller(&b, hash, false);
+		break;
+	default:
+		fi_emit_paranoid_caller(&b, hash, false);
+		break;
+	}
+	fi_emit_bytes(&b, &op_ret, 1);
+	return b.err;
+}
+
+static void add_sym(size_t *n, const char *name, uint64_t runtime)
+{
+	syms[*n] = (struct fi_sym){ .addr = link_of(runtime), .size = 16, .name = name };
+	(*n)++;
+}
+
+/* Describe page 0 as a module: link-time LINK_BASE, sorted traps and symbols. */
+static void describe_module(void)
+{
+	size_t n = 0;
+
+	view = (struct fi_view){ .vaddr = LINK_BASE, .size = PAGE, .mem = code,
+				 .exec = true };
+	mod.img.path = "synthetic";
+	mod.img.live = true;
+	mod.img.bias = rt(0) - LINK_BASE;
+	mod.img.views = &view;
+	mod.img.nviews = 1;
+	mod.text_lo = rt(0);
+	mod.text_hi = rt(PAGE);
+	for (int c = 0; c < C_NR; c++) {
+		traps[c] = link_of(site_of(c) + FI_KCFI_CALLER_UD);
+		calls[c] = (struct fi_call){ .addr = link_of(site_of(c)),
+					     .hash = (c & 1) ? H_BAD : H_GOOD };
+	}
+	mod.img.traps = traps;
+	mod.img.ntraps = C_NR;
+	mod.img.calls = calls;
+	mod.img.ncalls = C_NR;
+
+	add_sym(&n, "thunk_r11", rt(OFF_THUNK));
+	add_sym(&n, "plain_ud2", rt(OFF_PLAIN));
+	add_sym(&n, "__cfi_fn_fine", rt(OFF_FINE - 16));
+	add_sym(&n, "fn_fine", rt(OFF_FINE));
+	add_sym(&n, "__cfi_fn_kcfi", rt(OFF_KCFI - 16));
+	add_sym(&n, "fn_kcfi", rt(OFF_KCFI));
+	add_sym(&n, "__cfi_fn_bhi", rt(OFF_BHI - 16));
+	add_sym(&n, "fn_bhi", rt(OFF_BHI));
+	add_sym(&n, "__cfi_fn_bhi1", rt(OFF_BHI1 - 16));
+	add_sym(&n, "fn_bhi1", rt(OFF_BHI1));
+	for (int c = 0; c < C_NR; c++)
+		add_sym(&n, caller_names[c], caller_at(c));
+	mod.img.syms = syms;
+	mod.img.nsyms = n;
+}
+
+static bool build_code(void)
+{
+	const uint8_t *stubs = fi_bhi_stubs(&stubs_size);
+	struct fi_buf b;
+	int err = 0;
+
+	code = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (code == MAP_FAILED)
+		return false;
+	/* int3 everywhere we do not write. */
+	memset(code, 0xcc, 2 * PAGE);
+	stubs_copy = rt(PAGE);
+	memcpy(code + PAGE, stubs, stubs_size);
+
+	b = at(OFF_THUNK);
+	fi_emit_seq(&b, &fi_seq_indirect_jmp, 0);
+	err |= b.err;
+	b = at(OFF_PLAIN);
+	fi_emit_bytes(&b, fi_seq_kcfi_caller.bytes + FI_KCFI_CALLER_UD, 2);
+	fi_emit_bytes(&b, &op_ret, 1);
+	err |= b.err;
+	err |= build_fn(OFF_FINE, &fi_seq_endbr_poison, pre_fine);
+	err |= build_fn(OFF_KCFI, &fi_seq_endbr64, pre_kcfi);
+	err |= build_fn(OFF_BHI, &fi_seq_endbr_poison, pre_bhi);
+	/* func+0 already reads as the BHI magic; writing it again is a no-op. */
+	err |= build_fn(OFF_BHI1, &fi_seq_bhi_magic, pre_bhi1);
+	for (int c = 0; c < C_NR; c++)
+		err |= build_caller(c);
+	describe_module();
+	if (err || mprotect(code, 2 * PAGE, PROT_READ | PROT_EXEC))
+		return false;
+	return true;
+}
+
+static uint64_t call(enum caller c, unsigned int target, uint64_t a, uint64_t b)
+{
+	caller_fn f = (caller_fn)(uintptr_t)caller_at(c);
+
+	return f(rt(target), a, b);
+}
+
+/* ------------------------------------------------------- child harness */
+
+struct child {
+	int status;
+	char err[8192];
+};
+
+static void child_setup(struct fineibt_config cfg)
+{
+	struct rlimit no_core = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	mod.cfg = cfg;
+	if (fi_rt_add_module(&mod) || fi_rt_add_stubs(stubs_copy, stubs_size) ||
+	    fi_trap_install()) {
+		dprintf(2, "child setup failed\n");
+		_exit(99);
+	}
+}
+
+/* Run @fn(@arg) in a child with @cfg set up; collect exit status and stderr. */
+static bool run_child(struct child *ch, struct fineibt_config cfg,
+		      void (*fn)(void *), void *arg)
+{
+	size_t len = 0;
+	int pfd[2];
+	ssize_t n;
+	pid_t pid;
+
+	memset(ch, 0, sizeof(*ch));
+	fflush(NULL);
+	if (pipe(pfd))
+		return false;
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (!pid) {
+		close(pfd[0]);
+		dup2(pfd[1], 2);
+		child_setup(cfg);
+		fn(arg);
+		_exit(0);
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], ch->err + len, sizeof(ch->err) - 1 - len)) > 0)
+		len += (size_t)n;
+	ch->err[len] = '\0';
+	close(pfd[0]);
+	return waitpid(pid, &ch->status, 0) == pid;
+}
+
+static bool died_of_sigill(const struct child *ch)
+{
+	return WIFSIGNALED(ch->status) && WTERMSIG(ch->status) == SIGILL;
+}
+
+static bool exited_ok(const struct child *ch)
+{
+	return WIFEXITED(ch->status) && WEXITSTATUS(ch->status) == 0;
+}
+
+static const char *sym(uint64_t runtime, char *buf, size_t len)
+{
+	fi_image_symbolize(&mod.img, link_of(runtime), buf, len);
+	return buf;
+}
+
+/* The report line for a trap at @addr_s (already symbolised). */
+static void expect_line(char *out, size_t len, const char *addr_s,
+			uint64_t target, uint32_t type, const char *mode,
+			bool warn)
+{
+	char t[128];
+
+	snprintf(out, len,
+		 "fineibt: CFI failure at %s (target: %s; expected type: 0x%08x; mode: %s%s)\n",
+		 addr_s, sym(target, t, sizeof(t)), type, mode, warn ? "; warn" : "");
+}
+
+static struct fineibt_config cfg_of(enum fineibt_mode mode, unsigned int flags)
+{
+	return (struct fineibt_config){ .mode = mode, .flags = flags };
+}
+
+/* ------------------------------------------------------------- the traps */
+
+struct call_arg {
+	enum caller c;
+	unsigned int target;
+};
+
+/* The child: make the call and print its result on stderr. */
+static void do_call(void *p)
+{
+	const struct call_arg *ca = p;
+	uint64_t r = call(ca->c, ca->target, 40, 1);
+
+	dprintf(2, "result %lu\n", (unsigned long)r);
+}
+
+struct trap_case {
+	const char *name;
+	enum caller c;
+	unsigned int target;
+	enum fineibt_mode mode;
+	unsigned int flags;
+	const char *mode_s;
+	enum fi_trap_kind kind;
+};
+
+/* Where a trap of @kind happens for a call from @c to @target, symbolised. */
+static void trap_site(enum fi_trap_kind kind, enum caller c, unsigned int target,
+		      char *buf, size_t len)
+{
+	uint64_t site = site_of(c);
+
+	switch (kind) {
+	case FI_TRAP_KCFI:
+		sym(site + FI_KCFI_CALLER_UD, buf, len);
+		break;
+	case FI_TRAP_PARANOID:
+		sym(site + FI_PARANOID_UD, buf, len);
+		break;
+	case FI_TRAP_PREAMBLE:
+		sym(rt(target) - FI_PREAMBLE_SIZE + FI_FINEIBT_PREAMBLE_UD, buf, len);
+		break;
+	default:
+		/* The ud2 of slot 2: the first trap site, after slot 1. */
+		snprintf(buf, len, "__bhi_args+0x%x",
+			 (unsigned int)(FI_BHI_SLOT_SIZE + 8));
+		break;
+	}
+}
+
+static void test_trap_case(const struct trap_case *tc)
+{
+	struct call_arg ca = { tc->c, tc->target };
+	char name[128], where[128], line[512], both[1024];
+	struct child ch;
+	bool par_warn;
+
+	trap_site(tc->kind, tc->c, tc->target, where, sizeof(where));
+	/* Fatal: dies of SIGILL, stderr is exactly the report. */
+	snprintf(name, sizeof(name), "trap_%s_fatal", tc->name);
+	expect_line(line, sizeof(line), where, rt(tc->target), H_BAD, tc->mode_s, false);
+	if (run_child(&ch, cfg_of(tc->mode, tc->flags), do_call, &ca)) {
+		if (!CHECK(name, died_of_sigill(&ch) && !strcmp(ch.err, line)))
+			printf("  got status %#x stderr: %s  want: %s", ch.status, ch.err, line);
+	}
+
+	/* Warn: reported, and the call goes on to return 40 + 1 + 1. */
+	snprintf(name, sizeof(name), "trap_%s_warn", tc->name);
+	expect_line(line, sizeof(line), where, rt(tc->target), H_BAD, tc->mode_s, true);
+	par_warn = tc->kind == FI_TRAP_PARANOID;
+	if (par_warn) {
+		/*
+		 * Continuing past the LOCK Jcc calls the preamble with the
+		 * wrong hash: its own check reports the same call once more,
+		 * as the kernel's warn mode does.
+		 */
+		enum fi_trap_kind second = tc->target == OFF_BHI ?
+					   FI_TRAP_BHI : FI_TRAP_PREAMBLE;
+		char pre[128], l2[512];
+
+		trap_site(second, tc->c, tc->target, pre, sizeof(pre));
+		expect_line(l2, sizeof(l2), pre, rt(tc->target), H_BAD, tc->mode_s, true);
+		snprintf(both, sizeof(both), "%s%sresult 42\n", line, l2);
+	} else {
+		snprintf(both, sizeof(both), "%sresult 42\n", line);
+	}
+	if (run_child(&ch, cfg_of(tc->mode, tc->flags | FINEIBT_F_WARN), do_call, &ca)) {
+		if (!CHECK(name, exited_ok(&ch) && !strcmp(ch.err, both)))
+			printf("  got status %#x stderr: %s  want: %s", ch.status, ch.err, both);
+	}
+
+	/* The matching caller: no report, right result. */
+	snprintf(name, sizeof(name), "trap_%s_match", tc->name);
+	ca.c = tc->c - 1;
+	if (run_child(&ch, cfg_of(tc->mode, tc->flags), do_call, &ca))
+		CHECK(name, exited_ok(&ch) && !strcmp(ch.err, "result 42\n"));
+}
+
+static void test_traps(void)
+{
+	static const struct trap_case cases[] = {
+		{ "kcfi", C_KCFI_BAD, OFF_KCFI, FINEIBT_MODE_KCFI, 0, "kcfi", FI_TRAP_KCFI },
+		{ "preamble", C_FINE_BAD, OFF_FINE, FINEIBT_MODE_FINEIBT, 0, "fineibt",
+		  FI_TRAP_PREAMBLE },
+		{ "paranoid", C_PAR_BAD, OFF_FINE, FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID,
+		  "paranoid", FI_TRAP_PARANOID },
+		{ "bhi", C_FINE_BAD, OFF_BHI, FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI, "bhi",
+		  FI_TRAP_BHI },
+		{ "paranoid_bhi", C_PAR_BAD, OFF_BHI, FINEIBT_MODE_FINEIBT,
+		  FINEIBT_F_PARANOID | FINEIBT_F_BHI, "paranoid+bhi", FI_TRAP_PARANOID },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		test_trap_case(&cases[i]);
+}
+
+/* FineIBT-BHI arity 1 (inline cmovne, no stub): a preamble trap. */
+static void test_arity1(void)
+{
+	struct call_arg ca = { C_FINE_BAD, OFF_BHI1 };
+	char where[128], line[512];
+	struct child ch;
+
+	trap_site(FI_TRAP_PREAMBLE, ca.c, ca.target, where, sizeof(where));
+	expect_line(line, sizeof(line), where, rt(OFF_BHI1), H_BAD, "bhi", false);
+	if (run_child(&ch, cfg_of(FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI), do_call, &ca))
+		CHECK("trap_arity1_fatal", died_of_sigill(&ch) && !strcmp(ch.err, line));
+	ca.c = C_FINE_GOOD;
+	if (run_child(&ch, cfg_of(FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI), do_call, &ca))
+		CHECK("trap_arity1_match", exited_ok(&ch) && !strcmp(ch.err, "result 42\n"));
+}
+
+/* ------------------------------------------------ the program's handlers */
+
+static volatile sig_atomic_t prog_hits, prog_on_altstack;
+static sigjmp_buf prog_env;
+
+/* A program handler that steps over the ud2 it was called for. */
+static void prog_skip(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	stack_t ss;
+
+	prog_hits++;
+	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK))
+		prog_on_altstack = 1;
+	uc->uc_mcontext.gregs[REG_RIP] += 2;
+	write(2, "program handler\n", 16);
+}
+
+static void prog_jump(int sig)
+{
+	prog_hits++;
+	siglongjmp(prog_env, 1);
+}
+
+static void plain_ud2(void)
+{
+	((void (*)(void))(uintptr_t)rt(OFF_PLAIN))();
+}
+
+/* The handler the kernel holds for SIGILL right now (no wrapper involved). */
+static void *kernel_sigill_handler(void)
+{
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } k;
+
+	if (syscall(SYS_rt_sigaction, SIGILL, NULL, &k, sizeof(k.mask)))
+		return (void *)-1;
+	return k.handler;
+}
+
+static void do_sigaction_chain(void *p)
+{
+	struct sigaction sa = { .sa_sigaction = prog_skip, .sa_flags = SA_SIGINFO }, old;
+	void *kh;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGILL, &sa, &old);
+	kh = kernel_sigill_handler();
+	dprintf(2, "old %s kernel %s\n", old.sa_handler == SIG_DFL ? "dfl" : "?",
+		kh && kh != (void *)prog_skip && kh != (void *)-1 ? "fineibt" : "program");
+	plain_ud2();
+	dprintf(2, "hits %d\n", (int)prog_hits);
+	sa.sa_handler = SIG_IGN;
+	sa.sa_flags = 0;
+	sigaction(SIGILL, &sa, &old);
+	dprintf(2, "old %s\n", old.sa_sigaction == prog_skip ? "program" : "?");
+	sigaction(SIGILL, NULL, &old);
+	dprintf(2, "now %s\n", old.sa_handler == SIG_IGN ? "ign" : "?");
+}
+
+static void do_signal_chain(void *p)
+{
+	sighandler_t prev = signal(SIGILL, prog_jump);
+
+	if (!sigsetjmp(prog_env, 1))
+		plain_ud2();
+	prev = signal(SIGILL, SIG_DFL) == prog_jump && prev == SIG_DFL ? prev : SIG_ERR;
+	dprintf(2, "hits %d %s\n", (int)prog_hits, prev == SIG_ERR ? "bad" : "ok");
+}
+
+/* System V semantics: one shot, then the default action kills. */
+static void do_sysv_chain(void *p)
+{
+	sysv_signal(SIGILL, prog_jump);
+	if (!sigsetjmp(prog_env, 1))
+		plain_ud2();
+	dprintf(2, "hits %d\n", (int)prog_hits);
+	plain_ud2();
+	dprintf(2, "survived\n");
+}
+
+static void do_plain(void *p)
+{
+	plain_ud2();
+	dprintf(2, "survived\n");
+}
+
+/* A ud2 outside every module. */
+static void do_builtin_trap(void *p)
+{
+	__builtin_trap();
+}
+
+static void do_cfi_with_handler(void *p)
+{
+	struct sigaction sa = { .sa_sigaction = prog_skip, .sa_flags = SA_SIGINFO };
+	struct call_arg ca = { C_FINE_BAD, OFF_FINE };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGILL, &sa, NULL);
+	do_call(&ca);
+}
+
+static void test_chain(void)
+{
+	struct fineibt_config fine = cfg_of(FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID);
+	char where[128], line[512];
+	struct child ch;
+
+	if (run_child(&ch, fine, do_sigaction_chain, NULL))
+		CHECK("chain_sigaction", exited_ok(&ch) && !strcmp(ch.err,
+		      "old dfl kernel fineibt\nprogram handler\nhits 1\nold program\nnow ign\n"));
+	if (run_child(&ch, fine, do_signal_chain, NULL))
+		CHECK("chain_signal", exited_ok(&ch) && !strcmp(ch.err, "hits 1 ok\n"));
+	if (run_child(&ch, fine, do_sysv_chain, NULL))
+		CHECK("chain_sysv_signal_oneshot",
+		      died_of_sigill(&ch) && !strcmp(ch.err, "hits 1\n"));
+	if (run_child(&ch, fine, do_plain, NULL))
+		CHECK("chain_none_dies", died_of_sigill(&ch) && !strcmp(ch.err, ""));
+	if (run_child(&ch, fine, do_builtin_trap, NULL))
+		CHECK("chain_none_outside_module", died_of_sigill(&ch) && !strcmp(ch.err, ""));
+
+	/* A CFI trap is fineibt's even with a program handler: fatal, reported. */
+	trap_site(FI_TRAP_PREAMBLE, C_FINE_BAD, OFF_FINE, where, sizeof(where));
+	expect_line(line, sizeof(line), where, rt(OFF_FINE), H_BAD, "paranoid", false);
+	if (run_child(&ch, fine, do_cfi_with_handler, NULL))
+		CHECK("chain_cfi_not_swallowed", died_of_sigill(&ch) && !strcmp(ch.err, line));
+}
+
+/* ------------------------------------------------ threads and alt stacks */
+
+#define NTHREADS 8
+
+static pthread_barrier_t barrier;
+
+static void *thread_call(void *p)
+{
+	uint64_t a = (uint64_t)(uintptr_t)p;
+
+	pthread_barrier_wait(&barrier);
+	return (void *)(uintptr_t)(call(C_FINE_BAD, OFF_FINE, a, 1000) == a + 1001);
+}
+
+static void do_threads(void *p)
+{
+	pthread_t t[NTHREADS];
+	int ok = 0;
+	void *r;
+
+	pthread_barrier_init(&barrier, NULL, NTHREADS);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&t[i], NULL, thread_call, (void *)(uintptr_t)(i * 7));
+	for (int i = 0; i < NTHREADS; i++)
+		if (!pthread_join(t[i], &r) && r)
+			ok++;
+	dprintf(2, "threads ok %d\n", ok);
+}
+
+static void test_threads(void)
+{
+	char where[128], line[512], want[8192] = "";
+	struct child ch;
+
+	trap_site(FI_TRAP_PREAMBLE, C_FINE_BAD, OFF_FINE, where, sizeof(where));
+	expect_line(line, sizeof(line), where, rt(OFF_FINE), H_BAD, "fineibt", true);
+	for (int i = 0; i < NTHREADS; i++)
+		strcat(want, line);
+	snprintf(want + strlen(want), sizeof(want) - strlen(want), "threads ok %d\n",
+		 NTHREADS);
+	if (run_child(&ch, cfg_of(FINEIBT_MODE_FINEIBT, FINEIBT_F_WARN), do_threads, NULL)) {
+		if (!CHECK("trap_threads_warn", exited_ok(&ch) && !strcmp(ch.err, want)))
+			printf("  got: %s\n", ch.err);
+	}
+}
+
+#define ALTSTACK_SIZE (64 * 1024)
+
+static void do_altstack(void *p)
+{
+	struct sigaction sa = { .sa_sigaction = prog_skip,
+				.sa_flags = SA_SIGINFO | SA_ONSTACK };
+	struct call_arg ca = { C_FINE_BAD, OFF_FINE };
+	uint8_t *mem = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	stack_t ss = { .ss_sp = mem, .ss_size = ALTSTACK_SIZE };
+	size_t used = 0;
+
+	memset(mem, 0xa5, ALTSTACK_SIZE);
+	if (mem == MAP_FAILED || sigaltstack(&ss, NULL))
+		_exit(98);
+	do_call(&ca);		/* a CFI trap (warn): handled there */
+	for (size_t i = 0; i < ALTSTACK_SIZE; i++)
+		used += mem[i] != 0xa5;
+	dprintf(2, "altstack %s\n", used ? "used" : "unused");
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGILL, &sa, NULL);
+	plain_ud2();		/* not CFI: chained, still on the alt stack */
+	dprintf(2, "chained on altstack %d\n", (int)prog_on_altstack);
+}
+
+static void test_altstack(void)
+{
+	char where[128], line[512], want[1024];
+	struct child ch;
+
+	trap_site(FI_TRAP_PREAMBLE, C_FINE_BAD, OFF_FINE, where, sizeof(where));
+	expect_line(line, sizeof(line), where, rt(OFF_FINE), H_BAD, "fineibt", true);
+	snprintf(want, sizeof(want),
+		 "%sresult 42\naltstack used\nprogram handler\nchained on altstack 1\n", line);
+	if (run_child(&ch, cfg_of(FINEIBT_MODE_FINEIBT, FINEIBT_F_WARN), do_altstack, NULL)) {
+		if (!CHECK("trap_altstack", exited_ok(&ch) && !strcmp(ch.err, want)))
+			printf("  got: %s\n", ch.err);
+	}
+}
+
+/* ---------------------------------------------------------- BHI stubs */
+
+/*
+ * test_bhi_probe(entry, regs, zf_clear): load rdi rsi rdx rcx r8 r9 r10
+ * from regs[0..6], set ZF (zf_clear == 0) or clear it, call entry, store
+ * rdi..r9 back into regs[0..5].
+ */
+void test_bhi_probe(uint64_t entry, uint64_t *regs, int zf_clear);
+__asm__(
+	"	.text\n"
+	"	.globl	test_bhi_probe\n"
+	"	.type	test_bhi_probe, @function\n"
+	"test_bhi_probe:\n"
+	"	push	%rbx\n"
+	"	push	%r12\n"
+	"	mov	%rdi, %rax\n"
+	"	mov	%rsi, %rbx\n"
+	"	mov	%edx, %r12d\n"
+	"	mov	0(%rbx), %rdi\n"
+	"	mov	8(%rbx), %rsi\n"
+	"	mov	16(%rbx), %rdx\n"
+	"	mov	24(%rbx), %rcx\n"
+	"	mov	32(%rbx), %r8\n"
+	"	mov	40(%rbx), %r9\n"
+	"	mov	48(%rbx), %r10\n"
+	"	test	%r12d, %r12d\n"
+	"	call	*%rax\n"
+	"	mov	%rdi, 0(%rbx)\n"
+	"	mov	%rsi, 8(%rbx)\n"
+	"	mov	%rdx, 16(%rbx)\n"
+	"	mov	%rcx, 24(%rbx)\n"
+	"	mov	%r8, 32(%rbx)\n"
+	"	mov	%r9, 40(%rbx)\n"
+	"	pop	%r12\n"
+	"	pop	%rbx\n"
+	"	ret\n"
+	"	.size	test_bhi_probe, . - test_bhi_probe\n");
+
+#define POISON 0xdeadbeefcafef00dull
+
+/*
+ * Slot n with ZF set (hash matched) leaves every argument alone. Past its
+ * jne with ZF clear (where speculation would run on a mismatch) the first
+ * n argument registers read r10 afterwards. Slot 7 would also load rsp
+ * from r10, which cannot be run for real: only its ZF-set path is.
+ */
+static bool bhi_slots_ok(uint64_t base, const char *what)
+{
+	char name[64];
+	bool ok = true;
+
+	for (int n = 0; n <= FI_MAX_ARITY; n++) {
+		for (int zf_clear = 0; zf_clear <= 1; zf_clear++) {
+			uint64_t regs[7] = { 1, 2, 3, 4, 5, 6, POISON };
+
+			if (zf_clear && n == FI_MAX_ARITY)
+				continue;
+			snprintf(name, sizeof(name), "bhi_%s_slot%d_%s", what, n,
+				 zf_clear ? "mismatch" : "match");
+			test_bhi_probe(base + (uint64_t)n * FI_BHI_SLOT_SIZE + 2 * zf_clear,
+				       regs, zf_clear);
+			for (int r = 0; r < 6; r++) {
+				uint64_t want = zf_clear && r < n ? POISON : (uint64_t)r + 1;
+
+				ok &= EXPECT(name, regs[r] == want);
+			}
+		}
+	}
+	return ok;
+}
+
+static void test_bhi_stubs(void)
+{
+	size_t size;
+	const uint8_t *own = fi_bhi_stubs(&size);
+
+	CHECK("bhi_size", size == 8 * FI_BHI_SLOT_SIZE);
+	CHECK("bhi_slots_linked", bhi_slots_ok((uint64_t)(uintptr_t)own, "linked"));
+	CHECK("bhi_slots_copy", bhi_slots_ok(stubs_copy, "copy"));
+	CHECK("bhi_copy_identical", !memcmp(own, (void *)(uintptr_t)stubs_copy, size));
+}
+
+/* ------------------------------------------ decoder and state, in-process */
+
+static struct fi_trap decode(uint64_t ip, uint64_t sp, uint64_t r10, uint64_t r11)
+{
+	struct fi_trap_regs r = { .ip = ip, .sp = sp, .r10 = r10, .r11 = r11 };
+	struct fi_trap t;
+
+	fi_trap_decode(&r, &t);
+	return t;
+}
+
+static void test_decode(void)
+{
+	uint64_t pre = rt(OFF_FINE) - FI_PREAMBLE_SIZE, ret_slot = rt(OFF_BHI);
+	uint64_t ud_lo = stubs_copy + FI_BHI_SLOT_SIZE + 8;
+	struct fi_trap t;
+
+	mod.cfg = cfg_of(FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID);
+	CHECK("rt_add_module", fi_rt_add_module(&mod) == 0);
+	CHECK("rt_add_module_twice", fi_rt_add_module(&mod) == -EEXIST);
+	CHECK("rt_module_at", fi_rt_module_at(rt(OFF_FINE)) == &mod &&
+	      !fi_rt_module_at(rt(PAGE)) && !fi_rt_module_at(rt(0) - 1));
+	CHECK("rt_add_stubs_size", fi_rt_add_stubs(stubs_copy, 32) == -EINVAL);
+	CHECK("rt_add_stubs", fi_rt_add_stubs(stubs_copy, stubs_size) == 0);
+	CHECK("rt_add_stubs_twice", fi_rt_add_stubs(stubs_copy, stubs_size) == -EEXIST);
+	CHECK("rt_bhi_base", fi_rt_bhi_base(ud_lo) == stubs_copy &&
+	      fi_rt_bhi_base(stubs_copy + stubs_size) == 0 &&
+	      fi_rt_bhi_base((uint64_t)(uintptr_t)fi_bhi_stubs(NULL) + 3) ==
+	      (uint64_t)(uintptr_t)fi_bhi_stubs(NULL));
+	CHECK("rt_storage_page", ((uintptr_t)fi_rt_storage(NULL) & (PAGE - 1)) == 0 &&
+	      (void *)fi_rt() == fi_rt_storage(NULL));
+
+	t = decode(site_of(C_KCFI_BAD) + FI_KCFI_CALLER_UD, 0, 0, rt(OFF_KCFI));
+	CHECK("decode_kcfi", t.kind == FI_TRAP_KCFI && t.type == H_BAD &&
+	      t.target == rt(OFF_KCFI) && t.resume == t.addr + 2 && t.mod == &mod);
+	t = decode(pre + FI_FINEIBT_PREAMBLE_UD, 0, H_BAD - H_GOOD, 0);
+	CHECK("decode_preamble", t.kind == FI_TRAP_PREAMBLE && t.type == H_BAD &&
+	      t.target == rt(OFF_FINE) && t.resume == rt(OFF_FINE));
+	t = decode(site_of(C_PAR_BAD) + FI_PARANOID_UD, 0, H_BAD, pre);
+	CHECK("decode_paranoid", t.kind == FI_TRAP_PARANOID && t.type == H_BAD &&
+	      t.target == rt(OFF_FINE) && t.resume == t.addr + 3);
+	t = decode(ud_lo, (uint64_t)(uintptr_t)&ret_slot, H_BAD - H_GOOD, 0);
+	CHECK("decode_bhi", t.kind == FI_TRAP_BHI && t.type == H_BAD &&
+	      t.target == rt(OFF_BHI) && t.resume == ud_lo + 2 && t.stubs == stubs_copy);
+	/* An unmapped stack pointer is read safely and refused. */
+	t = decode(ud_lo, 16, H_BAD - H_GOOD, 0);
+	CHECK("decode_bhi_bad_sp", t.kind == FI_TRAP_NONE);
+	/* A return address that is no BHI preamble: not ours. */
+	ret_slot = rt(OFF_FINE);
+	t = decode(ud_lo, (uint64_t)(uintptr_t)&ret_slot, 1, 0);
+	CHECK("decode_bhi_not_bhi_preamble", t.kind == FI_TRAP_NONE);
+	CHECK("decode_plain_ud2", decode(rt(OFF_PLAIN), 0, 0, 0).kind == FI_TRAP_NONE);
+	CHECK("decode_outside", decode(rt(PAGE) - 2, 0, 0, 0).kind == FI_TRAP_NONE &&
+	      decode(8, 0, 0, 0).kind == FI_TRAP_NONE);
+	/* A LOCK Jcc where the trap table says no call site is: not ours. */
+	CHECK("decode_jcc_off_site", decode(site_of(C_PAR_BAD) + FI_PARANOID_UD + 1,
+					    0, 0, 0).kind == FI_TRAP_NONE);
+
+	CHECK("rt_del_stubs", fi_rt_del_stubs(stubs_copy) == 0 &&
+	      fi_rt_bhi_base(ud_lo) == 0 && fi_rt_del_stubs(stubs_copy) == -ENOENT);
+	CHECK("rt_del_module", fi_rt_del_module(&mod) == 0 &&
+	      !fi_rt_module_at(rt(OFF_FINE)) && fi_rt_del_module(&mod) == -ENOENT);
+	CHECK("rt_readd_module", fi_rt_add_module(&mod) == 0 &&
+	      fi_rt_module_at(rt(OFF_FINE)) == &mod && fi_rt()->nmods == 1);
+	fi_rt_del_module(&mod);
+}
+
+static void test_format(void)
+{
+	static const struct { enum fineibt_mode m; unsigned int f; const char *s; } names[] = {
+		{ FINEIBT_MODE_KCFI, 0, "kcfi" },
+		{ FINEIBT_MODE_FINEIBT, 0, "fineibt" },
+		{ FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID, "paranoid" },
+		{ FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI | FINEIBT_F_RAND, "bhi" },
+		{ FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID | FINEIBT_F_BHI, "paranoid+bhi" },
+	};
+	struct fi_trap t = { .kind = FI_TRAP_KCFI, .addr = 0x1234, .target = 0xabc,
+			     .type = 0x1f, .mod = &mod };
+	char buf[512], small[24];
+	bool ok = true;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct fineibt_config c = cfg_of(names[i].m, names[i].f);
+
+		ok &= EXPECT("format_mode_names", !strcmp(fi_trap_mode_name(&c), names[i].s));
+	}
+	CHECK("format_mode_names", ok);
+	mod.cfg = cfg_of(FINEIBT_MODE_KCFI, FINEIBT_F_WARN);
+	t.warn = true;
+	fi_trap_format(&t, buf, sizeof(buf));
+	CHECK("format_unknown_addrs", !strcmp(buf,
+	      "fineibt: CFI failure at 0x1234 (target: 0xabc; expected type: 0x0000001f; "
+	      "mode: kcfi; warn)\n"));
+	CHECK("format_truncated", fi_trap_format(&t, small, sizeof(small)) == sizeof(small) - 1 &&
+	      small[sizeof(small) - 2] == '\n' && small[sizeof(small) - 1] == '\0');
+	CHECK("format_symbol", !strcmp(sym(rt(OFF_FINE), buf, sizeof(buf)), "fn_fine+0x0"));
+}
+
+int main(void)
+{
+	if (!CHECK("trap_build_code", build_code()))
+		return fi_check_exit();
+	test_bhi_stubs();
+	test_traps();
+	test_arity1();
+	test_chain();
+	test_threads();
+	test_altstack();
+	test_format();
+	test_decode();
+	return fi_check_exit();
+}

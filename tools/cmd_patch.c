@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fineibt patch: rewrite a kCFI-built ELF file into one cfi= mode and write
+ * the result, with a .fineibt section recording what was done, to a new
+ * file. The input is only read; the output appears atomically or not at all.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fineibt.h"
+#include "image.h"
+#include "patch.h"
+#include "cli.h"
+
+struct patch_args {
+	const char *in, *out, *cfi, *seed;
+	bool in_place, no_dethunk, quiet;
+};
+
+int cmd_patch_help(void)
+{
+	printf("Usage: fineibt patch FILE -o OUT [--cfi=LIST] [--seed HEX] [--no-dethunk] [-q]\n"
+	       "       fineibt patch FILE --in-place [--cfi=LIST] ...\n\n"
+	       "Rewrite the kCFI sequences of FILE (built with clang -fsanitize=kcfi)\n"
+	       "into the cfi= mode LIST and write the result to OUT, with a .fineibt\n"
+	       "section recording the mode, flags and seed. FILE is never modified.\n\n"
+	       "  -o, --output OUT   where to write (must not be FILE)\n"
+	       "  --cfi=LIST         cfi= words: auto (default; = fineibt,paranoid),\n"
+	       "                     off, kcfi, fineibt, norand, warn, paranoid, bhi\n"
+	       "  --seed HEX         rehash seed (default: random); for reproducible output\n"
+	       "  --in-place         replace FILE (atomically, through a new file)\n"
+	       "  --no-dethunk       keep 'cs call __x86_indirect_thunk_*' calls\n"
+	       "  -q, --quiet        no summary, no per-site warnings\n\n"
+	       "A file already patched is refused: patch the original kCFI build.\n"
+	       "bhi needs the __bhi_args stubs linked into FILE (fineibt-cc does).\n");
+	return 0;
+}
+
+static int patch_parse(int argc, char **argv, struct patch_args *a)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "cfi", required_argument, NULL, 'c' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "in-place", no_argument, NULL, 'i' },
+		{ "no-dethunk", no_argument, NULL, 'n' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': a->out = optarg; break;
+		case 'c': a->cfi = optarg; break;
+		case 's': a->seed = optarg; break;
+		case 'i': a->in_place = true; break;
+		case 'n': a->no_dethunk = true; break;
+		case 'q': a->quiet = true; break;
+		case 'h': cmd_patch_help(); return 1;
+		default: return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "Error: patch needs exactly one FILE; try 'fineibt patch --help'\n");
+		return -1;
+	}
+	a->in = argv[optind];
+	if (!a->out && a->in_place)
+		a->out = a->in;
+	if (!a->out) {
+		fprintf(stderr, "Error: patch needs -o OUT (or --in-place)\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int patch_parse_seed(const char *s, uint32_t *seed)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 16);
+	if (errno || end == s || *end || v > UINT32_MAX) {
+		fprintf(stderr, "Error: --seed '%s': want a 32-bit hex number\n", s);
+		return -1;
+	}
+	*seed = (uint32_t)v;
+	return 0;
+}
+
+/* OUT must not be FILE (by name or by inode) unless --in-place. */
+static int patch_check_paths(const struct patch_args *a, const struct stat *in)
+{
+	struct stat out;
+
+	if (a->in_place)
+		return 0;
+	if (!strcmp(a->in, a->out) ||
+	    (!stat(a->out, &out) && out.st_dev == in->st_dev &&
+	     out.st_ino == in->st_ino)) {
+		fprintf(stderr, "Error: %s: output is the input file; use --in-place to replace it\n",
+			a->out);
+		return -1;
+	}
+	return 0;
+}
+
+static void patch_already(const char *path, const struct fineibt_config *cfg)
+{
+	char mode[64] = "mixed";
+
+	if (cfg)
+		fineibt_config_str(cfg, mode, sizeof(mode));
+	fprintf(stderr, "Error: %s: already patched (mode %s); patch the original kCFI build\n",
+		path, mode);
+}
+
+static bool patch_have_arity(const struct fi_image *im)
+{
+	for (int i = 1; i <= FI_MAX_ARITY; i++) {
+		if (im->arity_hist[i])
+			return true;
+	}
+	return false;
+}
+
+static size_t patch_kcfi_funcs(const struct fi_image *im)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < im->nfuncs; i++)
+		n += im->funcs[i].form != FI_PRE_NONE;
+	return n;
+}
+
+/* The options from --cfi and --seed, checked against what the image holds. */
+static int patch_options(const struct patch_args *a, const struct fi_image *im,
+			 struct fi_patch_opts *o)
+{
+	char msgs[1024];
+
+	fineibt_parse_cfi(a->cfi ? a->cfi : "auto", patch_have_arity(im), &o->cfg,
+			  msgs, sizeof(msgs));
+	if (msgs[0])
+		fputs(msgs, stderr);
+	fineibt_resolve_auto(&o->cfg);
+	if ((o->cfg.flags & FINEIBT_F_BHI) && !im->bhi_args) {
+		fprintf(stderr, "Error: %s: cfi=bhi needs the BHI stubs (__bhi_args) in the image: "
+			"link the program with libfineibt (fineibt-cc does) or drop bhi\n", a->in);
+		return -1;
+	}
+	if (a->seed) {
+		if (patch_parse_seed(a->seed, &o->seed))
+			return -1;
+	} else if (fineibt_random_seed(&o->seed)) {
+		fprintf(stderr, "Error: cannot draw a random seed; pass --seed HEX\n");
+		return -1;
+	}
+	o->bhi_args = im->bhi_args;
+	o->dethunk = !a->no_dethunk;
+	o->quiet = a->quiet;
+	return 0;
+}
+
+static void patch_summary(const struct patch_args *a, const struct fi_patch_opts *o,
+			  const struct fi_patch_stats *st)
+{
+	char mode[64];
+
+	fineibt_config_str(&o->cfg, mode, sizeof(mode));
+	fprintf(stderr, "fineibt: %s -> %s: cfi=%s", a->in, a->out, mode);
+	if (o->cfg.flags & FINEIBT_F_RAND)
+		fprintf(stderr, " seed=0x%08x", o->seed);
+	fprintf(stderr, ": %zu sites rewritten (%zu preambles, %zu call sites, "
+		"%zu thunk calls de-thunked, %zu ENDBR poisoned, %zu BHI calls, "
+		"%zu arity-1 inline), %zu skipped\n",
+		st->preambles + st->callers + st->dethunked, st->preambles,
+		st->callers, st->dethunked, st->poisoned, st->bhi,
+		st->bhi_inline, st->skipped);
+}
+
+/* Open, check, patch and write; the image is closed by the caller. */
+static int patch_run(const struct patch_args *a, const struct stat *in,
+		     struct fi_image *im)
+{
+	struct fi_patch_opts o = { 0 };
+	struct fi_patch_stats st;
+	struct fineibt_config now;
+	char err[256];
+	int ret;
+
+	ret = fi_image_open(im, a->in, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "Error: %s: %s\n", a->in, err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	if (im->note.present) {
+		patch_already(a->in, &im->note.cfg);
+		return 1;
+	}
+	if (!patch_kcfi_funcs(im) && !im->ncalls) {
+		fprintf(stderr, "Error: %s: no kCFI sites (no kCFI preambles, no .kcfi_traps): "
+			"build it with clang -fsanitize=kcfi (fineibt-cc does)\n", a->in);
+		return 1;
+	}
+	if (patch_options(a, im, &o))
+		return 1;
+	ret = fi_patch_image(im, &o, &st);
+	if (ret == -EALREADY) {
+		patch_already(a->in, fi_image_mode(im, &now) < 0 ? NULL : &now);
+		return 1;
+	}
+	if (ret) {
+		fprintf(stderr, "Error: %s: cannot patch: %s\n", a->in, strerror(-ret));
+		return 1;
+	}
+	ret = fi_image_write_file(im, &o, &st, a->out, in->st_mode & 0777,
+				  err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "Error: %s: %s\n", a->out, err);
+		return 1;
+	}
+	if (!a->quiet)
+		patch_summary(a, &o, &st);
+	return 0;
+}
+
+int cmd_patch(int argc, char **argv)
+{
+	struct patch_args a = { 0 };
+	struct fi_image im = { 0 };
+	struct stat in;
+	int ret;
+
+	ret = patch_parse(argc, argv, &a);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (stat(a.in, &in)) {
+		fprintf(stderr, "Error: %s: %s\n", a.in, strerror(errno));
+		return 1;
+	}
+	if (patch_check_paths(&a, &in))
+		return 1;
+	ret = patch_run(&a, &in, &im);
+	fi_image_close(&im);
+	return ret;
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fineibt run [--cfi=LIST] [--verbose] [--] PROG [ARGS...]
+ *
+ * Run a program under a cfi= mode: set FINEIBT_CFI and exec it. A kCFI
+ * program built without the runtime (plain clang -fsanitize=kcfi) gets
+ * libfineibt.so preloaded, whose constructor rewrites it before main. A
+ * program that already carries the runtime (linked by fineibt-cc) is
+ * only given the mode: preloading a second runtime would patch twice.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "fineibt.h"
+
+static int run_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: fineibt run [--cfi=LIST] [--verbose] [--] PROG [ARGS...]\n"
+		"  Run PROG with FINEIBT_CFI=LIST (default: keep the environment's,\n"
+		"  else auto = fineibt,paranoid). A kCFI program built without the\n"
+		"  runtime gets libfineibt.so preloaded (LD_PRELOAD).\n"
+		"  --verbose   FINEIBT_VERBOSE=1: one line per module rewritten\n"
+		"  LIST        comma-separated: auto off kcfi fineibt norand warn\n"
+		"              paranoid bhi (see docs/runtime.md)\n");
+	return f == stdout ? 0 : 2;
+}
+
+int cmd_run_help(void)
+{
+	return run_usage(stdout);
+}
+
+/* PROG as execvp would find it. */
+static bool run_resolve(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/')) {
+		snprintf(out, len, "%s", prog);
+		return access(out, X_OK) == 0;
+	}
+	while (path && *path) {
+		const char *end = strchrnul(path, ':');
+
+		snprintf(out, len, "%.*s/%s", (int)(end - path), path, prog);
+		if (access(out, X_OK) == 0)
+			return true;
+		path = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+/* Does the .dynstr of ELF file @path contain @needle (a whole string)? */
+static bool run_dynstr_has(const char *path, const char *needle)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	bool found = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(sh))
+		goto out;
+	for (unsigned int i = 1; i < eh.e_shnum && !found; i++) {
+		char *buf;
+
+		if (pread(fd, &sh, sizeof(sh), eh.e_shoff + (off_t)i * sizeof(sh))
+		    != sizeof(sh) || sh.sh_type != SHT_STRTAB ||
+		    !(sh.sh_flags & SHF_ALLOC) || sh.sh_size > (64u << 20))
+			continue;
+		buf = malloc(sh.sh_size + 1);
+		if (!buf)
+			break;
+		if (pread(fd, buf, sh.sh_size, sh.sh_offset) == (ssize_t)sh.sh_size) {
+			buf[sh.sh_size] = '\0';
+			for (size_t o = 0; o < sh.sh_size && !found;
+			     o += strlen(buf + o) + 1)
+				found = !strncmp(buf + o, needle, strlen(needle));
+		}
+		free(buf);
+	}
+out:
+	close(fd);
+	return found;
+}
+
+/* libfineibt.so next to this binary (build/) or in ../lib[/fineibt]. */
+static bool run_find_lib(char *out, size_t len)
+{
+	static const char *const rel[] = { "", "/../lib/fineibt", "/../lib" };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(out, len, "%s%s/libfineibt.so", exe, rel[i]);
+		if (access(out, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int run_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *v;
+	int ret;
+
+	if (old && *old) {
+		if (asprintf(&v, "%s:%s", lib, old) < 0)
+			return -ENOMEM;
+		ret = setenv("LD_PRELOAD", v, 1);
+		free(v);
+		return ret;
+	}
+	return setenv("LD_PRELOAD", lib, 1);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	char prog[PATH_MAX], lib[PATH_MAX];
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strncmp(a, "--cfi=", 6)) {
+			setenv("FINEIBT_CFI", a + 6, 1);
+		} else if (!strcmp(a, "--verbose")) {
+			setenv("FINEIBT_VERBOSE", "1", 1);
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			return run_usage(stdout);
+		} else if (a[0] == '-') {
+			fprintf(stderr, "Error: run: unknown option '%s'\n", a);
+			return run_usage(stderr);
+		} else {
+			break;
+		}
+	}
+	if (i >= argc)
+		return run_usage(stderr);
+	if (!run_resolve(argv[i], prog, sizeof(prog))) {
+		fprintf(stderr, "Error: run: %s: not found or not executable\n",
+			argv[i]);
+		return 127;
+	}
+	if (!run_dynstr_has(prog, "libfineibt.so") &&
+	    !run_dynstr_has(prog, "fineibt_rt_hook")) {
+		if (!run_find_lib(lib, sizeof(lib))) {
+			fprintf(stderr, "Error: run: cannot find libfineibt.so "
+					"next to this fineibt binary\n");
+			return 1;
+		}
+		if (run_preload(lib)) {
+			fprintf(stderr, "Error: run: cannot set LD_PRELOAD\n");
+			return 1;
+		}
+	}
+	execv(prog, argv + i);
+	fprintf(stderr, "Error: run: cannot execute %s: %s\n", prog,
+		strerror(errno));
+	return 126;
+}

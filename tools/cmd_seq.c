@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fineibt seq: every byte sequence the library can write, one line each
+ * ("name: hex bytes"), straight from the templates and encoders of insn.c.
+ * It is how users see the sequences and how the oracle test
+ * (tests/e2e/insn_oracle.sh) gets the bytes it disassembles.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fineibt.h"
+#include "insn.h"
+#include "cli.h"
+
+#define SEQ_MC		"llvm-mc-22"
+#define SEQ_MAX		64	/* longest sequence printed, bytes */
+
+struct seq_opts {
+	uint32_t hash;
+	int arity;		/* -1: every arity */
+	uint64_t ip;		/* where each sequence starts */
+	uint64_t thunk;		/* __x86_indirect_thunk_r11 */
+	uint64_t stubs;		/* __bhi_args */
+	bool as_asm;
+	const char *mc;		/* llvm-mc path when as_asm */
+};
+
+static int seq_help(void)
+{
+	printf("Usage: fineibt seq [--hash HEX] [--arity N] [--ip HEX] [--thunk HEX]\n"
+	       "                   [--stubs HEX] [--asm]\n"
+	       "  Print every byte sequence of fineibt, one line each: 'name: bytes'.\n"
+	       "  Templates (fi_seq_all) come first, then the encoders' output:\n"
+	       "  kcfi_preamble.aN, kcfi_caller.{call,jmp}, fineibt_preamble,\n"
+	       "  fineibt_caller.{call,jmp}, paranoid.{call,jmp} and\n"
+	       "  fineibt_bhi_preamble.aN[.warn] (preamble with its BHI tail; the\n"
+	       "  arity-1 inline form is 20 bytes, running into func+0..3).\n"
+	       "  --hash HEX   type hash written into every hash slot (default 12345678)\n"
+	       "  --arity N    only arity N (0..7) for the per-arity forms\n"
+	       "  --ip HEX     run-time address of each sequence's first byte\n"
+	       "               (default 401000; preambles sit at func-16)\n"
+	       "  --thunk HEX  target of the kCFI call sites' rel32 (default 402000)\n"
+	       "  --stubs HEX  address of __bhi_args[0] (default 403000; slot N at +N*%d)\n"
+	       "  --asm        also disassemble each sequence with %s (from PATH)\n",
+	       FI_BHI_SLOT_SIZE, SEQ_MC);
+	return 0;
+}
+
+static bool seq_parse_hex(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 16);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* An executable called @name in $PATH, or NULL. */
+static char *seq_find_in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	static char buf[4096];
+
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		if (n && n + strlen(name) + 2 <= sizeof(buf)) {
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, name);
+			if (access(buf, X_OK) == 0)
+				return buf;
+		}
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return NULL;
+}
+
+/* Feed @p to llvm-mc --disassemble; its instructions go to stdout, indented. */
+static int seq_disasm(const char *mc, const uint8_t *p, size_t n)
+{
+	int in[2], out[2], status;
+	char text[SEQ_MAX * 5 + 2], line[256];
+	size_t at = 0;
+	FILE *f;
+	pid_t pid;
+
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)snprintf(text + at, sizeof(text) - at, "0x%02x ", p[i]);
+	text[at++] = '\n';
+	if (pipe(in) || pipe(out))
+		return -errno;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+		execl(mc, SEQ_MC, "--disassemble", "-triple=x86_64", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	/* A few hundred bytes: fits the pipe, no need to interleave. */
+	if (write(in[1], text, at) != (ssize_t)at)
+		fprintf(stderr, "Error: writing to %s failed\n", mc);
+	close(in[1]);
+	f = fdopen(out[0], "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, ".text"))
+			continue;
+		printf("\t%s", line[0] == '\t' ? line + 1 : line);
+	}
+	if (f)
+		fclose(f);
+	else
+		close(out[0]);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return -EIO;
+	return 0;
+}
+
+static int seq_print(const struct seq_opts *o, const char *name,
+		     const struct fi_buf *b)
+{
+	if (b->err) {
+		fprintf(stderr, "Error: %s: cannot encode: %s\n", name,
+			strerror(-b->err));
+		return b->err;
+	}
+	printf("%s:", name);
+	for (size_t i = 0; i < b->len; i++)
+		printf(" %02x", b->mem[i]);
+	printf("\n");
+	if (!o->as_asm)
+		return 0;
+	if (seq_disasm(o->mc, b->mem, b->len)) {
+		fprintf(stderr, "Error: %s failed on %s\n", o->mc, name);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int seq_templates(const struct seq_opts *o, uint8_t *mem)
+{
+	struct fi_buf b;
+	int err = 0;
+
+	for (const struct fi_seq *const *s = fi_seq_all; *s && !err; s++) {
+		fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+		fi_emit_seq(&b, *s, o->hash);
+		err = seq_print(o, (*s)->name, &b);
+	}
+	return err;
+}
+
+static bool seq_arity_wanted(const struct seq_opts *o, int arity)
+{
+	return o->arity < 0 || o->arity == arity;
+}
+
+static int seq_kcfi(const struct seq_opts *o, uint8_t *mem)
+{
+	struct fi_buf b;
+	char name[64];
+	int err = 0;
+
+	for (int a = 0; a <= FI_MAX_ARITY && !err; a++) {
+		if (!seq_arity_wanted(o, a))
+			continue;
+		fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+		fi_emit_kcfi_preamble(&b, o->hash, a);
+		snprintf(name, sizeof(name), "kcfi_preamble.a%d", a);
+		err = seq_print(o, name, &b);
+	}
+	for (int jmp = 0; jmp <= 1 && !err; jmp++) {
+		fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+		fi_emit_kcfi_caller(&b, o->hash, jmp, o->thunk);
+		err = seq_print(o, jmp ? "kcfi_caller.jmp" : "kcfi_caller.call", &b);
+	}
+	return err;
+}
+
+static int seq_fineibt(const struct seq_opts *o, uint8_t *mem)
+{
+	struct fi_buf b;
+	int err;
+
+	fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+	fi_emit_fineibt_preamble(&b, o->hash);
+	err = seq_print(o, "fineibt_preamble", &b);
+	for (int jmp = 0; jmp <= 1 && !err; jmp++) {
+		fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+		fi_emit_fineibt_caller(&b, o->hash, jmp);
+		err = seq_print(o, jmp ? "fineibt_caller.jmp" : "fineibt_caller.call", &b);
+	}
+	for (int jmp = 0; jmp <= 1 && !err; jmp++) {
+		fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+		fi_emit_paranoid_caller(&b, o->hash, jmp);
+		err = seq_print(o, jmp ? "paranoid.jmp" : "paranoid.call", &b);
+	}
+	return err;
+}
+
+/* The FineIBT preamble with its BHI tail, for each arity, warn or not. */
+static int seq_bhi(const struct seq_opts *o, uint8_t *mem)
+{
+	struct fi_buf b;
+	char name[64];
+	int err = 0;
+
+	for (int a = 0; a <= FI_MAX_ARITY && !err; a++) {
+		for (int warn = 0; warn <= 1 && !err; warn++) {
+			if (!seq_arity_wanted(o, a))
+				continue;
+			fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+			fi_emit_fineibt_preamble(&b, o->hash);
+			b.len = FI_FINEIBT_PREAMBLE_BHI;
+			fi_emit_bhi_tail(&b, a, warn, o->stubs);
+			snprintf(name, sizeof(name), "fineibt_bhi_preamble.a%d%s",
+				 a, warn ? ".warn" : "");
+			err = seq_print(o, name, &b);
+		}
+	}
+	return err;
+}
+
+static int seq_parse_args(int argc, char **argv, struct seq_opts *o)
+{
+	uint64_t v;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		bool ok = true;
+
+		if (!strcmp(a, "--asm")) {
+			o->as_asm = true;
+			continue;
+		}
+		if (!strcmp(a, "--hash"))
+			ok = seq_parse_hex(val, UINT32_MAX, &v) && ((o->hash = (uint32_t)v), 1);
+		else if (!strcmp(a, "--arity"))
+			ok = val && strlen(val) == 1 && val[0] >= '0' &&
+			     val[0] <= '0' + FI_MAX_ARITY && ((o->arity = val[0] - '0'), 1);
+		else if (!strcmp(a, "--ip"))
+			ok = seq_parse_hex(val, UINT64_MAX, &o->ip);
+		else if (!strcmp(a, "--thunk"))
+			ok = seq_parse_hex(val, UINT64_MAX, &o->thunk);
+		else if (!strcmp(a, "--stubs"))
+			ok = seq_parse_hex(val, UINT64_MAX, &o->stubs);
+		else {
+			fprintf(stderr, "Error: unknown option '%s'; try 'fineibt seq --help'\n", a);
+			return -EINVAL;
+		}
+		if (!ok) {
+			fprintf(stderr, "Error: %s needs %s, got '%s'\n", a,
+				!strcmp(a, "--arity") ? "a number 0..7" : "a hex number",
+				val ? val : "nothing");
+			return -EINVAL;
+		}
+		i++;
+	}
+	return 0;
+}
+
+int cmd_seq(int argc, char **argv)
+{
+	struct seq_opts o = {
+		.hash = 0x12345678, .arity = -1, .ip = 0x401000,
+		.thunk = 0x402000, .stubs = 0x403000,
+	};
+	uint8_t mem[SEQ_MAX];
+	int err;
+
+	if (seq_parse_args(argc, argv, &o))
+		return 2;
+	if (o.as_asm) {
+		o.mc = seq_find_in_path(SEQ_MC);
+		if (!o.mc) {
+			fprintf(stderr, "Error: --asm needs %s in PATH (Debian: apt-get install llvm-22, or run scripts/deps.sh)\n",
+				SEQ_MC);
+			return 1;
+		}
+	}
+	err = seq_templates(&o, mem);
+	if (!err)
+		err = seq_kcfi(&o, mem);
+	if (!err)
+		err = seq_fineibt(&o, mem);
+	if (!err)
+		err = seq_bhi(&o, mem);
+	return err ? 1 : 0;
+}
+
+int cmd_seq_help(void)
+{
+	return seq_help();
+}
