@@ -506,6 +506,11 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 		rc = 1;
 		goto out;
 	}
+	/* A user's -x applies to every later input: end it before ours. */
+	if (d->has_x) {
+		fi_argv_add(&link, "-x");
+		fi_argv_add(&link, "none");
+	}
 	fi_add_runtime(d, &link);
 	if (d->ld[0])
 		fi_argv_addf(&link, "--ld-path=%s", d->ld);

@@ -204,7 +204,7 @@ FINEIBT_API int fineibt_emit_call(void *buf, size_t len, uint64_t ip,
  * register again). Returns 0, -EINVAL, -EEXIST (overlaps a registered
  * region), -ENOMEM, -ENOSPC (the runtime's module table is full);
  * unregister: 0 or -ENOENT (@code is not the start of a region). A
- * withdrawn region's bookkeeping (~300 bytes) is not freed, since a trap
+ * withdrawn region's bookkeeping (~500 bytes) is not freed, since a trap
  * handler in another thread may still be reading it.
  */
 FINEIBT_API int fineibt_jit_register(const void *code, size_t len);

@@ -152,12 +152,31 @@ static void fi_cfi_syms(struct fi_image *im)
 		qsort(im->funcs, im->nfuncs, sizeof(*im->funcs), fi_cmp_func);
 }
 
+/*
+ * A plain FineIBT preamble carries no arity. Under BHI it is the form of
+ * the arity-0 functions (the others call __bhi_args[n]); otherwise the
+ * arity is unknown.
+ */
+static void fi_fineibt_arity(struct fi_image *im)
+{
+	bool bhi = im->note.present && (im->note.cfg.flags & FINEIBT_F_BHI);
+
+	for (size_t i = 0; i < im->nfuncs; i++)
+		bhi |= im->funcs[i].form == FI_PRE_FINEIBT_BHI ||
+		       im->funcs[i].form == FI_PRE_FINEIBT_ARITY1;
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		if (im->funcs[i].form == FI_PRE_FINEIBT)
+			im->funcs[i].arity = bhi ? 0 : -1;
+	}
+}
+
 static void fi_discover_preambles(struct fi_image *im)
 {
 	for (size_t i = 0; i < im->elf->nentries; i++)
 		fi_entry(im, im->elf->entries[i]);
 	qsort(im->funcs, im->nfuncs, sizeof(*im->funcs), fi_cmp_func);
 	fi_cfi_syms(im);
+	fi_fineibt_arity(im);
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		int a = im->funcs[i].arity;
 

@@ -517,6 +517,19 @@ static bool fi_match_site_call(const uint8_t *p, uint64_t ip,
 	return true;
 }
 
+/* A de-thunked call/jmp *%r11 (+ nop3) at @c: thunk left 0. */
+static bool fi_match_direct_call(const uint8_t *c, struct fi_caller_info *info)
+{
+	if (!memcmp(c, fi_seq_indirect_call.bytes, fi_seq_indirect_call.len))
+		info->jmp = false;
+	else if (!memcmp(c, fi_seq_indirect_jmp.bytes, fi_seq_indirect_jmp.len))
+		info->jmp = true;
+	else
+		return false;
+	info->thunk = 0;
+	return true;
+}
+
 static enum fi_caller_form fi_caller_none(struct fi_caller_info *out)
 {
 	if (out)
@@ -534,7 +547,8 @@ enum fi_caller_form fi_classify_caller(const uint8_t *p, uint64_t ip,
 
 	if (fi_seq_range(p, k, off->len, check)) {
 		/* kCFI check, live (41 ba) or jumped over (eb 0c) */
-		if (!fi_match_site_call(p, ip, &info))
+		if (!fi_match_site_call(p, ip, &info) &&
+		    !fi_match_direct_call(p + FI_KCFI_CALLER_CALL, &info))
 			return fi_caller_none(out);
 		if (fi_seq_range(p, k, 0, off->len))
 			info.form = FI_CALL_KCFI;

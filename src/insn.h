@@ -214,7 +214,9 @@ struct fi_caller_info {
 	enum fi_caller_form form;
 	uint32_t hash;		/* the type hash (kcfi's -imm negated back) */
 	bool jmp;		/* tail call */
-	uint64_t thunk;		/* KCFI/OFF/FINEIBT_THUNK: the call's target */
+	uint64_t thunk;		/* KCFI/OFF/FINEIBT_THUNK: the call's target;
+				 * 0 for KCFI/OFF whose call is already
+				 * direct (call/jmp *%r11, de-thunked) */
 };
 
 /* Classify the 20 bytes of a call site at @p, at run-time address @ip. */

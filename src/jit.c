@@ -31,7 +31,10 @@ void fi_jit_env_current(struct fi_jit_env *env)
 	const struct fi_runtime *rt = fi_rt();
 	size_t lib_size;
 
-	memset(env, 0, sizeof(*env));
+	/* Not a memset: the stub table is large and mostly unused. */
+	env->cfg = (struct fineibt_config){ 0 };
+	env->seed = 0;
+	env->nstubs = 0;
 	if (!rt->active) {
 		/* Nothing was patched: every sequence is as clang emitted it. */
 		env->cfg.mode = FINEIBT_MODE_KCFI;
@@ -250,6 +253,7 @@ struct fi_jit_region {
 };
 
 static struct fi_jit_region *fi_jit_regions;
+static struct fi_jit_region *fi_jit_retired;	/* unregistered, kept */
 static pthread_mutex_t fi_jit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
@@ -284,6 +288,8 @@ static size_t fi_jit_scan(const struct fi_jit_env *env, const uint8_t *lo,
 	bool kcfi = env->cfg.mode == FINEIBT_MODE_KCFI;
 	bool paranoid = fi_jit_is_fineibt(env) &&
 			(env->cfg.flags & FINEIBT_F_PARANOID);
+	const struct fi_seq *t = kcfi ? &fi_seq_kcfi_caller : &fi_seq_paranoid_call;
+	const int fixed = t->hash + 4;	/* 4 opcode bytes after the hash */
 	size_t n = 0;
 
 	if ((!kcfi && !paranoid) || len < FI_CALLSITE_SIZE)
@@ -291,6 +297,9 @@ static size_t fi_jit_scan(const struct fi_jit_env *env, const uint8_t *lo,
 	for (size_t i = 0; i <= len - FI_CALLSITE_SIZE; i++) {
 		uint64_t ip = (uint64_t)(uintptr_t)(lo + i);
 
+		/* Cheap filter before encoding the candidate again. */
+		if (lo[i] != t->bytes[0] || memcmp(lo + i + fixed, t->bytes + fixed, 4))
+			continue;
 		if (!fi_jit_is_site(env, lo + i, ip, false) &&
 		    !fi_jit_is_site(env, lo + i, ip, true))
 			continue;
@@ -374,9 +383,11 @@ FINEIBT_API int fineibt_jit_unregister(const void *code)
 		*pp = r->next;
 		/*
 		 * Not freed: a trap handler in another thread may still be
-		 * reading it (runtime.h, fi_rt_del_module). A few hundred
-		 * bytes per region, plus 8 per checked call site.
+		 * reading it (runtime.h, fi_rt_del_module). About 500 bytes
+		 * per region, plus 8 per checked call site.
 		 */
+		r->next = fi_jit_retired;
+		fi_jit_retired = r;
 		break;
 	}
 	pthread_mutex_unlock(&fi_jit_lock);

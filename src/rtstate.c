@@ -11,9 +11,10 @@
  * a fully written slot (slot stores happen before the release-store of the
  * count or of the slot pointer; readers acquire-load them).
  *
- * The state sits alone in page-aligned storage padded to whole pages, so a
- * later step can make it read-only after start-up with one mprotect()
- * without touching neighbouring data.
+ * The state sits alone in page-aligned storage padded to whole pages (in
+ * .bss, so it costs no file space), so a later step can make it read-only
+ * after start-up with one mprotect() of fi_rt_storage() without touching
+ * neighbouring data.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,7 +27,7 @@
 static union {
 	struct fi_runtime rt;
 	uint8_t pad[FI_RT_BYTES];
-} fi_rt_store __attribute__((aligned(FI_PAGE), section("fineibt_rtstate")));
+} fi_rt_store __attribute__((aligned(FI_PAGE), section(".bss.fineibt_rtstate")));
 
 static pthread_mutex_t fi_rt_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fineibt.h"
@@ -42,7 +43,10 @@
 /* A module the scan has looked at (kCFI or not), keyed by its text. */
 struct fi_seen {
 	uint64_t key;		/* run-time start of its first exec segment */
+	uint64_t size;		/* and that segment's size */
 	struct fi_module *m;	/* NULL: not a kCFI module */
+	uint64_t fp;		/* fingerprint of its sites once taken */
+	bool fp_set;
 	bool alive;		/* found again by the latest walk */
 };
 
@@ -50,7 +54,7 @@ struct fi_seen {
 struct fi_found {
 	const char *name;
 	uint64_t bias;
-	uint64_t key;
+	uint64_t key, size;
 };
 
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -62,6 +66,8 @@ static struct fi_seen fi_seen[FI_MAX_SEEN];
 static size_t fi_nseen;
 static struct fi_found fi_found[FI_MAX_MODULES];
 static size_t fi_nfound;
+/* dl_iterate_phdr's count of unloads, at this walk and the previous one. */
+static unsigned long long fi_subs_now, fi_subs_last;
 
 /* ------------------------------------------------------------ messages */
 
@@ -87,13 +93,15 @@ static void fi_rt_say(const char *fmt, ...)
 
 static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uint64_t key = 0;
+	uint64_t key = 0, tsize = 0;
 
+	fi_subs_now = info->dlpi_subs;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
 			key = info->dlpi_addr + ph->p_vaddr;
+			tsize = ph->p_memsz;
 			break;
 		}
 	}
@@ -102,6 +110,7 @@ static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	fi_found[fi_nfound].name = info->dlpi_name ? info->dlpi_name : "";
 	fi_found[fi_nfound].bias = info->dlpi_addr;
 	fi_found[fi_nfound].key = key;
+	fi_found[fi_nfound].size = tsize;
 	fi_nfound++;
 	return 0;
 }
@@ -113,6 +122,41 @@ static struct fi_seen *fi_rt_seen(uint64_t key)
 			return &fi_seen[i];
 	}
 	return NULL;
+}
+
+/*
+ * FNV-1a over the live bytes of every site of @m: after a dlclose, tells
+ * the module we rewrote from a new one mapped at the same address (whose
+ * sites are back in compiler form).
+ */
+static uint64_t fi_rt_fingerprint(const struct fi_module *m)
+{
+	const struct fi_image *im = &m->img;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < im->ncalls + im->nfuncs; i++) {
+		uint64_t a = i < im->ncalls ? im->calls[i].addr :
+			     im->funcs[i - im->ncalls].addr - FI_PREAMBLE_SIZE;
+		const uint8_t *p = fi_image_text(im, a, FI_CALLSITE_SIZE);
+
+		for (size_t k = 0; p && k < FI_CALLSITE_SIZE; k++)
+			h = (h ^ p[k]) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/*
+ * Is the module found at @s's address still the one we took? Only in
+ * doubt after an unload; a module of another size, or whose sites no
+ * longer read as we left them, is a new one.
+ */
+static bool fi_rt_same(const struct fi_seen *s, const struct fi_found *f)
+{
+	if (fi_subs_now == fi_subs_last)
+		return true;
+	if (s->size != f->size || !s->m)
+		return false;
+	return !s->fp_set || fi_rt_fingerprint(s->m) == s->fp;
 }
 
 /*
@@ -202,16 +246,14 @@ static struct fi_module *fi_rt_open(const struct fi_found *f)
 	/* The vdso and other nameless mappings have no file to read. */
 	if (f->name[0] && !strchr(f->name, '/'))
 		return NULL;
-	/* The executable (dl_iterate_phdr names it ""): its real path, for
-	 * messages and reports; /proc/self/exe if that cannot be read. */
+	/* The executable (dl_iterate_phdr names it ""): read through
+	 * /proc/self/exe, the very file we run even if its path was
+	 * replaced since; named by its real path in messages. */
+	exe[0] = '\0';
 	if (!path[0]) {
-		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n > 0 && exe[0] == '/') {
-			exe[n] = '\0';
-			path = exe;
-		} else {
-			path = "/proc/self/exe";
-		}
+		path = "/proc/self/exe";
+		n = readlink(path, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
 	}
 	if (!fi_rt_file_has_kcfi(path))
 		return NULL;
@@ -234,6 +276,14 @@ static struct fi_module *fi_rt_open(const struct fi_found *f)
 		fi_image_close(&m->img);
 		free(m);
 		return NULL;
+	}
+	if (exe[0] == '/') {
+		char *name = strdup(exe);
+
+		if (name) {
+			free((char *)m->img.path);
+			m->img.path = name;
+		}
 	}
 	fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
 	return m;
@@ -378,14 +428,18 @@ static void fi_rt_scan(void)
 	for (size_t i = 0; i < fi_nfound; i++) {
 		struct fi_seen *s = fi_rt_seen(fi_found[i].key);
 
-		if (s) {
+		if (s && fi_rt_same(s, &fi_found[i])) {
 			s->alive = true;
 			continue;
 		}
+		if (s)
+			s->key = 0;	/* stale: withdrawn by fi_rt_forget_dead */
 		if (fi_nseen == FI_MAX_SEEN)
 			break;
 		s = &fi_seen[fi_nseen++];
+		memset(s, 0, sizeof(*s));
 		s->key = fi_found[i].key;
+		s->size = fi_found[i].size;
 		s->alive = true;
 		s->m = fi_rt_open(&fi_found[i]);
 		if (s->m) {
@@ -398,10 +452,27 @@ static void fi_rt_scan(void)
 		fi_rt_config(have_arity);
 	for (size_t i = 0; i < nfresh; i++)
 		fi_rt_take(fresh[i]);
+	for (size_t i = 0; i < fi_nseen; i++) {
+		if (fi_seen[i].m && !fi_seen[i].fp_set) {
+			fi_seen[i].fp = fi_rt_fingerprint(fi_seen[i].m);
+			fi_seen[i].fp_set = true;
+		}
+	}
+	fi_subs_last = fi_subs_now;
+}
+
+static uint64_t fi_rt_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void fi_rt_start_locked(void)
 {
+	uint64_t t0 = fi_rt_now_us();
+	size_t nmods;
 	int err;
 
 	fi_rt_verbose = getenv("FINEIBT_VERBOSE") &&
@@ -414,6 +485,15 @@ static void fi_rt_start_locked(void)
 			  "(%s); CFI failures will not be reported\n",
 			  strerror(-err));
 	fi_rt_set_active(true);
+	if (fi_rt_verbose) {
+		nmods = 0;
+		for (size_t i = 0; i < fi_nseen; i++)
+			nmods += fi_seen[i].m != NULL;
+		fi_rt_say("fineibt: runtime started in %llu us (%zu kCFI "
+			  "modules of %zu)\n",
+			  (unsigned long long)(fi_rt_now_us() - t0), nmods,
+			  fi_nseen);
+	}
 }
 
 /*

@@ -254,21 +254,22 @@ static void fi_put(struct fi_line *l, const char *s)
 
 static void fi_put_hex(struct fi_line *l, uint64_t v, int min_digits)
 {
-	char tmp[19];
+	char tmp[2 + 16 + 1], *p = tmp + sizeof(tmp) - 1;
 	int n = 0;
 
+	*p = '\0';
 	do {
-		tmp[sizeof(tmp) - 1 - ++n] = "0123456789abcdef"[v & 0xf];
+		*--p = "0123456789abcdef"[v & 0xf];
 		v >>= 4;
+		n++;
 	} while (v || n < min_digits);
-	tmp[sizeof(tmp) - 1] = '\0';
-	tmp[sizeof(tmp) - 1 - ++n] = 'x';
-	tmp[sizeof(tmp) - 1 - ++n] = '0';
-	fi_put(l, tmp + sizeof(tmp) - 1 - n);
+	*--p = 'x';
+	*--p = '0';
+	fi_put(l, p);
 }
 
 /* "sym+0xoff" through the module containing @addr, else "0xaddr". */
-static void fi_put_addr(struct fi_line *l, uint64_t addr, uint64_t stubs)
+static void fi_put_addr(struct fi_line *l, uint64_t addr)
 {
 	const struct fi_module *m = fi_rt_module_at(addr);
 	char sym[256];
@@ -282,12 +283,30 @@ static void fi_put_addr(struct fi_line *l, uint64_t addr, uint64_t stubs)
 			return;
 		}
 	}
-	if (stubs && addr >= stubs) {
-		fi_put(l, "__bhi_args+");
-		fi_put_hex(l, addr - stubs, 1);
-		return;
-	}
 	fi_put_hex(l, addr, 1);
+}
+
+/*
+ * A trap inside a preamble reads best as "__cfi_func+0x6", as the kernel
+ * prints it; the readers keep __cfi_ symbols out of the symbol table, so
+ * name it from the function it guards.
+ */
+static bool fi_put_preamble_addr(struct fi_line *l, const struct fi_trap *t)
+{
+	uint64_t pre = t->target - FI_PREAMBLE_SIZE;
+	const struct fi_module *m = fi_rt_module_at(t->target);
+	const struct fi_sym *s;
+
+	if (!m || t->addr < pre || t->addr >= t->target)
+		return false;
+	s = fi_image_sym(&m->img, t->target - m->img.bias);
+	if (!s || !s->name || s->addr != t->target - m->img.bias)
+		return false;
+	fi_put(l, "__cfi_");
+	fi_put(l, s->name);
+	fi_put(l, "+");
+	fi_put_hex(l, t->addr - pre, 1);
+	return true;
 }
 
 const char *fi_trap_mode_name(const struct fineibt_config *cfg)
@@ -317,9 +336,15 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
 		return 0;
 	buf[0] = '\0';
 	fi_put(&l, "fineibt: CFI failure at ");
-	fi_put_addr(&l, t->addr, t->stubs);
+	if (t->kind == FI_TRAP_BHI) {
+		/* A stub copy has no symbol of its own (nor would one help). */
+		fi_put(&l, "__bhi_args+");
+		fi_put_hex(&l, t->addr - t->stubs, 1);
+	} else if (t->kind != FI_TRAP_PREAMBLE || !fi_put_preamble_addr(&l, t)) {
+		fi_put_addr(&l, t->addr);
+	}
 	fi_put(&l, " (target: ");
-	fi_put_addr(&l, t->target, 0);
+	fi_put_addr(&l, t->target);
 	fi_put(&l, "; expected type: ");
 	fi_put_hex(&l, t->type, 8);
 	fi_put(&l, "; mode: ");
@@ -410,9 +435,18 @@ static void fi_user_lock_drop(const sigset_t *saved)
 	pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
-/* Under the lock. */
+static void fi_trap_handler(int sig, siginfo_t *si, void *ctx);
+
+/*
+ * Under the lock. Our own handler is never recorded (it could only come
+ * back through a raw syscall's oldact): chaining to it would recurse.
+ */
 static void fi_user_set(const struct sigaction *act)
 {
+	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	if (act->sa_sigaction == fi_trap_handler)
+		act = &dfl;
 	__atomic_store_n(&fi_user_seq, fi_user_seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	fi_user_act = *act;
@@ -547,8 +581,6 @@ int fi_trap_install(void)
 		ret = -errno;
 		goto out;
 	}
-	if (old.sa_sigaction == fi_trap_handler)
-		old = (struct sigaction){ .sa_handler = SIG_DFL };
 	fi_user_set(&old);
 	__atomic_store_n(&fi_installed, true, __ATOMIC_RELEASE);
 out:

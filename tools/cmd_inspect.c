@@ -90,6 +90,16 @@ static size_t insp_no_endbr(const struct fi_image *im)
 	return n;
 }
 
+/* Preambles whose arity the bytes do not tell (plain FineIBT, no BHI). */
+static size_t insp_arity_unknown(const struct fi_image *im)
+{
+	size_t n = im->nfuncs;
+
+	for (int a = 0; a <= FI_MAX_ARITY; a++)
+		n -= im->arity_hist[a];
+	return n;
+}
+
 static bool insp_nothing(const struct fi_image *im)
 {
 	return !im->nfuncs && !im->ncalls && !im->nbad && !im->ntraps;
@@ -113,7 +123,8 @@ static void text_list(const struct fi_image *im)
 
 		fi_image_symbolize(im, f->addr, sym, sizeof(sym));
 		printf("  preamble %#10" PRIx64 "  %-32s hash %#010x arity %d (%s) %s%s%s\n",
-		       f->addr, sym, f->hash, f->arity, fi_arity_reg_name(f->arity),
+		       f->addr, sym, f->hash, f->arity,
+		       f->arity < 0 ? "unknown" : fi_arity_reg_name(f->arity),
 		       pre_form(f->form), f->endbr ? "" : " no-endbr",
 		       f->has_cfi_sym ? "" : " no-cfi-symbol");
 	}
@@ -155,6 +166,8 @@ static void text_summary(const struct fi_image *im, const char *mode)
 	printf("arity:        ");
 	for (int a = 0; a <= FI_MAX_ARITY; a++)
 		printf(" %d(%s)=%zu", a, fi_arity_reg_name(a), im->arity_hist[a]);
+	if (insp_arity_unknown(im))
+		printf(" unknown=%zu", insp_arity_unknown(im));
 	printf("\ntypeids:       %zu\n", im->ntypeids);
 	for (size_t i = 0; i < im->ntypeids; i++)
 		printf("  %#010x %s\n", im->typeids[i].hash, im->typeids[i].name);
@@ -302,6 +315,8 @@ static void json_report(const struct fi_image *im, const char *mode, bool list)
 	for (int a = 0; a <= FI_MAX_ARITY; a++)
 		printf("%s%zu", a ? ", " : "[", im->arity_hist[a]);
 	printf("]");
+	json_key("arity_unknown", &first);
+	printf("%zu", insp_arity_unknown(im));
 	json_key("naked_endbr", &first);
 	json_lists(im);
 	if (list) {

@@ -136,6 +136,11 @@ static int seq_disasm(const char *mc, const uint8_t *p, size_t n)
 static int seq_print(const struct seq_opts *o, const char *name,
 		     const struct fi_buf *b)
 {
+	if (b->err == -ERANGE) {
+		fprintf(stderr, "Error: %s: --thunk or --stubs is out of rel32 reach (+-2 GiB) of --ip\n",
+			name);
+		return b->err;
+	}
 	if (b->err) {
 		fprintf(stderr, "Error: %s: cannot encode: %s\n", name,
 			strerror(-b->err));

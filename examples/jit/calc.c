@@ -394,6 +394,21 @@ static uint8_t *map_region(void)
 
 /* ------------------------------------------------------------- driver */
 
+/* CALC_DUMP=file: the finished code, for a disassembler (tests). */
+static void dump_region(const struct jit *j)
+{
+	const char *path = getenv("CALC_DUMP");
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "wb");
+	if (!f || fwrite(j->mem, 1, j->len, f) != j->len)
+		fprintf(stderr, "calc: cannot write %s\n", path);
+	if (f)
+		fclose(f);
+}
+
 struct compiled {
 	const char *src;
 	struct node *root;
@@ -503,6 +518,7 @@ static int run(int argc, char **argv, const char *what)
 	}
 	printf("jit: region %#" PRIxPTR "-%#" PRIxPTR "\n", (uintptr_t)j.mem,
 	       (uintptr_t)(j.mem + j.len));
+	dump_region(&j);
 	for (int i = 0; i < n; i++)
 		if (self_check(&c[i], c[i].nargs == 1 ? h1 : h2))
 			return 1;

@@ -95,16 +95,21 @@ fail() { echo "FAIL: $1"; nfail=$((nfail + 1)); }
 # module's build_prog in it. Cached until the module, the compiler or the
 # source changes. Echoes the tree path.
 build_variant() {
-	local prog=$1 var=$2 cc=$3 id=$4 dir=$OUT/$1/$2 key
-	key=$(cat "$here/progs/$prog.sh" <(echo "$id $cc") \
-		"${FINEIBT_SRC_CACHE:-/var/cache/fineibt-src}/$PKG/src/.unpacked" | md5sum)
-	if [ -f "$dir/.built" ] && [ "$(cat "$dir/.built")" = "$key" ]; then
+	local prog=$1 var=$2 cc=$3 id=$4 dir=$OUT/$1/$2 base key full
+	base=$(cat "$here/progs/$prog.sh" <(echo "$id $cc") \
+		"${FINEIBT_SRC_CACHE:-/var/cache/fineibt-src}/$PKG/src/.unpacked" | md5sum | cut -c1-32)
+	# A full build serves --quick too; a quick one (QUICK=1: the module may
+	# build only what QUICK_TESTS need) serves only --quick.
+	full="$base full" key="$base $([ "$quick" = 1 ] && echo quick || echo full)"
+	if [ -f "$dir/.built" ] && { [ "$(cat "$dir/.built")" = "$key" ] ||
+			[ "$(cat "$dir/.built")" = "$full" ]; }; then
 		echo "$dir/tree"; return 0
 	fi
 	rm -rf "$dir"; mkdir -p "$dir"
 	cp -a "${FINEIBT_SRC_CACHE:-/var/cache/fineibt-src}/$PKG/src" "$dir/tree"
 	local t0=$SECONDS
-	if ! (cd "$dir/tree" && CC=$cc CFLAGS=-O2 JOBS=$JOBS build_prog) >"$dir/build.log" 2>&1; then
+	if ! (cd "$dir/tree" && CC=$cc CFLAGS=-O2 JOBS=$JOBS QUICK=$quick build_prog) \
+			>"$dir/build.log" 2>&1; then
 		return 1
 	fi
 	echo "$((SECONDS - t0))" >"$dir/build-seconds"

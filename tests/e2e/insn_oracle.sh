@@ -40,9 +40,10 @@ done
 mkdir -p "$OUT" || exit 1
 rm -f "$OUT"/*.txt
 
-if ! "$FI" seq --hash "$HASH" --ip "$IP" --thunk "$THUNK" --stubs "$STUBS" \
-	>"$OUT/seq.lst"; then
-	fail "fineibt seq" "exited with status $?"
+"$FI" seq --hash "$HASH" --ip "$IP" --thunk "$THUNK" --stubs "$STUBS" >"$OUT/seq.lst"
+rc=$?
+if [ "$rc" != 0 ]; then
+	fail "fineibt seq" "exited with status $rc"
 	exit 1
 fi
 
@@ -201,4 +202,11 @@ if "$FI" seq --help | grep -q '^Usage: fineibt seq'; then
 	pass "seq --help"
 else
 	fail "seq --help" "no usage line"
+fi
+if "$FI" seq --ip 0 --thunk ffffffff00000000 >/dev/null 2>"$OUT/far.err"; then
+	fail "seq: far thunk" "exited 0"
+elif grep -q "^Error: kcfi_caller.call: --thunk or --stubs is out of rel32 reach" "$OUT/far.err"; then
+	pass "seq: far thunk is an error"
+else
+	fail "seq: far thunk" "$(cat "$OUT/far.err")"
 fi

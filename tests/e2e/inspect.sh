@@ -201,6 +201,43 @@ else
 	fail inspect_plain_json "JSON of prog_plain wrong"
 fi
 
+# Files written by `fineibt patch` (when that command exists): the mode
+# judged from the rewritten sites, the note, and the same site counts.
+if "$FI" help patch >/dev/null 2>&1; then
+	for m in auto fineibt fineibt,norand fineibt,paranoid,warn off kcfi; do
+		pf=$out/patched_${m//,/_}
+		rm -f "$pf"
+		if ! "$FI" patch "$progs/prog_pie" -o "$pf" --cfi=$m --seed 1234abcd -q \
+			>"$out/patch.log" 2>&1; then
+			fail "inspect_patched_$m" "fineibt patch failed: $(head -c 200 "$out/patch.log")"
+			continue
+		fi
+		"$FI" inspect "$pf" --json >"$pf.json" 2>&1
+		if python3 - "$pf.json" "$js" "$m" <<'PY'
+import json, sys
+got, orig, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+want = {"auto": "fineibt,paranoid", "fineibt": "fineibt", "fineibt,norand": "fineibt,norand",
+        "fineibt,paranoid,warn": "fineibt,paranoid,warn", "off": "off", "kcfi": "kcfi"}[m]
+assert got["patched"] is True, "not seen as patched"
+assert got["patched_cfi"] == want, got["patched_cfi"]
+assert got["mode"] == want, "mode from sites %r" % got["mode"]
+assert got["seed"] == (None if "norand" in m or m == "off" else "0x1234abcd"), got["seed"]
+for k in ("preambles", "call_sites", "tail_calls"):
+    assert got[k] == orig[k], "%s %r != %r" % (k, got[k], orig[k])
+assert got["unmatched"] == [], got["unmatched"]
+if m.startswith("fineibt") or m == "auto":
+    assert got["arity_unknown"] == got["preambles"], "plain FineIBT has no arity"
+else:
+    assert got["arity"] == orig["arity"]
+PY
+		then
+			pass "inspect_patched_$m"
+		else
+			fail "inspect_patched_$m" "see $pf.json"
+		fi
+	done
+fi
+
 # Errors: one line on stderr, exit 1; usage errors exit 2
 err=$("$FI" inspect "$out/does-not-exist" 2>&1 >/dev/null); rc=$?
 if [ $rc = 1 ] && [ "$err" = "Error: $out/does-not-exist: No such file or directory" ]; then

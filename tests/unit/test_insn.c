@@ -456,10 +456,10 @@ static void test_enc_bhi_tail(void)
 	init_canary(&b, got, BUFSZ, pre_ip);
 	fi_emit_fineibt_preamble(&b, 0xabcdef01);
 	b.len = 11;
-	fi_emit_bhi_tail(&b, 3, false, 0x1000);
+	fi_emit_bhi_tail(&b, 3, false, pre_ip - 0x1000);
 	CHECK("encoder bhi tail: call __bhi_args[3] ends at func+0",
 	      !b.err && b.len == 16 && got[11] == 0xe8 &&
-	      get32(got + 12) == (uint32_t)(0x1000 + 3 * 32 - end) &&
+	      get32(got + 12) == (uint32_t)(pre_ip - 0x1000 + 3 * 32 - end) &&
 	      get32(got + 7) == 0xabcdef01);
 
 	ok = true;
@@ -613,4 +613,607 @@ static void test_sticky(void)
 	CHECK("fi_buf: emits append; ip is kept", !b.err && b.len == 8 &&
 	      b.ip == 0x1234 && !memcmp(got, x_endbr64, 4) &&
 	      !memcmp(got + 4, x_endbr_poison, 4) && canary_from(got, 8));
+}
+
+/* -------------------------------------------------------- the matchers */
+
+/*
+ * A preamble window (func-16 .. func+3) or call site under test, with what
+ * classifying it must give back, and which of its bytes the form covers.
+ */
+struct sample {
+	const char *name;
+	uint8_t bytes[20];
+	size_t covered;		/* bytes the form defines (16 or 20) */
+	uint64_t ip;
+	bool caller;
+	struct fi_preamble_info pre;
+	struct fi_caller_info call;
+	int hash_at;		/* offset of the hash bytes */
+	int rel_at;		/* offset of a rel32, -1 if none */
+};
+
+/* Re-encode a classification: the bytes the matcher claims it saw. */
+static size_t reencode_preamble(const struct fi_preamble_info *i, uint64_t ip,
+				uint8_t *w)
+{
+	struct fi_buf b;
+
+	fi_buf_init(&b, w, 20, ip);
+	switch (i->form) {
+	case FI_PRE_KCFI:
+		fi_emit_kcfi_preamble(&b, i->hash, i->arity);
+		break;
+	case FI_PRE_FINEIBT:
+		fi_emit_fineibt_preamble(&b, i->hash);
+		break;
+	case FI_PRE_FINEIBT_BHI:
+		fi_emit_fineibt_preamble(&b, i->hash);
+		b.len = 11;
+		fi_emit_rel32(&b, &fi_seq_bhi_call, i->bhi_target);
+		break;
+	case FI_PRE_FINEIBT_ARITY1:
+		fi_emit_fineibt_preamble(&b, i->hash);
+		b.len = 11;
+		fi_emit_bhi_tail(&b, 1, false, 0);
+		break;
+	default:
+		return 0;
+	}
+	return b.err ? 0 : b.len;
+}
+
+static size_t reencode_caller(const struct fi_caller_info *i, uint64_t ip,
+			      uint8_t *w)
+{
+	struct fi_buf b;
+
+	fi_buf_init(&b, w, 20, ip);
+	switch (i->form) {
+	case FI_CALL_KCFI:
+	case FI_CALL_OFF:
+		fi_emit_kcfi_caller(&b, i->hash, i->jmp, i->thunk);
+		if (i->form == FI_CALL_OFF && !b.err)
+			memcpy(w, x_caller_off, 2);
+		break;
+	case FI_CALL_FINEIBT:
+		fi_emit_fineibt_caller(&b, i->hash, i->jmp);
+		break;
+	case FI_CALL_FINEIBT_THUNK:
+		fi_emit_seq(&b, &fi_seq_fineibt_caller, i->hash);
+		fi_emit_rel32(&b, i->jmp ? &fi_seq_thunk_jmp : &fi_seq_thunk_call,
+			      i->thunk);
+		break;
+	case FI_CALL_PARANOID:
+		fi_emit_paranoid_caller(&b, i->hash, i->jmp);
+		break;
+	default:
+		return 0;
+	}
+	return b.err ? 0 : b.len;
+}
+
+static int nsamples;
+static struct sample samples[128];
+
+static struct sample *add_sample(const char *name, bool caller, uint64_t ip,
+				 size_t covered, int hash_at, int rel_at)
+{
+	struct sample *s = &samples[nsamples++];
+
+	memset(s, 0, sizeof(*s));
+	s->name = name;
+	s->caller = caller;
+	s->ip = ip;
+	s->covered = covered;
+	s->hash_at = hash_at;
+	s->rel_at = rel_at;
+	return s;
+}
+
+/* Every form, built from the independent tables (not by the encoders). */
+static void build_samples(void)
+{
+	static char names[64][48];
+	const uint64_t ip = 0x7f1234560000ull, thunk = 0x7f1234000000ull;
+	const uint64_t stubs = 0x7f1234800000ull;
+	struct sample *s;
+	int n = 0;
+
+	for (int a = 0; a <= 7; a++) {
+		snprintf(names[n], sizeof(names[n]), "kcfi preamble arity %d", a);
+		s = add_sample(names[n++], false, ip, 16, 1, -1);
+		want_kcfi_preamble(s->bytes, 0xa0b1c2d3 + (uint32_t)a, a);
+		memcpy(s->bytes + 16, x_endbr64, 4);
+		s->pre = (struct fi_preamble_info){ FI_PRE_KCFI, 0xa0b1c2d3 + (uint32_t)a, a, 0 };
+	}
+	s = add_sample("fineibt preamble", false, ip, 16, 7, -1);
+	want_fineibt_preamble(s->bytes, 0x5eed1234);
+	memcpy(s->bytes + 16, x_endbr_poison, 4);
+	s->pre = (struct fi_preamble_info){ FI_PRE_FINEIBT, 0x5eed1234, 0, 0 };
+	for (int a = 1; a <= 7; a++) {
+		for (int warn = 0; warn <= 1; warn++) {
+			if (a == 1 && !warn) {
+				s = add_sample("fineibt arity-1 inline", false, ip, 20, 7, -1);
+				want_fineibt_preamble(s->bytes, 0x0badf00d);
+				want_bhi_tail(s->bytes + 11, 1, false, ip + 11, stubs);
+				s->pre = (struct fi_preamble_info){
+					FI_PRE_FINEIBT_ARITY1, 0x0badf00d, 1, 0 };
+				continue;
+			}
+			snprintf(names[n], sizeof(names[n]), "fineibt bhi arity %d%s", a,
+				 warn ? " warn" : "");
+			s = add_sample(names[n++], false, ip, 16, 7, 12);
+			want_fineibt_preamble(s->bytes, 0x0badf00d);
+			want_bhi_tail(s->bytes + 11, a, warn, ip + 11, stubs);
+			memcpy(s->bytes + 16, x_endbr_poison, 4);
+			s->pre = (struct fi_preamble_info){ FI_PRE_FINEIBT_BHI, 0x0badf00d,
+							    -1, stubs + 32 * (uint64_t)a };
+		}
+	}
+	for (int jmp = 0; jmp <= 1; jmp++) {
+		const char *j = jmp ? " jmp" : " call";
+
+		snprintf(names[n], sizeof(names[n]), "kcfi caller%s", j);
+		s = add_sample(names[n++], true, ip + 0x40, 20, 2, 16);
+		want_kcfi_caller(s->bytes, 0x13572468, jmp, ip + 0x40, thunk);
+		s->call = (struct fi_caller_info){ FI_CALL_KCFI, 0x13572468, jmp, thunk };
+
+		snprintf(names[n], sizeof(names[n]), "off caller%s", j);
+		s = add_sample(names[n++], true, ip + 0x80, 20, 2, 16);
+		want_kcfi_caller(s->bytes, 0x13572468, jmp, ip + 0x80, ip + 0x9000);
+		memcpy(s->bytes, x_caller_off, 2);
+		s->call = (struct fi_caller_info){ FI_CALL_OFF, 0x13572468, jmp, ip + 0x9000 };
+
+		snprintf(names[n], sizeof(names[n]), "fineibt caller%s", j);
+		s = add_sample(names[n++], true, ip, 20, 2, -1);
+		want_fineibt_caller(s->bytes, 0x24681357, jmp);
+		s->call = (struct fi_caller_info){ FI_CALL_FINEIBT, 0x24681357, jmp, 0 };
+
+		snprintf(names[n], sizeof(names[n]), "fineibt caller via thunk%s", j);
+		s = add_sample(names[n++], true, ip, 20, 2, 16);
+		want_kcfi_caller(s->bytes, 0, jmp, ip, thunk);	/* the thunk call */
+		memcpy(s->bytes, x_fineibt_caller, 14);
+		put32(s->bytes + 2, 0x24681357);
+		s->call = (struct fi_caller_info){ FI_CALL_FINEIBT_THUNK, 0x24681357,
+						   jmp, thunk };
+
+		snprintf(names[n], sizeof(names[n]), "paranoid caller%s", j);
+		s = add_sample(names[n++], true, ip, 20, 2, -1);
+		want_paranoid(s->bytes, 0xfeedface, jmp);
+		s->call = (struct fi_caller_info){ FI_CALL_PARANOID, 0xfeedface, jmp, 0 };
+	}
+}
+
+static bool same_preamble(const struct fi_preamble_info *a,
+			  const struct fi_preamble_info *b)
+{
+	return a->form == b->form && a->hash == b->hash && a->arity == b->arity &&
+	       (a->form != FI_PRE_FINEIBT_BHI || a->bhi_target == b->bhi_target);
+}
+
+static bool same_caller(const struct fi_caller_info *a,
+			const struct fi_caller_info *b)
+{
+	bool thunk = a->form == FI_CALL_KCFI || a->form == FI_CALL_OFF ||
+		     a->form == FI_CALL_FINEIBT_THUNK;
+
+	return a->form == b->form && a->hash == b->hash && a->jmp == b->jmp &&
+	       (!thunk || a->thunk == b->thunk);
+}
+
+/* Classify @p as sample @s is (caller or preamble); true if it matched. */
+static bool classify(const struct sample *s, const uint8_t *p,
+		     struct fi_preamble_info *pi, struct fi_caller_info *ci)
+{
+	if (s->caller)
+		return fi_classify_caller(p, s->ip, ci) != FI_CALL_NONE;
+	return fi_classify_preamble(p, s->ip, pi) != FI_PRE_NONE;
+}
+
+static void test_round_trip(void)
+{
+	for (int i = 0; i < nsamples; i++) {
+		const struct sample *s = &samples[i];
+		struct fi_preamble_info pi;
+		struct fi_caller_info ci;
+		char name[96];
+		bool ok;
+
+		classify(s, s->bytes, &pi, &ci);
+		ok = s->caller ? same_caller(&ci, &s->call) : same_preamble(&pi, &s->pre);
+		snprintf(name, sizeof(name), "round trip: %s", s->name);
+		if (!CHECK(name, ok))
+			hexdump("bytes", s->bytes, 20);
+		/* The return value alone, with a NULL out. */
+		snprintf(name, sizeof(name), "classify with NULL out: %s", s->name);
+		CHECK(name, s->caller ? fi_classify_caller(s->bytes, s->ip, NULL) == s->call.form
+				      : fi_classify_preamble(s->bytes, s->ip, NULL) == s->pre.form);
+	}
+}
+
+/* The encoders' own output classifies back to what was asked. */
+static void test_encode_classify(void)
+{
+	uint8_t buf[BUFSZ];
+	struct fi_preamble_info pi;
+	struct fi_caller_info ci;
+	struct fi_buf b;
+	bool ok = true;
+	uint32_t h;
+	int ar;
+
+	for (size_t k = 0; k < NHASH; k++) {
+		for (int a = 0; a <= 7; a++) {
+			fi_buf_init(&b, buf, BUFSZ, 0x1000);
+			fi_emit_kcfi_preamble(&b, hashes[k], a);
+			fi_emit_seq(&b, &fi_seq_endbr64, 0);
+			ok &= EXPECT("encode/classify kcfi preamble",
+				     fi_classify_preamble(buf, 0x1000, &pi) == FI_PRE_KCFI &&
+				     pi.hash == hashes[k] && pi.arity == a);
+			ok &= EXPECT("fi_match_kcfi_preamble",
+				     fi_match_kcfi_preamble(buf, &h, &ar) &&
+				     h == hashes[k] && ar == a &&
+				     fi_match_kcfi_preamble(buf, NULL, NULL));
+			for (int warn = 0; warn <= 1; warn++) {
+				enum fi_preamble_form f = a == 0 ? FI_PRE_FINEIBT :
+					a == 1 && !warn ? FI_PRE_FINEIBT_ARITY1 :
+					FI_PRE_FINEIBT_BHI;
+
+				memset(buf, 0, sizeof(buf));
+				fi_buf_init(&b, buf, BUFSZ, 0x7000);
+				fi_emit_fineibt_preamble(&b, hashes[k]);
+				b.len = 11;
+				fi_emit_bhi_tail(&b, a, warn, 0x9000);
+				ok &= EXPECT("encode/classify fineibt preamble",
+					     !b.err && fi_classify_preamble(buf, 0x7000, &pi) == f &&
+					     pi.hash == hashes[k]);
+				if (f == FI_PRE_FINEIBT_BHI)
+					ok &= EXPECT("encode/classify bhi target",
+						     pi.bhi_target == 0x9000 + 32u * (unsigned)a);
+			}
+		}
+		for (int jmp = 0; jmp <= 1; jmp++) {
+			fi_buf_init(&b, buf, BUFSZ, 0x2000);
+			fi_emit_kcfi_caller(&b, hashes[k], jmp, 0x1000);
+			ok &= EXPECT("encode/classify kcfi caller",
+				     fi_classify_caller(buf, 0x2000, &ci) == FI_CALL_KCFI &&
+				     ci.hash == hashes[k] && ci.jmp == jmp && ci.thunk == 0x1000);
+			ok &= EXPECT("decode_caller_hash of a kcfi caller",
+				     fi_decode_caller_hash(buf) == hashes[k]);
+			memcpy(buf, fi_seq_caller_off.bytes, fi_seq_caller_off.len);
+			ok &= EXPECT("encode/classify off caller",
+				     fi_classify_caller(buf, 0x2000, &ci) == FI_CALL_OFF &&
+				     ci.hash == hashes[k] && ci.jmp == jmp && ci.thunk == 0x1000);
+			ok &= EXPECT("decode_caller_hash of an off caller",
+				     fi_decode_caller_hash(buf) == hashes[k]);
+			fi_buf_init(&b, buf, BUFSZ, 0);
+			fi_emit_fineibt_caller(&b, hashes[k], jmp);
+			ok &= EXPECT("encode/classify fineibt caller",
+				     fi_classify_caller(buf, 0, &ci) == FI_CALL_FINEIBT &&
+				     ci.hash == hashes[k] && ci.jmp == jmp);
+			fi_buf_init(&b, buf, BUFSZ, 0);
+			fi_emit_paranoid_caller(&b, hashes[k], jmp);
+			ok &= EXPECT("encode/classify paranoid caller",
+				     fi_classify_caller(buf, 0, &ci) == FI_CALL_PARANOID &&
+				     ci.hash == hashes[k] && ci.jmp == jmp);
+		}
+	}
+	CHECK("encode -> classify: every encoder, 7 hashes, arities, call/jmp", ok);
+}
+
+/*
+ * Every single-byte change of every form: the matcher either rejects it, or
+ * what it reports re-encodes to exactly the changed bytes (the change made
+ * another valid form, e.g. e8 -> e9 turns a call into a tail call). A
+ * change inside the hash may change the hash and nothing else.
+ */
+static bool corrupt_one(const struct sample *s, size_t pos, uint8_t v,
+			int *accepted)
+{
+	struct fi_preamble_info pi = { 0 };
+	struct fi_caller_info ci = { 0 };
+	uint8_t p[20], w[20];
+	bool in_hash = (int)pos >= s->hash_at && (int)pos < s->hash_at + 4;
+	size_t n;
+
+	memcpy(p, s->bytes, 20);
+	p[pos] = v;
+	if (!classify(s, p, &pi, &ci))
+		return true;
+	++*accepted;
+	n = s->caller ? reencode_caller(&ci, s->ip, w) : reencode_preamble(&pi, s->ip, w);
+	if (n < s->covered || memcmp(w, p, s->covered)) {
+		printf("  %s: byte %zu = %02x accepted as something else\n",
+		       s->name, pos, v);
+		return false;
+	}
+	if (!in_hash)
+		return true;
+	if (s->caller) {
+		struct fi_caller_info want = s->call;
+
+		want.hash = s->call.form == FI_CALL_KCFI || s->call.form == FI_CALL_OFF ?
+			    -get32(p + 2) : get32(p + 2);
+		return same_caller(&ci, &want);
+	} else {
+		struct fi_preamble_info want = s->pre;
+
+		want.hash = get32(p + s->hash_at);
+		return same_preamble(&pi, &want);
+	}
+}
+
+static void test_corruption(void)
+{
+	for (int i = 0; i < nsamples; i++) {
+		const struct sample *s = &samples[i];
+		int accepted = 0, rejected_outside = 0, tried_outside = 0;
+		char name[96];
+		bool ok = true;
+
+		for (size_t pos = 0; pos < s->covered; pos++) {
+			const uint8_t o = s->bytes[pos];
+			const uint8_t vals[] = { o ^ 0x01, o ^ 0x80, o ^ 0xff, o ^ 0x10,
+						 (uint8_t)(o + 1), 0x00, 0x90, 0xcc };
+			bool in_hash = (int)pos >= s->hash_at && (int)pos < s->hash_at + 4;
+			bool in_rel = s->rel_at >= 0 && (int)pos >= s->rel_at &&
+				      (int)pos < s->rel_at + 4;
+
+			for (size_t k = 0; k < sizeof(vals); k++) {
+				int before = accepted;
+
+				if (vals[k] == o)
+					continue;
+				ok &= corrupt_one(s, pos, vals[k], &accepted);
+				if (!in_hash && !in_rel) {
+					tried_outside++;
+					rejected_outside += accepted == before;
+				}
+			}
+		}
+		snprintf(name, sizeof(name), "corruption: %s: rejected or exact", s->name);
+		CHECK(name, ok);
+		/* Outside hash and rel32 nearly every change must be rejected. */
+		snprintf(name, sizeof(name), "corruption: %s: >= 95%% rejected outside hash",
+			 s->name);
+		if (!CHECK(name, rejected_outside * 100 >= tried_outside * 95))
+			printf("  %d of %d rejected\n", rejected_outside, tried_outside);
+	}
+}
+
+/* The four ENDBR-like values, stated independently of insn.c. */
+static bool ref_is_endbr(uint32_t v)
+{
+	return v == 0xfa1e0ff3 || v == 0xfb1e0ff3 || v == 0x001f0f66 ||
+	       v == 0x001f0ff5;
+}
+
+static void test_endbr(void)
+{
+	static const struct { uint8_t b[4]; bool is, exact; } cases[] = {
+		{ { 0xf3, 0x0f, 0x1e, 0xfa }, true, true },	/* endbr64 */
+		{ { 0xf3, 0x0f, 0x1e, 0xfb }, true, false },	/* endbr32 */
+		{ { 0x66, 0x0f, 0x1f, 0x00 }, true, false },	/* poison */
+		{ { 0xf5, 0x0f, 0x1f, 0x00 }, true, false },	/* bhi magic */
+		{ { 0xf3, 0x0f, 0x1e, 0xf9 }, false, false },
+		{ { 0xf3, 0x0f, 0x1e, 0xfe }, false, false },
+		{ { 0xf2, 0x0f, 0x1e, 0xfa }, false, false },
+		{ { 0x66, 0x0f, 0x1f, 0x44 }, false, false },
+		{ { 0x0f, 0x1f, 0x40, 0x00 }, false, false },	/* nop4 */
+		{ { 0xf4, 0x0f, 0x1f, 0x00 }, false, false },
+		{ { 0xf5, 0x0f, 0x1f, 0x01 }, false, false },
+		{ { 0x0d, 0xf0, 0xe1, 0x05 }, false, false },	/* -endbr64 */
+		{ { 0x90, 0x90, 0x90, 0x90 }, false, false },
+		{ { 0x00, 0x00, 0x00, 0x00 }, false, false },
+		{ { 0xff, 0xff, 0xff, 0xff }, false, false },
+	};
+	uint8_t un[8];
+	bool ok = true;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "endbr: %02x %02x %02x %02x is %s%s",
+			 cases[i].b[0], cases[i].b[1], cases[i].b[2], cases[i].b[3],
+			 cases[i].is ? "endbr-like" : "not endbr",
+			 cases[i].exact ? ", exact" : "");
+		/* Unaligned on purpose. */
+		memcpy(un + 1, cases[i].b, 4);
+		CHECK(name, fi_is_endbr(un + 1) == cases[i].is &&
+			    fi_exact_endbr(un + 1) == cases[i].exact &&
+			    fi_is_endbr_val(get32(cases[i].b)) == cases[i].is);
+	}
+	/* Every one-bit neighbour of the four values, and random values. */
+	for (int v = 0; v < 4; v++) {
+		const uint32_t base[] = { 0xfa1e0ff3, 0xfb1e0ff3, 0x001f0f66, 0x001f0ff5 };
+
+		for (int bit = 0; bit < 32; bit++) {
+			uint32_t n = base[v] ^ (1u << bit);
+
+			ok &= EXPECT("endbr: neighbours", fi_is_endbr_val(n) == ref_is_endbr(n));
+		}
+	}
+	for (int i = 0; i < 1000000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		ok &= EXPECT("endbr: random values",
+			     fi_is_endbr_val((uint32_t)x) == ref_is_endbr((uint32_t)x));
+	}
+	CHECK("endbr: fi_is_endbr_val agrees with the reference on 1M+128 values", ok);
+}
+
+static void test_decode_caller_hash(void)
+{
+	uint8_t p[8] = { 0x41, 0xba, B4(0xedcba988u) };
+
+	CHECK("decode_caller_hash: 41 ba imm -> -imm", fi_decode_caller_hash(p) == 0x12345678);
+	p[0] = 0xeb, p[1] = 0x0c;
+	CHECK("decode_caller_hash: eb 0c imm -> -imm", fi_decode_caller_hash(p) == 0x12345678);
+	p[1] = 0x0d;
+	CHECK("decode_caller_hash: eb 0d -> 0", fi_decode_caller_hash(p) == 0);
+	p[0] = 0x41, p[1] = 0xbb;
+	CHECK("decode_caller_hash: 41 bb -> 0", fi_decode_caller_hash(p) == 0);
+	p[0] = 0x40, p[1] = 0xba;
+	CHECK("decode_caller_hash: 40 ba -> 0", fi_decode_caller_hash(p) == 0);
+	p[0] = 0xba, p[1] = 0x41;
+	CHECK("decode_caller_hash: ba 41 -> 0", fi_decode_caller_hash(p) == 0);
+}
+
+static void test_match_thunk_call(void)
+{
+	const uint64_t ip = 0x555555560000ull;
+	uint8_t p[6] = { 0x2e, 0xe8 };
+	bool jmp = true;
+
+	put32(p + 2, (uint32_t)(0x555555550000ull - (ip + 6)));
+	CHECK("thunk call: 2e e8 to the thunk, backwards",
+	      fi_match_thunk_call(p, ip, 0x555555550000ull, &jmp) && !jmp);
+	CHECK("thunk call: NULL jmp is fine",
+	      fi_match_thunk_call(p, ip, 0x555555550000ull, NULL));
+	CHECK("thunk call: another target is not the thunk",
+	      !fi_match_thunk_call(p, ip, 0x555555550001ull, NULL));
+	CHECK("thunk call: the same bytes elsewhere miss it",
+	      !fi_match_thunk_call(p, ip + 1, 0x555555550000ull, NULL));
+	p[1] = 0xe9;
+	CHECK("thunk call: 2e e9 is a tail call",
+	      fi_match_thunk_call(p, ip, 0x555555550000ull, &jmp) && jmp);
+	put32(p + 2, 0x100);
+	CHECK("thunk call: forwards", fi_match_thunk_call(p, ip, ip + 6 + 0x100, NULL));
+	/* Any one changed byte of the opcode: not it, or exactly the other form. */
+	for (int form = 0; form <= 1; form++) {
+		bool ok = true;
+
+		for (int pos = 0; pos < 2; pos++) {
+			for (int v = 0; v < 256; v++) {
+				uint8_t q[6];
+
+				memcpy(q, p, 6);
+				q[1] = form ? 0xe9 : 0xe8;
+				q[0] = 0x2e;
+				q[pos] = (uint8_t)v;
+				if (fi_match_thunk_call(q, ip, ip + 6 + 0x100, &jmp))
+					ok &= q[0] == 0x2e && q[1] == (jmp ? 0xe9 : 0xe8);
+			}
+		}
+		CHECK(form ? "thunk call: every opcode byte value, jmp form"
+			   : "thunk call: every opcode byte value, call form", ok);
+	}
+	{
+		uint8_t q[6] = { 0xeb, 0x0c, B4(0x11111111u) };
+		bool ok = true;
+
+		for (int pos = 0; pos < 2; pos++) {
+			for (int v = 0; v < 256; v++) {
+				uint8_t r[6];
+
+				memcpy(r, q, 6);
+				r[pos] = (uint8_t)v;
+				if (fi_decode_caller_hash(r))
+					ok &= (r[0] == 0xeb && r[1] == 0x0c) ||
+					      (r[0] == 0x41 && r[1] == 0xba);
+			}
+		}
+		CHECK("decode_caller_hash: every value of its first two bytes", ok);
+	}
+	p[0] = 0x3e;
+	CHECK("thunk call: ds prefix is not it", !fi_match_thunk_call(p, ip, ip + 0x106, NULL));
+	p[0] = 0x2e, p[1] = 0xeb;
+	CHECK("thunk call: 2e eb is not it", !fi_match_thunk_call(p, ip, ip + 0x106, NULL));
+	p[0] = 0xe8;
+	CHECK("thunk call: without the cs prefix is not it",
+	      !fi_match_thunk_call(p, ip, ip + 0x106, NULL));
+}
+
+static void test_decode_ud(void)
+{
+	static const struct {
+		const char *name;
+		uint8_t b[4];
+		size_t avail;
+		enum fi_ud_kind kind;
+		int len;
+	} cases[] = {
+		{ "ud2", { 0x0f, 0x0b }, 2, FI_UD_UD2, 2 },
+		{ "ud2, 1 byte readable", { 0x0f, 0x0b }, 1, FI_UD_NONE, 0 },
+		{ "ud2, nothing readable", { 0x0f, 0x0b }, 0, FI_UD_NONE, 0 },
+		{ "ea", { 0xea, 0x78 }, 1, FI_UD_EA, 1 },
+		{ "ea, nothing readable", { 0xea }, 0, FI_UD_NONE, 0 },
+		{ "lock jne .-3", { 0xf0, 0x75, 0xfd }, 3, FI_UD_LOCK_JCC, 3 },
+		{ "lock jo", { 0xf0, 0x70, 0x00 }, 4, FI_UD_LOCK_JCC, 3 },
+		{ "lock jg", { 0xf0, 0x7f, 0x12 }, 3, FI_UD_LOCK_JCC, 3 },
+		{ "lock jne, 2 bytes readable", { 0xf0, 0x75, 0xfd }, 2, FI_UD_NONE, 0 },
+		{ "lock + 6f", { 0xf0, 0x6f, 0xfd }, 3, FI_UD_NONE, 0 },
+		{ "lock + 80", { 0xf0, 0x80, 0x00 }, 3, FI_UD_NONE, 0 },
+		{ "lock add", { 0xf0, 0x01, 0x03 }, 3, FI_UD_NONE, 0 },
+		{ "jne without lock", { 0x75, 0xfd }, 2, FI_UD_NONE, 0 },
+		{ "ud1", { 0x0f, 0xb9, 0xcc }, 3, FI_UD_NONE, 0 },
+		{ "0f 0c", { 0x0f, 0x0c }, 2, FI_UD_NONE, 0 },
+		{ "nop", { 0x90 }, 1, FI_UD_NONE, 0 },
+		{ "int3", { 0xcc }, 1, FI_UD_NONE, 0 },
+		{ "endbr64", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, FI_UD_NONE, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[80];
+		int len = 99;
+
+		snprintf(name, sizeof(name), "decode_ud: %s", cases[i].name);
+		CHECK(name, fi_decode_ud(cases[i].b, cases[i].avail, &len) == cases[i].kind &&
+			    len == cases[i].len);
+	}
+	/* At the #UD offsets of the templates themselves. */
+	for (size_t i = 0; i < NEXPECTED; i++) {
+		const struct fi_seq *s = expected[i].seq;
+		enum fi_ud_kind want;
+		char name[80];
+		int len;
+
+		if (s->ud < 0)
+			continue;
+		want = s->bytes[s->ud] == 0xea ? FI_UD_EA :
+		       s->bytes[s->ud] == 0xf0 ? FI_UD_LOCK_JCC : FI_UD_UD2;
+		snprintf(name, sizeof(name), "decode_ud: at %s+%d", s->name, s->ud);
+		CHECK(name, fi_decode_ud(s->bytes + s->ud, s->len - s->ud, &len) == want &&
+			    len == (want == FI_UD_EA ? 1 : want == FI_UD_UD2 ? 2 : 3));
+	}
+}
+
+static void test_arity_names(void)
+{
+	static const char *const want[] = {
+		"eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi",
+	};
+	bool ok = true;
+
+	for (int a = 0; a <= 7; a++)
+		ok &= !strcmp(fi_arity_reg_name(a), want[a]);
+	CHECK("arity register names 0..7", ok);
+	CHECK("arity register names out of range",
+	      !strcmp(fi_arity_reg_name(-1), "?") && !strcmp(fi_arity_reg_name(8), "?"));
+}
+
+int main(void)
+{
+	test_offsets();
+	test_templates();
+	test_seq_all();
+	test_emit_seq_hash();
+	test_enc_kcfi_preamble();
+	test_enc_kcfi_caller();
+	test_enc_fineibt();
+	test_enc_bhi_tail();
+	test_enc_rel32();
+	test_bounds();
+	test_sticky();
+	build_samples();
+	test_round_trip();
+	test_encode_classify();
+	test_corruption();
+	test_endbr();
+	test_decode_caller_hash();
+	test_match_thunk_call();
+	test_decode_ud();
+	test_arity_names();
+	return fi_check_exit();
 }

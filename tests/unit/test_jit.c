@@ -212,6 +212,11 @@ static bool check_call(const struct mode *m, const struct fi_jit_env *env,
 			     !memcmp(ref + FI_KCFI_CALLER_CALL,
 				     (tail ? &fi_seq_indirect_jmp : &fi_seq_indirect_call)->bytes,
 				     FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL));
+		/* The classifier reads it as a de-thunked compiler site. */
+		ok &= EXPECT("jit: kcfi caller classified",
+			     fi_classify_caller(ref, ip, &ci) ==
+			     (m->mode == FINEIBT_MODE_OFF ? FI_CALL_OFF : FI_CALL_KCFI) &&
+			     ci.hash == h && ci.jmp == tail && ci.thunk == 0);
 	} else {
 		enum fi_caller_form want = m->flags & FINEIBT_F_PARANOID ?
 					   FI_CALL_PARANOID : FI_CALL_FINEIBT;

@@ -216,13 +216,9 @@ static void describe_module(void)
 
 	add_sym(&n, "thunk_r11", rt(OFF_THUNK));
 	add_sym(&n, "plain_ud2", rt(OFF_PLAIN));
-	add_sym(&n, "__cfi_fn_fine", rt(OFF_FINE - 16));
 	add_sym(&n, "fn_fine", rt(OFF_FINE));
-	add_sym(&n, "__cfi_fn_kcfi", rt(OFF_KCFI - 16));
 	add_sym(&n, "fn_kcfi", rt(OFF_KCFI));
-	add_sym(&n, "__cfi_fn_bhi", rt(OFF_BHI - 16));
 	add_sym(&n, "fn_bhi", rt(OFF_BHI));
-	add_sym(&n, "__cfi_fn_bhi1", rt(OFF_BHI1 - 16));
 	add_sym(&n, "fn_bhi1", rt(OFF_BHI1));
 	for (int c = 0; c < C_NR; c++)
 		add_sym(&n, caller_names[c], caller_at(c));
@@ -395,9 +391,15 @@ static void trap_site(enum fi_trap_kind kind, enum caller c, unsigned int target
 	case FI_TRAP_PARANOID:
 		sym(site + FI_PARANOID_UD, buf, len);
 		break;
-	case FI_TRAP_PREAMBLE:
-		sym(rt(target) - FI_PREAMBLE_SIZE + FI_FINEIBT_PREAMBLE_UD, buf, len);
+	case FI_TRAP_PREAMBLE: {
+		/* No __cfi_ symbols (as elf.c reads them): named after the function. */
+		char fn[64];
+
+		sym(rt(target), fn, sizeof(fn));
+		*strchr(fn, '+') = '\0';
+		snprintf(buf, len, "__cfi_%s+0x%x", fn, FI_FINEIBT_PREAMBLE_UD);
 		break;
+	}
 	default:
 		/* The ud2 of slot 2: the first trap site, after slot 1. */
 		snprintf(buf, len, "__bhi_args+0x%x",
@@ -503,7 +505,7 @@ static void prog_skip(int sig, siginfo_t *si, void *ctx)
 	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK))
 		prog_on_altstack = 1;
 	uc->uc_mcontext.gregs[REG_RIP] += 2;
-	write(2, "program handler\n", 16);
+	(void)!write(2, "program handler\n", 16);
 }
 
 static void prog_jump(int sig)
@@ -568,9 +570,30 @@ static void do_sysv_chain(void *p)
 	dprintf(2, "survived\n");
 }
 
+/* fineibt's own handler handed back (read with a raw syscall): no recursion. */
+static void do_record_self(void *p)
+{
+	struct sigaction sa = { .sa_flags = SA_SIGINFO };
+
+	sa.sa_sigaction = (void (*)(int, siginfo_t *, void *))kernel_sigill_handler();
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGILL, &sa, NULL);
+	plain_ud2();
+	dprintf(2, "survived\n");
+}
+
 static void do_plain(void *p)
 {
 	plain_ud2();
+	dprintf(2, "survived\n");
+}
+
+/* SIGILL sent, not raised by the CPU: ignored if the program says so. */
+static void do_raise(void *ignore)
+{
+	if (ignore)
+		signal(SIGILL, SIG_IGN);
+	raise(SIGILL);
 	dprintf(2, "survived\n");
 }
 
@@ -606,6 +629,13 @@ static void test_chain(void)
 		      died_of_sigill(&ch) && !strcmp(ch.err, "hits 1\n"));
 	if (run_child(&ch, fine, do_plain, NULL))
 		CHECK("chain_none_dies", died_of_sigill(&ch) && !strcmp(ch.err, ""));
+	if (run_child(&ch, fine, do_record_self, NULL))
+		CHECK("chain_own_handler_not_recorded",
+		      died_of_sigill(&ch) && !strcmp(ch.err, ""));
+	if (run_child(&ch, fine, do_raise, NULL))
+		CHECK("chain_sent_default_dies", died_of_sigill(&ch) && !strcmp(ch.err, ""));
+	if (run_child(&ch, fine, do_raise, "ignore"))
+		CHECK("chain_sent_ignored", exited_ok(&ch) && !strcmp(ch.err, "survived\n"));
 	if (run_child(&ch, fine, do_builtin_trap, NULL))
 		CHECK("chain_none_outside_module", died_of_sigill(&ch) && !strcmp(ch.err, ""));
 

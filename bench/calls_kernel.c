@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The two measured loops, in C. bench/floor.S repeats them instruction for
+ * instruction with the CFI sequences written by hand; bench.py checks that
+ * the patched bytes and the hand-written ones differ only in immediates.
+ * Aligned to 64 so that both builds place the loop the same way.
+ */
+#include "calls.h"
+
+__attribute__((noinline, aligned(64))) long bench_hot(long n, bench_fn fp)
+{
+	long acc = 0;
+
+	for (long i = 0; i < n; i++)
+		acc = fp(acc, i);
+	return acc;
+}
+
+__attribute__((noinline, aligned(64))) long bench_cold(long n,
+							const bench_fn *tab)
+{
+	long acc = 0;
+
+	for (long i = 0; i < n; i++)
+		acc = tab[i](acc, i);
+	return acc;
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The floor: bench/calls_kernel.c's two loops and bench/gen_callees.sh's
+ * callees written by hand, with the CFI sequences of one mode spelled out
+ * here instead of being patched in at load time. This file is the one
+ * place outside src/insn.c where the sequences are written again, on
+ * purpose: it is the independent reference the runtime's output is
+ * measured (and byte-compared, by bench.py) against.
+ *
+ * Build with -DFLOOR_CALLER=kcfi|off|fineibt|paranoid and
+ * -DFLOOR_PREAMBLE=kcfi|fineibt|bhi (see bench/bench.mk):
+ *
+ *   mode                   caller     preamble
+ *   kcfi                   kcfi       kcfi     (calls de-thunked, as the
+ *   off                    off        kcfi      runtime leaves them)
+ *   fineibt                fineibt    fineibt
+ *   fineibt,paranoid       paranoid   fineibt
+ *   fineibt,bhi            fineibt    bhi
+ *   fineibt,paranoid,bhi   paranoid   bhi
+ *
+ * The instructions around the sequences are the ones clang-22 -O2 emits
+ * for calls_kernel.c with the kCFI flags; keep them in step if it changes.
+ */
+#include "calls.h"
+
+/* One type hash for long (*)(long, long); any non-ENDBR-like value. */
+#define HASH	0x5a3c9e71
+
+/* ------------------------------------------------------------ preambles */
+
+/* 16 bytes before a function of arity 2 (edx), then its first insn. */
+.macro	preamble
+.ifc	FLOOR_PREAMBLE, kcfi
+	movl	$HASH, %edx
+	.rept	11
+	nop
+	.endr
+.else
+0:	endbr64
+	subl	$HASH, %r10d
+.ifc	FLOOR_PREAMBLE, bhi
+	call	floor_bhi_arity2	/* ends exactly at the entry */
+.else
+	jne	0b + 6			/* into the subl: the 0xea byte, #UD */
+	nopl	(%rax)
+.endif
+.endif
+.endm
+
+/* The function's first instruction: ENDBR, or the FineIBT poison. */
+.macro	entry
+.ifc	FLOOR_PREAMBLE, kcfi
+	endbr64
+.else
+	nopw	(%rax)			/* osp nopl (%rax): poisoned ENDBR */
+.endif
+.endm
+
+/* ------------------------------------------------------------ call sites */
+
+/* 20 bytes: an indirect call to %r11 of a function of type HASH. */
+.macro	callsite
+.ifc	FLOOR_CALLER, kcfi
+	movl	$-HASH, %r10d
+	addl	-15(%r11), %r10d
+	je	1f
+	ud2
+1:	call	*%r11
+	nopl	(%rax)
+.endif
+.ifc	FLOOR_CALLER, off
+	jmp	1f			/* cfi=off: jump over the check */
+	.long	-HASH
+	addl	-15(%r11), %r10d
+	je	1f
+	ud2
+1:	call	*%r11
+	nopl	(%rax)
+.endif
+.ifc	FLOOR_CALLER, fineibt
+	movl	$HASH, %r10d
+	leaq	-16(%r11), %r11
+	{disp8} nopl 0(%rax)
+	call	*%r11
+	nopl	(%rax)
+.endif
+.ifc	FLOOR_CALLER, paranoid
+	movl	$HASH, %r10d
+	cmpl	-9(%r11), %r10d
+2:	leaq	-16(%r11), %r11
+	jne	2b + 3			/* the 0xf0 byte: LOCK Jcc, #UD */
+	call	*%r11
+	nop
+.endif
+.endm
+
+/* ------------------------------------------------------------ the loops */
+
+	.text
+	.globl	bench_hot
+	.type	bench_hot, @function
+	.p2align 6
+	preamble
+bench_hot:
+	entry
+	testq	%rdi, %rdi
+	jle	9f
+	pushq	%r15
+	pushq	%r14
+	pushq	%rbx
+	movq	%rsi, %rbx
+	movq	%rdi, %r14
+	xorl	%r15d, %r15d
+	xorl	%eax, %eax
+	.p2align 4
+3:	movq	%rax, %rdi
+	movq	%r15, %rsi
+	movq	%rbx, %r11
+	callsite
+	incq	%r15
+	cmpq	%r15, %r14
+	jne	3b
+	popq	%rbx
+	popq	%r14
+	popq	%r15
+	retq
+9:	xorl	%eax, %eax
+	retq
+	.size	bench_hot, . - bench_hot
+
+	.globl	bench_cold
+	.type	bench_cold, @function
+	.p2align 6
+	preamble
+bench_cold:
+	entry
+	testq	%rdi, %rdi
+	jle	9f
+	pushq	%r15
+	pushq	%r14
+	pushq	%rbx
+	movq	%rsi, %rbx
+	movq	%rdi, %r14
+	xorl	%r15d, %r15d
+	xorl	%eax, %eax
+	.p2align 4
+3:	movq	(%rbx,%r15,8), %r11
+	movq	%rax, %rdi
+	movq	%r15, %rsi
+	callsite
+	incq	%r15
+	cmpq	%r15, %r14
+	jne	3b
+	popq	%rbx
+	popq	%r14
+	popq	%r15
+	retq
+9:	xorl	%eax, %eax
+	retq
+	.size	bench_cold, . - bench_cold
+
+/* ------------------------------------------------------------ BHI stub */
+
+/*
+ * Slot 2 of a __bhi_args array: on a mismatch (ZF clear) trap; on the
+ * speculative path past the jne, poison both argument registers with r10.
+ */
+	.p2align 5
+floor_bhi_arity2:
+	jne	floor_bhi_ud
+	cmovne	%r10, %rdi
+	cmovne	%r10, %rsi
+	ret
+	int3
+	.p2align 3, 0xcc
+floor_bhi_ud:
+	ud2
+	ret
+	int3
+
+/* ------------------------------------------------------------ callees */
+
+	.p2align 8
+floor_callees:
+	.rept	NFUNCS
+	.p2align 8
+	preamble
+	entry
+	leaq	(%rdi,%rsi), %rax
+	retq
+	.endr
+
+	.section .data.rel.ro, "aw", @progbits
+	.p2align 3
+	.globl	bench_funcs
+	.type	bench_funcs, @object
+bench_funcs:
+	.set	fi, 0
+	.rept	NFUNCS
+	.quad	floor_callees + fi * CALLEE_STRIDE + 16
+	.set	fi, fi + 1
+	.endr
+	.size	bench_funcs, . - bench_funcs
+
+	.section .note.GNU-stack, "", @progbits

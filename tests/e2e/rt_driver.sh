@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# rt_driver: build/fineibt-cc as CC= would use it: --version, -v, -c, -S,
+# -E, -M/-MM/-MD, many inputs, separate compile and link, -shared, a
+# configure-style probe from stdin, a Makefile build, pointer
+# generalisation and its exact-types switch, -static-fineibt, the
+# jump-table option; and `fineibt run` on kCFI programs built without
+# the runtime (preloaded) and with it (not preloaded twice).
+. "$(dirname "$0")/progs/rt_lib.bash"
+
+D=$RT_OUT/driver
+rm -rf "$D"
+mkdir -p "$D"
+ok() { if "$@"; then rt_pass "$T"; else rt_fail "$T" "${WHY:-check failed}"; fi; }
+
+T=driver-version; WHY="no clang version"
+ok grep -q "clang version" <<<"$("$FCC" --version 2>&1)"
+T=driver-v-alone; WHY="fineibt-cc -v failed"
+ok "$FCC" -v >/dev/null 2>&1
+
+T=driver-c; WHY="no kCFI sections in the object"
+"$FCC" -O2 -c "$RT_SRC/rt_calls.c" -o "$D/calls.o"
+ok grep -q '__patchable_function_entries' <<<"$(llvm-readelf-22 -S "$D/calls.o" 2>&1)"
+T=driver-c-kcfi-traps; WHY="no .kcfi_traps in the object"
+ok grep -q '\.kcfi_traps' <<<"$(llvm-readelf-22 -S "$D/calls.o" 2>&1)"
+T=driver-S; WHY="assembly has no kcfi_traps section"
+"$FCC" -O2 -S "$RT_SRC/rt_calls.c" -o "$D/calls.s"
+ok grep -q 'kcfi_traps' "$D/calls.s"
+T=driver-E; WHY="preprocessing failed"
+ok grep -q 'run_legal' <<<"$("$FCC" -E "$RT_SRC/rt_calls.c" 2>/dev/null)"
+T=driver-MM; WHY="no dependency line"
+ok grep -q '^rt_calls.o:' <<<"$("$FCC" -MM "$RT_SRC/rt_calls.c" 2>/dev/null)"
+T=driver-MD; WHY="no .d file"
+"$FCC" -MD -MF "$D/naked.d" -c "$RT_SRC/rt_naked.S" -o "$D/naked.o"
+ok grep -q 'rt_naked.S' "$D/naked.d"
+
+# Separate compile then link: the veneer scan reads the objects.
+"$FCC" -O2 -c "$RT_SRC/rt_libc.c" -o "$D/libc.o"
+"$FCC" "$D/libc.o" -o "$D/libc_sep"
+printf 'x\n' >"$D/in"
+T=driver-link-objects; WHY="separately compiled program does not run in auto"
+ok [ "$(FINEIBT_CFI=auto "$D/libc_sep" "$D/in" 2>&1)" = x ]
+T=driver-many-inputs; WHY="source + object + asm link failed"
+ok "$FCC" -O2 "$RT_SRC/rt_calls.c" "$D/naked.o" -o "$D/calls_many"
+T=driver-many-inputs-run; WHY="linked program fails"
+ok [ "$(FINEIBT_CFI=auto "$D/calls_many" legal 2>&1)" = "legal ok" ]
+
+# A configure-style probe: source on stdin with -x c.
+T=driver-conftest-stdin; WHY="probe from stdin failed"
+ok sh -c "printf 'int main(void){return 0;}\n' | '$FCC' -x c - -o '$D/conftest' && '$D/conftest'"
+T=driver-shared-needed; WHY="shared object does not need libfineibt"
+"$FCC" -O2 -fPIC -shared "$RT_SRC/rt_liba.c" -o "$D/liba.so"
+ok grep -q 'libfineibt.so' <<<"$(llvm-readelf-22 -d "$D/liba.so" 2>&1)"
+T=driver-crt-init-first; WHY="crt hook is not the first init_array entry"
+ok grep -q 'init_array.00000\|INIT_ARRAY' <<<"$(llvm-readelf-22 -S "$D/liba.so" 2>&1)"
+
+# CC= in a Makefile: compile two files, link them.
+cat >"$D/Makefile" <<MK
+prog: calls.o naked.o
+	\$(CC) -o \$@ calls.o naked.o
+calls.o: $RT_SRC/rt_calls.c
+	\$(CC) -O2 -c -o \$@ \$<
+naked.o: $RT_SRC/rt_naked.S
+	\$(CC) -c -o \$@ \$<
+MK
+T=driver-make; WHY="make CC=fineibt-cc failed"
+ok sh -c "cd '$D' && rm -f calls.o naked.o prog && make -s CC='$FCC' >/dev/null 2>&1 && FINEIBT_CFI=fineibt,bhi ./prog legal | grep -q 'legal ok'"
+
+# Pointer generalisation (default) and exact types (switch).
+"$FCC" -O2 "$RT_SRC/rt_generalize.c" -o "$D/gen"
+FINEIBT_CC_EXACT=1 "$FCC" -O2 "$RT_SRC/rt_generalize.c" -o "$D/gen_exact"
+"$FCC" --fineibt-exact -O2 "$RT_SRC/rt_generalize.c" -o "$D/gen_exact2"
+for m in kcfi auto; do
+	rt_run gen "$m" "$D/gen"
+	T="driver-generalize[$m]"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "generalized ok" ]
+	for e in gen_exact gen_exact2; do
+		rt_run gen-exact "$m" "$D/$e"
+		T="driver-exact-types[$e,$m]: cast callback traps"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
+		ok [ "$RT_RC" = 132 ]
+	done
+done
+
+# -static-fineibt: the runtime inside the executable.
+"$FCC" -static-fineibt -O2 "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" -o "$D/calls_static"
+T=driver-static-no-needed; WHY="static build still needs libfineibt.so"
+ok sh -c "! llvm-readelf-22 -d '$D/calls_static' | grep -q libfineibt"
+for m in kcfi fineibt auto fineibt,paranoid,bhi; do
+	rt_run static "$m" "$D/calls_static" legal
+	T="driver-static-legal[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ]
+	rt_run static-confuse "$m" "$D/calls_static" confuse jmp2
+	T="driver-static-confuse[$m]"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}a2\\+0x0" <<<"$RT_ERR_TXT"
+done
+
+# --fineibt-jump-tables: switch tables come back as notrack jmp.
+cat >"$D/sw.c" <<'C'
+int f(int x, int y) { switch (x) { case 0: return y + 3; case 1: return y * 7;
+case 2: return y - 11; case 3: return y ^ 5; case 4: return y * y; case 5: return 42;
+case 6: return y / 3; default: return 0; } }
+int (*volatile pf)(int, int) = f;
+int main(int c, char **v) { return pf(c, 3); }
+C
+"$FCC" --fineibt-jump-tables -O2 "$D/sw.c" -o "$D/sw"
+T=driver-jump-tables; WHY="no notrack jmp in f"
+ok grep -q 'notrack\|3e ff' <<<"$(llvm-objdump-22 -d "$D/sw" | sed -n '/<f>:/,/^$/p')"
+T=driver-jump-tables-run; WHY="wrong result"
+ok sh -c "FINEIBT_CFI=auto '$D/sw'; [ \$? = 21 ]"
+
+# fineibt run: a kCFI program built with plain clang (no runtime).
+K="-fsanitize=kcfi -fsanitize-kcfi-arity -fpatchable-function-entry=11,11 -falign-functions=16 -fcf-protection=branch -mretpoline-external-thunk -mindirect-branch-cs-prefix"
+# shellcheck disable=SC2086
+clang-22 -O2 $K "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" "$ROOT/crt/thunks.S" -o "$D/plain_kcfi"
+for m in kcfi fineibt,paranoid fineibt,bhi auto; do
+	rt_run run "" "$FIBT" run --cfi="$m" --verbose -- "$D/plain_kcfi" legal
+	T="run-preload-legal[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ] &&
+		grep -q "plain_kcfi: rewritten to" <<<"$RT_ERR_TXT"
+	rt_run run-confuse "" "$FIBT" run --cfi="$m" -- "$D/plain_kcfi" confuse call2
+	T="run-preload-confuse[$m]"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: $(rt_mode_name "$m")\\)" <<<"$RT_ERR_TXT"
+done
+rt_run run-own "" "$FIBT" run --cfi=fineibt --verbose -- "$RT_OUT/rt_calls" legal
+T="run-no-double-runtime"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
+[ -x "$RT_OUT/rt_calls" ] || "$FCC" -O2 "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" -o "$RT_OUT/rt_calls"
+ok [ "$RT_RC" = 0 ] && [ "$(grep -c 'rewritten to' <<<"$RT_ERR_TXT")" = 1 ]
+T=run-bad-option; WHY="bad option accepted"
+ok sh -c "! '$FIBT' run --bogus -- /bin/true 2>/dev/null"
+
+# fineibt run + a kCFI library built without fineibt-cc and dlopen'ed:
+# rewritten by the dlopen interposer once dlopen returns.
+# shellcheck disable=SC2086
+{ clang-22 -O2 $K -fPIC -shared -Wl,-soname,libfi_rta.so "$RT_SRC/rt_liba.c" "$ROOT/crt/thunks.S" -o "$D/libfi_rta.so" &&
+  clang-22 -O2 $K -fPIC -shared "$RT_SRC/rt_libb.c" "$ROOT/crt/thunks.S" -L"$D" -lfi_rta -o "$D/libfi_rtb.so" &&
+  clang-22 -O2 $K "$RT_SRC/rt_mods.c" "$ROOT/crt/thunks.S" -L"$D" -lfi_rta '-Wl,-rpath,$ORIGIN' -o "$D/plain_mods"; } ||
+	rt_fail run-build "plain kCFI module programs"
+for m in kcfi fineibt fineibt,paranoid,bhi auto; do
+	rt_run run-mods "" "$FIBT" run --cfi="$m" --verbose -- "$D/plain_mods" "$D/libfi_rtb.so" noctor
+	T="run-dlopen-plain[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "modules ok" ] &&
+		[ "$(grep -Ec '(plain_mods|libfi_rta.so|libfi_rtb.so): rewritten to' <<<"$RT_ERR_TXT")" = 3 ]
+done

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fineibt_rehash() and fineibt_random_seed(), against a reference written
+ * here from DESIGN.md section 2: new = old ^ seed, then while new or -new
+ * reads as an ENDBR-like instruction, step a Galois LFSR (shift right one,
+ * xor 0x80200003 when the bit shifted out was 1).
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "fineibt.h"
+
+#define NPAIRS	(16u << 20)	/* 16.7 million (hash, seed) pairs */
+
+/* endbr64, endbr32, the poison and the BHI magic, read little-endian. */
+static bool ref_endbr_like(uint32_t v)
+{
+	return v == 0xfa1e0ff3u || v == 0xfb1e0ff3u || v == 0x001f0f66u ||
+	       v == 0x001f0ff5u;
+}
+
+static bool ref_bad(uint32_t v)
+{
+	return ref_endbr_like(v) || ref_endbr_like(0u - v);
+}
+
+static uint32_t ref_step(uint32_t v)
+{
+	return (v & 1) ? (v >> 1) ^ 0x80200003u : v >> 1;
+}
+
+static uint32_t ref_rehash(uint32_t hash, uint32_t seed)
+{
+	uint32_t v = hash ^ seed;
+
+	while (ref_bad(v))
+		v = ref_step(v);
+	return v;
+}
+
+/* xorshift64: fast and fixed, so every run sees the same pairs. */
+static uint64_t xs_state;
+
+static uint64_t xs_next(void)
+{
+	xs_state ^= xs_state << 13;
+	xs_state ^= xs_state >> 7;
+	xs_state ^= xs_state << 17;
+	return xs_state;
+}
+
+/*
+ * The random sweep. To make the interesting inputs frequent, one pair in
+ * 16 is aimed so that hash ^ seed is one of the eight bad values.
+ */
+static uint64_t sweep(bool *ok, unsigned *aimed)
+{
+	static const uint32_t bad[8] = {
+		0xfa1e0ff3u, 0xfb1e0ff3u, 0x001f0f66u, 0x001f0ff5u,
+		0u - 0xfa1e0ff3u, 0u - 0xfb1e0ff3u, 0u - 0x001f0f66u,
+		0u - 0x001f0ff5u,
+	};
+	uint64_t sum = 0;
+
+	xs_state = 0x2545f4914f6cdd1dull;
+	*ok = true;
+	*aimed = 0;
+	for (uint32_t i = 0; i < NPAIRS; i++) {
+		uint64_t r = xs_next();
+		uint32_t seed = (uint32_t)(r >> 32), hash = (uint32_t)r, out;
+
+		if ((r & 0xf0000) == 0) {
+			hash = bad[(r >> 20) & 7] ^ seed;
+			++*aimed;
+		}
+		out = fineibt_rehash(hash, seed);
+		if (ref_bad(out) || out != ref_rehash(hash, seed)) {
+			if (*ok)
+				printf("  rehash(%#x, %#x) = %#x, reference %#x\n", hash,
+				       seed, out, ref_rehash(hash, seed));
+			*ok = false;
+		}
+		sum = sum * 31 + out;
+	}
+	return sum;
+}
+
+static void test_sweep(void)
+{
+	uint64_t a, b;
+	unsigned aimed;
+	bool ok, ok2;
+
+	a = sweep(&ok, &aimed);
+	CHECK("rehash: 16.7M random pairs: never ENDBR-like, nor negated", ok);
+	CHECK("rehash: the sweep hit the LFSR more than 500k times", aimed > 500000);
+	b = sweep(&ok2, &aimed);
+	CHECK("rehash: deterministic for the same inputs", a == b && ok2);
+}
+
+static void test_identity(void)
+{
+	bool ok = true;
+
+	xs_state = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 1000000; i++) {
+		uint32_t h = (uint32_t)xs_next();
+
+		if (!ref_bad(h))
+			ok &= EXPECT("rehash: seed 0 is the identity", fineibt_rehash(h, 0) == h);
+	}
+	ok &= fineibt_rehash(0, 0) == 0 && fineibt_rehash(0x12345678, 0) == 0x12345678 &&
+	      fineibt_rehash(0xffffffff, 0) == 0xffffffff;
+	CHECK("rehash: seed 0 leaves non-ENDBR-like hashes alone (1M values)", ok);
+	CHECK("rehash: plain xor with the seed",
+	      fineibt_rehash(0x12345678, 0xffffffff) == 0xedcba987 &&
+	      fineibt_rehash(0xdeadbeef, 0xdeadbeef) == 0);
+}
+
+/* Worked by hand: 0xfa1e0ff3 is odd, so 0x7d0f07f9 ^ 0x80200003. */
+static void test_vectors(void)
+{
+	static const struct { uint32_t in, out; } v[] = {
+		{ 0xfa1e0ff3u, 0xfd2f07fau },	/* endbr64 */
+		{ 0xfb1e0ff3u, 0xfdaf07fau },	/* endbr32 */
+		{ 0x001f0f66u, 0x000f87b3u },	/* poison: even, plain shift */
+		{ 0x001f0ff5u, 0x802f87f9u },	/* bhi magic */
+		{ 0x05e1f00du, 0x82d0f805u },	/* -endbr64 */
+		{ 0x04e1f00du, 0x8250f805u },	/* -endbr32 */
+		{ 0xffe0f09au, 0x7ff0784du },	/* -poison */
+		{ 0xffe0f00bu, 0xffd07806u },	/* -bhi magic */
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		const uint32_t seeds[] = { 0, 0xdeadbeef, 0x80000001 };
+		char name[80];
+		bool ok = true;
+
+		for (int s = 0; s < 3; s++)
+			ok &= fineibt_rehash(v[i].in ^ seeds[s], seeds[s]) == v[i].out;
+		snprintf(name, sizeof(name), "rehash: %#010x steps once to %#010x",
+			 v[i].in, v[i].out);
+		CHECK(name, ok && ref_rehash(v[i].in, 0) == v[i].out &&
+			    ref_step(v[i].in) == v[i].out && !ref_bad(v[i].out));
+	}
+}
+
+static void test_random_seed(void)
+{
+	uint32_t s[64], all_or = 0, all_and = ~0u;
+	int distinct = 0, rc = 0;
+
+	for (int i = 0; i < 64; i++) {
+		rc |= fineibt_random_seed(&s[i]);
+		all_or |= s[i];
+		all_and &= s[i];
+	}
+	for (int i = 0; i < 64; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i; j++)
+			dup |= s[j] == s[i];
+		distinct += !dup;
+	}
+	CHECK("random_seed: returns 0", rc == 0);
+	/* 64 draws of 32 bits: a repeat has probability ~5e-7. */
+	CHECK("random_seed: 64 draws, at least 63 distinct", distinct >= 63);
+	/* Each bit stuck across 64 draws: probability 2^-63 per bit. */
+	CHECK("random_seed: every bit seen both set and clear",
+	      all_or == ~0u && all_and == 0);
+}
+
+int main(void)
+{
+	test_vectors();
+	test_identity();
+	test_sweep();
+	test_random_seed();
+	return fi_check_exit();
+}
