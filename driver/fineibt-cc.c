@@ -315,6 +315,12 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 			d->link = false;
 		if (!strcmp(a, "-shared"))
 			d->shared = true;
+		/* A partial link (-r) makes an object for a later link, which
+		 * gets the runtime then; a fully static one cannot use the .so. */
+		if (!strcmp(a, "-r") || !strcmp(a, "-Wl,-r"))
+			d->runtime = false;
+		if (!strcmp(a, "-static") || !strcmp(a, "-static-pie"))
+			d->static_rt = true;
 		if (!strncmp(a, "-x", 2))
 			d->has_x = true;
 		if (fi_takes_value(a) && i + 1 < argc) {
@@ -388,6 +394,9 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 		/* One runtime per process: a shared object built this way
 		 * reaches the executable's through the dynamic symbol. */
 		if (!d->shared) {
+			/* -u: the crt's reference is weak and would not pull
+			 * the runtime out of the archive by itself. */
+			fi_argv_add(a, "-Wl,-u,fineibt_rt_hook");
 			fi_argv_addf(a, "%s/libfineibt.a", d->libdir);
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");
 		}

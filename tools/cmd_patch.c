@@ -179,11 +179,10 @@ static void patch_summary(const struct patch_args *a, const struct fi_patch_opts
 	fprintf(stderr, "fineibt: %s -> %s: cfi=%s", a->in, a->out, mode);
 	if (o->cfg.flags & FINEIBT_F_RAND)
 		fprintf(stderr, " seed=0x%08x", o->seed);
-	fprintf(stderr, ": %zu sites rewritten (%zu preambles, %zu call sites, "
-		"%zu thunk calls de-thunked, %zu ENDBR poisoned, %zu BHI calls, "
-		"%zu arity-1 inline), %zu skipped\n",
-		st->preambles + st->callers + st->dethunked, st->preambles,
-		st->callers, st->dethunked, st->poisoned, st->bhi,
+	fprintf(stderr, ": %zu preambles, %zu call sites rewritten; %zu indirect "
+		"calls de-thunked; %zu ENDBR poisoned; %zu BHI calls, %zu arity-1 "
+		"inline; %zu skipped\n",
+		st->preambles, st->callers, st->dethunked, st->poisoned, st->bhi,
 		st->bhi_inline, st->skipped);
 }
 

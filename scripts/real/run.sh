@@ -129,7 +129,9 @@ run_one() {
 	) >"$outf.raw" 2>&1 </dev/null
 	rc=$?
 	rm -rf "$scratch"
-	filter_output <"$outf.raw" >"$outf"
+	# Trees of the two builds differ in path: name them alike.
+	filter_output <"$outf.raw" | sed -e "s#$tree#<tree>#g" \
+		-e "s#$OUT/scratch\.[A-Za-z0-9]*#<scratch>#g" >"$outf"
 	echo "$rc" >"$outf.rc"
 	return "$rc"
 }

@@ -140,3 +140,20 @@ for m in kcfi fineibt fineibt,paranoid,bhi auto; do
 	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "modules ok" ] &&
 		[ "$(grep -Ec '(plain_mods|libfi_rta.so|libfi_rtb.so): rewritten to' <<<"$RT_ERR_TXT")" = 3 ]
 done
+
+# -static: a fully static executable gets libfineibt.a.
+"$FCC" -static -O2 "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" -o "$D/calls_fullstatic"
+for m in fineibt,paranoid,bhi auto; do
+	rt_run fullstatic "$m" env FINEIBT_VERBOSE=1 "$D/calls_fullstatic" legal
+	T="driver-full-static-legal[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ] && grep -q 'rewritten to' <<<"$RT_ERR_TXT"
+	rt_run fullstatic-confuse "$m" "$D/calls_fullstatic" confuse call1
+	T="driver-full-static-confuse[$m]"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}a1\\+0x0" <<<"$RT_ERR_TXT"
+done
+
+# -r: a partial link gets no runtime (the final link adds it once).
+"$FCC" -O2 -c "$RT_SRC/rt_calls.c" -o "$D/r1.o"
+"$FCC" -r "$D/r1.o" "$D/naked.o" -o "$D/partial.o"
+T=driver-partial-link; WHY="partial link + final link failed"
+ok sh -c "'$FCC' '$D/partial.o' -o '$D/from_partial' && FINEIBT_CFI=auto '$D/from_partial' legal | grep -q 'legal ok'"

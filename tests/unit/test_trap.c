@@ -12,6 +12,7 @@
  * call went on to return the right value.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -20,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -474,6 +477,74 @@ static void test_traps(void)
 		test_trap_case(&cases[i]);
 }
 
+/*
+ * Fatal means the faulting instruction faults again once the report is
+ * out, with the ip where the CPU left it (what a core or a debugger shows):
+ * watched from a tracer, both SIGILL stops have the same ip. Returns
+ * false with *skip set when ptrace is not permitted here.
+ */
+static bool refaults_at_same_ip(struct fineibt_config cfg, struct call_arg *ca,
+				bool *skip)
+{
+	struct user_regs_struct regs;
+	uint64_t ip[2] = { 0, 0 };
+	int st, n = 0;
+	pid_t pid;
+
+	*skip = false;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		child_setup(cfg);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(97);
+		raise(SIGSTOP);
+		do_call(ca);
+		_exit(0);
+	}
+	while (waitpid(pid, &st, 0) == pid && WIFSTOPPED(st)) {
+		int sig = WSTOPSIG(st);
+
+		if (sig == SIGILL && n < 2 && !ptrace(PTRACE_GETREGS, pid, NULL, &regs))
+			ip[n++] = regs.rip;
+		ptrace(PTRACE_CONT, pid, NULL, (void *)(uintptr_t)(sig == SIGSTOP ? 0 : sig));
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 97) {
+		*skip = true;
+		return false;
+	}
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGILL && n == 2 && ip[0] == ip[1];
+}
+
+static void test_refault(void)
+{
+	static const struct { const char *name; enum caller c; unsigned int target;
+			      unsigned int flags; } cases[] = {
+		{ "trap_refault_kcfi", C_KCFI_BAD, OFF_KCFI, 0 },
+		{ "trap_refault_preamble", C_FINE_BAD, OFF_FINE, 0 },
+		{ "trap_refault_paranoid", C_PAR_BAD, OFF_FINE, FINEIBT_F_PARANOID },
+		{ "trap_refault_bhi", C_FINE_BAD, OFF_BHI, FINEIBT_F_BHI },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct call_arg ca = { cases[i].c, cases[i].target };
+		enum fineibt_mode m = cases[i].c == C_KCFI_BAD ? FINEIBT_MODE_KCFI :
+				      FINEIBT_MODE_FINEIBT;
+		bool skip, ok = refaults_at_same_ip(cfg_of(m, cases[i].flags), &ca, &skip);
+
+		if (skip) {
+			printf("note: %s skipped: ptrace not permitted\n", cases[i].name);
+			continue;
+		}
+		CHECK(cases[i].name, ok);
+	}
+}
+
 /* FineIBT-BHI arity 1 (inline cmovne, no stub): a preamble trap. */
 static void test_arity1(void)
 {
@@ -919,6 +990,7 @@ int main(void)
 	test_bhi_stubs();
 	test_traps();
 	test_arity1();
+	test_refault();
 	test_chain();
 	test_threads();
 	test_altstack();

@@ -1,0 +1,29 @@
+# Lua 5.4.4 (Debian source package lua5.4): the upstream `make linux`
+# (interpreter lua and compiler luac). The source package ships no test
+# suite, so the drivers are our scripts in scripts/real/lua/: every standard
+# library function is a lua_CFunction called through a pointer, and sort,
+# gsub, load, coroutines, __gc/__close and debug hooks call back and forth
+# between C and Lua. luac -l lists the bytecode of both scripts.
+PKG=lua5.4
+TESTS=(stdlib bench luac)
+QUICK_TESTS=(stdlib bench)
+BENCH=(bench)
+luadir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../lua" && pwd)
+
+build_prog() {
+	make -j"$JOBS" -C src CC="$CC" MYCFLAGS="$CFLAGS" \
+		SYSCFLAGS="-DLUA_USE_LINUX" SYSLIBS="-Wl,-E -ldl" lua luac
+}
+
+run_test() {
+	local t=$1 tree=$2
+	case $t in
+	stdlib) "$tree/src/lua" "$luadir/stdlib.lua" ;;
+	bench)  "$tree/src/lua" "$luadir/bench.lua" 3 ;;
+	luac)   "$tree/src/luac" -l -l -p "$luadir/stdlib.lua" "$luadir/bench.lua" ;;
+	*) echo "unknown test $t"; return 2 ;;
+	esac
+}
+
+# luac -l prints prototype addresses.
+filter_output() { sed -E 's/0x[0-9a-f]+/<addr>/g'; }
