@@ -34,9 +34,9 @@ DRV_OBJ  := $(patsubst driver/%.c,$(BUILD)/obj/driver/%.o,$(DRV_SRC))
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all check clean demo deps
+.PHONY: all check check-real clean demo deps
 all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt \
-     $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc)
+     $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++)
 
 # scripts/deps.sh is quiet and quick when everything is installed.
 $(DEPS_STAMP): scripts/deps.sh
@@ -75,6 +75,10 @@ $(BUILD)/libfineibt_crt.a: $(CRT_OBJ)
 $(BUILD)/fineibt-cc: $(DRV_OBJ) $(BUILD)/libfineibt.a
 	$(CC) -o $@ $(DRV_OBJ) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
+# The same driver; invoked as fineibt-c++ it compiles and links with clang++-22.
+$(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
+	ln -sf fineibt-cc $@
+
 $(BUILD)/libfineibt.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -95,8 +99,20 @@ $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(BUILD)/libfineibt.a
 check: all $(UNIT_BIN)
 	@BUILD=$(BUILD) bash tests/run.sh $(T)
 
+# make check-real [REAL="prog ..."]: real programs from Debian source packages
+# built with fineibt-cc, their full test sets in every mode, timed
+# (scripts/real/run.sh; docs/real-programs.md). Takes tens of minutes.
+check-real: all
+	@BUILD=$(BUILD) bash scripts/real/run.sh $(REAL)
+
 demo: all
 	@$(BUILD)/fineibt demo
+
+# make bench [BENCH_ARGS=--quick]: per-call, start-up and whole-program
+# benchmarks (docs/bench.md); ~10 minutes, never part of check.
+.PHONY: bench
+bench: all
+	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)

@@ -8,7 +8,7 @@ FICC  := $(BUILD)/fineibt-cc
 OPT   := -O2 -Ibench
 # every variant links with lld, as fineibt-cc does, so layouts compare
 LDFLAGS_PLAIN := --ld-path=$(shell command -v ld.lld-22)
-NFUNCS ?= 16384
+NFUNCS ?= 4096
 
 # mode name -> caller and preamble forms of bench/floor.S
 FLOOR_MODES := kcfi off fineibt paranoid bhi paranoid-bhi
@@ -26,13 +26,20 @@ caller_paranoid-bhi := paranoid
 pre_paranoid-bhi := bhi
 
 CALLS_SRC := bench/calls.c bench/calls_kernel.c $(B)/callees.c
-CALLS_DEP := $(CALLS_SRC) bench/calls.h bench/bench.mk
+# changes (and so rebuilds everything) when NFUNCS does
+NF_STAMP  := $(B)/.nfuncs-$(NFUNCS)
+CALLS_DEP := $(CALLS_SRC) bench/calls.h bench/bench.mk $(NF_STAMP)
 
 .PHONY: calls
 calls: $(B)/calls-nocfi $(B)/calls-cc $(B)/calls-cc-nort \
        $(patsubst %,$(B)/calls-floor-%,$(FLOOR_MODES))
 
-$(B)/callees.c: bench/gen_callees.sh bench/bench.mk
+$(NF_STAMP):
+	@mkdir -p $(@D)
+	@rm -f $(B)/.nfuncs-*
+	@touch $@
+
+$(B)/callees.c: bench/gen_callees.sh bench/bench.mk $(NF_STAMP)
 	@mkdir -p $(@D)
 	bash bench/gen_callees.sh $(NFUNCS) >$@.tmp && mv $@.tmp $@
 
@@ -50,6 +57,48 @@ $(B)/calls-cc-nort: $(CALLS_DEP) $(FICC) crt/thunks.S
 	$(FICC) --fineibt-no-runtime $(OPT) -DNFUNCS=$(NFUNCS) -o $@ $(CALLS_SRC) crt/thunks.S
 
 # The floor: the same loops with the sequences written by hand.
-$(B)/calls-floor-%: bench/calls.c bench/calls.h bench/floor.S bench/bench.mk
+$(B)/calls-floor-%: bench/calls.c bench/calls.h bench/floor.S bench/bench.mk $(NF_STAMP)
 	$(CC_PLAIN) $(OPT) $(LDFLAGS_PLAIN) -DNFUNCS=$(NFUNCS) -DFLOOR_CALLER=$(caller_$*) \
 		-DFLOOR_PREAMBLE=$(pre_$*) -o $@ bench/calls.c bench/floor.S
+
+# ---- start-up: bench/gen_big.py's program (>= 100k functions, each
+# address-taken with one call site), main from bench/startup_main.c.
+STARTUP_N     ?= 100000
+STARTUP_PARTS := 20
+S := $(B)/startup
+PART_IDS  := $(shell seq -f %02g 0 $$(($(STARTUP_PARTS) - 1)))
+PART_OBJS := $(patsubst %,$(S)/part_%.o,$(PART_IDS))
+START_OBJS := $(PART_OBJS) $(S)/main.o $(S)/startup_main.o
+
+.PHONY: startup
+startup: $(S)/big $(S)/big-nort
+
+$(S)/.gen-$(STARTUP_N): bench/gen_big.py
+	@mkdir -p $(@D)
+	rm -f $(S)/part_*.c $(S)/.gen-*
+	python3 bench/gen_big.py $(S) $(STARTUP_N) $(STARTUP_PARTS)
+	touch $@
+
+$(S)/part_%.c: $(S)/.gen-$(STARTUP_N)
+	@test -f $@
+
+$(S)/main.c: $(S)/.gen-$(STARTUP_N)
+	@test -f $@
+
+$(S)/part_%.o: $(S)/part_%.c $(FICC)
+	$(FICC) -O1 -c $< -o $@
+
+$(S)/main.o: $(S)/main.c $(FICC)
+	$(FICC) -O1 -Dmain=gen_big_main -c $< -o $@
+
+$(S)/startup_main.o: bench/startup_main.c $(FICC)
+	@mkdir -p $(@D)
+	$(FICC) -O2 -c $< -o $@
+
+# With the runtime (libfineibt.so), patched per FINEIBT_CFI.
+$(S)/big: $(START_OBJS) $(BUILD)/libfineibt.so $(BUILD)/libfineibt_crt.a
+	$(FICC) -o $@ $(START_OBJS)
+
+# The same objects, no runtime at all: the baseline of the start-up cost.
+$(S)/big-nort: $(START_OBJS) crt/thunks.S
+	$(FICC) --fineibt-no-runtime -o $@ $(START_OBJS) crt/thunks.S

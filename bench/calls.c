@@ -4,10 +4,10 @@
  *
  *   hot:  bench_hot() calls one callee N times (the branch predictor and
  *         the caches know the target);
- *   cold: bench_cold() calls NFUNCS callees, 256 bytes apart (4 MiB of
- *         text), each round in a fresh shuffled order, so the target is
- *         mispredicted and kCFI's load of the hash at target-15 misses L1d
- *         (and often L2).
+ *   cold: bench_cold() calls NFUNCS callees, 256 bytes apart (1 MiB of
+ *         text for 4096), each round in a fresh shuffled order, so the
+ *         target is mispredicted and kCFI's load of the hash at target-15
+ *         misses L1d (and L2 too when NFUNCS=16384 or more).
  *
  * Usage: calls [-H hot_calls] [-C cold_calls] [-r reps] [-p cpu] [-d]
  * Prints one line of key=value pairs: per-call medians and minima in ns

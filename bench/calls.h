@@ -9,7 +9,7 @@
 
 /* Callees: NFUNCS functions, each alone in a CALLEE_STRIDE-byte slot. */
 #ifndef NFUNCS
-#define NFUNCS		16384
+#define NFUNCS		4096
 #endif
 #define CALLEE_STRIDE	256
 

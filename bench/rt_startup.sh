@@ -91,8 +91,9 @@ wall_us() {	# CFI PROG: median wall time in microseconds
 	done | median
 }
 
-echo "program: $(llvm-readelf-22 -S "$OUT/big" | awk '/ \.text /{print "text " strtonum("0x"$6) " bytes"}'),"\
-     "$("$BUILD/fineibt" inspect "$OUT/big" 2>/dev/null | grep -Ei 'preambles|call sites' | tr '\n' ' ')"
+text_hex=$(llvm-readelf-22 -S -W "$OUT/big" | awk '{for (i = 1; i < NF; i++) if ($i == ".text") print $(i + 4)}')
+echo "program: $(stat -c %s "$OUT/big") bytes, .text $((16#$text_hex)) bytes;" \
+     "$("$BUILD/fineibt" inspect "$OUT/big" 2>/dev/null | grep -Ei 'preambles|call sites' | tr -s ' \n' ' ')"
 printf '%-28s %10s %12s %14s %10s\n' mode wall_us runtime_us private_dirty rss
 printf '%-28s %10s %12s %14s %10s\n' "no runtime (kcfi as built)" \
 	"$(wall_us kcfi "$OUT/big_nort")" - \

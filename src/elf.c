@@ -66,6 +66,17 @@ int fi_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Metadata is usually emitted in address order: check before sorting. */
+void fi_sort_u64(uint64_t *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (v[i - 1] > v[i]) {
+			qsort(v, n, sizeof(*v), fi_cmp_u64);
+			return;
+		}
+	}
+}
+
 size_t fi_dedup_u64(uint64_t *v, size_t n)
 {
 	size_t out = 0;
@@ -526,7 +537,7 @@ static int fi_read_symbols(struct fi_rd *rd)
 	}
 	qsort(im->syms, im->nsyms, sizeof(*im->syms), fi_cmp_sym);
 	im->nsyms = fi_dedup_syms(im->syms, im->nsyms);
-	qsort(rd->elf->cfi, rd->elf->ncfi, sizeof(uint64_t), fi_cmp_u64);
+	fi_sort_u64(rd->elf->cfi, rd->elf->ncfi);
 	rd->elf->ncfi = fi_dedup_u64(rd->elf->cfi, rd->elf->ncfi);
 	return 0;
 }
@@ -670,7 +681,7 @@ static int fi_read_entries(struct fi_rd *rd)
 		if (p.val[i])
 			p.val[out++] = p.val[i];
 	}
-	qsort(p.val, out, sizeof(*p.val), fi_cmp_u64);
+	fi_sort_u64(p.val, out);
 	rd->elf->entries = p.val;
 	rd->elf->nentries = fi_dedup_u64(p.val, out);
 	return 0;
@@ -710,7 +721,7 @@ static int fi_read_traps(struct fi_rd *rd)
 			im->traps[im->ntraps++] = sh->sh_addr + off + (uint64_t)(int64_t)rel;
 		}
 	}
-	qsort(im->traps, im->ntraps, sizeof(*im->traps), fi_cmp_u64);
+	fi_sort_u64(im->traps, im->ntraps);
 	im->ntraps = fi_dedup_u64(im->traps, im->ntraps);
 	return 0;
 }

@@ -48,6 +48,7 @@ static inline bool fi_in_bounds(uint64_t off, uint64_t len, uint64_t size)
 
 /* Sorted-array helpers (elf.c). */
 int fi_cmp_u64(const void *a, const void *b);
+void fi_sort_u64(uint64_t *v, size_t n);
 size_t fi_dedup_u64(uint64_t *v, size_t n);
 bool fi_bsearch_u64(const uint64_t *v, size_t n, uint64_t key);
 

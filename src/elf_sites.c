@@ -104,6 +104,17 @@ static int fi_cmp_func(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Entries arrive sorted, so this is usually one linear check. */
+static void fi_sort_funcs(struct fi_image *im)
+{
+	for (size_t i = 1; i < im->nfuncs; i++) {
+		if (im->funcs[i - 1].addr > im->funcs[i].addr) {
+			qsort(im->funcs, im->nfuncs, sizeof(*im->funcs), fi_cmp_func);
+			return;
+		}
+	}
+}
+
 static bool fi_find_func(const struct fi_func *f, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
@@ -149,7 +160,7 @@ static void fi_cfi_syms(struct fi_image *im)
 			fi_add_bad(im, func, "__cfi_ symbol without preamble");
 	}
 	if (im->nfuncs != n)
-		qsort(im->funcs, im->nfuncs, sizeof(*im->funcs), fi_cmp_func);
+		fi_sort_funcs(im);
 }
 
 /*
@@ -174,9 +185,32 @@ static void fi_discover_preambles(struct fi_image *im)
 {
 	for (size_t i = 0; i < im->elf->nentries; i++)
 		fi_entry(im, im->elf->entries[i]);
-	qsort(im->funcs, im->nfuncs, sizeof(*im->funcs), fi_cmp_func);
+	fi_sort_funcs(im);
 	fi_cfi_syms(im);
 	fi_fineibt_arity(im);
+}
+
+/*
+ * A re-scan (live bytes, after patching) can lose the arity the compiler
+ * wrote (plain FineIBT carries none): keep what an earlier scan of the
+ * same image knew. Both arrays are sorted by address.
+ */
+static void fi_keep_arity(struct fi_image *im, const struct fi_func *old,
+			  size_t nold)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < im->nfuncs && k < nold; i++) {
+		while (k < nold && old[k].addr < im->funcs[i].addr)
+			k++;
+		if (k < nold && old[k].addr == im->funcs[i].addr &&
+		    im->funcs[i].arity < 0)
+			im->funcs[i].arity = old[k].arity;
+	}
+}
+
+static void fi_arity_hist(struct fi_image *im)
+{
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		int a = im->funcs[i].arity;
 
@@ -302,15 +336,25 @@ static bool fi_in_stubs(const struct fi_elf *elf, uint64_t addr)
 	return false;
 }
 
-/* Function symbols entered by an exact ENDBR but carrying no hash check. */
+/*
+ * Function symbols entered by an exact ENDBR but carrying no hash check.
+ * Symbols and funcs are both sorted by address: walk them together.
+ */
 static void fi_discover_naked(struct fi_image *im)
 {
+	size_t f = 0;
+
 	for (size_t i = 0; i < im->nsyms; i++) {
 		uint64_t a = im->syms[i].addr;
-		const uint8_t *p = fi_image_text(im, a, 4);
+		const uint8_t *p;
 		uint32_t v;
 
-		if (!p || fi_in_stubs(im->elf, a) || fi_image_func(im, a))
+		while (f < im->nfuncs && im->funcs[f].addr < a)
+			f++;
+		if (f < im->nfuncs && im->funcs[f].addr == a)
+			continue;
+		p = fi_image_text(im, a, 4);
+		if (!p || fi_in_stubs(im->elf, a))
 			continue;
 		v = fi_load32(p);
 		if (v == FI_ENDBR64_VAL || v == FI_ENDBR32_VAL)
@@ -321,16 +365,23 @@ static void fi_discover_naked(struct fi_image *im)
 int fi_elf_discover(struct fi_image *im)
 {
 	const struct fi_elf *elf = im->elf;
-	size_t nf = elf->nentries + elf->ncfi;
+	size_t nf = elf->nentries + elf->ncfi, nold = im->nfuncs;
+	struct fi_func *old = im->funcs;
 
+	im->funcs = NULL;	/* kept for fi_keep_arity */
 	fi_elf_free_sites(im);
 	im->funcs = calloc(nf + 1, sizeof(*im->funcs));
 	im->calls = calloc(im->ntraps + 1, sizeof(*im->calls));
 	im->naked = calloc(im->nsyms + 1, sizeof(*im->naked));
 	im->bad = calloc(nf + im->ntraps + 1, sizeof(*im->bad));
-	if (!im->funcs || !im->calls || !im->naked || !im->bad)
+	if (!im->funcs || !im->calls || !im->naked || !im->bad) {
+		free(old);
 		return -ENOMEM;
+	}
 	fi_discover_preambles(im);
+	fi_keep_arity(im, old, nold);
+	free(old);
+	fi_arity_hist(im);
 	fi_discover_calls(im);
 	fi_discover_naked(im);
 	return fi_discover_tcalls(im);

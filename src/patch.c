@@ -70,6 +70,42 @@ static void fi_pass_skip(struct fi_pass *ps, uint64_t addr, const char *what,
 		fi_pass_path(ps->im), where, what, pattern);
 }
 
+static uint64_t fi_load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, 8);
+	return v;
+}
+
+/* Index of the first byte where @a and @b differ, @n if none (@n >= 8). */
+static size_t fi_first_diff(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0;; i += 8) {
+		size_t at = i + 8 <= n ? i : n - 8;	/* last word overlaps */
+		uint64_t x = fi_load64(a + at) ^ fi_load64(b + at);
+
+		if (x)
+			return at + (size_t)__builtin_ctzll(x) / 8;
+		if (at == n - 8)
+			return n;
+	}
+}
+
+/* One past the last byte where @a and @b differ (they do differ). */
+static size_t fi_last_diff(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	for (size_t end = n;; end -= 8) {
+		size_t at = end >= 8 ? end - 8 : 0;
+		uint64_t x = fi_load64(a + at) ^ fi_load64(b + at);
+
+		if (x)
+			return at + 8 - (size_t)__builtin_clzll(x) / 8;
+		if (!at)
+			return 0;
+	}
+}
+
 /*
  * Write @want over the @n bytes at @addr that hold @have, touching only the
  * span that differs. Sets *@changed.
@@ -79,14 +115,94 @@ static int fi_poke_diff(struct fi_image *im, uint64_t addr, const uint8_t *have,
 {
 	size_t lo = 0, hi = n;
 
-	while (lo < n && have[lo] == want[lo])
-		lo++;
+	if (n >= 8) {
+		lo = fi_first_diff(have, want, n);
+		if (lo < n)
+			hi = fi_last_diff(have, want, n);
+	} else {
+		while (lo < n && have[lo] == want[lo])
+			lo++;
+		while (hi > lo && have[hi - 1] == want[hi - 1])
+			hi--;
+	}
 	*changed = lo < n;
 	if (lo == n)
 		return 0;
-	while (hi > lo && have[hi - 1] == want[hi - 1])
-		hi--;
 	return fi_image_poke(im, addr + lo, want + lo, hi - lo);
+}
+
+/* ---------------------------------------------------------------- forms */
+
+/*
+ * The sequences every site of a pass gets, encoded once per pass from the
+ * insn.c templates with hash 0; a site then only stores its own hash (and,
+ * for a BHI call, its own rel32). Running the encoders per site cost more
+ * than all the rest of a pass.
+ */
+struct fi_forms {
+	uint8_t pre[FI_PREAMBLE_SIZE];		/* FineIBT preamble */
+	uint8_t inline1[FI_PRE_WINDOW - FI_FINEIBT_PREAMBLE_BHI]; /* arity-1 tail */
+	uint8_t poison[4];
+	uint8_t caller[2][FI_CALLSITE_SIZE];	/* [jmp]: the new call site */
+	size_t caller_len;			/* its bytes that replace the site's */
+	int caller_hash;			/* offset of the hash in it */
+	bool caller_neg;			/* kCFI form: it holds -hash */
+};
+
+static int fi_forms_caller(const struct fi_pass *ps, struct fi_forms *fm, bool jmp)
+{
+	const struct fi_seq *ind = jmp ? &fi_seq_indirect_jmp : &fi_seq_indirect_call;
+	uint8_t *w = fm->caller[jmp];
+	struct fi_buf b;
+
+	fi_buf_init(&b, w, FI_CALLSITE_SIZE, 0);
+	if (ps->paranoid) {
+		fi_emit_paranoid_caller(&b, 0, jmp);
+		fm->caller_hash = fi_seq_paranoid_call.hash;
+		return b.err;
+	}
+	if (ps->fineibt) {
+		fi_emit_fineibt_caller(&b, 0, jmp);
+		fm->caller_hash = fi_seq_fineibt_caller.hash;
+		return b.err;
+	}
+	/* kcfi, off: the compiler's check, maybe jumped over, new -hash */
+	fi_emit_kcfi_caller(&b, 0, jmp, FI_CALLSITE_SIZE);
+	if (ps->o->cfg.mode == FINEIBT_MODE_OFF) {
+		fi_buf_init(&b, w, fi_seq_caller_off.len, 0);
+		fi_emit_seq(&b, &fi_seq_caller_off, 0);
+	}
+	fi_buf_init(&b, w + FI_KCFI_CALLER_CALL, ind->len, FI_KCFI_CALLER_CALL);
+	fi_emit_seq(&b, ind, 0);
+	fm->caller_hash = fi_seq_kcfi_caller.hash;
+	fm->caller_neg = true;
+	return b.err;
+}
+
+static int fi_forms_init(const struct fi_pass *ps, struct fi_forms *fm)
+{
+	const size_t bhi_at = FI_FINEIBT_PREAMBLE_BHI;
+	struct fi_buf b;
+	int err;
+
+	memset(fm, 0, sizeof(*fm));
+	fi_buf_init(&b, fm->pre, sizeof(fm->pre), 0);
+	fi_emit_fineibt_preamble(&b, 0);
+	if (!b.err) {
+		fi_buf_init(&b, fm->inline1, sizeof(fm->inline1), bhi_at);
+		fi_emit_bhi_tail(&b, 1, false, 0);
+	}
+	if (!b.err) {
+		fi_buf_init(&b, fm->poison, sizeof(fm->poison), 0);
+		fi_emit_seq(&b, &fi_seq_endbr_poison, 0);
+	}
+	if (b.err)
+		return b.err;
+	/* Without de-thunking only the check part (bytes 0..13) is replaced. */
+	fm->caller_len = ps->paranoid || ps->o->dethunk ? FI_CALLSITE_SIZE
+							: FI_KCFI_CALLER_CALL;
+	err = fi_forms_caller(ps, fm, false);
+	return err ? err : fi_forms_caller(ps, fm, true);
 }
 
 /* ------------------------------------------------------------ preambles */
@@ -102,47 +218,43 @@ static bool fi_needs_stub(const struct fi_pass *ps, int arity)
  * BHI tail, and func+0 poisoned when it is an exact endbr64 and not
  * already overwritten by the arity-1 inline form.
  */
-static int fi_build_fineibt(struct fi_pass *ps, uint8_t *w, uint64_t ip,
-			    uint32_t hash, int arity)
+static int fi_build_fineibt(struct fi_pass *ps, const struct fi_forms *fm,
+			    uint8_t *w, uint64_t ip, uint32_t hash, int arity)
 {
 	const size_t bhi_at = FI_FINEIBT_PREAMBLE_BHI;
-	struct fi_buf b;
 	bool poison = fi_exact_endbr(w + FI_PREAMBLE_SIZE);
+	struct fi_buf b;
 
-	fi_buf_init(&b, w, FI_PREAMBLE_SIZE, ip);
-	fi_emit_fineibt_preamble(&b, hash);
-	if (b.err)
-		return b.err;
-	if (ps->bhi && arity >= 1) {
+	memcpy(w, fm->pre, FI_PREAMBLE_SIZE);
+	fi_store32(w + FI_FINEIBT_PREAMBLE_HASH, hash);
+	if (fi_needs_stub(ps, arity)) {
 		fi_buf_init(&b, w + bhi_at, FI_PRE_WINDOW - bhi_at, ip + bhi_at);
 		fi_emit_bhi_tail(&b, arity, ps->warn, ps->o->bhi_args);
 		if (b.err)
 			return b.err;
-		if (fi_needs_stub(ps, arity)) {
-			ps->st->bhi++;
-		} else {
-			ps->st->bhi_inline++;
-			poison = false;		/* func+0 is the BHI magic now */
-		}
+		ps->st->bhi++;
+	} else if (ps->bhi && arity == 1) {
+		memcpy(w + bhi_at, fm->inline1, sizeof(fm->inline1));
+		ps->st->bhi_inline++;
+		poison = false;		/* func+0 is the BHI magic now */
 	}
 	if (poison) {
-		fi_buf_init(&b, w + FI_PREAMBLE_SIZE, 4, ip + FI_PREAMBLE_SIZE);
-		fi_emit_seq(&b, &fi_seq_endbr_poison, 0);
+		memcpy(w + FI_PREAMBLE_SIZE, fm->poison, sizeof(fm->poison));
 		ps->st->poisoned++;
 	}
-	return b.err;
+	return 0;
 }
 
-static int fi_pass_preamble(struct fi_pass *ps, const struct fi_func *f)
+static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
+			    const struct fi_func *f)
 {
 	uint64_t at = f->addr - FI_PREAMBLE_SIZE;
-	uint8_t have[FI_PRE_WINDOW], want[FI_PRE_WINDOW];
+	uint8_t want[FI_PRE_WINDOW];
 	const uint8_t *p = fi_image_text(ps->im, at, FI_PRE_WINDOW);
 	struct fi_preamble_info pi;
-	struct fi_buf b;
 	uint32_t hash;
 	bool changed;
-	int err;
+	int err = 0;
 
 	if (!p || fi_classify_preamble(p, at + ps->bias, &pi) != FI_PRE_KCFI) {
 		/* A patchable slot that never held a hash is no CFI function. */
@@ -150,21 +262,15 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_func *f)
 			fi_pass_skip(ps, f->addr, "preamble", "the kCFI pattern");
 		return 0;
 	}
-	memcpy(have, p, FI_PRE_WINDOW);
 	memcpy(want, p, FI_PRE_WINDOW);
 	hash = fi_patch_hash(ps->o, pi.hash);
-
-	if (ps->fineibt && fi_is_endbr(have + FI_PREAMBLE_SIZE)) {
-		err = fi_build_fineibt(ps, want, at + ps->bias, hash, pi.arity);
-	} else {
-		/* kcfi, off, or no ENDBR: only the rehash (cfi_rand_preamble) */
-		fi_buf_init(&b, want, FI_PREAMBLE_SIZE, at + ps->bias);
-		fi_emit_kcfi_preamble(&b, hash, pi.arity);
-		err = b.err;
-	}
+	if (ps->fineibt && fi_is_endbr(p + FI_PREAMBLE_SIZE))
+		err = fi_build_fineibt(ps, fm, want, at + ps->bias, hash, pi.arity);
+	else	/* kcfi, off, or no ENDBR: only the rehash (cfi_rand_preamble) */
+		fi_store32(want + FI_KCFI_PREAMBLE_HASH, hash);
 	if (err)
 		return err;
-	err = fi_poke_diff(ps->im, at, have, want, FI_PRE_WINDOW, &changed);
+	err = fi_poke_diff(ps->im, at, p, want, FI_PRE_WINDOW, &changed);
 	if (!err && changed)
 		ps->st->preambles++;
 	return err;
@@ -172,62 +278,16 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_func *f)
 
 /* -------------------------------------------------------------- callers */
 
-/* The call or jmp that ends a site once de-thunked: call *%r11; nop3. */
-static const struct fi_seq *fi_indirect_r11(bool jmp)
+static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
+			  const struct fi_call *c)
 {
-	return jmp ? &fi_seq_indirect_jmp : &fi_seq_indirect_call;
-}
-
-/* kcfi and off: the compiler's site with the new hash, maybe disabled. */
-static int fi_build_kcfi_caller(struct fi_pass *ps, uint8_t *w, uint64_t ip,
-				uint32_t hash, const struct fi_caller_info *ci)
-{
-	struct fi_buf b;
-
-	fi_buf_init(&b, w, FI_CALLSITE_SIZE, ip);
-	fi_emit_kcfi_caller(&b, hash, ci->jmp, ci->thunk);
-	if (b.err)
-		return b.err;
-	if (ps->o->cfg.mode == FINEIBT_MODE_OFF) {
-		fi_buf_init(&b, w, fi_seq_caller_off.len, ip);
-		fi_emit_seq(&b, &fi_seq_caller_off, 0);
-	}
-	if (ps->o->dethunk && !b.err) {
-		fi_buf_init(&b, w + FI_KCFI_CALLER_CALL,
-			    FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL,
-			    ip + FI_KCFI_CALLER_CALL);
-		fi_emit_seq(&b, fi_indirect_r11(ci->jmp), 0);
-	}
-	return b.err;
-}
-
-static int fi_build_fineibt_caller(struct fi_pass *ps, uint8_t *w, uint64_t ip,
-				   uint32_t hash, const struct fi_caller_info *ci)
-{
-	uint8_t call[FI_CALLSITE_SIZE - FI_FINEIBT_CALLER_SIZE];
-	struct fi_buf b;
-
-	/* Without de-thunking the plain caller keeps its cs call thunk. */
-	memcpy(call, w + FI_FINEIBT_CALLER_SIZE, sizeof(call));
-	fi_buf_init(&b, w, FI_CALLSITE_SIZE, ip);
-	if (ps->paranoid)
-		fi_emit_paranoid_caller(&b, hash, ci->jmp);
-	else
-		fi_emit_fineibt_caller(&b, hash, ci->jmp);
-	if (!ps->paranoid && !ps->o->dethunk)
-		memcpy(w + FI_FINEIBT_CALLER_SIZE, call, sizeof(call));
-	return b.err;
-}
-
-static int fi_pass_caller(struct fi_pass *ps, const struct fi_call *c)
-{
-	uint8_t have[FI_CALLSITE_SIZE], want[FI_CALLSITE_SIZE];
+	uint8_t want[FI_CALLSITE_SIZE];
 	const uint8_t *p = fi_image_text(ps->im, c->addr, FI_CALLSITE_SIZE);
 	uint64_t r11 = ps->im->thunks[FI_R11];
 	struct fi_caller_info ci;
 	enum fi_caller_form form;
 	uint32_t hash;
-	bool changed;
+	bool changed, dethunk;
 	int err;
 
 	form = p ? fi_classify_caller(p, c->addr, &ci) : FI_CALL_NONE;
@@ -237,22 +297,23 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_call *c)
 		fi_pass_skip(ps, c->addr, "call site", "the kCFI pattern");
 		return 0;
 	}
-	memcpy(have, p, FI_CALLSITE_SIZE);
-	memcpy(want, p, FI_CALLSITE_SIZE);
-	hash = fi_patch_hash(ps->o, ci.hash);
-	if (ps->fineibt)
-		err = fi_build_fineibt_caller(ps, want, c->addr, hash, &ci);
+	/* constant-size copies: this loop is the hot one */
+	memcpy(want, fm->caller[ci.jmp], FI_KCFI_CALLER_CALL);
+	if (fm->caller_len == FI_CALLSITE_SIZE)
+		memcpy(want + FI_KCFI_CALLER_CALL, fm->caller[ci.jmp] + FI_KCFI_CALLER_CALL,
+		       FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
 	else
-		err = fi_build_kcfi_caller(ps, want, c->addr, hash, &ci);
-	if (err)
-		return err;
-	err = fi_poke_diff(ps->im, c->addr, have, want, FI_CALLSITE_SIZE, &changed);
+		memcpy(want + FI_KCFI_CALLER_CALL, p + FI_KCFI_CALLER_CALL,
+		       FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
+	hash = fi_patch_hash(ps->o, ci.hash);
+	fi_store32(want + fm->caller_hash, fm->caller_neg ? -hash : hash);
+	dethunk = memcmp(p + FI_KCFI_CALLER_CALL, want + FI_KCFI_CALLER_CALL,
+			 FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
+	err = fi_poke_diff(ps->im, c->addr, p, want, FI_CALLSITE_SIZE, &changed);
 	if (err || !changed)
 		return err;
 	ps->st->callers++;
-	if (memcmp(have + FI_KCFI_CALLER_CALL, want + FI_KCFI_CALLER_CALL,
-		   FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL))
-		ps->st->dethunked++;
+	ps->st->dethunked += dethunk;
 	return 0;
 }
 
@@ -371,6 +432,25 @@ static bool fi_call_rewritten(enum fi_caller_form f)
 }
 
 /*
+ * Compiler output has the addl at +6 of a call site (every rewritten form
+ * has a lea or a cmpl there) and a movl at a preamble (a FineIBT preamble
+ * starts with its ENDBR): anything else gets the full classification.
+ */
+static bool fi_caller_maybe_rewritten(const uint8_t *p)
+{
+	const int addl = FI_KCFI_CALLER_HASH + 4;	/* right after the imm32 */
+
+	return fi_load32(p + addl) != fi_load32(fi_seq_kcfi_caller.bytes + addl);
+}
+
+static bool fi_preamble_maybe_rewritten(const uint8_t *p)
+{
+	uint8_t op = fi_seq_kcfi_preamble.bytes[0];
+
+	return p[0] < op || p[0] > op + FI_MAX_ARITY;
+}
+
+/*
  * Everything that can refuse the whole image, before a byte is written:
  * a note or a site in rewritten form (-EALREADY), a BHI call that cannot
  * be made (-EINVAL).
@@ -387,8 +467,8 @@ static int fi_check_image(const struct fi_pass *ps)
 		const uint8_t *p = fi_image_text(im, im->calls[i].addr,
 						 FI_CALLSITE_SIZE);
 
-		if (p && fi_call_rewritten(fi_classify_caller(p, im->calls[i].addr,
-							      NULL)))
+		if (p && fi_caller_maybe_rewritten(p) &&
+		    fi_call_rewritten(fi_classify_caller(p, im->calls[i].addr, NULL)))
 			return -EALREADY;
 	}
 	for (size_t i = 0; i < im->nfuncs; i++) {
@@ -398,11 +478,14 @@ static int fi_check_image(const struct fi_pass *ps)
 
 		if (!p)
 			continue;
-		fi_classify_preamble(p, func - FI_PREAMBLE_SIZE + ps->bias, &pi);
-		if (fi_pre_rewritten(pi.form))
-			return -EALREADY;
-		if (pi.form != FI_PRE_KCFI || !ps->fineibt ||
-		    !fi_is_endbr(p + FI_PREAMBLE_SIZE) ||
+		if (fi_preamble_maybe_rewritten(p)) {
+			fi_classify_preamble(p, func - FI_PREAMBLE_SIZE + ps->bias, &pi);
+			if (fi_pre_rewritten(pi.form))
+				return -EALREADY;
+			continue;
+		}
+		if (!ps->bhi || !fi_is_endbr(p + FI_PREAMBLE_SIZE) ||
+		    !fi_match_kcfi_preamble(p, NULL, &pi.arity) ||
 		    !fi_needs_stub(ps, pi.arity))
 			continue;
 		err = fi_check_stub(ps, func, pi.arity);
@@ -426,16 +509,19 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		.bhi = o->cfg.flags & FINEIBT_F_BHI,
 		.warn = o->cfg.flags & FINEIBT_F_WARN,
 	};
+	struct fi_forms fm;
 	int err;
 
 	memset(ps.st, 0, sizeof(*ps.st));
 	err = fi_check_opts(im, o);
 	if (!err)
 		err = fi_check_image(&ps);
+	if (!err)
+		err = fi_forms_init(&ps, &fm);
 	for (size_t i = 0; !err && i < im->nfuncs; i++)
-		err = fi_pass_preamble(&ps, &im->funcs[i]);
+		err = fi_pass_preamble(&ps, &fm, &im->funcs[i]);
 	for (size_t i = 0; !err && i < im->ncalls; i++)
-		err = fi_pass_caller(&ps, &im->calls[i]);
+		err = fi_pass_caller(&ps, &fm, &im->calls[i]);
 	for (size_t i = 0; !err && o->dethunk && i < im->ntcalls; i++)
 		err = fi_pass_tcall(&ps, &im->tcalls[i]);
 	return err;

@@ -37,8 +37,13 @@ struct fi_patch_stats {
 
 /*
  * Apply @o to @im, which must still be in compiler (kCFI) form: an image
- * already rewritten is refused with -EALREADY. Returns 0 or -errno
- * (-EINVAL: bad options, e.g. bhi without stubs in reach).
+ * already rewritten (a .fineibt note, or any preamble or caller in a
+ * FineIBT/paranoid/BHI form) is refused with -EALREADY. Returns 0 or
+ * -errno (-EINVAL: bad options, e.g. bhi with a preamble that needs a stub
+ * call and no @o->bhi_args, or stubs out of rel32 reach; a message says
+ * which). Nothing is written unless the whole image passes those checks.
+ * Sites that do not match their pattern are skipped, counted in
+ * @st->skipped and reported unless @o->quiet. @st may be NULL.
  */
 int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		   struct fi_patch_stats *st);

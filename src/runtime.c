@@ -64,7 +64,7 @@ static struct fineibt_config fi_rt_cfg;
 static uint32_t fi_rt_seed;
 static struct fi_seen fi_seen[FI_MAX_SEEN];
 static size_t fi_nseen;
-static struct fi_found fi_found[FI_MAX_MODULES];
+static struct fi_found fi_found[FI_MAX_SEEN];
 static size_t fi_nfound;
 /* dl_iterate_phdr's count of unloads, at this walk and the previous one. */
 static unsigned long long fi_subs_now, fi_subs_last;
@@ -105,7 +105,7 @@ static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			break;
 		}
 	}
-	if (!key || fi_nfound == FI_MAX_MODULES)
+	if (!key || fi_nfound == FI_MAX_SEEN)
 		return 0;
 	fi_found[fi_nfound].name = info->dlpi_name ? info->dlpi_name : "";
 	fi_found[fi_nfound].bias = info->dlpi_addr;
@@ -308,13 +308,16 @@ static void fi_rt_report(const struct fi_module *m,
 	if (!fi_rt_verbose)
 		return;
 	fineibt_config_str(&m->cfg, mode, sizeof(mode));
+	if (!st) {
+		fi_rt_say("fineibt: %s: %s %s\n", m->img.path, what, mode);
+		return;
+	}
 	fi_rt_say("fineibt: %s: %s %s (seed %s; %zu preambles, %zu call "
 		  "sites, %zu bhi, %zu poisoned, %zu skipped)\n",
 		  m->img.path, what, mode,
 		  (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
-		  st ? st->preambles : 0, st ? st->callers : 0,
-		  st ? st->bhi + st->bhi_inline : 0, st ? st->poisoned : 0,
-		  st ? st->skipped : 0);
+		  st->preambles, st->callers, st->bhi + st->bhi_inline,
+		  st->poisoned, st->skipped);
 }
 
 /* A module `fineibt patch` already rewrote: take it as it is. */
@@ -332,9 +335,12 @@ static void fi_rt_take_static(struct fi_module *m)
 		fi_bhi_stubs(&size);
 		fi_rt_add_stubs(m->bhi_args, size);
 	}
-	if (memcmp(&n->cfg, &fi_rt_cfg, sizeof(n->cfg)))
-		fi_rt_say("fineibt: note: %s was patched statically; its mode "
-			  "and seed are kept, not the process's\n", m->img.path);
+	if (memcmp(&n->cfg, &fi_rt_cfg, sizeof(n->cfg)) ||
+	    ((n->cfg.flags & FINEIBT_F_RAND) && n->seed != fi_rt_seed))
+		fi_rt_say("fineibt: warning: %s was patched statically with "
+			  "another mode or seed than the process's; calls "
+			  "between it and other modules may trap\n",
+			  m->img.path);
 	fi_rt_report(m, NULL, "kept static");
 }
 
@@ -390,9 +396,41 @@ reg:
 
 /* --------------------------------------------------------------- start */
 
-static void fi_rt_config(bool have_arity)
+/*
+ * A module rewritten by `fineibt patch` cannot change its mode or seed;
+ * every other module must match it or calls between them fail their
+ * checks. So the first such module found at start-up sets the process's
+ * mode and seed.
+ */
+static void fi_rt_adopt_note(struct fi_module **mods, size_t n)
 {
-	const char *env = getenv("FINEIBT_CFI");
+	char want[64], got[64];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct fi_note *note = &mods[i]->img.note;
+
+		if (!note->present)
+			continue;
+		if (memcmp(&note->cfg, &fi_rt_cfg, sizeof(fi_rt_cfg))) {
+			fineibt_config_str(&fi_rt_cfg, want, sizeof(want));
+			fineibt_config_str(&note->cfg, got, sizeof(got));
+			fi_rt_say("fineibt: note: %s was patched statically "
+				  "(%s); the process uses that mode, not %s\n",
+				  mods[i]->img.path, got, want);
+		}
+		fi_rt_cfg = note->cfg;
+		fi_rt_seed = note->seed;
+		return;
+	}
+}
+
+static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
+{
+	/*
+	 * secure_getenv: in a set-user-ID (AT_SECURE) process the caller's
+	 * environment must not turn CFI off; it runs in the default mode.
+	 */
+	const char *env = secure_getenv("FINEIBT_CFI");
 	char msgs[FI_MSG_MAX];
 
 	msgs[0] = '\0';
@@ -408,6 +446,7 @@ static void fi_rt_config(bool have_arity)
 			  "failed); hashes are not randomised\n");
 		fi_rt_cfg.flags &= ~FINEIBT_F_RAND;
 	}
+	fi_rt_adopt_note(mods, n);
 	fi_rt_set_config(&fi_rt_cfg, fi_rt_seed, have_arity);
 }
 
@@ -441,7 +480,8 @@ static void fi_rt_scan(void)
 		s->key = fi_found[i].key;
 		s->size = fi_found[i].size;
 		s->alive = true;
-		s->m = fi_rt_open(&fi_found[i]);
+		/* The trap handler's table is the limit (FI_MAX_MODULES). */
+		s->m = nfresh < FI_MAX_MODULES ? fi_rt_open(&fi_found[i]) : NULL;
 		if (s->m) {
 			fresh[nfresh++] = s->m;
 			have_arity |= fi_rt_has_arity(s->m);
@@ -449,7 +489,7 @@ static void fi_rt_scan(void)
 	}
 	fi_rt_forget_dead();
 	if (!fi_rt_started)
-		fi_rt_config(have_arity);
+		fi_rt_config(have_arity, fresh, nfresh);
 	for (size_t i = 0; i < nfresh; i++)
 		fi_rt_take(fresh[i]);
 	for (size_t i = 0; i < fi_nseen; i++) {
@@ -471,12 +511,12 @@ static uint64_t fi_rt_now_us(void)
 
 static void fi_rt_start_locked(void)
 {
+	const char *verbose = secure_getenv("FINEIBT_VERBOSE");
 	uint64_t t0 = fi_rt_now_us();
 	size_t nmods;
 	int err;
 
-	fi_rt_verbose = getenv("FINEIBT_VERBOSE") &&
-			strcmp(getenv("FINEIBT_VERBOSE"), "0");
+	fi_rt_verbose = verbose && strcmp(verbose, "0");
 	fi_rt_scan();
 	fi_rt_started = true;
 	err = fi_trap_install();

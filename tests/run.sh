@@ -13,8 +13,8 @@ logdir=$BUILD/test-logs
 mkdir -p "$logdir"
 
 run_one() {
-	local name=$1; shift
-	local log=$logdir/$name.log
+	local kind=$1 name=$2; shift 2
+	local log=$logdir/$kind-$name.log
 	local rc p f
 	"$@" >"$log" 2>&1 </dev/null
 	rc=$?
@@ -37,13 +37,13 @@ for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=${t##*/test_}
 	[ -n "$filter" ] && [[ $name != *"$filter"* ]] && continue
-	run_one "$name" "$t"
+	run_one unit "$name" "$t"
 done
 for t in tests/e2e/*.sh; do
 	[ -f "$t" ] || continue
 	name=${t##*/}; name=${name%.sh}
 	[ -n "$filter" ] && [[ $name != *"$filter"* ]] && continue
-	run_one "$name" bash "$t"
+	run_one e2e "$name" bash "$t"
 done
 
 if [ $((pass + fail)) = 0 ]; then

@@ -6,6 +6,7 @@
  * and sites that did not match their metadata. docs/inspect.md documents
  * the output and every message.
  */
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,7 +37,7 @@ int cmd_inspect_help(void)
 
 static const char *insp_type(const struct fi_image *im)
 {
-	if (im->e_type == 2)	/* ET_EXEC */
+	if (im->e_type == ET_EXEC)
 		return "executable";
 	return im->interp ? "PIE executable" : "shared object";
 }

@@ -6,6 +6,8 @@
 # Usage: scripts/real/run.sh [options] [PROG...]     (default: every progs/*.sh)
 #   --cc fineibt      build with $BUILD/fineibt-cc, run in every FINEIBT_CFI mode
 #                     (the default when $BUILD/fineibt-cc exists and works)
+#   --cc fineibt-exact  the same with exact pointer types in the hashes
+#                     (FINEIBT_CC_EXACT=1: no generalized pointers)
 #   --cc standin      scripts/real/standin-cc with link-time libc veneers
 #   --cc standin-raw  scripts/real/standin-cc without veneers (kCFI as compiled)
 #   --modes "M ..."   FINEIBT_CFI values to run (fineibt only)
@@ -13,10 +15,14 @@
 #   --reps N          timing runs per workload and mode (default 3; 0 = none)
 #   --list            print the programs and their tests, then exit
 # Env: BUILD (build dir, default build), FINEIBT_REAL_OUT (default
-#   $BUILD/real), FINEIBT_SRC_CACHE (see fetch.sh), JOBS (make -j, max 2).
+#   $BUILD/real), FINEIBT_SRC_CACHE (see fetch.sh), JOBS (make -j, max 2),
+#   FINEIBT_REAL_REBUILD=1 (rebuild the kCFI variant even if cached).
 # Prints "PASS: real/<prog>/<test>/<mode>" and "FAIL: ..." lines, a results
 # table, writes $OUT/results-<cc>.tsv and $BUILD/bench/real-programs-<cc>.csv;
 # exits non-zero on any failure.
+# (The body is one { } block: bash reads it whole before running it, so
+# editing this file during a run cannot break the run.)
+{
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -36,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--reps) reps=$2; shift ;;
 	--list) list=1 ;;
-	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,25p' "$here/run.sh"; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) progs+=("$1") ;;
 	esac
@@ -60,11 +66,18 @@ if [ -z "$cc_kind" ]; then
 	if fineibt_cc_works; then cc_kind=fineibt; else cc_kind=standin; fi
 fi
 case $cc_kind in
-fineibt)
+fineibt|fineibt-exact)
 	fineibt_cc_works || { echo "FAIL: real/fineibt-cc: $bdir/fineibt-cc missing or cannot build a hello program (see $OUT/cc-probe/log)"; exit 1; }
 	TEST_CC=$bdir/fineibt-cc
 	[ -n "$modes" ] || modes=$ALL_MODES
-	cc_id=$(cat "$bdir/fineibt-cc" "$bdir"/libfineibt*.a "$bdir"/libfineibt.so 2>/dev/null | md5sum | cut -c1-16) ;;
+	# What ends up inside the programs: the driver's and the crt's sources
+	# (the runtime is libfineibt.so, loaded at run time: a new one needs no
+	# rebuild). FINEIBT_REAL_REBUILD=1 forces one.
+	cc_id=$(cat driver/* crt/* include/fineibt.h 2>/dev/null | md5sum | cut -c1-16)
+	[ "${FINEIBT_REAL_REBUILD:-0}" = 1 ] && cc_id=$cc_id.$$
+	# exact pointer types in the hashes (no -fsanitize-cfi-icall-generalize-pointers)
+	if [ "$cc_kind" = fineibt-exact ]; then export FINEIBT_CC_EXACT=1
+	else unset FINEIBT_CC_EXACT; fi ;;
 standin|standin-raw)
 	TEST_CC=$here/standin-cc
 	modes=unpatched
@@ -75,7 +88,7 @@ standin|standin-raw)
 	if [ "$cc_kind" = standin ]; then export FINEIBT_STANDIN_VENEERS=1
 	else export FINEIBT_STANDIN_VENEERS=0; fi
 	cc_id=$(cat "$here/standin-cc" "$here/thunk.S" | md5sum | cut -c1-16) ;;
-*) echo "run.sh: --cc fineibt|standin|standin-raw" >&2; exit 2 ;;
+*) echo "run.sh: --cc fineibt|fineibt-exact|standin|standin-raw" >&2; exit 2 ;;
 esac
 REF_CC=clang-22
 ref_id=$(clang-22 --version | head -n 1 | md5sum | cut -c1-16)
@@ -92,11 +105,11 @@ pass() { echo "PASS: $1"; npass=$((npass + 1)); }
 fail() { echo "FAIL: $1"; nfail=$((nfail + 1)); }
 
 # build_variant PROG VARIANT CC ID: copy the unpacked source, run the
-# module's build_prog in it. Cached until the module, the compiler or the
+# module's build_prog in it. Cached until build_prog, the compiler or the
 # source changes. Echoes the tree path.
 build_variant() {
 	local prog=$1 var=$2 cc=$3 id=$4 dir=$OUT/$1/$2 base key full
-	base=$(cat "$here/progs/$prog.sh" <(echo "$id $cc") \
+	base=$(cat <(declare -f build_prog) <(echo "$id $cc") \
 		"${FINEIBT_SRC_CACHE:-/var/cache/fineibt-src}/$PKG/src/.unpacked" | md5sum | cut -c1-32)
 	# A full build serves --quick too; a quick one (QUICK=1: the module may
 	# build only what QUICK_TESTS need) serves only --quick.
@@ -167,7 +180,7 @@ for prog in "${progs[@]}"; do
 	[ -f "$mod" ] || { fail "real/$prog: no module $mod"; continue; }
 	(
 	set -u
-	PKG= TESTS=() QUICK_TESTS=() BENCH=()
+	PKG= TESTS=() QUICK_TESTS=() BENCH=() PROBE=
 	filter_output() { cat; }
 	# shellcheck source=/dev/null
 	. "$mod"
@@ -182,13 +195,37 @@ for prog in "${progs[@]}"; do
 	cfi=$(build_variant "$prog" "$cc_kind" "$TEST_CC" "$cc_id") ||
 		{ fail "real/$prog/build/$cc_kind: see $OUT/$prog/$cc_kind/build.log"; tail -n 5 "$OUT/$prog/$cc_kind/build.log"; exit 1; }
 	pass "real/$prog/build/$cc_kind"
+	# What the compiler put in the main binary (sites the runtime rewrites).
+	[ -n "$PROBE" ] && [ -x "$bdir/fineibt" ] &&
+		"$bdir/fineibt" inspect "$cfi/${PROBE%% *}" >"$OUT/$prog/inspect-$cc_kind.txt" 2>&1
 	tests=("${TESTS[@]}")
 	[ "$quick" = 1 ] && tests=("${QUICK_TESTS[@]}")
 	res=$OUT/$prog/runs
 	rm -rf "$res"; mkdir -p "$res"
+	# Each mode must really be applied: run the module's probe command
+	# with FINEIBT_VERBOSE=1 and look for the runtime's "rewritten to" line
+	# for the main binary (auto resolves to fineibt,paranoid).
+	if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ -n "$PROBE" ]; then
+		for mode in $modes; do
+			want=$mode
+			[ "$mode" = auto ] && want=fineibt,paranoid
+			pbin=${PROBE%% *} pbin=${pbin##*/}
+			got=$(cd "$cfi" && FINEIBT_CFI=$mode FINEIBT_VERBOSE=1 ./$PROBE 2>&1 >/dev/null </dev/null |
+				grep -a "^fineibt: .*/$pbin: rewritten to " | head -n 1 |
+				sed 's/.*rewritten to \([^ ]*\).*/\1/')
+			if [ "$got" = "$want" ]; then pass "real/$prog/patched/$mode"
+			else fail "real/$prog/patched/$mode: runtime did not report '$pbin: rewritten to $want' (got '${got:-nothing}')"
+			fi
+		done
+	fi
 	for TEST in "${tests[@]}"; do
 		exp=$res/$TEST.ref
 		run_one "$ref" "$exp" || true
+		# A test must pass on the reference build to prove anything.
+		if [ "$(cat "$exp.rc")" != 0 ]; then
+			fail "real/$prog/$TEST/ref: the reference build fails it (rc $(cat "$exp.rc")): $(tail -n 1 "$exp.raw" | cut -c1-160)"
+			continue
+		fi
 		for mode in $modes; do
 			got=$res/$TEST.$mode
 			run_one "$cfi" "$got" "$mode" || true
@@ -234,3 +271,5 @@ awk -F'\t' '
 	}' "$results"
 [ "$reps" -gt 0 ] && echo "timings: $bench_csv"
 [ "$nfail" = 0 ]
+exit
+}

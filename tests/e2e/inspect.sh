@@ -145,7 +145,7 @@ check_prog() {
 }
 
 for p in prog_pie prog_nopie libfiprog.so prog_relr libfiprog_relr.so \
-	 prog_noarity prog_noarity_nopie; do
+	 prog_noarity prog_noarity_nopie prog_bhi; do
 	check_prog "$p"
 done
 # stripped: no symbols left, the counts must still be those of the original
@@ -236,6 +236,26 @@ PY
 			fail "inspect_patched_$m" "see $pf.json"
 		fi
 	done
+fi
+
+# BHI: the arity comes back from which __bhi_args slot each preamble calls.
+if "$FI" help patch >/dev/null 2>&1; then
+	pf=$out/patched_bhi
+	rm -f "$pf"
+	if "$FI" patch "$progs/prog_bhi" -o "$pf" --cfi=fineibt,bhi --seed 5 -q \
+		>"$out/patch.log" 2>&1 && "$FI" inspect "$pf" --json >"$pf.json" &&
+	   python3 - "$pf.json" "$out/prog_bhi.json" <<'PY'
+import json, sys
+got, orig = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert got["mode"] == "fineibt,bhi", got["mode"]
+assert got["arity"] == orig["arity"] and got["arity_unknown"] == 0, (got["arity"], orig["arity"])
+assert got["unmatched"] == [] and got["preambles"] == orig["preambles"]
+PY
+	then
+		pass inspect_patched_bhi_arity
+	else
+		fail inspect_patched_bhi_arity "see $pf.json / $out/patch.log"
+	fi
 fi
 
 # Errors: one line on stderr, exit 1; usage errors exit 2

@@ -120,9 +120,9 @@ for m in kcfi fineibt,paranoid fineibt,bhi auto; do
 	T="run-preload-confuse[$m]"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
 	ok [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: $(rt_mode_name "$m")\\)" <<<"$RT_ERR_TXT"
 done
-rt_run run-own "" "$FIBT" run --cfi=fineibt --verbose -- "$RT_OUT/rt_calls" legal
+# A program that links the runtime itself is not given a second one.
+rt_run run-own "" "$FIBT" run --cfi=fineibt --verbose -- "$D/calls_many" legal
 T="run-no-double-runtime"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
-[ -x "$RT_OUT/rt_calls" ] || "$FCC" -O2 "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" -o "$RT_OUT/rt_calls"
 ok [ "$RT_RC" = 0 ] && [ "$(grep -c 'rewritten to' <<<"$RT_ERR_TXT")" = 1 ]
 T=run-bad-option; WHY="bad option accepted"
 ok sh -c "! '$FIBT' run --bogus -- /bin/true 2>/dev/null"
@@ -157,3 +157,16 @@ done
 "$FCC" -r "$D/r1.o" "$D/naked.o" -o "$D/partial.o"
 T=driver-partial-link; WHY="partial link + final link failed"
 ok sh -c "'$FCC' '$D/partial.o' -o '$D/from_partial' && FINEIBT_CFI=auto '$D/from_partial' legal | grep -q 'legal ok'"
+
+# Start-up messages: a compiler without kCFI arity (FINEIBT_CC_ARITY=0
+# skips the probe's answer) makes bhi unavailable; unknown words are
+# reported and ignored, never fatal.
+FINEIBT_CC_ARITY=0 "$FCC" -O2 "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" -o "$D/calls_noarity"
+rt_run noarity fineibt,bhi "$D/calls_noarity" legal
+T="runtime-msg-bhi-without-arity"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
+ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ] &&
+	grep -q "^fineibt: ignoring 'bhi': needs kCFI arity" <<<"$RT_ERR_TXT"
+rt_run unknown "bogus,fineibt" "$D/calls_noarity" confuse call2
+T="runtime-msg-unknown-word"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
+ok [ "$RT_RC" = 132 ] && grep -q "^fineibt: ignoring 'bogus': unknown" <<<"$RT_ERR_TXT" &&
+	grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: fineibt\\)" <<<"$RT_ERR_TXT"

@@ -41,3 +41,19 @@ for m in "${RT_MODES[@]}"; do
 	fi
 	rt_fail "modules-confuse[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 done
+
+# An executable patched statically (fineibt patch, random seed in its
+# note) with libraries rewritten at load time: the process adopts the
+# note's mode and seed, so every cross-module call still passes.
+"$FIBT" patch "$D/rt_mods" -o "$D/rt_mods_static" --cfi=fineibt,paranoid -q >/dev/null 2>&1 ||
+	rt_fail static-patch "fineibt patch failed"
+for m in kcfi fineibt,bhi auto; do
+	rt_run mods-static "$m" env FINEIBT_VERBOSE=1 "$D/rt_mods_static" "$D/libfi_rtb.so"
+	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "modules ok" ] &&
+	   grep -q 'rt_mods_static: kept static fineibt,paranoid' <<<"$RT_ERR_TXT" &&
+	   [ "$(grep -c 'so: rewritten to fineibt,paranoid ' <<<"$RT_ERR_TXT")" = 2 ]; then
+		rt_pass "modules-static-exe[$m]: process adopts the note's mode and seed"
+	else
+		rt_fail "modules-static-exe[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+done

@@ -179,7 +179,9 @@ static void t_live_rescan(void)
 	struct fi_image im;
 	char path[600], err[128];
 	struct fineibt_config cfg;
-	uint8_t *base;
+	uint8_t *base, orig[20];
+	struct fi_func last;
+	struct fi_buf b;
 	size_t len;
 	uint64_t site;
 
@@ -192,10 +194,23 @@ static void t_live_rescan(void)
 	site = im.calls[0].addr;
 	/* cfi=off over one call site, in the "live" bytes only */
 	memcpy(base + site, fi_seq_caller_off.bytes, fi_seq_caller_off.len);
-	CHECK("elf_rescan_attach", fi_image_attach_live(&im, (uint64_t)(uintptr_t)base) == 0);
+	/* and a FineIBT preamble (which carries no arity) over the last func */
+	last = im.funcs[im.nfuncs - 1];
+	memcpy(orig, base + last.addr - FI_PREAMBLE_SIZE, sizeof(orig));
+	fi_buf_init(&b, base + last.addr - FI_PREAMBLE_SIZE, 20, 0);
+	fi_emit_fineibt_preamble(&b, 0x1234);
+	fi_emit_seq(&b, &fi_seq_endbr_poison, 0);
+	CHECK("elf_rescan_attach", !b.err &&
+	      fi_image_attach_live(&im, (uint64_t)(uintptr_t)base) == 0);
 	CHECK("elf_rescan_sees_off", im.calls[0].form == FI_CALL_OFF &&
 	      im.calls[1].form == FI_CALL_KCFI);
+	CHECK("elf_rescan_sees_fineibt_keeps_arity",
+	      im.funcs[im.nfuncs - 1].form == FI_PRE_FINEIBT &&
+	      im.funcs[im.nfuncs - 1].hash == 0x1234 &&
+	      im.funcs[im.nfuncs - 1].endbr && last.arity >= 0 &&
+	      im.funcs[im.nfuncs - 1].arity == last.arity);
 	CHECK("elf_rescan_mixed", fi_image_mode(&im, &cfg) == -1);
+	memcpy(base + last.addr - FI_PREAMBLE_SIZE, orig, sizeof(orig));
 	for (size_t i = 1; i < im.ncalls; i++)
 		memcpy(base + im.calls[i].addr, fi_seq_caller_off.bytes, fi_seq_caller_off.len);
 	CHECK("elf_rescan_file_untouched",

@@ -4,7 +4,11 @@
 -- metamethods, coroutines, errors and the allocator/reader/writer hooks.
 -- Prints deterministic results only.
 local out = {}
-local function p(...) out[#out + 1] = table.concat(table.pack(...), " ", 1, select("#", ...)) end
+local function p(...)
+	local t = table.pack(...)
+	for k = 1, t.n do t[k] = tostring(t[k]) end
+	out[#out + 1] = table.concat(t, " ", 1, t.n)
+end
 
 -- string library: gsub with function/table/pattern replacement, format
 local s = ("the quick brown fox jumps over the lazy dog"):gsub("%w+", function(w)

@@ -6,6 +6,7 @@ PKG=bzip2
 TESTS=(make-test roundtrip-1 roundtrip-9 recover)
 QUICK_TESTS=(make-test roundtrip-9)
 BENCH=(roundtrip-9)
+PROBE="bzip2 --help"
 
 build_prog() {
 	make -j"$JOBS" CC="$CC" CFLAGS="$CFLAGS -D_FILE_OFFSET_BITS=64" \

@@ -8,6 +8,7 @@ PKG=pcre2
 TESTS=(RunTest RunGrepTest)
 QUICK_TESTS=(RunTest)
 BENCH=(RunTest)
+PROBE="pcre2test -C"
 
 build_prog() {
 	./configure CC="$CC" CFLAGS="$CFLAGS" --disable-shared --disable-jit &&

@@ -4,9 +4,10 @@
 # test_compress.sh with every filter chain, test_scripts.sh). liblzma chains
 # its coders through code/end/memconfig function pointers in lzma_next_coder.
 PKG=xz-utils
-TESTS=(check)
+TESTS=(check compress-9)
 QUICK_TESTS=(check)
 BENCH=(compress-9)
+PROBE="src/xz/xz --version"
 
 build_prog() {
 	./configure CC="$CC" CFLAGS="$CFLAGS" --disable-shared --disable-nls \

@@ -4,7 +4,9 @@
  * through: libc is not instrumented, so without fineibt-cc's veneers every
  * kCFI-family check would fail on these targets.
  *
- *   rt_libc FILE        copy FILE to stdout through the table
+ *   rt_libc FILE        copy FILE to stdout through the table, and sort
+ *                       with qsort (libc calls our comparator through a
+ *                       pointer: uninstrumented code entering at func+0)
  *   rt_libc FILE dlsym  the same with read() taken from dlsym(): a pointer
  *                       uninstrumented code hands over (no veneer; traps
  *                       by policy, see docs/runtime.md)
@@ -12,6 +14,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,8 +28,16 @@ struct vfs {
 
 static struct vfs volatile sys = { open, read, write, close, strlen };
 
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv)
 {
+	long v[] = { 5, 3, 9, 1, 7 };
 	char buf[256];
 	ssize_t n;
 	int fd;
@@ -43,6 +54,9 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	if (sys.close(fd))
+		return 1;
+	qsort(v, 5, sizeof(v[0]), cmp_long);
+	if (v[0] != 1 || v[4] != 9)
 		return 1;
 	return sys.len("four") == 4 ? 0 : 1;
 }

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/*
+ * C++ through fineibt-c++: virtual calls, std::function, a std::sort
+ * comparator (libstdc++'s template code, instantiated here), and a
+ * type-confused virtual call (an object whose vtable slot holds a method
+ * of another type).
+ *
+ *   rt_cxx            prints "cxx ok"
+ *   rt_cxx confuse    calls Other::g(double) through a Base::f(long) slot
+ */
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <vector>
+
+struct Base {
+	virtual long f(long x) = 0;
+	virtual ~Base() {}
+};
+struct Inc : Base {
+	long f(long x) override { return x + 1; }
+};
+struct Dbl : Base {
+	long f(long x) override { return x * 2; }
+};
+struct Other {
+	virtual double g(double x) { return x / 2; }
+	virtual ~Other() {}
+};
+
+__attribute__((noinline)) static Base *make(int i)
+{
+	if (i % 2)
+		return new Dbl;
+	return new Inc;
+}
+
+__attribute__((noinline)) static long call_f(Base *b, long x)
+{
+	return b->f(x) + 0;
+}
+
+int main(int argc, char **argv)
+{
+	std::vector<std::unique_ptr<Base>> v;
+	long s = 0;
+
+	setvbuf(stdout, nullptr, _IONBF, 0);
+	for (int i = 0; i < 4; i++)
+		v.emplace_back(make(i + argc));
+	for (auto &p : v)
+		s += call_f(p.get(), 10);
+	std::function<long(long)> g = [&](long x) { return x + s; };
+	std::vector<int> w = { 3, 1, 2, 5, 4 };
+	std::sort(w.begin(), w.end(), [](int a, int b) { return a > b; });
+	if (s != 62 || g(1) != 63 || w[0] != 5 || w[4] != 1) {
+		std::fprintf(stderr, "rt_cxx: wrong results %ld %ld %d\n", s,
+			     g(1), w[0]);
+		return 1;
+	}
+	if (argc > 1 && !std::strcmp(argv[1], "confuse")) {
+		Other o;
+
+		call_f(reinterpret_cast<Base *>(&o), 1);
+		std::printf("survived\n");
+		return 0;
+	}
+	std::printf("cxx ok\n");
+	return 0;
+}
