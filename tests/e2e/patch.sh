@@ -433,7 +433,7 @@ expect_error() {
 		fail "$name" "message '$err' does not match '$re'"
 	elif [ -e "$out" ] && [ "${KEEP_OUT:-0}" = 0 ]; then
 		fail "$name" "$out was left behind"
-	elif ls -A "$dir" | grep -q '^\..*\.[A-Za-z0-9]\{6\}$'; then
+	elif ls -A "$dir" 2>/dev/null | grep -q '^\..*\.[A-Za-z0-9]\{6\}$'; then
 		fail "$name" "temporary file left in $dir"
 	else
 		pass "$name"

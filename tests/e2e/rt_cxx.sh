@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rt_cxx: C++ through build/fineibt-c++ (virtual calls, std::function,
-# std::sort with a lambda) in every cfi= mode, and a type-confused virtual
-# call caught; then fineibt-cc / fineibt-c++ as the compilers of a CMake
+# std::sort with a lambda) in every cfi= mode, and a type-confused call
+# through a function pointer caught (clang's kCFI does not check virtual
+# calls); then fineibt-cc / fineibt-c++ as the compilers of a CMake
 # project (configure, build, run).
 . "$(dirname "$0")/progs/rt_lib.bash"
 
@@ -26,8 +27,8 @@ for m in "${RT_MODES[@]}"; do
 		[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = survived ] &&
 			{ rt_pass "cxx-confuse[$m]: not checked"; continue; }
 	elif [ "$RT_RC" = 132 ] &&
-	     grep -Eq "${RT_REPORT_RE}_ZN5Other1gEd\\+0x0; .*mode: $(rt_mode_name "$m")\\)" <<<"$RT_ERR_TXT"; then
-		rt_pass "cxx-confuse[$m]: virtual call through the wrong vtable caught"
+	     grep -Eq "${RT_REPORT_RE}_Z4halfd\\+0x0; .*mode: $(rt_mode_name "$m")\\)" <<<"$RT_ERR_TXT"; then
+		rt_pass "cxx-confuse[$m]: caught"
 		continue
 	fi
 	rt_fail "cxx-confuse[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
