@@ -116,3 +116,44 @@ bench: all
 
 clean:
 	rm -rf $(BUILD)
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: CLI, driver, runtime
+# (libfineibt.so.$(VERSION) + soname and dev links, .a), crt, header,
+# pkg-config file, man pages. The driver finds the libraries in ../lib
+# (docs/ecosystem.md). make uninstall removes exactly these files.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+PCDIR   ?= $(LIBDIR)/pkgconfig
+INST_BIN := fineibt fineibt-cc
+INST_LIB := libfineibt.a libfineibt_crt.a libfineibt.so libfineibt.so.$(SOVER) libfineibt.so.$(VERSION)
+INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7
+
+.PHONY: install uninstall
+$(BUILD)/fineibt.pc: pkgconfig/fineibt.pc.in include/fineibt.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< >$@
+
+install: all $(BUILD)/fineibt.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
+		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(BUILD)/fineibt $(BUILD)/fineibt-cc $(DESTDIR)$(BINDIR)/
+	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-c++
+	install -m 755 $(BUILD)/libfineibt.so $(DESTDIR)$(LIBDIR)/libfineibt.so.$(VERSION)
+	ln -sf libfineibt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libfineibt.so.$(SOVER)
+	ln -sf libfineibt.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libfineibt.so
+	install -m 644 $(BUILD)/libfineibt.a $(BUILD)/libfineibt_crt.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/fineibt.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(BUILD)/fineibt.pc $(DESTDIR)$(PCDIR)/
+	for m in $(INST_MAN); do install -m 644 man/$${m#*/} $(DESTDIR)$(MANDIR)/$$m || exit 1; done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN) fineibt-c++) \
+	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(INST_LIB)) \
+	      $(DESTDIR)$(INCDIR)/fineibt.h $(DESTDIR)$(PCDIR)/fineibt.pc \
+	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN))
+
+# make fuzz: libFuzzer harnesses (fuzz/fuzz.mk, docs/robustness.md).
+include fuzz/fuzz.mk

@@ -403,7 +403,7 @@ def print_startup(summ, ncycles):
             spread(s["xwall"], "%.1f") if name != "no runtime" else "-",
             spread(s["init"], "%.2f"),
             spread(rate, "%.1f") if rate else "-",
-            "%d" % (pre + cs) if pre + cs else "-",
+            "%d" % (pre + cs) if name != "no runtime" else "-",
             med(s["pd"]), med(s["xpd"])))
     rates = [med(s["rate"]) for n, s in summ.items() if s["rate"]]
     if rates:
@@ -527,7 +527,7 @@ def plot(summ, ssumm, real):
         panels.append(
             'set title "start-up, %s: extra ms and MiB"\n'
             'plot "%s" using 2:xtic(1) title "extra wall ms", "" using 3 title '
-            '"extra Private_Dirty MiB"\n' % (startup_desc(ssumm), sdat))
+            '"extra Private-Dirty MiB"\n' % (startup_desc(ssumm), sdat))
     if real:
         rdat = os.path.join(B, "plot-real.dat")
         modes = [m for m in MODES if any(r["mode"] == m for r in real)]
@@ -554,7 +554,8 @@ def plot(summ, ssumm, real):
     script = ('set terminal pngcairo size 1400,%d font ",10"\nset output "%s"\n'
               'set style data histograms\nset style histogram clustered gap 1\n'
               'set style fill solid 0.8 border -1\nset boxwidth 0.9\n'
-              'set yrange [0:*]\nset grid ytics\nset key top left\n'
+              'set yrange [0:*]\nset grid ytics\n'
+              'set key outside top center horizontal noenhanced\n'
               'set xtics rotate by -25\nset multiplot layout %d,2\n%s'
               'unset multiplot\n' % (450 * rows, png, rows, "".join(panels)))
     r = subprocess.run([g], input=script, text=True, capture_output=True)
@@ -568,7 +569,7 @@ def plot(summ, ssumm, real):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cycles", type=int, default=31)
+    ap.add_argument("--cycles", type=int, default=41)
     ap.add_argument("--startup-cycles", type=int, default=15)
     ap.add_argument("--quick", action="store_true",
                     help="few cycles, no start-up program (smoke run)")

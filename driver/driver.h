@@ -32,13 +32,15 @@ extern bool fi_verbose;
 
 /*
  * Link-time veneers (DESIGN §5). Scan the objects and archives in @objs
- * for __kcfi_typeid_<name> whose <name> none of them defines, write one
+ * for __kcfi_typeid_<name> whose <name> none of them defines and no kCFI
+ * shared library in @shlibs defines with a preamble, write one
  * veneer per name into @dir/veneers.S, assemble it with @cc into
  * @dir/veneers.o, and append that object plus -Wl,--wrap=<name> for each
  * name to @link. Returns the number of veneers (0: nothing appended) or
  * -1 on error (message printed).
  */
 int fi_veneers(const char *cc, const char *nm, const char *dir,
-	       const struct fi_argv *objs, struct fi_argv *link);
+	       const struct fi_argv *objs, const struct fi_argv *shlibs,
+	       struct fi_argv *link);
 
 #endif

@@ -475,9 +475,53 @@ static int fi_rmtree(const char *dir)
 	return rc;
 }
 
+static bool fi_is_shlib(const char *s)
+{
+	const char *so = strstr(s, ".so");
+
+	return so && (so[3] == '\0' || so[3] == '.');
+}
+
+/*
+ * The shared libraries of the link that the user named: explicit paths,
+ * and -lNAME found as libNAME.so in the user's -L directories (the
+ * system's libraries are not instrumented; no need to look there).
+ */
+static void fi_user_shlibs(const struct fi_argv *args, struct fi_argv *out)
+{
+	struct fi_argv dirs = { 0 }, names = { 0 };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < args->n; i++) {
+		const char *s = args->v[i];
+		bool sep = i + 1 < args->n && s[2] == '\0';
+
+		if (!strncmp(s, "-L", 2))
+			fi_argv_add(&dirs, sep ? args->v[++i] : s + 2);
+		else if (!strncmp(s, "-l", 2) && s[2] != ':')
+			fi_argv_add(&names, sep ? args->v[++i] : s + 2);
+		else if (fi_takes_value(s))
+			i++;
+		else if (s[0] != '-' && fi_is_shlib(s) && fi_exists(s))
+			fi_argv_add(out, s);
+	}
+	for (size_t n = 0; n < names.n; n++) {
+		for (size_t k = 0; k < dirs.n; k++) {
+			snprintf(path, sizeof(path), "%s/lib%s.so", dirs.v[k],
+				 names.v[n]);
+			if (fi_exists(path)) {
+				fi_argv_add(out, path);
+				break;
+			}
+		}
+	}
+	fi_argv_free(&dirs);
+	fi_argv_free(&names);
+}
+
 static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 {
-	struct fi_argv link = { 0 }, objs = { 0 };
+	struct fi_argv link = { 0 }, objs = { 0 }, shlibs = { 0 };
 	char obj[PATH_MAX];
 	unsigned int nsrc = 0;
 	int rc;
@@ -510,8 +554,9 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 		     fi_has_suffix(s, ".lo")) && fi_exists(s))
 			fi_argv_add(&objs, s);
 	}
-	if (d->veneers && d->runtime && fi_veneers(d->cc, d->nm, tmp, &objs,
-						   &link) < 0) {
+	fi_user_shlibs(&d->args, &shlibs);
+	if (d->veneers && d->runtime &&
+	    fi_veneers(d->cc, d->nm, tmp, &objs, &shlibs, &link) < 0) {
 		rc = 1;
 		goto out;
 	}
@@ -528,6 +573,7 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 out:
 	fi_argv_free(&link);
 	fi_argv_free(&objs);
+	fi_argv_free(&shlibs);
 	return rc;
 }
 

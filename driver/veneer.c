@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "image.h"
 
 #define TYPEID_PREFIX "__kcfi_typeid_"
 
@@ -211,8 +212,54 @@ static int fi_write_veneers(const char *path, const struct fi_names *names)
 	return 0;
 }
 
+/* Does @im define a function @name that carries a kCFI preamble? */
+static bool fi_lib_has_kcfi_func(const struct fi_image *im, const char *name)
+{
+	for (size_t i = 0; i < im->nsyms; i++) {
+		const struct fi_func *f;
+
+		if (!im->syms[i].name || strcmp(im->syms[i].name, name))
+			continue;
+		f = fi_image_func(im, im->syms[i].addr);
+		if (f && f->form == FI_PRE_KCFI)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A function a kCFI shared library of the link defines already has a
+ * preamble: no veneer for it (which also keeps &name equal to the
+ * library's own pointer to it). Libraries that cannot be read are taken
+ * as uninstrumented.
+ */
+static void fi_drop_instrumented(struct fi_names *need,
+				 const struct fi_argv *shlibs)
+{
+	/* Quiet: a library's odd sites are not the link's business. */
+	fineibt_print_fn old = fineibt_set_print(NULL);
+
+	for (size_t l = 0; l < shlibs->n && need->n; l++) {
+		struct fi_image im;
+		size_t j = 0;
+
+		if (fi_image_open(&im, shlibs->v[l], NULL, 0))
+			continue;
+		for (size_t i = 0; i < need->n; i++) {
+			if (fi_lib_has_kcfi_func(&im, need->v[i]))
+				free(need->v[i]);
+			else
+				need->v[j++] = need->v[i];
+		}
+		need->n = j;
+		fi_image_close(&im);
+	}
+	fineibt_set_print(old);
+}
+
 int fi_veneers(const char *cc, const char *nm, const char *dir,
-	       const struct fi_argv *objs, struct fi_argv *link)
+	       const struct fi_argv *objs, const struct fi_argv *shlibs,
+	       struct fi_argv *link)
 {
 	struct fi_names defs = { 0 }, typeids = { 0 }, need = { 0 };
 	struct fi_argv as = { 0 };
@@ -228,6 +275,7 @@ int fi_veneers(const char *cc, const char *nm, const char *dir,
 		    fi_is_ident(typeids.v[i]))
 			fi_names_add(&need, typeids.v[i]);
 	}
+	fi_drop_instrumented(&need, shlibs);
 	rc = 0;
 	if (!need.n)
 		goto out;

@@ -140,7 +140,10 @@ static int fi_build_tail(const struct fi_image *im, const struct fi_patch_opts *
 	memcpy(t->buf + str_at - im->file_size + name_at, FI_NOTE_SECTION,
 	       sizeof(FI_NOTE_SECTION));
 
-	sh = (Elf64_Shdr *)(t->buf + sh_at - im->file_size);
+	/* built aside: the tail buffer need not be aligned like the file */
+	sh = calloc(nsh + 1, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
 	memcpy(sh, old, nsh * sizeof(Elf64_Shdr));
 	sh[eh->e_shstrndx].sh_offset = str_at;
 	sh[eh->e_shstrndx].sh_size = str_len;
@@ -151,6 +154,8 @@ static int fi_build_tail(const struct fi_image *im, const struct fi_patch_opts *
 		.sh_size = FI_NOTE_SIZE,
 		.sh_addralign = 8,
 	};
+	memcpy(t->buf + sh_at - im->file_size, sh, (nsh + 1) * sizeof(*sh));
+	free(sh);
 
 	t->ehdr = *eh;
 	t->ehdr.e_shoff = sh_at;

@@ -36,12 +36,19 @@
 #define FI_PRE_WINDOW	(FI_PREAMBLE_SIZE + 4)
 #define FI_R11		11
 
+/* The executable view last read through, as fi_image_text() gave it. */
+struct fi_window {
+	uint64_t lo, hi;
+	const uint8_t *mem;
+};
+
 struct fi_pass {
 	struct fi_image *im;
 	const struct fi_patch_opts *o;
 	struct fi_patch_stats *st;
 	uint64_t bias;		/* link-time -> the address text runs at */
 	bool fineibt, paranoid, bhi, warn;
+	struct fi_window win;
 };
 
 uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
@@ -54,6 +61,36 @@ uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
 static const char *fi_pass_path(const struct fi_image *im)
 {
 	return im->path ? im->path : "(image)";
+}
+
+/*
+ * @len bytes of text at @addr, or NULL. Sites come sorted, so nearly all
+ * of them lie in the view of the previous one: the whole executable view
+ * is fetched through fi_image_text() once and reused (reads only; every
+ * write still goes through fi_image_poke()).
+ */
+static const uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
+{
+	struct fi_window *w = &ps->win;
+
+	if (addr >= w->lo && addr <= w->hi && len <= w->hi - addr)
+		return w->mem + (addr - w->lo);
+	for (size_t i = 0; i < ps->im->nviews; i++) {
+		const struct fi_view *v = &ps->im->views[i];
+		const uint8_t *m;
+
+		if (!v->exec || addr < v->vaddr || addr - v->vaddr >= v->size)
+			continue;
+		m = fi_image_text(ps->im, v->vaddr, v->size);
+		if (!m)
+			break;
+		*w = (struct fi_window){ .lo = v->vaddr, .hi = v->vaddr + v->size,
+					 .mem = m };
+		if (len <= w->hi - addr)
+			return m + (addr - v->vaddr);
+		break;
+	}
+	return fi_image_text(ps->im, addr, len);	/* across views, or none */
 }
 
 /* A site left alone: count it and say where, as symbol+offset. */
@@ -250,7 +287,7 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
 {
 	uint64_t at = f->addr - FI_PREAMBLE_SIZE;
 	uint8_t want[FI_PRE_WINDOW];
-	const uint8_t *p = fi_image_text(ps->im, at, FI_PRE_WINDOW);
+	const uint8_t *p = fi_read(ps, at, FI_PRE_WINDOW);
 	struct fi_preamble_info pi;
 	uint32_t hash;
 	bool changed;
@@ -282,7 +319,7 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
 			  const struct fi_call *c)
 {
 	uint8_t want[FI_CALLSITE_SIZE];
-	const uint8_t *p = fi_image_text(ps->im, c->addr, FI_CALLSITE_SIZE);
+	const uint8_t *p = fi_read(ps, c->addr, FI_CALLSITE_SIZE);
 	uint64_t r11 = ps->im->thunks[FI_R11];
 	struct fi_caller_info ci;
 	enum fi_caller_form form;
@@ -350,7 +387,7 @@ static int fi_thunk_reg(const struct fi_image *im, const struct fi_tcall *tc)
 static int fi_pass_tcall(struct fi_pass *ps, const struct fi_tcall *tc)
 {
 	const size_t n = fi_seq_thunk_call.len;
-	const uint8_t *p = fi_image_text(ps->im, tc->addr, n);
+	const uint8_t *p = fi_read(ps, tc->addr, n);
 	uint8_t want[8];
 	struct fi_buf b;
 	bool jmp, changed;
@@ -396,7 +433,7 @@ static int fi_check_opts(const struct fi_image *im, const struct fi_patch_opts *
 	return 0;
 }
 
-/* The BHI call of the preamble at @at would reach its stub. */
+/* The BHI call in the preamble of @func can reach its stub. */
 static int fi_check_stub(const struct fi_pass *ps, uint64_t func, int arity)
 {
 	uint64_t ip = func - FI_PREAMBLE_SIZE + FI_FINEIBT_PREAMBLE_BHI + ps->bias;
@@ -455,7 +492,7 @@ static bool fi_preamble_maybe_rewritten(const uint8_t *p)
  * a note or a site in rewritten form (-EALREADY), a BHI call that cannot
  * be made (-EINVAL).
  */
-static int fi_check_image(const struct fi_pass *ps)
+static int fi_check_image(struct fi_pass *ps)
 {
 	const struct fi_image *im = ps->im;
 	struct fi_preamble_info pi;
@@ -464,8 +501,7 @@ static int fi_check_image(const struct fi_pass *ps)
 	if (im->note.present)
 		return -EALREADY;
 	for (size_t i = 0; i < im->ncalls; i++) {
-		const uint8_t *p = fi_image_text(im, im->calls[i].addr,
-						 FI_CALLSITE_SIZE);
+		const uint8_t *p = fi_read(ps, im->calls[i].addr, FI_CALLSITE_SIZE);
 
 		if (p && fi_caller_maybe_rewritten(p) &&
 		    fi_call_rewritten(fi_classify_caller(p, im->calls[i].addr, NULL)))
@@ -473,8 +509,7 @@ static int fi_check_image(const struct fi_pass *ps)
 	}
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		uint64_t func = im->funcs[i].addr;
-		const uint8_t *p = fi_image_text(im, func - FI_PREAMBLE_SIZE,
-						 FI_PRE_WINDOW);
+		const uint8_t *p = fi_read(ps, func - FI_PREAMBLE_SIZE, FI_PRE_WINDOW);
 
 		if (!p)
 			continue;

@@ -179,45 +179,70 @@ static void fi_rt_forget_dead(void)
 	fi_nseen = j;
 }
 
-/*
- * Cheap pre-filter on the file's section names, so that libc and friends
- * are not read whole at every start: a kCFI module has .kcfi_traps or
- * __patchable_function_entries.
- */
-static bool fi_rt_file_has_kcfi(const char *path)
+static bool fi_rt_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+/* Is one of the section names in @shdrs (@n of them) a kCFI one? */
+static bool fi_rt_names_kcfi(const Elf64_Shdr *shdrs, unsigned int n,
+			     const char *strs, size_t strsz)
 {
 	static const char *const want[] = {
 		".kcfi_traps", "__patchable_function_entries", NULL,
 	};
+
+	for (unsigned int i = 1; i < n; i++) {
+		const char *name = strs + shdrs[i].sh_name;
+
+		if (shdrs[i].sh_name >= strsz)
+			continue;
+		for (size_t k = 0; want[k]; k++) {
+			if (strnlen(name, strsz - shdrs[i].sh_name) ==
+			    strlen(want[k]) && !strcmp(name, want[k]))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Cheap pre-filter on the file's section names, so that libc and friends
+ * are not read whole at every start: a kCFI module has .kcfi_traps or
+ * __patchable_function_entries. Three reads: header, section headers,
+ * section names.
+ */
+static bool fi_rt_file_has_kcfi(const char *path)
+{
 	Elf64_Ehdr eh;
-	Elf64_Shdr sh, strsh;
-	char name[32];
+	Elf64_Shdr *shdrs = NULL;
+	char *strs = NULL;
+	size_t strsz = 0;
 	bool found = false;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return false;
-	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	if (!fi_rt_pread_all(fd, &eh, sizeof(eh), 0) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_shentsize != sizeof(sh) || eh.e_shstrndx >= eh.e_shnum ||
-	    pread(fd, &strsh, sizeof(strsh),
-		  eh.e_shoff + (off_t)eh.e_shstrndx * sizeof(sh)) != sizeof(sh))
+	    eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh.e_shstrndx >= eh.e_shnum)
 		goto out;
-	for (unsigned int i = 1; i < eh.e_shnum && !found; i++) {
-		ssize_t n;
-
-		if (pread(fd, &sh, sizeof(sh), eh.e_shoff + (off_t)i * sizeof(sh))
-		    != sizeof(sh) || sh.sh_name >= strsh.sh_size)
-			continue;
-		n = pread(fd, name, sizeof(name) - 1, strsh.sh_offset + sh.sh_name);
-		if (n <= 0)
-			continue;
-		name[n] = '\0';
-		for (size_t k = 0; want[k]; k++)
-			found |= !strcmp(name, want[k]);
-	}
+	shdrs = malloc((size_t)eh.e_shnum * sizeof(*shdrs));
+	if (!shdrs || !fi_rt_pread_all(fd, shdrs, (size_t)eh.e_shnum *
+				       sizeof(*shdrs), eh.e_shoff))
+		goto out;
+	strsz = shdrs[eh.e_shstrndx].sh_size;
+	if (!strsz || strsz > (1u << 20))
+		goto out;
+	strs = malloc(strsz);
+	if (strs && fi_rt_pread_all(fd, strs, strsz,
+				    shdrs[eh.e_shstrndx].sh_offset))
+		found = fi_rt_names_kcfi(shdrs, eh.e_shnum, strs, strsz);
 out:
+	free(strs);
+	free(shdrs);
 	close(fd);
 	return found;
 }

@@ -90,6 +90,20 @@ standin|standin-raw)
 	cc_id=$(cat "$here/standin-cc" "$here/thunk.S" | md5sum | cut -c1-16) ;;
 *) echo "run.sh: --cc fineibt|fineibt-exact|standin|standin-raw" >&2; exit 2 ;;
 esac
+# Run against a snapshot of the runtime: others rebuild $BUILD/libfineibt.so
+# while a long run goes on ("file too short" halfway through a test suite).
+# LD_LIBRARY_PATH wins over the RUNPATH fineibt-cc records. Set
+# FINEIBT_REAL_SNAPSHOT=0 to load the one in $BUILD through the RUNPATH.
+if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ "${FINEIBT_REAL_SNAPSHOT:-1}" = 1 ]; then
+	mkdir -p "$OUT/rt"
+	for try in 1 2 3 4 5; do
+		cp "$bdir/libfineibt.so" "$OUT/rt/.tmp.so" 2>/dev/null &&
+			llvm-readelf-22 -d "$OUT/rt/.tmp.so" 2>/dev/null | grep -q SONAME && break
+		sleep 2
+	done
+	mv -f "$OUT/rt/.tmp.so" "$OUT/rt/libfineibt.so.0" || exit 1
+	export LD_LIBRARY_PATH=$OUT/rt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 REF_CC=clang-22
 ref_id=$(clang-22 --version | head -n 1 | md5sum | cut -c1-16)
 

@@ -361,6 +361,12 @@ for c in fineibt,bhi fineibt,bhi,warn fineibt,paranoid,bhi,norand; do
 	run_case "$n" "$W/prog_bhi" "$c"
 	run_prog "${n}_runs" "$W/$n/prog_bhi" "ok rc=0"
 done
+# the shared object itself, and the RELR-packed pair
+run_case dso_fineibt_paranoid "$P/libfiprog.so" fineibt,paranoid
+run_case relr_fineibt "$P/prog_relr" fineibt
+$FI patch -q "$P/libfiprog_relr.so" -o "$W/relr_fineibt/libfiprog_relr.so" \
+	--cfi=fineibt --seed $SEED || fail relr_dso_patch "exit $?"
+run_prog relr_fineibt_runs "$W/relr_fineibt/prog_relr" "ok rc=0"
 # non-PIE, no arity
 run_case nopie_fineibt_paranoid "$P/prog_noarity_nopie" fineibt,paranoid
 run_prog nopie_fineibt_paranoid_runs "$W/nopie_fineibt_paranoid/prog_noarity_nopie" "ok rc=0"

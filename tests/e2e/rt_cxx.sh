@@ -8,12 +8,9 @@
 
 FCXX=$ROOT/$BUILD/fineibt-c++
 P=$RT_OUT/rt_cxx
-rt_build "$P" -O2 "$RT_SRC/rt_cxx.cc" 2>/dev/null || true
-# rt_build uses fineibt-cc; a C++ link needs the ++ driver.
-if [ ! -x "$P" ] || [ "$RT_SRC/rt_cxx.cc" -nt "$P" ] || [ "$FCC" -nt "$P" ]; then
-	"$FCXX" -O2 "$RT_SRC/rt_cxx.cc" -o "$P" ||
-		{ rt_fail build "fineibt-c++ could not build rt_cxx"; exit 1; }
-fi
+# rt_build with the C++ driver (a C++ link needs clang++ and libstdc++).
+FCC=$FCXX rt_build "$P" -O2 "$RT_SRC/rt_cxx.cc" ||
+	{ rt_fail build "fineibt-c++ could not build rt_cxx"; exit 1; }
 
 for m in "${RT_MODES[@]}"; do
 	rt_run cxx "$m" "$P"

@@ -14,6 +14,14 @@ mkdir -p "$D"
   rt_build "$D/rt_mods" -O2 "$RT_SRC/rt_mods.c" -L"$D" -lfi_rta '-Wl,-rpath,$ORIGIN'; } ||
 	{ rt_fail build "fineibt-cc could not build the module programs"; exit 1; }
 
+# &rta_apply (defined with a preamble in libfi_rta.so) needs no veneer;
+# &write-style libc functions would.
+if llvm-nm-22 "$D/rt_mods" | grep -q ' __wrap_rta_apply$'; then
+	rt_fail "modules-no-veneer-for-kcfi-lib" "a veneer was linked for rta_apply"
+else
+	rt_pass "modules-no-veneer-for-kcfi-lib"
+fi
+
 for m in "${RT_MODES[@]}"; do
 	# Legal calls, with one line per module rewritten.
 	rt_run mods "$m" env FINEIBT_VERBOSE=1 "$D/rt_mods" "$D/libfi_rtb.so"

@@ -11,12 +11,15 @@
  * through the encoders) and compared with the patched one as a whole, so
  * a byte written outside a site, or a site written wrongly, fails.
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "image.h"
@@ -823,6 +826,111 @@ static void test_note(void)
 	CHECK("note_encode_auto_einval", fi_note_encode(&n, NULL, buf, sizeof(buf)) == -EINVAL);
 }
 
+/*
+ * fi_image_write_file on hand-made ELF headers: a file it cannot extend
+ * is refused with a reason and nothing appears at the destination; a
+ * minimal one gets the section, and its note decodes.
+ */
+static void test_write_file(void)
+{
+	struct fi_patch_opts o = mkopts(FINEIBT_MODE_FINEIBT, FINEIBT_F_RAND, true);
+	static const char shstr[] = "\0.shstrtab";
+	static uint8_t file[sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Shdr) + sizeof(shstr)]
+		__attribute__((aligned(8)));
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)file;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(file + sizeof(*eh));
+	char dir[] = "/tmp/fi_test_patch.XXXXXX", out[128], err[256];
+	struct fi_image im = { .path = "mini", .file = file, .file_size = sizeof(file) };
+	static uint8_t buf[4096] __attribute__((aligned(8)));
+	struct fi_note n;
+	FILE *f;
+	size_t len;
+	int ret;
+
+	if (!CHECK("write_tmpdir", mkdtemp(dir) != NULL))
+		return;
+	snprintf(out, sizeof(out), "%s/out", dir);
+	memset(file, 0, sizeof(file));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_EXEC;
+	eh->e_machine = EM_X86_64;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shoff = sizeof(*eh);
+	eh->e_shnum = 2;
+	eh->e_shstrndx = 1;
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB,
+			      .sh_offset = sizeof(*eh) + 2 * sizeof(Elf64_Shdr),
+			      .sh_size = sizeof(shstr), .sh_addralign = 1 };
+	memcpy(file + sh[1].sh_offset, shstr, sizeof(shstr));
+
+	eh->e_shnum = 0;
+	ret = fi_image_write_file(&im, &o, NULL, out, 0644, err, sizeof(err));
+	printf("  %s\n", err);
+	CHECK("write_shnum0_refused", ret == -ENOTSUP && strstr(err, "e_shnum 0") &&
+	      access(out, F_OK) != 0);
+	eh->e_shnum = 2;
+	eh->e_shstrndx = SHN_XINDEX;
+	ret = fi_image_write_file(&im, &o, NULL, out, 0644, err, sizeof(err));
+	CHECK("write_xindex_refused", ret == -ENOTSUP && access(out, F_OK) != 0);
+	eh->e_shstrndx = 1;
+	eh->e_shoff = sizeof(file) + 8;
+	ret = fi_image_write_file(&im, &o, NULL, out, 0644, err, sizeof(err));
+	CHECK("write_bad_shoff_refused", ret == -EINVAL && access(out, F_OK) != 0);
+	eh->e_shoff = sizeof(*eh);
+	snprintf((char *)buf, sizeof(buf), "%s/nodir/out", dir);
+	ret = fi_image_write_file(&im, &o, NULL, (char *)buf, 0644, err, sizeof(err));
+	printf("  %s\n", err);
+	CHECK("write_missing_dir_fails", ret < 0);
+
+	ret = fi_image_write_file(&im, &o, NULL, out, 0640, err, sizeof(err));
+	CHECK("write_minimal_ok", ret == 0);
+	f = fopen(out, "rb");
+	len = f ? fread(buf, 1, sizeof(buf), f) : 0;
+	if (f)
+		fclose(f);
+	{
+		const Elf64_Ehdr *oh = (const Elf64_Ehdr *)buf;
+		const Elf64_Shdr *os = (const Elf64_Shdr *)(buf + oh->e_shoff);
+		const Elf64_Shdr *str = &os[oh->e_shstrndx], *fs = &os[2];
+		struct stat stt;
+
+		CHECK("write_minimal_layout", len > sizeof(file) && oh->e_shnum == 3 &&
+		      oh->e_shoff % 8 == 0 && oh->e_shoff + 3 * sizeof(*os) == len &&
+		      !memcmp(buf + sizeof(*oh), file + sizeof(*eh),
+			      sizeof(file) - sizeof(*eh)));
+		CHECK("write_minimal_names",
+		      !strcmp((const char *)buf + str->sh_offset + fs->sh_name, ".fineibt") &&
+		      !strcmp((const char *)buf + str->sh_offset + os[1].sh_name, ".shstrtab"));
+		CHECK("write_minimal_note",
+		      fs->sh_type == SHT_PROGBITS && !(fs->sh_flags & SHF_ALLOC) &&
+		      fi_note_decode(buf + fs->sh_offset, fs->sh_size, &n) == 0 &&
+		      n.cfg.mode == FINEIBT_MODE_FINEIBT && n.seed == SEED);
+		CHECK("write_mode_bits", !stat(out, &stt) && (stt.st_mode & 0777) == 0640);
+	}
+	/* a file that already has .fineibt is refused (the output above) */
+	im.file = buf;
+	im.file_size = len;
+	snprintf(out, sizeof(out), "%s/out2", dir);
+	ret = fi_image_write_file(&im, &o, NULL, out, 0644, err, sizeof(err));
+	CHECK("write_twice_refused", ret == -EALREADY && access(out, F_OK) != 0);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	unlink(out);
+	{
+		char cmd[160];
+
+		snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", dir);
+		f = popen(cmd, "r");
+		CHECK("write_no_temporary_left", f && fscanf(f, "%zu", &len) == 1 && len == 0);
+		if (f)
+			pclose(f);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_matrix();
@@ -836,5 +944,6 @@ int main(void)
 	test_hash();
 	test_indirect_encoder();
 	test_note();
+	test_write_file();
 	return fi_check_exit();
 }

@@ -21,8 +21,13 @@ run_test() {
 	case $t in
 	check)
 		# the test harness writes its logs into the tree: one run at a time
-		make -C "$tree/tests" check 2>&1 | grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS|# )'
-		return "${PIPESTATUS[0]}" ;;
+		make -C "$tree/tests" check >make.out 2>&1
+		i=$?
+		grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS|# )' make.out
+		# the logs of failed tests, for the diagnosis
+		sed -n 's/^\(FAIL\|ERROR\): \([^ ]*\).*/\2/p' make.out | while read -r f; do
+			echo "--- $f.log"; tail -n 20 "$tree/tests/$f.log"; done
+		return "$i" ;;
 	compress-9)
 		for i in 1 2 3; do cat "$tree"/src/liblzma/*/*.c; done >in
 		"$tree/src/xz/xz" -9 -c in >in.xz && "$tree/src/xz/xz" -d -c in.xz | cmp - in &&

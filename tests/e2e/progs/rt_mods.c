@@ -22,6 +22,10 @@
 NOINLINE static long cb(long x) { return 10 * x; }
 NOINLINE static long callp(fnp_t f) { return f("x", 1); }
 
+/* The address of a kCFI library's function: it has a preamble, so the
+ * driver links no veneer for it (pointer equality with the library's own). */
+static long (*volatile papply)(fn1_t, long) = rta_apply;
+
 static int failures;
 
 static void expect(const char *what, long got, long want)
@@ -48,6 +52,7 @@ int main(int argc, char **argv)
 	if (!noctor)
 		rta_set_cb(cb);
 	expect("exe->a->exe", rta_apply(cb, 4), 40);
+	expect("exe->a via pointer", papply(cb, 5), 50);
 	expect("exe->a", rta_op()(6, 7), 42);
 	h = dlopen(argv[1], RTLD_NOW);
 	if (!h) {

@@ -1,0 +1,44 @@
+# libFuzzer harnesses (fuzz/fuzz_*.c), included by the Makefile.
+#
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ=elf]   build every harness (or those
+#       whose name contains FUZZ), seed corpora, run each for FUZZ_SECONDS
+#       and print execs and coverage (fuzz/run.sh; docs/robustness.md).
+#
+# The library is rebuilt with -fsanitize=fuzzer-no-link,address,undefined
+# into $(FUZZ_BUILD)/obj, separate from the normal build.
+FUZZ_BUILD   ?= $(BUILD)/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -std=gnu11 $(WARN) -O1 -g -Iinclude -Isrc -Itools -Ifuzz \
+		-fno-sanitize=kcfi -D_GNU_SOURCE -fno-omit-frame-pointer \
+		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_SRC     := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BIN     := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
+FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRC))
+
+$(FUZZ_BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(FUZZ_CFLAGS) -fPIC -c $< -o $@
+
+$(FUZZ_BUILD)/obj/%.S.o: src/%.S | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/libfineibt-fuzz.a: $(FUZZ_LIBOBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_BUILD)/obj/cmd_inspect.o: tools/cmd_inspect.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+# fuzz_inspect runs the CLI's own cmd_inspect().
+$(FUZZ_BUILD)/fuzz_inspect: $(FUZZ_BUILD)/obj/cmd_inspect.o
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(HDRS) $(FUZZ_BUILD)/libfineibt-fuzz.a
+	$(CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(filter %.o,$^) $(FUZZ_BUILD)/libfineibt-fuzz.a -ldl -lpthread
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BIN)
+fuzz: fuzz-build all
+	@BUILD=$(BUILD) FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+		bash fuzz/run.sh $(FUZZ)

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SIGILL decoder on arbitrary bytes around an ip: the input's tail is
+ * the executable text of a synthetic registered module (one view, placed
+ * in an exact-size heap buffer so that ASan sees any read outside it); its
+ * head says where the ip is (in the text or in libfineibt's BHI stubs),
+ * the registers, the return address on the "stack" and the .kcfi_traps
+ * list. fi_trap_decode and fi_trap_format run on it, and every classifier
+ * of insn.c runs at every offset of the text.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "runtime.h"
+#include "trap.h"
+
+#define LINK	0x400000u
+#define HDR	30
+#define NTRAPS	4
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void classify_all(const uint8_t *text, size_t n, uint64_t rt)
+{
+	struct fi_preamble_info pi;
+	struct fi_caller_info ci;
+	int len;
+
+	for (size_t i = 0; i < n; i++) {
+		fi_decode_ud(text + i, n - i, &len);
+		if (n - i >= FI_PREAMBLE_SIZE + 4)
+			fi_classify_preamble(text + i, rt + i, &pi);
+		if (n - i >= FI_CALLSITE_SIZE)
+			fi_classify_caller(text + i, rt + i, &ci);
+	}
+}
+
+static void decode(const uint8_t *h, uint8_t *text, size_t n)
+{
+	static struct fi_sym syms[2] = {
+		{ .addr = LINK, .size = 16, .name = "fuzz_a" },
+		{ .addr = LINK + 16, .size = 0, .name = "fuzz_b" },
+	};
+	struct fi_module m = { 0 };
+	struct fi_view v = { .vaddr = LINK, .size = n, .mem = text, .exec = true };
+	struct fi_trap_regs r;
+	struct fi_trap t;
+	uint64_t traps[NTRAPS], base = (uint64_t)(uintptr_t)text, ret;
+	size_t stubs_size, nt = h[21] % (NTRAPS + 1);
+	const uint8_t *stubs = fi_bhi_stubs(&stubs_size);
+	char line[512];
+
+	for (size_t i = 0; i < nt; i++)
+		traps[i] = LINK + get16(h + 22 + 2 * i) % n;
+	qsort(traps, nt, sizeof(traps[0]), cmp64);
+	m.img.views = &v;
+	m.img.nviews = 1;
+	m.img.bias = base - LINK;
+	m.img.syms = syms;
+	m.img.nsyms = 2;
+	m.img.traps = traps;
+	m.img.ntraps = nt;
+	m.img.live = true;
+	m.text_lo = base;
+	m.text_hi = base + n;
+	m.patched = true;
+	m.cfg.mode = 1 + h[0] % 3;
+	m.cfg.flags = h[0] >> 2 & 0xf;
+	if (fi_rt_add_module(&m))
+		abort();
+	ret = base + get16(h + 19) % (n + 32);
+	r.sp = (uint64_t)(uintptr_t)&ret;
+	r.r10 = get64(h + 3);
+	r.r11 = get64(h + 11);
+	if (h[0] & 0x40)
+		r.r11 = base + r.r11 % n;
+	if (h[0] & 0x80)
+		r.ip = (uint64_t)(uintptr_t)stubs + get16(h + 1) % stubs_size;
+	else
+		r.ip = base + get16(h + 1) % n;
+	if (fi_trap_decode(&r, &t))
+		fi_trap_format(&t, line, sizeof(line));
+	fi_trap_format(&t, line, 16);
+	fi_rt_del_module(&m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *text;
+	size_t n;
+
+	if (size <= HDR)
+		return 0;
+	fuzz_silence();
+	n = size - HDR;
+	text = malloc(n);
+	if (!text)
+		return 0;
+	memcpy(text, data + HDR, n);
+	classify_all(text, n, LINK);
+	decode(data, text, n);
+	free(text);
+	return 0;
+}
