@@ -132,11 +132,7 @@ INST_LIB := libfineibt.a libfineibt_crt.a libfineibt.so libfineibt.so.$(SOVER) l
 INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7
 
 .PHONY: install uninstall
-$(BUILD)/fineibt.pc: pkgconfig/fineibt.pc.in include/fineibt.h
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< >$@
-
-install: all $(BUILD)/fineibt.pc
+install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(BUILD)/fineibt $(BUILD)/fineibt-cc $(DESTDIR)$(BINDIR)/
@@ -146,7 +142,9 @@ install: all $(BUILD)/fineibt.pc
 	ln -sf libfineibt.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libfineibt.so
 	install -m 644 $(BUILD)/libfineibt.a $(BUILD)/libfineibt_crt.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/fineibt.h $(DESTDIR)$(INCDIR)/
-	install -m 644 $(BUILD)/fineibt.pc $(DESTDIR)$(PCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    pkgconfig/fineibt.pc.in >$(DESTDIR)$(PCDIR)/fineibt.pc
 	for m in $(INST_MAN); do install -m 644 man/$${m#*/} $(DESTDIR)$(MANDIR)/$$m || exit 1; done
 
 uninstall:

@@ -7,7 +7,8 @@
  * a weak absolute __kcfi_typeid_<name> holding the expected hash; we give
  * the program a veneer carrying that hash:
  *
- *   __cfi___wrap_<name>:  movl $__kcfi_typeid_<name>, %edi   (kCFI preamble)
+ *   __cfi___wrap_<name>:  movl $<hash>, %edi   (kCFI preamble; the value
+ *                                              of __kcfi_typeid_<name>)
  *                         11 x nop                          (patchable entry)
  *   __wrap_<name>:        endbr64
  *                         jmp __real_<name>
@@ -107,7 +108,7 @@ static bool fi_is_ident(const char *s)
 
 /*
  * One line of `nm -P`: "name type value size", or a "file:" header.
- * Global definitions go to @defs, typeid names to @typeids.
+ * Global definitions go to @defs, typeids to @typeids as "name hash".
  */
 static void fi_nm_line(char *line, struct fi_names *defs,
 		       struct fi_names *typeids)
@@ -118,8 +119,22 @@ static void fi_nm_line(char *line, struct fi_names *defs,
 	if (!name || !type || type[1])
 		return;
 	if (!strncmp(name, TYPEID_PREFIX, strlen(TYPEID_PREFIX))) {
-		if (*type != 'U' && *type != 'w')
-			fi_names_add(typeids, name + strlen(TYPEID_PREFIX));
+		char *value = strtok(NULL, " \t\n"), *end;
+		unsigned long long hash;
+		char entry[512];
+
+		/* "name hash": the hash goes into the veneer as an immediate,
+		 * which every linker accepts in any output (GNU ld refuses an
+		 * R_X86_64_32 against the weak symbol in a PIE). */
+		if (*type == 'U' || *type == 'w' || !value ||
+		    strlen(name) - strlen(TYPEID_PREFIX) > 400)
+			return;
+		hash = strtoull(value, &end, 16);
+		if (*end || hash > 0xffffffffULL)
+			return;
+		snprintf(entry, sizeof(entry), "%s %08llx",
+			 name + strlen(TYPEID_PREFIX), hash);
+		fi_names_add(typeids, entry);
 		return;
 	}
 	/* Upper case = global; U undefined; w/v weak undefined/object. */
@@ -164,14 +179,19 @@ static int fi_nm_scan(const char *nm, const struct fi_argv *objs,
 	return 0;
 }
 
-static void fi_emit_veneer(FILE *s, const char *name, unsigned int idx)
+static void fi_emit_veneer(FILE *s, const char *entry, unsigned int idx)
 {
+	char name[512];
+	const char *hash = strchr(entry, ' ');
+
+	snprintf(name, sizeof(name), "%.*s", (int)(hash - entry), entry);
+	hash++;
 	fprintf(s,
 		"\t.section .text.fineibt_veneer.%s,\"ax\",@progbits\n"
 		"\t.p2align 4\n"
 		"\t.type __cfi___wrap_%s,@function\n"
 		"__cfi___wrap_%s:\n"
-		"\tmovl $__kcfi_typeid_%s, %%edi\n"
+		"\tmovl $0x%s, %%edi\t/* __kcfi_typeid_%s */\n"
 		".Lfi_pfe_%u:\n"
 		"\t.rept 11\n\tnop\n\t.endr\n"
 		"\t.globl __wrap_%s\n"
@@ -186,8 +206,8 @@ static void fi_emit_veneer(FILE *s, const char *name, unsigned int idx)
 		".text.fineibt_veneer.%s\n"
 		"\t.p2align 3\n"
 		"\t.quad .Lfi_pfe_%u\n",
-		name, name, name, name, idx, name, name, name, name, name,
-		name, name, name, name, idx);
+		name, name, name, hash, name, idx, name, name, name, name,
+		name, name, name, name, name, idx);
 }
 
 static int fi_write_veneers(const char *path, const struct fi_names *names)
@@ -212,13 +232,24 @@ static int fi_write_veneers(const char *path, const struct fi_names *names)
 	return 0;
 }
 
-/* Does @im define a function @name that carries a kCFI preamble? */
-static bool fi_lib_has_kcfi_func(const struct fi_image *im, const char *name)
+/* Length of the name part of a "name hash" entry. */
+static size_t fi_entry_len(const char *e)
 {
+	const char *sp = strchr(e, ' ');
+
+	return sp ? (size_t)(sp - e) : strlen(e);
+}
+
+/* Does @im define a function @name that carries a kCFI preamble? */
+static bool fi_lib_has_kcfi_func(const struct fi_image *im, const char *entry)
+{
+	size_t len = fi_entry_len(entry);
+
 	for (size_t i = 0; i < im->nsyms; i++) {
 		const struct fi_func *f;
 
-		if (!im->syms[i].name || strcmp(im->syms[i].name, name))
+		if (!im->syms[i].name || strncmp(im->syms[i].name, entry, len) ||
+		    im->syms[i].name[len])
 			continue;
 		f = fi_image_func(im, im->syms[i].addr);
 		if (f && f->form == FI_PRE_KCFI)
@@ -271,9 +302,22 @@ int fi_veneers(const char *cc, const char *nm, const char *dir,
 	if (fi_nm_scan(nm, objs, &defs, &typeids))
 		goto out;
 	for (size_t i = 0; i < typeids.n; i++) {
-		if (!fi_names_has(&defs, typeids.v[i]) &&
-		    fi_is_ident(typeids.v[i]))
-			fi_names_add(&need, typeids.v[i]);
+		const char *e = typeids.v[i];
+		size_t len = fi_entry_len(e);
+		char name[512];
+
+		snprintf(name, sizeof(name), "%.*s", (int)len, e);
+		/* Sorted: the same name with another hash follows at once. */
+		if (i && !strncmp(typeids.v[i - 1], e, len) &&
+		    typeids.v[i - 1][len] == ' ') {
+			fprintf(stderr, "fineibt-cc: warning: '%s' is declared "
+				"with different types in the link's objects; its "
+				"veneer carries one of them (calls through the "
+				"other trap)\n", name);
+			continue;
+		}
+		if (!fi_names_has(&defs, name) && fi_is_ident(name))
+			fi_names_add(&need, e);
 	}
 	fi_drop_instrumented(&need, shlibs);
 	rc = 0;
@@ -296,7 +340,8 @@ int fi_veneers(const char *cc, const char *nm, const char *dir,
 	}
 	fi_argv_add(link, obj);
 	for (size_t i = 0; i < need.n; i++)
-		fi_argv_addf(link, "-Wl,--wrap=%s", need.v[i]);
+		fi_argv_addf(link, "-Wl,--wrap=%.*s", (int)fi_entry_len(need.v[i]),
+			     need.v[i]);
 	rc = (int)need.n;
 out:
 	fi_argv_free(&as);

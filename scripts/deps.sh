@@ -3,8 +3,10 @@
 # Idempotent: prints nothing and exits 0 when everything is already there.
 set -u
 
-need_cmds=(clang-22 ld.lld-22 llvm-objdump-22 llvm-readelf-22 make cc python3 setpriv)
-pkgs=(clang-22 lld-22 llvm-22 make gcc python3 util-linux libc6-dev)
+need_cmds=(clang-22 ld.lld-22 llvm-objdump-22 llvm-readelf-22 make cc python3 setpriv
+	   cmake pkg-config autoreconf libtoolize)  # tests/e2e/buildsys.sh
+pkgs=(clang-22 lld-22 llvm-22 make gcc python3 util-linux libc6-dev
+      cmake pkgconf autoconf automake libtool)
 
 missing=0
 for c in "${need_cmds[@]}"; do

@@ -34,6 +34,7 @@ void fi_jit_env_current(struct fi_jit_env *env)
 	/* Not a memset: the stub table is large and mostly unused. */
 	env->cfg = (struct fineibt_config){ 0 };
 	env->seed = 0;
+	env->live_seed = false;
 	env->nstubs = 0;
 	if (!rt->active) {
 		/* Nothing was patched: every sequence is as clang emitted it. */
@@ -42,7 +43,7 @@ void fi_jit_env_current(struct fi_jit_env *env)
 	}
 	env->cfg = rt->cfg;
 	fineibt_resolve_auto(&env->cfg);
-	env->seed = rt->seed;
+	env->live_seed = true;
 	for (size_t i = 0; i < rt->nstubs && env->nstubs < FI_JIT_MAX_STUBS - 1; i++)
 		env->stubs[env->nstubs++] = rt->stubs[i];
 	/* The library's own array is recognised without being registered. */
@@ -53,7 +54,7 @@ uint32_t fi_jit_rehash(const struct fi_jit_env *env, uint32_t hash)
 {
 	/* Exactly the patcher's rule (fi_patch_hash): rehash iff rand. */
 	if (env->cfg.flags & FINEIBT_F_RAND)
-		return fineibt_rehash(hash, env->seed);
+		return fineibt_rehash(hash, env->live_seed ? fi_rt()->seed : env->seed);
 	return hash;
 }
 

@@ -30,6 +30,12 @@
 struct fi_jit_env {
 	struct fineibt_config cfg;	/* resolved: never FINEIBT_MODE_AUTO */
 	uint32_t seed;			/* used when cfg.flags & FINEIBT_F_RAND */
+	/*
+	 * The process environment: the seed is read from the read-only
+	 * runtime state at each use and never copied here, so no stack
+	 * frame of a public call keeps it (docs/protection.md).
+	 */
+	bool live_seed;
 	size_t nstubs;
 	uint64_t stubs[FI_JIT_MAX_STUBS];	/* run-time BHI stub arrays */
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fineibt.h"
+#include "options.h"
 #include "print.h"
 
 #define FI_WORD_MAX 32		/* longer words are unknown by definition */
@@ -81,6 +82,26 @@ static bool fi_is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/*
+ * In a privileged (AT_SECURE) process the environment belongs to a less
+ * privileged caller: the words that weaken protection below the built-in
+ * default (auto = fineibt,paranoid with a random seed) are ignored, the
+ * ones that strengthen it are honoured. Returns true if @w was refused.
+ */
+static bool fi_secure_refuses(const char *w, size_t n, struct fi_msgs *m)
+{
+	static const char *const weak[] = { "off", "kcfi", "warn", "norand" };
+
+	for (size_t i = 0; i < sizeof(weak) / sizeof(weak[0]); i++) {
+		if (fi_word_is(w, n, weak[i])) {
+			fi_msgs_ignore(m, w, n, "not allowed in a privileged "
+				       "(AT_SECURE) process");
+			return true;
+		}
+	}
+	return false;
+}
+
 static void fi_apply_word(const char *w, size_t n, bool have_arity,
 			  struct fineibt_config *cfg, struct fi_msgs *m)
 {
@@ -118,6 +139,12 @@ FINEIBT_API int fineibt_parse_cfi(const char *list, bool have_arity,
 				  struct fineibt_config *cfg,
 				  char *msgs, size_t msgs_len)
 {
+	return fi_parse_cfi_secure(list, have_arity, false, cfg, msgs, msgs_len);
+}
+
+int fi_parse_cfi_secure(const char *list, bool have_arity, bool secure,
+			struct fineibt_config *cfg, char *msgs, size_t msgs_len)
+{
 	struct fi_msgs m = { .buf = msgs, .len = msgs_len };
 	const char *p = list ? list : "";
 
@@ -137,7 +164,7 @@ FINEIBT_API int fineibt_parse_cfi(const char *list, bool have_arity,
 		e = p;
 		while (e > w && fi_is_space(e[-1]))
 			e--;
-		if (e > w)
+		if (e > w && !(secure && fi_secure_refuses(w, (size_t)(e - w), &m)))
 			fi_apply_word(w, (size_t)(e - w), have_arity, cfg, &m);
 	}
 
@@ -149,6 +176,9 @@ FINEIBT_API int fineibt_parse_cfi(const char *list, bool have_arity,
 			fi_msgs_ignore(&m, "bhi", 3, "a later word left fineibt");
 		cfg->flags &= ~(FINEIBT_F_PARANOID | FINEIBT_F_BHI);
 	}
+	/* Plain fineibt is the default minus paranoid: keep the default's. */
+	if (secure && cfg->mode == FINEIBT_MODE_FINEIBT)
+		cfg->flags |= FINEIBT_F_PARANOID;
 	return m.count;
 }
 

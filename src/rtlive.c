@@ -164,10 +164,6 @@ int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 
 /* ------------------------------------------------------------ BHI stubs */
 
-/* The copies we mapped, shared by every module within their reach. */
-static uint64_t fi_stub_copies[FI_MAX_MODULES];
-static size_t fi_nstub_copies;
-
 bool fi_live_in_reach(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi)
 {
 	if (!t || lo >= hi)
@@ -248,23 +244,24 @@ int fi_live_stubs_for(const struct fi_image *im, uint64_t *out)
 		*out = (uint64_t)(uintptr_t)own;
 		return 0;
 	}
-	for (size_t i = 0; i < fi_nstub_copies; i++) {
-		if (fi_live_in_reach(fi_stub_copies[i], size, lo, hi)) {
-			*out = fi_stub_copies[i];
+	/* The copies we mapped, shared by every module within their reach;
+	 * their list is in the read-only runtime state (docs/protection.md). */
+	for (size_t i = 0; i < fi_rt()->nstub_copies; i++) {
+		if (fi_live_in_reach(fi_rt()->stub_copies[i], size, lo, hi)) {
+			*out = fi_rt()->stub_copies[i];
 			return 0;
 		}
 	}
-	if (fi_nstub_copies == FI_MAX_MODULES)
+	if (fi_rt()->nstub_copies == FI_MAX_MODULES)
 		return -ENOSPC;
 	got = fi_stub_map_near(lo, hi, own, size);
 	if (!got)
 		return -ENOMEM;
-	err = fi_rt_add_stubs(got, size);
+	err = fi_rt_add_stub_copy(got, size);
 	if (err) {
 		munmap((void *)(uintptr_t)got, fi_page_up(size));
 		return err;
 	}
-	fi_stub_copies[fi_nstub_copies++] = got;
 	*out = got;
 	return 0;
 }

@@ -1,23 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The process-wide runtime state (runtime.h): mode, seed, the table of
- * registered modules and of BHI stub arrays.
+ * registered modules and of BHI stub arrays, the program's SIGILL
+ * disposition, and the arena holding the registered modules.
  *
- * Two kinds of users with opposite needs. The loader side (constructor,
- * dlopen hook) registers things rarely and may block. The SIGILL handler
- * looks things up at any moment, in any thread, possibly while a
- * registration is half done, and must not block or allocate. So: fixed
- * arrays, one mutex for writers, and lock-free readers that only ever see
- * a fully written slot (slot stores happen before the release-store of the
- * count or of the slot pointer; readers acquire-load them).
+ * A CFI runtime is only as strong as its own state: one write to a mode
+ * byte would switch every check off. So, as the kernel keeps cfi_mode and
+ * the seed __ro_after_init, the state is read-only except inside a short
+ * write window: block every signal in this thread, take the writer spin
+ * lock, mprotect the storage read-write, update, mprotect it (and the
+ * arena chunks written) read-only, unlock. Nothing here keeps a writable
+ * copy of anything that decides whether or how a check is enforced.
+ *
+ * Readers (the SIGILL handler, at any moment, in any thread, possibly
+ * while a registration is half done) take no lock and never allocate:
+ * fixed arrays, slot stores before the release-store of the count or of
+ * the slot pointer, acquire loads on the reader side. The spin lock (not
+ * a mutex) with signals blocked is what lets the handler itself open a
+ * window (SA_RESETHAND) without deadlocking against its own thread.
  *
  * The state sits alone in page-aligned storage padded to whole pages (in
- * .bss, so it costs no file space), so a later step can make it read-only
- * after start-up with one mprotect() of fi_rt_storage() without touching
+ * .bss, so it costs no file space), so its protection never touches
  * neighbouring data.
  */
 #include <errno.h>
-#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "runtime.h"
 
@@ -29,7 +39,8 @@ static union {
 	uint8_t pad[FI_RT_BYTES];
 } fi_rt_store __attribute__((aligned(FI_PAGE), section(".bss.fineibt_rtstate")));
 
-static pthread_mutex_t fi_rt_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The one writable word: at worst a corrupted lock hangs a writer. */
+static int fi_rt_wlock;
 
 /* src/bhi.S */
 extern const uint8_t __bhi_args[], __bhi_args_end[];
@@ -56,68 +67,165 @@ const uint8_t *fi_bhi_stubs(size_t *size)
 	return __bhi_args;
 }
 
-void fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
-		      bool have_arity)
-{
-	struct fi_runtime *rt = &fi_rt_store.rt;
+/* ------------------------------------------------------------ the window */
 
-	pthread_mutex_lock(&fi_rt_lock);
-	rt->cfg = *cfg;
-	rt->seed = seed;
-	rt->have_arity = have_arity;
-	pthread_mutex_unlock(&fi_rt_lock);
+struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
+{
+	sigset_t all;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, saved);
+	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (mprotect(&fi_rt_store, sizeof(fi_rt_store), PROT_READ | PROT_WRITE)) {
+		err = errno;
+		__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
+		pthread_sigmask(SIG_SETMASK, saved, NULL);
+		errno = err;
+		return NULL;
+	}
+	return &fi_rt_store.rt;
 }
 
-void fi_rt_set_active(bool active)
+void fi_rt_write_end(const sigset_t *saved)
 {
-	STORE_REL(&fi_rt_store.rt.active, active);
+	int err = errno;
+
+	fi_arena_close(&fi_rt_store.rt.arena);
+	/*
+	 * Cannot fail for pages we just made writable (same range, same
+	 * mapping); if it ever did, the state would merely stay writable.
+	 */
+	mprotect(&fi_rt_store, sizeof(fi_rt_store), PROT_READ);
+	__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
+	errno = err;
+}
+
+/* ----------------------------------------------------------------- mode */
+
+int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
+		     bool have_arity)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = 0;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (rt->sealed) {
+		ret = -EPERM;
+	} else {
+		rt->cfg = *cfg;
+		rt->seed = seed;
+		rt->have_arity = have_arity;
+		rt->configured = true;
+	}
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
+int fi_rt_set_active(bool active)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = 0;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (rt->sealed && !active)
+		ret = -EPERM;
+	else
+		STORE_REL(&rt->active, active);
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
+void fi_rt_seal(void)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+
+	rt = fi_rt_write_begin(&saved);
+	if (rt) {
+		rt->sealed = true;
+		fi_rt_write_end(&saved);
+	}
 }
 
 /* ---------------------------------------------------------------- modules */
 
+static bool fi_rt_has_module(const struct fi_runtime *rt, const void *key)
+{
+	for (size_t i = 0; i < rt->nmods; i++) {
+		if (rt->mods[i] && (rt->mod_keys[i] == key || rt->mods[i] == key))
+			return true;
+	}
+	return false;
+}
+
+/* A free slot (deleted or past the end); FI_MAX_MODULES when full. */
+static size_t fi_rt_mod_slot(const struct fi_runtime *rt)
+{
+	for (size_t i = 0; i < rt->nmods; i++) {
+		if (!rt->mods[i])
+			return i;
+	}
+	return rt->nmods < FI_MAX_MODULES ? rt->nmods : FI_MAX_MODULES;
+}
+
 int fi_rt_add_module(struct fi_module *m)
 {
-	struct fi_runtime *rt = &fi_rt_store.rt;
-	size_t i, free_slot = FI_MAX_MODULES;
+	struct fi_runtime *rt;
+	struct fi_module *copy;
+	sigset_t saved;
+	size_t slot;
 	int ret = 0;
 
-	pthread_mutex_lock(&fi_rt_lock);
-	for (i = 0; i < rt->nmods; i++) {
-		if (rt->mods[i] == m) {
-			ret = -EEXIST;
-			goto out;
-		}
-		if (!rt->mods[i] && free_slot == FI_MAX_MODULES)
-			free_slot = i;
-	}
-	if (free_slot < FI_MAX_MODULES) {
-		STORE_REL(&rt->mods[free_slot], m);
-	} else if (rt->nmods < FI_MAX_MODULES) {
-		/* Slot first, then the count that makes readers look at it. */
-		STORE_REL(&rt->mods[rt->nmods], m);
-		STORE_REL(&rt->nmods, rt->nmods + 1);
-	} else {
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	slot = fi_rt_mod_slot(rt);
+	if (fi_rt_has_module(rt, m)) {
+		ret = -EEXIST;
+	} else if (slot == FI_MAX_MODULES) {
 		ret = -ENOSPC;
+	} else if (!(copy = fi_arena_freeze(&rt->arena, m))) {
+		ret = -ENOMEM;
+	} else {
+		/* Key, then the copy, then the count that makes readers look. */
+		rt->mod_keys[slot] = m;
+		STORE_REL(&rt->mods[slot], copy);
+		if (slot == rt->nmods)
+			STORE_REL(&rt->nmods, rt->nmods + 1);
+		m->seed = 0;
+		m->img.note.seed = 0;
 	}
-out:
-	pthread_mutex_unlock(&fi_rt_lock);
+	fi_rt_write_end(&saved);
 	return ret;
 }
 
 int fi_rt_del_module(const struct fi_module *m)
 {
-	struct fi_runtime *rt = &fi_rt_store.rt;
+	struct fi_runtime *rt;
+	sigset_t saved;
 	int ret = -ENOENT;
 
-	pthread_mutex_lock(&fi_rt_lock);
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
 	for (size_t i = 0; i < rt->nmods; i++) {
-		if (rt->mods[i] == m) {
+		if (rt->mods[i] && (rt->mod_keys[i] == m || rt->mods[i] == m)) {
 			STORE_REL(&rt->mods[i], NULL);
+			rt->mod_keys[i] = NULL;
 			ret = 0;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&fi_rt_lock);
+	fi_rt_write_end(&saved);
 	return ret;
 }
 
@@ -143,29 +251,20 @@ static bool fi_rt_in(uint64_t addr, uint64_t base, uint64_t size)
 	return addr >= base && addr - base < size;
 }
 
-int fi_rt_add_stubs(uint64_t base, uint64_t size)
+static int fi_rt_add_stubs_locked(struct fi_runtime *rt, uint64_t base,
+				  uint64_t size)
 {
-	struct fi_runtime *rt = &fi_rt_store.rt;
-	size_t want, i, slot = FI_MAX_MODULES;
-	int ret = 0;
+	size_t i, slot = FI_MAX_MODULES;
 
-	fi_bhi_stubs(&want);
-	if (!base || size != want)
-		return -EINVAL;
-	pthread_mutex_lock(&fi_rt_lock);
 	for (i = 0; i < rt->nstubs; i++) {
-		if (rt->stubs[i] == base) {
-			ret = -EEXIST;
-			goto out;
-		}
+		if (rt->stubs[i] == base)
+			return -EEXIST;
 		if (!rt->stubs[i] && slot == FI_MAX_MODULES)
 			slot = i;
 	}
 	if (slot == FI_MAX_MODULES) {
-		if (rt->nstubs >= FI_MAX_MODULES) {
-			ret = -ENOSPC;
-			goto out;
-		}
+		if (rt->nstubs >= FI_MAX_MODULES)
+			return -ENOSPC;
 		slot = rt->nstubs;
 	}
 	/*
@@ -176,17 +275,51 @@ int fi_rt_add_stubs(uint64_t base, uint64_t size)
 	STORE_REL(&rt->stubs[slot], base);
 	if (slot == rt->nstubs)
 		STORE_REL(&rt->nstubs, rt->nstubs + 1);
-out:
-	pthread_mutex_unlock(&fi_rt_lock);
+	return 0;
+}
+
+static int fi_rt_add_stubs_as(uint64_t base, uint64_t size, bool copy)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	size_t want;
+	int ret;
+
+	fi_bhi_stubs(&want);
+	if (!base || size != want)
+		return -EINVAL;
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (copy && rt->nstub_copies == FI_MAX_MODULES)
+		ret = -ENOSPC;
+	else
+		ret = fi_rt_add_stubs_locked(rt, base, size);
+	if (!ret && copy)
+		rt->stub_copies[rt->nstub_copies++] = base;
+	fi_rt_write_end(&saved);
 	return ret;
+}
+
+int fi_rt_add_stubs(uint64_t base, uint64_t size)
+{
+	return fi_rt_add_stubs_as(base, size, false);
+}
+
+int fi_rt_add_stub_copy(uint64_t base, uint64_t size)
+{
+	return fi_rt_add_stubs_as(base, size, true);
 }
 
 int fi_rt_del_stubs(uint64_t base)
 {
-	struct fi_runtime *rt = &fi_rt_store.rt;
+	struct fi_runtime *rt;
+	sigset_t saved;
 	int ret = -ENOENT;
 
-	pthread_mutex_lock(&fi_rt_lock);
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
 	for (size_t i = 0; i < rt->nstubs; i++) {
 		if (base && rt->stubs[i] == base) {
 			STORE_REL(&rt->stubs[i], 0);
@@ -194,7 +327,7 @@ int fi_rt_del_stubs(uint64_t base)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&fi_rt_lock);
+	fi_rt_write_end(&saved);
 	return ret;
 }
 
@@ -214,4 +347,21 @@ uint64_t fi_rt_bhi_base(uint64_t addr)
 			return base;
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------ hygiene */
+
+/*
+ * The seed travels through locals of the patching code (the patch
+ * options, the rehash loop): once those frames are popped their bytes
+ * are still in the stack, writable and readable by the program. Wipe
+ * the 32 KiB below the caller, which covers the deepest start-up and
+ * dlopen patching paths (docs/protection.md).
+ */
+__attribute__((noinline)) void fi_rt_scrub_stack(void)
+{
+	uint8_t dead[32 * 1024];
+
+	explicit_bzero(dead, sizeof(dead));
+	__asm__ volatile("" : : "r"(dead) : "memory");
 }

@@ -24,6 +24,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <sys/auxv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #include "fineibt.h"
+#include "options.h"
 #include "patch.h"
 #include "print.h"
 #include "rtlive.h"
@@ -60,8 +62,7 @@ struct fi_found {
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool fi_rt_started;
 static bool fi_rt_verbose;
-static struct fineibt_config fi_rt_cfg;
-static uint32_t fi_rt_seed;
+/* The mode and seed are read from fi_rt() only: read-only state. */
 static struct fi_seen fi_seen[FI_MAX_SEEN];
 static size_t fi_nseen;
 static struct fi_found fi_found[FI_MAX_SEEN];
@@ -360,8 +361,8 @@ static void fi_rt_take_static(struct fi_module *m)
 		fi_bhi_stubs(&size);
 		fi_rt_add_stubs(m->bhi_args, size);
 	}
-	if (memcmp(&n->cfg, &fi_rt_cfg, sizeof(n->cfg)) ||
-	    ((n->cfg.flags & FINEIBT_F_RAND) && n->seed != fi_rt_seed))
+	if (memcmp(&n->cfg, &fi_rt()->cfg, sizeof(n->cfg)) ||
+	    ((n->cfg.flags & FINEIBT_F_RAND) && n->seed != fi_rt()->seed))
 		fi_rt_say("fineibt: warning: %s was patched statically with "
 			  "another mode or seed than the process's; calls "
 			  "between it and other modules may trap\n",
@@ -373,13 +374,13 @@ static void fi_rt_take_static(struct fi_module *m)
 static void fi_rt_take(struct fi_module *m)
 {
 	struct fi_patch_opts o = {
-		.cfg = fi_rt_cfg, .seed = fi_rt_seed, .dethunk = true,
+		.cfg = fi_rt()->cfg, .seed = fi_rt()->seed, .dethunk = true,
 	};
 	struct fi_patch_stats st = { 0 };
 	int err = 0;
 
-	m->cfg = fi_rt_cfg;
-	m->seed = fi_rt_seed;
+	m->cfg = fi_rt()->cfg;
+	m->seed = fi_rt()->seed;
 	if (m->img.note.present) {
 		fi_rt_take_static(m);
 		goto reg;
@@ -427,7 +428,8 @@ reg:
  * checks. So the first such module found at start-up sets the process's
  * mode and seed.
  */
-static void fi_rt_adopt_note(struct fi_module **mods, size_t n)
+static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
+			     struct fineibt_config *cfg, uint32_t *seed)
 {
 	char want[64], got[64];
 
@@ -436,15 +438,15 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n)
 
 		if (!note->present)
 			continue;
-		if (memcmp(&note->cfg, &fi_rt_cfg, sizeof(fi_rt_cfg))) {
-			fineibt_config_str(&fi_rt_cfg, want, sizeof(want));
+		if (memcmp(&note->cfg, cfg, sizeof(*cfg))) {
+			fineibt_config_str(cfg, want, sizeof(want));
 			fineibt_config_str(&note->cfg, got, sizeof(got));
 			fi_rt_say("fineibt: note: %s was patched statically "
 				  "(%s); the process uses that mode, not %s\n",
 				  mods[i]->img.path, got, want);
 		}
-		fi_rt_cfg = note->cfg;
-		fi_rt_seed = note->seed;
+		*cfg = note->cfg;
+		*seed = note->seed;
 		return;
 	}
 }
@@ -452,27 +454,31 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n)
 static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 {
 	/*
-	 * secure_getenv: in a set-user-ID (AT_SECURE) process the caller's
-	 * environment must not turn CFI off; it runs in the default mode.
+	 * In a privileged (AT_SECURE: setuid, setgid, capabilities) process
+	 * the environment is the less privileged caller's: the words that
+	 * weaken protection are refused, the others honoured
+	 * (docs/protection.md). Mode and seed live in locals until they go
+	 * to the read-only state.
 	 */
-	const char *env = secure_getenv("FINEIBT_CFI");
+	const char *env = getenv("FINEIBT_CFI");
+	bool secure = getauxval(AT_SECURE) != 0;
+	struct fineibt_config cfg;
+	uint32_t seed = 0;
 	char msgs[FI_MSG_MAX];
 
 	msgs[0] = '\0';
-	fineibt_parse_cfi(env && *env ? env : "auto", have_arity, &fi_rt_cfg,
-			  msgs, sizeof(msgs));
+	fi_parse_cfi_secure(env && *env ? env : "auto", have_arity, secure,
+			    &cfg, msgs, sizeof(msgs));
 	if (msgs[0] && write(STDERR_FILENO, msgs, strlen(msgs)) < 0)
 		msgs[0] = '\0';
-	fineibt_resolve_auto(&fi_rt_cfg);
-	fi_rt_seed = 0;
-	if ((fi_rt_cfg.flags & FINEIBT_F_RAND) &&
-	    fineibt_random_seed(&fi_rt_seed)) {
+	fineibt_resolve_auto(&cfg);
+	if ((cfg.flags & FINEIBT_F_RAND) && fineibt_random_seed(&seed)) {
 		fi_rt_say("fineibt: warning: no random seed (getrandom "
 			  "failed); hashes are not randomised\n");
-		fi_rt_cfg.flags &= ~FINEIBT_F_RAND;
+		cfg.flags &= ~FINEIBT_F_RAND;
 	}
-	fi_rt_adopt_note(mods, n);
-	fi_rt_set_config(&fi_rt_cfg, fi_rt_seed, have_arity);
+	fi_rt_adopt_note(mods, n, &cfg, &seed);
+	fi_rt_set_config(&cfg, seed, have_arity);
 }
 
 /*
@@ -550,6 +556,8 @@ static void fi_rt_start_locked(void)
 			  "(%s); CFI failures will not be reported\n",
 			  strerror(-err));
 	fi_rt_set_active(true);
+	/* Start-up is over: mode and seed are final (docs/protection.md). */
+	fi_rt_seal();
 	if (fi_rt_verbose) {
 		nmods = 0;
 		for (size_t i = 0; i < fi_nseen; i++)
@@ -574,6 +582,7 @@ FINEIBT_API void fineibt_rt_hook(void)
 	else
 		fi_rt_scan();
 	pthread_mutex_unlock(&fi_rt_mutex);
+	fi_rt_scrub_stack();
 }
 
 /*

@@ -9,6 +9,7 @@
 #ifndef FI_RUNTIME_H
 #define FI_RUNTIME_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -26,17 +27,50 @@ struct fi_module {
 	uint32_t seed;			/* valid when cfg.flags & FINEIBT_F_RAND */
 };
 
+/*
+ * The arena (src/rtarena.c): mmap'd chunks holding the registered modules
+ * (struct fi_module, its image and every array and string the trap
+ * handler reads through it). Read-only but inside a write window.
+ */
+#define FI_ARENA_CHUNKS	64
+struct fi_arena_chunk {
+	uint8_t *base;
+	size_t size, used;
+	bool open;			/* made writable by the current window */
+};
+struct fi_arena {
+	size_t nchunks;
+	struct fi_arena_chunk chunk[FI_ARENA_CHUNKS];
+};
+
+/* trap.c's record of the program's own SIGILL disposition. */
+struct fi_rt_sig {
+	struct sigaction user_act;	/* what the program asked for */
+	unsigned int user_seq;		/* odd while user_act is being written */
+	bool installed;			/* fineibt's handler holds SIGILL */
+	/* libc's sigaction, signal, sysv_signal (uninstrumented calls). */
+	void *real_sigaction, *real_signal, *real_sysv_signal;
+};
+
 struct fi_runtime {
 	bool active;			/* constructor ran and installed the handler */
+	bool sealed;			/* start-up over: config and active are final */
+	bool configured;		/* fi_rt_set_config ran */
 	bool have_arity;		/* some module carries kCFI arity */
 	struct fineibt_config cfg;	/* resolved process mode */
 	uint32_t seed;
 	size_t nmods;
-	struct fi_module *mods[FI_MAX_MODULES];
+	struct fi_module *mods[FI_MAX_MODULES];	/* frozen copies, in the arena */
+	const void *mod_keys[FI_MAX_MODULES];	/* the caller's module: its identity */
 	/* BHI stub arrays in use (one near each module that needs one). */
 	size_t nstubs;
 	uint64_t stubs[FI_MAX_MODULES];
 	uint64_t stub_size[FI_MAX_MODULES];	/* [stubs[i], stubs[i] + stub_size[i]) */
+	/* The copies of the stubs the runtime mapped itself (rtlive.c). */
+	size_t nstub_copies;
+	uint64_t stub_copies[FI_MAX_MODULES];
+	struct fi_rt_sig sig;
+	struct fi_arena arena;
 };
 
 /* The process state (never NULL; .active false when not started). */
@@ -53,26 +87,43 @@ uint64_t fi_rt_bhi_base(uint64_t addr);
 
 /*
  * Registration (src/rtstate.c). The state lives in its own page-aligned,
- * page-sized storage (fi_rt_storage()) so that a later step can mprotect it
- * read-only once start-up is over. Writers serialise on one mutex; readers
- * (fi_rt_module_at, fi_rt_bhi_base, the SIGILL handler) take no lock: a
- * slot is filled before the count that publishes it is release-stored.
- * These are not async-signal-safe (mutex): call them from normal context.
+ * page-sized storage (fi_rt_storage()) that is read-only except inside a
+ * write window (docs/protection.md): fi_rt_write_begin() blocks every
+ * signal in the calling thread, takes the one writer spin lock and makes
+ * the storage writable; fi_rt_write_end() makes it (and the arena chunks
+ * written) read-only again, drops the lock and restores the mask. Both are
+ * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND); never
+ * nest them. Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
+ * no lock: a slot is filled before the count that publishes it is
+ * release-stored. Every function below opens its own window.
  */
-void fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
-		      bool have_arity);
-void fi_rt_set_active(bool active);
+struct fi_runtime *fi_rt_write_begin(sigset_t *saved);
+void fi_rt_write_end(const sigset_t *saved);
 
 /*
- * Publish @m (which must stay valid and unchanged while registered: the
- * trap handler may read it at any time, from any thread). Fill m->img,
- * text_lo/text_hi, cfg and seed first. Returns 0, -EEXIST, -ENOSPC.
+ * The process mode and seed: settable until fi_rt_seal(), -EPERM after.
+ * fi_rt_set_active(false) is refused after the seal as well.
+ */
+int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
+		     bool have_arity);
+int fi_rt_set_active(bool active);
+/* Start-up is over: no setter of the mode exists from now on. */
+void fi_rt_seal(void);
+
+/*
+ * Publish @m: a deep copy of it (the module, its image, the views, site
+ * arrays, symbols and their names) is made in the read-only arena and
+ * registered; the handler only ever reads the copy. @m stays the caller's
+ * and is the key fi_rt_del_module() recognises; its seed fields are
+ * cleared (the copy keeps them), so no writable copy of the seed remains.
+ * Fill m->img, text_lo/text_hi, cfg and seed first. Returns 0, -EEXIST,
+ * -ENOSPC, -ENOMEM.
  */
 int fi_rt_add_module(struct fi_module *m);
 /*
- * Withdraw @m (dlclose). Its slot reads NULL afterwards and may be reused;
- * a handler running concurrently may still hold @m, so the caller should
- * not free it (leak it, or free it only once no thread can be trapping).
+ * Withdraw @m (the caller's module or its registered copy; dlclose). Its
+ * slot reads NULL afterwards and may be reused; the copy stays in the
+ * arena, since a handler running concurrently may still hold it.
  * Returns 0 or -ENOENT.
  */
 int fi_rt_del_module(const struct fi_module *m);
@@ -85,6 +136,9 @@ int fi_rt_del_module(const struct fi_module *m);
  */
 int fi_rt_add_stubs(uint64_t base, uint64_t size);
 int fi_rt_del_stubs(uint64_t base);
+/* Register a copy the runtime mapped itself; it is also remembered in
+ * stub_copies[] for other modules within its reach. */
+int fi_rt_add_stub_copy(uint64_t base, uint64_t size);
 
 /*
  * The BHI stub array linked into libfineibt (src/bhi.S): 8 slots of
@@ -96,5 +150,21 @@ const uint8_t *fi_bhi_stubs(size_t *size);
 
 /* The page-aligned storage holding the state, and its size (pages). */
 void *fi_rt_storage(size_t *size);
+
+/*
+ * The arena (src/rtarena.c): @len bytes, 16-aligned, inside a write window
+ * only; NULL when out of memory. fi_arena_close() makes every chunk the
+ * window wrote read-only again (fi_rt_write_end calls it).
+ */
+void *fi_arena_alloc(struct fi_arena *a, size_t len);
+int fi_arena_close(struct fi_arena *a);
+/* Deep copy of @m into @a (inside a window), or NULL. */
+struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m);
+
+/*
+ * Wipe the dead stack below the caller (the seed passes through locals
+ * of the patching code): call it from a shallow frame once done.
+ */
+void fi_rt_scrub_stack(void);
 
 #endif /* FI_RUNTIME_H */

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "insn.h"
+#include "report.h"
 #include "trap.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
@@ -358,11 +359,20 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
 	return l.len;
 }
 
-static void fi_trap_report(const struct fi_trap *t)
+/*
+ * The line above, then the details of src/report.c (expected type by
+ * example, call site's source line), and the FINEIBT_LOG record.
+ */
+static void fi_trap_report(const struct fi_trap *t, uint64_t sp)
 {
-	char line[768];
+	char line[1280];
+	struct fi_report_info ri;
 	size_t n = fi_trap_format(t, line, sizeof(line));
 	ssize_t w;
+
+	fi_report_collect(t, sp, &ri);
+	n = fi_report_format(t, &ri, line, n, sizeof(line));
+	fi_report_log(t, &ri);
 
 	/* One write, so that lines from concurrent traps never interleave. */
 	do {
@@ -374,22 +384,19 @@ static void fi_trap_report(const struct fi_trap *t)
 
 /*
  * While installed, the kernel always holds fineibt's handler; what the
- * program asked for through sigaction()/signal() is recorded here, behind
- * a sequence counter so that the handler (which may not lock) reads a
- * consistent copy. Writers serialise on a spin lock taken with every
- * signal blocked, so a handler can never interrupt its own thread's
- * writer.
+ * program asked for through sigaction()/signal() is recorded in the
+ * runtime state (fi_rt()->sig), read-only like the rest of it: a write
+ * that replaced the record would pick what a CFI trap chains to. It is
+ * written only inside the state's write window (rtstate.c: all signals
+ * blocked, one spin lock, mprotect RW then R), so a handler can never
+ * interrupt its own thread's writer, and behind a sequence counter so
+ * that the handler (which may not lock) reads a consistent copy. libc's
+ * entry points live there too: they are called without any CFI check.
  */
-static struct sigaction fi_user_act;
-static unsigned int fi_user_seq;
-static int fi_user_lock;
-static bool fi_installed;
-
 typedef int (*fi_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef sighandler_t (*fi_signal_fn)(int, sighandler_t);
 
-static fi_sigaction_fn fi_real_sigaction;
-static fi_signal_fn fi_real_signal, fi_real_sysv_signal;
+#define FI_SIG()	(&fi_rt()->sig)
 
 /* glibc's own entry point: the fallback when RTLD_NEXT finds nothing. */
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
@@ -397,73 +404,73 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 /* Resolved at load time: dlsym is not async-signal-safe. */
 __attribute__((constructor)) static void fi_trap_resolve(void)
 {
-	void *f;
+	void *sa, *sig, *sysv;
+	struct fi_runtime *rt;
+	sigset_t saved;
 
-	if (__atomic_load_n(&fi_real_sigaction, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE))
 		return;
-	f = dlsym(RTLD_NEXT, "signal");
-	__atomic_store_n(&fi_real_signal, (fi_signal_fn)f, __ATOMIC_RELEASE);
-	f = dlsym(RTLD_NEXT, "sysv_signal");
-	__atomic_store_n(&fi_real_sysv_signal, (fi_signal_fn)f, __ATOMIC_RELEASE);
-	f = dlsym(RTLD_NEXT, "sigaction");
-	if (!f)
-		f = (void *)__sigaction;
-	__atomic_store_n(&fi_real_sigaction, (fi_sigaction_fn)f, __ATOMIC_RELEASE);
+	sig = dlsym(RTLD_NEXT, "signal");
+	sysv = dlsym(RTLD_NEXT, "sysv_signal");
+	sa = dlsym(RTLD_NEXT, "sigaction");
+	if (!sa)
+		sa = (void *)__sigaction;
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return;
+	__atomic_store_n(&rt->sig.real_signal, sig, __ATOMIC_RELEASE);
+	__atomic_store_n(&rt->sig.real_sysv_signal, sysv, __ATOMIC_RELEASE);
+	__atomic_store_n(&rt->sig.real_sigaction, sa, __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
 }
 
 static int fi_sys_sigaction(int sig, const struct sigaction *act,
 			    struct sigaction *old)
 {
-	fi_sigaction_fn f = __atomic_load_n(&fi_real_sigaction, __ATOMIC_ACQUIRE);
+	fi_sigaction_fn f = (fi_sigaction_fn)__atomic_load_n(
+		&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE);
 
 	return (f ? f : __sigaction)(sig, act, old);
 }
 
-static void fi_user_lock_take(sigset_t *saved)
+static fi_signal_fn fi_real_signal_fn(bool sysv)
 {
-	sigset_t all;
+	void *const *p = sysv ? &FI_SIG()->real_sysv_signal : &FI_SIG()->real_signal;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, saved);
-	while (__atomic_exchange_n(&fi_user_lock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
-}
-
-static void fi_user_lock_drop(const sigset_t *saved)
-{
-	__atomic_store_n(&fi_user_lock, 0, __ATOMIC_RELEASE);
-	pthread_sigmask(SIG_SETMASK, saved, NULL);
+	return (fi_signal_fn)__atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
 static void fi_trap_handler(int sig, siginfo_t *si, void *ctx);
 
 /*
- * Under the lock. Our own handler is never recorded (it could only come
- * back through a raw syscall's oldact): chaining to it would recurse.
+ * Inside a write window (@s writable). Our own handler is never recorded
+ * (it could only come back through a raw syscall's oldact): chaining to
+ * it would recurse.
  */
-static void fi_user_set(const struct sigaction *act)
+static void fi_user_set(struct fi_rt_sig *s, const struct sigaction *act)
 {
 	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 	if (act->sa_sigaction == fi_trap_handler)
 		act = &dfl;
-	__atomic_store_n(&fi_user_seq, fi_user_seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->user_seq, s->user_seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	fi_user_act = *act;
-	__atomic_store_n(&fi_user_seq, fi_user_seq + 1, __ATOMIC_RELEASE);
+	s->user_act = *act;
+	__atomic_store_n(&s->user_seq, s->user_seq + 1, __ATOMIC_RELEASE);
 }
 
 /* Lock-free, for the handler. */
 static void fi_user_get(struct sigaction *act)
 {
+	const struct fi_rt_sig *s = FI_SIG();
 	unsigned int s1, s2;
 
 	for (;;) {
-		s1 = __atomic_load_n(&fi_user_seq, __ATOMIC_ACQUIRE);
+		s1 = __atomic_load_n(&s->user_seq, __ATOMIC_ACQUIRE);
 		if (!(s1 & 1)) {
-			__builtin_memcpy(act, &fi_user_act, sizeof(*act));
+			__builtin_memcpy(act, &s->user_act, sizeof(*act));
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-			s2 = __atomic_load_n(&fi_user_seq, __ATOMIC_RELAXED);
+			s2 = __atomic_load_n(&s->user_seq, __ATOMIC_RELAXED);
 			if (s1 == s2)
 				return;
 		}
@@ -473,7 +480,7 @@ static void fi_user_get(struct sigaction *act)
 
 bool fi_trap_installed(void)
 {
-	return __atomic_load_n(&fi_installed, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&FI_SIG()->installed, __ATOMIC_ACQUIRE);
 }
 
 /* --------------------------------------------------------- the handler */
@@ -517,11 +524,14 @@ static void fi_trap_chain(int sig, siginfo_t *si, ucontext_t *uc)
 	}
 	if (pa.sa_flags & SA_RESETHAND) {
 		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		struct fi_runtime *rt;
 		sigset_t saved;
 
-		fi_user_lock_take(&saved);
-		fi_user_set(&dfl);
-		fi_user_lock_drop(&saved);
+		rt = fi_rt_write_begin(&saved);
+		if (rt) {
+			fi_user_set(&rt->sig, &dfl);
+			fi_rt_write_end(&saved);
+		}
 	}
 	/* Its mask while it runs; sigreturn restores uc_sigmask after. */
 	mask = pa.sa_mask;
@@ -547,7 +557,7 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 
 	/* si_code > 0: raised by the CPU, not sent by kill(). */
 	if (si->si_code > 0 && fi_trap_decode(&r, &t)) {
-		fi_trap_report(&t);
+		fi_trap_report(&t, r.sp);
 		if (t.warn)
 			g[REG_RIP] = (greg_t)t.resume;
 		else
@@ -563,6 +573,7 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 int fi_trap_install(void)
 {
 	struct sigaction sa = { .sa_sigaction = fi_trap_handler }, old;
+	struct fi_runtime *rt;
 	sigset_t saved;
 	int ret = 0;
 
@@ -574,33 +585,41 @@ int fi_trap_install(void)
 	 */
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	fi_user_lock_take(&saved);
-	if (fi_installed)
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (rt->sig.installed)
 		goto out;
 	if (fi_sys_sigaction(SIGILL, &sa, &old) < 0) {
 		ret = -errno;
 		goto out;
 	}
-	fi_user_set(&old);
-	__atomic_store_n(&fi_installed, true, __ATOMIC_RELEASE);
+	fi_user_set(&rt->sig, &old);
+	__atomic_store_n(&rt->sig.installed, true, __ATOMIC_RELEASE);
 out:
-	fi_user_lock_drop(&saved);
+	fi_rt_write_end(&saved);
 	return ret;
 }
 
+/* Refused once start-up is over: nothing may take the handler away. */
 int fi_trap_uninstall(void)
 {
+	struct fi_runtime *rt;
 	sigset_t saved;
 	int ret = 0;
 
-	fi_user_lock_take(&saved);
-	if (fi_installed) {
-		if (fi_sys_sigaction(SIGILL, &fi_user_act, NULL) < 0)
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (rt->sealed) {
+		ret = -EPERM;
+	} else if (rt->sig.installed) {
+		if (fi_sys_sigaction(SIGILL, &rt->sig.user_act, NULL) < 0)
 			ret = -errno;
 		else
-			__atomic_store_n(&fi_installed, false, __ATOMIC_RELEASE);
+			__atomic_store_n(&rt->sig.installed, false, __ATOMIC_RELEASE);
 	}
-	fi_user_lock_drop(&saved);
+	fi_rt_write_end(&saved);
 	return ret;
 }
 
@@ -616,21 +635,24 @@ int fi_trap_uninstall(void)
 FI_EXPORT int sigaction(int sig, const struct sigaction *act,
 			struct sigaction *old)
 {
+	struct fi_runtime *rt;
 	sigset_t saved;
 	int ret = 0;
 
 	if (sig != SIGILL)
 		return fi_sys_sigaction(sig, act, old);
-	fi_user_lock_take(&saved);
-	if (!fi_installed) {
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -1;	/* errno from mprotect */
+	if (!rt->sig.installed) {
 		ret = fi_sys_sigaction(sig, act, old);
 	} else {
 		if (old)
-			*old = fi_user_act;
+			*old = rt->sig.user_act;
 		if (act)
-			fi_user_set(act);
+			fi_user_set(&rt->sig, act);
 	}
-	fi_user_lock_drop(&saved);
+	fi_rt_write_end(&saved);
 	return ret;
 }
 
@@ -655,7 +677,7 @@ static sighandler_t fi_signal_as(int sig, sighandler_t h, int flags,
 /* BSD semantics, as glibc's signal(): restart, sig blocked in its handler. */
 FI_EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
-	fi_signal_fn f = __atomic_load_n(&fi_real_signal, __ATOMIC_ACQUIRE);
+	fi_signal_fn f = fi_real_signal_fn(false);
 
 	if (sig != SIGILL && f)
 		return f(sig, h);
@@ -670,7 +692,7 @@ FI_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
 /* System V semantics: one-shot, not blocked in its handler. */
 FI_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
 {
-	fi_signal_fn f = __atomic_load_n(&fi_real_sysv_signal, __ATOMIC_ACQUIRE);
+	fi_signal_fn f = fi_real_signal_fn(true);
 
 	if (sig != SIGILL && f)
 		return f(sig, h);

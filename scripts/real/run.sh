@@ -13,12 +13,14 @@
 #   --modes "M ..."   FINEIBT_CFI values to run (fineibt only)
 #   --quick           each program's reduced test list (CI), no timing
 #   --reps N          timing runs per workload and mode (default 3; 0 = none)
+#   --bench-only      only the timing runs (no comparison, no probe)
 #   --list            print the programs and their tests, then exit
 # Env: BUILD (build dir, default build), FINEIBT_REAL_OUT (default
 #   $BUILD/real), FINEIBT_SRC_CACHE (see fetch.sh), JOBS (make -j, max 2),
 #   FINEIBT_REAL_REBUILD=1 (rebuild the kCFI variant even if cached).
 # Prints "PASS: real/<prog>/<test>/<mode>" and "FAIL: ..." lines, a results
-# table, writes $OUT/results-<cc>.tsv and $BUILD/bench/real-programs-<cc>.csv;
+# table, writes $OUT/<prog>/results-<cc>.tsv (+ this run's programs in
+# $OUT/results-<cc>.tsv) and $BUILD/bench/real-programs-<cc>.csv;
 # exits non-zero on any failure.
 # (The body is one { } block: bash reads it whole before running it, so
 # editing this file during a run cannot break the run.)
@@ -34,7 +36,7 @@ JOBS=${JOBS:-2}
 [ "$JOBS" -gt 2 ] && JOBS=2
 ALL_MODES="off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto"
 
-cc_kind= modes= quick=0 reps=3 list=0 progs=()
+cc_kind= modes= quick=0 reps=3 list=0 bench_only=0 progs=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cc) cc_kind=$2; shift ;;
@@ -42,7 +44,8 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--reps) reps=$2; shift ;;
 	--list) list=1 ;;
-	-h|--help) sed -n '2,25p' "$here/run.sh"; exit 0 ;;
+	--bench-only) bench_only=1 ;;
+	-h|--help) sed -n '2,26p' "$here/run.sh"; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) progs+=("$1") ;;
 	esac
@@ -109,9 +112,7 @@ ref_id=$(clang-22 --version | head -n 1 | md5sum | cut -c1-16)
 
 # ---- helpers ------------------------------------------------------------
 nfail=0 npass=0
-results=$OUT/results-$cc_kind.tsv
 mkdir -p "$OUT" "$bdir/bench"
-: >"$results"
 bench_csv=$bdir/bench/real-programs-$cc_kind.csv
 [ "$reps" -gt 0 ] && echo "program,workload,mode,median_s,ref_median_s,ratio,reps,cc" >"$bench_csv"
 
@@ -214,12 +215,15 @@ for prog in "${progs[@]}"; do
 		"$bdir/fineibt" inspect "$cfi/${PROBE%% *}" >"$OUT/$prog/inspect-$cc_kind.txt" 2>&1
 	tests=("${TESTS[@]}")
 	[ "$quick" = 1 ] && tests=("${QUICK_TESTS[@]}")
+	[ "$bench_only" = 1 ] && tests=()
 	res=$OUT/$prog/runs
 	rm -rf "$res"; mkdir -p "$res"
+	results=$OUT/$prog/results-$cc_kind.tsv
+	[ "$bench_only" = 1 ] || : >"$results"
 	# Each mode must really be applied: run the module's probe command
 	# with FINEIBT_VERBOSE=1 and look for the runtime's "rewritten to" line
 	# for the main binary (auto resolves to fineibt,paranoid).
-	if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ -n "$PROBE" ]; then
+	if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ -n "$PROBE" ] && [ "$bench_only" = 0 ]; then
 		for mode in $modes; do
 			want=$mode
 			[ "$mode" = auto ] && want=fineibt,paranoid
@@ -269,6 +273,11 @@ done
 [ "$list" = 1 ] && exit 0
 
 # ---- summary ------------------------------------------------------------
+# This run's programs, in order (each keeps its own file from its last run).
+results=$OUT/results-$cc_kind.tsv
+for prog in "${progs[@]}"; do
+	cat "$OUT/$prog/results-$cc_kind.tsv" 2>/dev/null
+done >"$results"
 echo
 echo "results ($cc_kind; ok/total per program and mode):"
 awk -F'\t' '
@@ -276,10 +285,10 @@ awk -F'\t' '
 	  if (!($1 in seen)) { seen[$1] = 1; po[++np] = $1 }
 	  if (!($3 in ms)) { ms[$3] = 1; mo[++nm] = $3 } }
 	END {
-		printf "%-10s", "program"; for (j = 1; j <= nm; j++) printf " %-18s", mo[j]; printf "\n"
+		printf "%-10s", "program"; for (j = 1; j <= nm; j++) printf " %-20s", mo[j]; printf "\n"
 		for (i = 1; i <= np; i++) {
 			printf "%-10s", po[i]
-			for (j = 1; j <= nm; j++) { k = po[i] SUBSEP mo[j]; printf " %-18s", (ok[k] + 0) "/" (tot[k] + 0) }
+			for (j = 1; j <= nm; j++) { k = po[i] SUBSEP mo[j]; printf " %-20s", (ok[k] + 0) "/" (tot[k] + 0) }
 			printf "\n"
 		}
 	}' "$results"

@@ -170,3 +170,13 @@ rt_run unknown "bogus,fineibt" "$D/calls_noarity" confuse call2
 T="runtime-msg-unknown-word"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
 ok [ "$RT_RC" = 132 ] && grep -q "^fineibt: ignoring 'bogus': unknown" <<<"$RT_ERR_TXT" &&
 	grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: fineibt\\)" <<<"$RT_ERR_TXT"
+
+# GNU ld instead of lld: --wrap and the veneers work the same.
+if [ -x /usr/bin/ld.bfd ]; then
+	FINEIBT_CC_LD=/usr/bin/ld.bfd "$FCC" -O2 "$RT_SRC/rt_libc.c" -o "$D/libc_bfd"
+	for m in kcfi fineibt fineibt,paranoid,bhi auto; do
+		rt_run bfd "$m" "$D/libc_bfd" "$D/in"
+		T="driver-gnu-ld-veneers[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
+		ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = x ]
+	done
+fi

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* The cfi= grammar's internal entry points (src/options.c). */
+#ifndef FI_OPTIONS_H
+#define FI_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fineibt.h"
+
+/*
+ * fineibt_parse_cfi() with @secure: the list comes from the environment
+ * of a privileged (AT_SECURE: setuid, setgid, file capabilities) process.
+ * Then every word that weakens protection below the built-in default
+ * (off, kcfi, warn, norand) is ignored with one message each ("fineibt:
+ * ignoring 'warn': not allowed in a privileged (AT_SECURE) process") and
+ * counted in the return value; the others (auto, fineibt, paranoid, bhi)
+ * apply as usual, and fineibt keeps paranoid (it is part of the default).
+ */
+int fi_parse_cfi_secure(const char *list, bool have_arity, bool secure,
+			struct fineibt_config *cfg, char *msgs, size_t msgs_len);
+
+#endif

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The arena of the runtime state: the registered modules live here, not
+ * in malloc'd memory, so they can be read-only like the rest of the state
+ * (rtstate.c). A registered module is a deep copy of what its registrar
+ * built (struct fi_module, its fi_image, the views, the site and trap
+ * arrays, the symbols and their names): everything the trap handler reads
+ * to decide whether an #UD is a CFI failure, how to report it and whether
+ * to let the program continue (the module's warn flag).
+ *
+ * A bump allocator over mmap'd chunks whose table sits in the protected
+ * storage. Nothing is ever freed: a withdrawn module may still be read by
+ * a handler running in another thread, as with the malloc'd modules of
+ * before. Allocation only happens inside a write window; the chunks it
+ * wrote are made read-only when the window closes (fi_arena_close).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "runtime.h"
+
+#define FI_ARENA_MIN	(128u * 1024)
+#define FI_ARENA_ALIGN	16
+
+static size_t fi_arena_round(size_t n, size_t to)
+{
+	return (n + to - 1) & ~(to - 1);
+}
+
+static int fi_arena_open_chunk(struct fi_arena_chunk *c)
+{
+	if (c->open)
+		return 0;
+	if (mprotect(c->base, c->size, PROT_READ | PROT_WRITE))
+		return -errno;
+	c->open = true;
+	return 0;
+}
+
+static struct fi_arena_chunk *fi_arena_grow(struct fi_arena *a, size_t len)
+{
+	struct fi_arena_chunk *c;
+	size_t size = fi_arena_round(len > FI_ARENA_MIN ? len : FI_ARENA_MIN, 4096);
+	void *p;
+
+	if (a->nchunks == FI_ARENA_CHUNKS)
+		return NULL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	c = &a->chunk[a->nchunks++];
+	*c = (struct fi_arena_chunk){ .base = p, .size = size, .open = true };
+	return c;
+}
+
+void *fi_arena_alloc(struct fi_arena *a, size_t len)
+{
+	struct fi_arena_chunk *c = a->nchunks ? &a->chunk[a->nchunks - 1] : NULL;
+	void *p;
+
+	len = fi_arena_round(len ? len : 1, FI_ARENA_ALIGN);
+	if (!c || c->size - c->used < len)
+		c = fi_arena_grow(a, len);
+	if (!c || fi_arena_open_chunk(c))
+		return NULL;
+	p = c->base + c->used;
+	c->used += len;
+	return p;
+}
+
+int fi_arena_close(struct fi_arena *a)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < a->nchunks; i++) {
+		struct fi_arena_chunk *c = &a->chunk[i];
+
+		if (!c->open)
+			continue;
+		if (mprotect(c->base, c->size, PROT_READ))
+			ret = -errno;
+		else
+			c->open = false;
+	}
+	return ret;
+}
+
+/* ----------------------------------------------------------- deep copy */
+
+/* Copy @n elements of @size bytes; NULL in, NULL out (and n == 0 too). */
+static void *fi_arena_dup(struct fi_arena *a, const void *src, size_t n,
+			  size_t size, bool *fail)
+{
+	void *p;
+
+	if (!src || !n)
+		return NULL;
+	if (size && n > SIZE_MAX / size) {
+		*fail = true;
+		return NULL;
+	}
+	p = fi_arena_alloc(a, n * size);
+	if (!p) {
+		*fail = true;
+		return NULL;
+	}
+	memcpy(p, src, n * size);
+	return p;
+}
+
+static const char *fi_arena_str(struct fi_arena *a, const char *s, bool *fail)
+{
+	return s ? fi_arena_dup(a, s, strlen(s) + 1, 1, fail) : NULL;
+}
+
+static void fi_arena_names(struct fi_arena *a, struct fi_image *im, bool *fail)
+{
+	struct fi_sym *syms = (struct fi_sym *)im->syms;
+	struct fi_typeid *ids = im->typeids;
+
+	for (size_t i = 0; syms && i < im->nsyms && !*fail; i++)
+		syms[i].name = fi_arena_str(a, syms[i].name, fail);
+	for (size_t i = 0; ids && i < im->ntypeids && !*fail; i++)
+		ids[i].name = fi_arena_str(a, ids[i].name, fail);
+}
+
+/*
+ * The image's arrays, each into the arena. The file buffer and the
+ * reader's private state are not copied: a registered module is live,
+ * its views point at the mapped module, and its names are copied here.
+ */
+static void fi_arena_image(struct fi_arena *a, struct fi_image *im, bool *f)
+{
+	im->path = fi_arena_str(a, im->path, f);
+	im->views = fi_arena_dup(a, im->views, im->nviews, sizeof(*im->views), f);
+	im->syms = fi_arena_dup(a, im->syms, im->nsyms, sizeof(*im->syms), f);
+	im->funcs = fi_arena_dup(a, im->funcs, im->nfuncs, sizeof(*im->funcs), f);
+	im->calls = fi_arena_dup(a, im->calls, im->ncalls, sizeof(*im->calls), f);
+	im->tcalls = fi_arena_dup(a, im->tcalls, im->ntcalls, sizeof(*im->tcalls), f);
+	im->typeids = fi_arena_dup(a, im->typeids, im->ntypeids,
+				   sizeof(*im->typeids), f);
+	im->naked = fi_arena_dup(a, im->naked, im->nnaked, sizeof(*im->naked), f);
+	im->bad = fi_arena_dup(a, im->bad, im->nbad, sizeof(*im->bad), f);
+	im->traps = fi_arena_dup(a, im->traps, im->ntraps, sizeof(*im->traps), f);
+	fi_arena_names(a, im, f);
+	im->file = NULL;
+	im->file_size = 0;
+	im->elf = NULL;
+}
+
+struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
+{
+	struct fi_module *c = fi_arena_alloc(a, sizeof(*c));
+	bool fail = false;
+
+	if (!c)
+		return NULL;
+	*c = *m;
+	fi_arena_image(a, &c->img, &fail);
+	/* A half copy leaks its bytes into the arena; nothing points at it. */
+	return fail ? NULL : c;
+}

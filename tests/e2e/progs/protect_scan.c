@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * protect_scan PID EXE [FILE...]: the outside observer of
+ * tests/e2e/protect_seed.sh (a plain program linked with libfineibt.a,
+ * not instrumented, not a fineibt process itself).
+ *
+ * Learns the seed of running process PID the way `inspect` of a running
+ * process would, without any help from it: for every kCFI preamble of EXE
+ * (read from the file: compile-time hash) it reads the same preamble in
+ * PID's memory (/proc/PID/mem: run-time hash). Run-time = compile-time ^
+ * seed unless the ENDBR-avoiding LFSR had to step, which is rare, so the
+ * most common xor is the seed (and at least 3 preambles must agree).
+ *
+ * Then it scans every readable mapping of PID for the seed (4-byte
+ * aligned little-endian words) and prints, one per line:
+ *   seed-votes N/M          preambles agreeing / preambles read
+ *   hit MAPPING-PERMS NAME  each aligned occurrence (ro and rw)
+ *   seed-ro N               occurrences in mappings that are not writable
+ *   seed-rw N               occurrences in writable mappings
+ *   seed-env N              /proc/PID/environ and each FILE: raw bytes,
+ *                           "%08x", "%#x" and decimal spellings
+ * The seed itself is never printed.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "insn.h"
+
+#define MAX_VOTES 4096
+
+static int mem_fd;
+
+static bool rd(uint64_t addr, void *buf, size_t len)
+{
+	return pread(mem_fd, buf, len, (off_t)addr) == (ssize_t)len;
+}
+
+/* Load bias of EXE in PID: start of its mapping at file offset 0. */
+static uint64_t exe_bias(int pid, const char *exe)
+{
+	char path[64], line[512], real[4096], name[4096];
+	unsigned long lo, hi, off;
+	uint64_t bias = 0;
+	FILE *f;
+
+	if (!realpath(exe, real))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		name[0] = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %4095s", &lo, &hi, &off,
+			   name) == 4 && off == 0 && !strcmp(name, real)) {
+			bias = lo;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return bias;
+}
+
+static bool find_seed(int pid, const char *exe, uint32_t *seed)
+{
+	static uint32_t votes[MAX_VOTES];
+	struct fi_image im;
+	char err[160];
+	uint64_t bias = exe_bias(pid, exe);
+	size_t n = 0, best = 0;
+
+	if (!bias || fi_image_open(&im, exe, err, sizeof(err)))
+		return false;
+	/* A non-PIE executable has its link addresses as run-time ones. */
+	if (im.e_type == 2 /* ET_EXEC */)
+		bias = 0;
+	for (size_t i = 0; i < im.nfuncs && n < MAX_VOTES; i++) {
+		const struct fi_func *fn = &im.funcs[i];
+		struct fi_preamble_info info;
+		uint8_t live[FI_PREAMBLE_SIZE + 4];
+		uint64_t at = bias + fn->addr - FI_PREAMBLE_SIZE;
+
+		if (fn->form != FI_PRE_KCFI || !fn->endbr || !rd(at, live, sizeof(live)))
+			continue;
+		if (fi_classify_preamble(live, at, &info) == FI_PRE_NONE)
+			continue;
+		votes[n++] = info.hash ^ fn->hash;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t c = 0;
+
+		for (size_t j = 0; j < n; j++)
+			c += votes[j] == votes[i];
+		if (c > best) {
+			best = c;
+			*seed = votes[i];
+		}
+	}
+	printf("seed-votes %zu/%zu\n", best, n);
+	fi_image_close(&im);
+	return best >= 3 && best * 2 > n;
+}
+
+static size_t scan_buf(const uint8_t *p, size_t len, uint32_t seed)
+{
+	size_t hits = 0;
+
+	for (size_t o = 0; o + 4 <= len; o += 4)
+		hits += !memcmp(p + o, &seed, 4);
+	return hits;
+}
+
+static void scan_maps(int pid, uint32_t seed)
+{
+	static uint8_t buf[1 << 20];
+	char path[64], line[512], perms[8], name[4096];
+	unsigned long lo, hi;
+	size_t ro = 0, rw = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		size_t hits = 0;
+
+		name[0] = 0;
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %4095s", &lo, &hi,
+			   perms, name) < 3 || perms[0] != 'r')
+			continue;
+		for (unsigned long a = lo; a < hi; a += sizeof(buf)) {
+			size_t len = hi - a < sizeof(buf) ? hi - a : sizeof(buf);
+
+			if (rd(a, buf, len))
+				hits += scan_buf(buf, len, seed);
+		}
+		if (!hits)
+			continue;
+		printf("hit %s %s (%zu)\n", perms, name[0] ? name : "[anon]", hits);
+		if (perms[1] == 'w')
+			rw += hits;
+		else
+			ro += hits;
+	}
+	if (f)
+		fclose(f);
+	printf("seed-ro %zu\nseed-rw %zu\n", ro, rw);
+}
+
+/* The seed in any spelling a leak through an environment would use. */
+static size_t scan_text_file(const char *path, uint32_t seed)
+{
+	static char buf[1 << 20];
+	char forms[4][16];
+	size_t hits = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	snprintf(forms[0], sizeof(forms[0]), "%08x", seed);
+	snprintf(forms[1], sizeof(forms[1]), "%08X", seed);
+	snprintf(forms[2], sizeof(forms[2]), "%u", seed);
+	snprintf(forms[3], sizeof(forms[3]), "%d", (int)seed);
+	for (ssize_t i = 0; i + 4 <= n; i++)
+		hits += !memcmp(buf + i, &seed, 4);
+	for (int k = 0; k < 4; k++) {
+		/* A short decimal could match by chance: only long spellings. */
+		if (strlen(forms[k]) < 6)
+			continue;
+		for (char *p = buf; (p = memmem(p, (size_t)(buf + n - p), forms[k],
+						strlen(forms[k]))); p++)
+			hits++;
+	}
+	return hits;
+}
+
+int main(int argc, char **argv)
+{
+	char path[64];
+	uint32_t seed = 0;
+	size_t env = 0;
+	int pid;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: protect_scan PID EXE [FILE...]\n");
+		return 2;
+	}
+	pid = atoi(argv[1]);
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	mem_fd = open(path, O_RDONLY);
+	if (mem_fd < 0) {
+		perror(path);
+		return 2;
+	}
+	if (!find_seed(pid, argv[2], &seed)) {
+		printf("no-seed\n");
+		return 1;
+	}
+	scan_maps(pid, seed);
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	env = scan_text_file(path, seed);
+	for (int i = 3; i < argc; i++)
+		env += scan_text_file(argv[i], seed);
+	printf("seed-env %zu\n", env);
+	return 0;
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# protect_seed: the process seed lives only in the read-only runtime state
+# (and the read-only copies of the modules rewritten with it). It is in no
+# writable memory, not in the environment, and not in the environment a
+# child inherits.
+#
+# How, without a hook that would hand the seed to the program: an outside
+# observer (protect_scan, a plain program, not a fineibt process) learns
+# the seed the way inspecting a running process would, from the program's
+# text: run-time preamble hash ^ compile-time hash (from the file), the
+# most common value over all preambles. It then scans every readable
+# mapping of the stopped program for the seed as an aligned 32-bit word:
+# at least one hit in a read-only mapping (the state: shows the scan
+# works), none in a writable one. The program first walks every path that
+# touches the seed: start-up, JIT rehash/emit/register, fineibt_get_config,
+# dlopen of a kCFI library (a write window), and spawns /usr/bin/env (what
+# a child inherits; scanned too, with /proc/PID/environ, in raw, hex and
+# decimal spellings).
+#
+# False positives: a random 32-bit value appears by chance at one of the
+# ~N/4 aligned words of N writable bytes with probability N/4 / 2^32 (about
+# 1e-4 for this ~2 MB process). A real leak repeats with every fresh seed,
+# a coincidence does not: a process with rw hits is retried once with a
+# new seed, and only a second hit fails the test.
+. "$(dirname "$0")/progs/protect_common.bash"
+
+pr_build || { pr_fail build "could not build the protect programs"; exit 1; }
+
+# scan_once CFI PROG: runs PROG seed, scans it; sets SCAN_TXT, SCAN_OK.
+scan_once() {
+	local m=$1 prog=$2 envout=$PR_OUT/child-env.txt line
+	rm -f "$envout"
+	coproc PR_P { FINEIBT_CFI=$m exec "$prog" seed "$LIB" "$envout" 2>&1; }
+	SCAN_OK=false SCAN_TXT=""
+	if read -r -t 20 line <&"${PR_P[0]}" && [ "$line" = ready ]; then
+		SCAN_TXT=$("$SCAN" "$PR_P_PID" "$prog" "$envout" 2>&1) && SCAN_OK=true
+	else
+		SCAN_TXT="program said '$line'"
+	fi
+	echo go >&"${PR_P[1]}" 2>/dev/null
+	wait "$PR_P_PID" 2>/dev/null
+}
+
+count() { sed -n "s/^$1 //p" <<<"$SCAN_TXT"; }
+
+check_seed() {
+	local m=$1 prog=$2 tag="seed[$1,${2##*/}]" try
+	for try in 1 2; do
+		scan_once "$m" "$prog"
+		$SCAN_OK || break
+		[ "$(count seed-rw)" = 0 ] && break
+	done
+	if ! $SCAN_OK; then
+		pr_fail "$tag" "scan failed: $SCAN_TXT"
+		return
+	fi
+	if [ "$(count seed-ro)" -ge 1 ]; then
+		pr_pass "$tag: found by the observer in read-only memory only"
+	else
+		pr_fail "$tag" "not found in the read-only state (scan broken?): $SCAN_TXT"
+	fi
+	if [ "$(count seed-rw)" = 0 ]; then
+		pr_pass "$tag: in no writable mapping"
+	else
+		pr_fail "$tag" "in writable memory (twice, two seeds): $SCAN_TXT"
+	fi
+	if [ "$(count seed-env)" = 0 ] && [ -s "$PR_OUT/child-env.txt" ]; then
+		pr_pass "$tag: not in the environment nor in a child's"
+	else
+		pr_fail "$tag" "environment: $SCAN_TXT"
+	fi
+}
+
+for m in auto kcfi fineibt fineibt,bhi fineibt,paranoid,bhi,warn; do
+	check_seed "$m" "$PROG"
+done
+for m in auto fineibt,bhi; do
+	check_seed "$m" "$PROG_STATIC"
+done

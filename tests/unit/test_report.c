@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/dwline.c and src/report.c: the DWARF line lookup on this very test
+ * binary (built with -g), against a damaged copy of its line table (every
+ * corruption must end in 0/-ENOENT/-EINVAL, never a crash), through the
+ * file-mapping path the runtime's frozen modules use; and the JSON record
+ * of FINEIBT_LOG (fields, escaping, truncation).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "image.h"
+#include "report.h"
+
+static const int probe_line = __LINE__ + 2;
+__attribute__((noinline, used)) int fi_test_probe(int x)
+{
+	return x * 3 + 1;
+}
+
+static uint64_t exe_bias(void)
+{
+	extern const ElfW(Ehdr) __ehdr_start;
+	const ElfW(Ehdr) *eh = &__ehdr_start;
+
+	/* A PIE's first PT_LOAD is at link-time 0: the header is the bias. */
+	return eh->e_type == ET_DYN ? (uint64_t)(uintptr_t)eh : 0;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n >= m && !strcmp(s + n - m, suf);
+}
+
+static void test_lookup(struct fi_image *im, uint64_t addr)
+{
+	char file[192];
+	unsigned int line = 0;
+	int ret = fi_dwarf_line(im, addr, file, sizeof(file), &line);
+
+	CHECK("dwarf_line_found", ret == 0);
+	CHECK("dwarf_line_file", ends_with(file, "test_report.c"));
+	/* The entry row carries the function's first line. */
+	if (!CHECK("dwarf_line_line", line >= (unsigned)probe_line &&
+		   line <= (unsigned)probe_line + 2))
+		printf("  got %s:%u, want line %d..%d\n", file, line,
+		       probe_line, probe_line + 2);
+	CHECK("dwarf_line_no_row", fi_dwarf_line(im, 0x10, file, sizeof(file),
+						 &line) == -ENOENT);
+	CHECK("dwarf_line_small_buffer",
+	      fi_dwarf_line(im, addr, file, 8, &line) == 0 && strlen(file) == 7);
+}
+
+/* The same through the mapped file (no buffer, as a frozen module). */
+static void test_mapped(struct fi_image *im, uint64_t addr)
+{
+	struct fi_image m = *im;
+	char file[192];
+	unsigned int line = 0;
+
+	m.file = NULL;
+	m.file_size = 0;
+	CHECK("dwarf_line_mapped", fi_dwarf_line(&m, addr, file, sizeof(file),
+						 &line) == 0 &&
+	      ends_with(file, "test_report.c"));
+	m.path = "/nonexistent/fineibt-test";
+	CHECK("dwarf_line_mapped_missing",
+	      fi_dwarf_line(&m, addr, file, sizeof(file), &line) == -ENOENT);
+}
+
+static bool find_section(const uint8_t *f, size_t size, const char *name,
+			 size_t *off, size_t *len)
+{
+	const Elf64_Ehdr *eh = (const void *)f;
+	const Elf64_Shdr *sh = (const void *)(f + eh->e_shoff);
+	const char *str = (const char *)f + sh[eh->e_shstrndx].sh_offset;
+
+	for (unsigned i = 1; i < eh->e_shnum; i++) {
+		if (!strcmp(str + sh[i].sh_name, name)) {
+			*off = sh[i].sh_offset;
+			*len = sh[i].sh_size;
+			return *off + *len <= size;
+		}
+	}
+	return false;
+}
+
+/* Damage .debug_line in many ways; every lookup must return cleanly. */
+static void test_corrupt(struct fi_image *im, uint64_t addr)
+{
+	size_t off, len, runs = 3000;
+	uint8_t *save;
+	bool ok = true;
+	unsigned int seed = 12345;
+
+	if (!CHECK("dwarf_corrupt_section", find_section(im->file, im->file_size,
+							 ".debug_line", &off, &len)))
+		return;
+	save = malloc(len);
+	memcpy(save, im->file + off, len);
+	for (size_t r = 0; r < runs && ok; r++) {
+		char file[64];
+		unsigned int line;
+		int ret, nflip = 1 + rand_r(&seed) % 8;
+
+		for (int k = 0; k < nflip; k++) {
+			/* Mostly the headers, where lengths and forms live. */
+			size_t at = (rand_r(&seed) % 4) ? rand_r(&seed) % (len < 256 ? len : 256)
+							: rand_r(&seed) % len;
+
+			im->file[off + at] = (uint8_t)rand_r(&seed);
+		}
+		ret = fi_dwarf_line(im, addr, file, sizeof(file), &line);
+		ok &= EXPECT("dwarf_corrupt_returns", ret == 0 || ret == -ENOENT ||
+			     ret == -EINVAL);
+		ok &= EXPECT("dwarf_corrupt_terminated", memchr(file, 0, sizeof(file)));
+		memcpy(im->file + off, save, len);
+	}
+	/* A table cut short: the section claims fewer bytes than the units. */
+	CHECK("dwarf_corrupt_runs", ok);
+	free(save);
+}
+
+static void test_json(void)
+{
+	struct fi_trap t = { .kind = FI_TRAP_KCFI, .addr = 0x1234, .target = 0xabc,
+			     .type = 0xdeadbeef };
+	struct fi_report_info ri = { .as_in = { "a\"b", "c\\d" }, .nas_in = 2,
+				     .have_found = true, .found = 0x1f,
+				     .site = 0x1228, .line = 42 };
+	char buf[1536], small[64];
+	size_t n;
+
+	strcpy(ri.file, "dir/x\n.c");
+	n = fi_report_json(&t, &ri, buf, sizeof(buf));
+	CHECK("json_one_line", n > 0 && buf[n - 1] == '\n' && !memchr(buf, '\n', n - 1));
+	CHECK("json_fields", strstr(buf, "\"kind\":\"kcfi\"") &&
+	      strstr(buf, "\"expected\":\"0xdeadbeef\"") &&
+	      strstr(buf, "\"found\":\"0x0000001f\"") &&
+	      strstr(buf, "\"at\":\"0x1234\",\"at_addr\":\"0x1234\"") &&
+	      strstr(buf, "\"target_addr\":\"0xabc\"") &&
+	      strstr(buf, "\"line\":42,\"action\":\"fatal\"}") &&
+	      strstr(buf, "\"pid\":"));
+	CHECK("json_escaped", strstr(buf, "\"as_in\":[\"a\\\"b\",\"c\\\\d\"]") &&
+	      strstr(buf, "\"file\":\"dir/x\\u000a.c\""));
+	ri.have_found = false;
+	ri.file[0] = '\0';
+	ri.site = 0;
+	t.warn = true;
+	fi_report_json(&t, &ri, buf, sizeof(buf));
+	CHECK("json_nulls", strstr(buf, "\"found\":null") &&
+	      strstr(buf, "\"call_site\":null") &&
+	      strstr(buf, "\"file\":null,\"line\":null,\"action\":\"warn\"}"));
+	CHECK("json_too_small_dropped", fi_report_json(&t, &ri, small, sizeof(small)) == 0);
+}
+
+int main(void)
+{
+	struct fi_image im;
+	char err[160];
+	uint64_t addr = (uint64_t)(uintptr_t)fi_test_probe - exe_bias();
+
+	if (!CHECK("report_open_self",
+		   fi_image_open(&im, "/proc/self/exe", err, sizeof(err)) == 0))
+		return fi_check_exit();
+	test_lookup(&im, addr);
+	test_mapped(&im, addr);
+	test_corrupt(&im, addr);
+	test_json();
+	fi_image_close(&im);
+	return fi_check_exit();
+}
