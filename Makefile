@@ -3,8 +3,12 @@
 # tools/*.c joins the CLI, a new tests/unit/test_*.c or tests/e2e/*.sh is a test.
 
 CC       := clang-22
-BUILD    ?= build
 SAN      ?=
+# SAN=1 (ASan+UBSan) builds into its own directory unless BUILD is given.
+ifneq ($(SAN),)
+BUILD    ?= build-san
+endif
+BUILD    ?= build
 VERSION  := $(shell sed -n 's/^\#define FINEIBT_VERSION "\(.*\)"/\1/p' include/fineibt.h)
 SOVER    := 0
 
@@ -36,7 +40,8 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all check check-real clean demo deps
 all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt \
-     $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++)
+     $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++) \
+     $(BUILD)/demo/fi-attack
 
 # scripts/deps.sh is quiet and quick when everything is installed.
 $(DEPS_STAMP): scripts/deps.sh
@@ -75,6 +80,12 @@ $(BUILD)/libfineibt_crt.a: $(CRT_OBJ)
 $(BUILD)/fineibt-cc: $(DRV_OBJ) $(BUILD)/libfineibt.a
 	$(CC) -o $@ $(DRV_OBJ) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
+# The program `fineibt demo` attacks, built like a user's program would be.
+$(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S include/fineibt.h \
+		$(BUILD)/fineibt-cc $(BUILD)/libfineibt.so $(BUILD)/libfineibt_crt.a
+	@mkdir -p $(@D)
+	$(BUILD)/fineibt-cc -O2 -Iinclude -o $@ examples/demo/attack.c examples/demo/attack_gadget.S
+
 # The same driver; invoked as fineibt-c++ it compiles and links with clang++-22.
 $(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
 	ln -sf fineibt-cc $@
@@ -97,7 +108,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(BUILD)/libfineibt.a
 
 # make check [T=name]: every test, or those whose name contains T.
 check: all $(UNIT_BIN)
-	@BUILD=$(BUILD) bash tests/run.sh $(T)
+	@BUILD=$(BUILD) FINEIBT_SAN=$(SAN) bash tests/run.sh $(T)
 
 # make check-real [REAL="prog ..."]: real programs from Debian source packages
 # built with fineibt-cc, their full test sets in every mode, timed

@@ -22,6 +22,8 @@ int cmd_patch(int argc, char **argv);
 int cmd_patch_help(void);
 int cmd_inspect(int argc, char **argv);
 int cmd_inspect_help(void);
+/* tools/cmd_inspect_ext.c: --diff and --pid; -1 if neither is asked for. */
+int cmd_inspect_ext(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_run_help(void);
 

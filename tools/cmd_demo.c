@@ -1,102 +1,219 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fineibt demo: one example function (hash 0x12345678, two arguments) and
- * one indirect call site to it, shown in every mode, bytes as the passes
- * would write them, disassembled by llvm-mc when it is installed.
+ * fineibt demo: runs a small program built with fineibt-cc
+ * (examples/demo/attack.c) under every mode against every attack and
+ * prints what actually happened in each run: a table of observed outcomes,
+ * not of expectations.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "fineibt.h"
-#include "insn.h"
 #include "cli.h"
 
-#define DEMO_HASH	0x12345678u
-#define DEMO_ARITY	2
-#define DEMO_FUNC	0x401010u	/* func+0 */
-#define DEMO_SITE	0x402000u
-#define DEMO_THUNK	0x403000u
-#define DEMO_STUBS	0x404000u
+#define DEMO_PROG	"demo/fi-attack"	/* beside the fineibt binary */
+#define DEMO_OUT_MAX	4096
 
-static void show(const char *what, const uint8_t *p, size_t n, uint64_t ip)
+struct demo_mode {
+	const char *label;
+	const char *cfi;
+};
+
+struct demo_attack {
+	const char *label;
+	const char *arg;	/* argument of the attack program */
+	const char *extra;	/* appended to the mode's cfi= list */
+};
+
+static const struct demo_mode demo_modes[] = {
+	{ "off",		"off" },
+	{ "kcfi",		"kcfi" },
+	{ "fineibt",		"fineibt" },
+	{ "paranoid",		"fineibt,paranoid" },
+	{ "bhi",		"fineibt,bhi" },
+	{ "paranoid+bhi",	"fineibt,paranoid,bhi" },
+	{ "auto",		"auto" },
+};
+
+static const struct demo_attack demo_attacks[] = {
+	{ "type confusion",	"confusion", "" },
+	{ "naked-ENDBR pivot",	"pivot",     "" },
+	{ "tail-call confusion", "tailcall", "" },
+	{ "confusion + warn",	"confusion", ",warn" },
+};
+
+struct demo_run {
+	int status;			/* from waitpid */
+	char out[DEMO_OUT_MAX];		/* stdout */
+	char err[DEMO_OUT_MAX];		/* stderr */
+};
+
+static int demo_find_prog(char *path, size_t len)
 {
-	char cmd[4096];
-	size_t at;
-	FILE *f;
+	const char *env = getenv("FINEIBT_DEMO_PROG");
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
 
-	printf("  %s @ %#llx:\n", what, (unsigned long long)ip);
-	at = (size_t)snprintf(cmd, sizeof(cmd), "printf '");
-	for (size_t i = 0; i < n && at < sizeof(cmd) - 64; i++)
-		at += (size_t)snprintf(cmd + at, sizeof(cmd) - at, "0x%02x ", p[i]);
-	snprintf(cmd + at, sizeof(cmd) - at,
-		 "' | llvm-mc-22 --disassemble -triple=x86_64 -output-asm-variant=0 2>/dev/null"
-		 " | grep -v '^\\s*\\.text'");
-	f = access("/usr/bin/llvm-mc-22", X_OK) == 0 ? popen(cmd, "r") : NULL;
-	printf("    bytes:");
-	for (size_t i = 0; i < n; i++)
-		printf(" %02x", p[i]);
-	printf("\n");
-	if (f) {
-		char line[256];
-
-		while (fgets(line, sizeof(line), f))
-			printf("    %s", line[0] == '\t' ? line + 1 : line);
-		pclose(f);
+	if (env && *env) {
+		snprintf(path, len, "%s", env);
+		return access(path, X_OK) ? -errno : 0;
 	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return -errno;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	/* build/ layout, then an installed prefix's libexec */
+	snprintf(path, len, "%s/%s", self, DEMO_PROG);
+	if (!access(path, X_OK))
+		return 0;
+	snprintf(path, len, "%s/../libexec/fineibt/fi-attack", self);
+	return access(path, X_OK) ? -ENOENT : 0;
 }
 
-static void demo_mode(const char *title, const char *cfi)
+static void demo_slurp(int fd, char *buf, size_t len)
 {
-	uint8_t pre[FI_PREAMBLE_SIZE + 4], site[FI_CALLSITE_SIZE];
-	struct fineibt_config cfg;
-	struct fi_buf b;
-	uint32_t hash = DEMO_HASH;
-	bool bhi, warn;
+	size_t at = 0;
+	ssize_t n;
 
-	fineibt_parse_cfi(cfi, true, &cfg, NULL, 0);
-	fineibt_resolve_auto(&cfg);
-	bhi = cfg.flags & FINEIBT_F_BHI;
-	warn = cfg.flags & FINEIBT_F_WARN;
-	printf("\n== %s (cfi=%s)\n", title, cfi);
+	lseek(fd, 0, SEEK_SET);
+	while (at < len - 1 && (n = read(fd, buf + at, len - 1 - at)) > 0)
+		at += (size_t)n;
+	buf[at] = '\0';
+}
 
-	fi_buf_init(&b, pre, sizeof(pre), DEMO_FUNC - FI_PREAMBLE_SIZE);
-	if (cfg.mode == FINEIBT_MODE_FINEIBT) {
-		fi_emit_bytes(&b, fi_seq_fineibt_preamble.bytes, FI_FINEIBT_PREAMBLE_BHI);
-		fi_store32(pre + FI_FINEIBT_PREAMBLE_HASH, hash);
-		fi_emit_bhi_tail(&b, bhi ? DEMO_ARITY : 0, warn, DEMO_STUBS);
-		if (b.len == FI_PREAMBLE_SIZE)
-			fi_emit_seq(&b, &fi_seq_endbr_poison, 0);
-	} else {
-		fi_emit_kcfi_preamble(&b, hash, DEMO_ARITY);
-		fi_emit_seq(&b, &fi_seq_endbr64, 0);
+static int demo_exec(const char *prog, const char *cfi, const char *arg,
+		     struct demo_run *r)
+{
+	FILE *out = tmpfile(), *err = tmpfile();
+	pid_t pid;
+	int ret = 0;
+
+	if (!out || !err) {
+		ret = -errno;
+		goto done;
 	}
-	show("preamble (func-16 .. func+3)", pre, b.len, b.ip);
-
-	fi_buf_init(&b, site, sizeof(site), DEMO_SITE);
-	if (cfg.mode != FINEIBT_MODE_FINEIBT) {
-		fi_emit_kcfi_caller(&b, hash, false, DEMO_THUNK);
-		if (cfg.mode == FINEIBT_MODE_OFF)
-			memcpy(site, fi_seq_caller_off.bytes, fi_seq_caller_off.len);
-	} else if (cfg.flags & FINEIBT_F_PARANOID) {
-		fi_emit_paranoid_caller(&b, hash, false);
-	} else {
-		fi_emit_fineibt_caller(&b, hash, false);
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		goto done;
 	}
-	show("call site", site, b.len, b.ip);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		dup2(null, 0);
+		dup2(fileno(out), 1);
+		dup2(fileno(err), 2);
+		setenv("FINEIBT_CFI", cfi, 1);
+		execl(prog, prog, arg, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &r->status, 0) < 0)
+		ret = -errno;
+	demo_slurp(fileno(out), r->out, sizeof(r->out));
+	demo_slurp(fileno(err), r->err, sizeof(r->err));
+done:
+	if (out)
+		fclose(out);
+	if (err)
+		fclose(err);
+	return ret;
+}
+
+/* What the run shows, in a few words. */
+static const char *demo_verdict(const struct demo_run *r)
+{
+	bool reported = strstr(r->err, "fineibt: CFI failure") != NULL;
+	bool ran = strstr(r->out, "ATTACK SUCCEEDED") != NULL;
+
+	if (WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGILL)
+		return reported ? "stopped" : "SIGILL, no report";
+	if (WIFSIGNALED(r->status))
+		return "crashed";
+	if (ran && reported)
+		return "reported, ran on";
+	if (ran)
+		return "NOT STOPPED";
+	return "?";
+}
+
+static void demo_first_line(const char *s, char *buf, size_t len)
+{
+	size_t n = strcspn(s, "\n");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
 }
 
 int cmd_demo(int argc, char **argv)
 {
-	printf("fineibt %s: the sequences of each mode for one function\n"
-	       "(type hash %#x, %d integer arguments) and one call site to it.\n",
-	       fineibt_version(), DEMO_HASH, DEMO_ARITY);
-	demo_mode("kCFI, as clang emits it", "kcfi,norand");
-	demo_mode("off: callers jump over the check", "off");
-	demo_mode("FineIBT: callee checks the hash after ENDBR", "fineibt,norand");
-	demo_mode("paranoid FineIBT: caller checks too", "fineibt,paranoid,norand");
-	demo_mode("FineIBT-BHI: args clobbered on mismatch", "fineibt,bhi,norand");
-	demo_mode("auto (userspace default)", "auto,norand");
+	char prog[PATH_MAX], example[512] = "", pivot[512] = "";
+	const size_t nmodes = sizeof(demo_modes) / sizeof(demo_modes[0]);
+	const size_t natt = sizeof(demo_attacks) / sizeof(demo_attacks[0]);
+	struct demo_run r;
+
+	if (argc > 1) {
+		fprintf(stderr, "Error: demo takes no arguments; try 'fineibt help demo'\n");
+		return 2;
+	}
+	if (demo_find_prog(prog, sizeof(prog))) {
+		fprintf(stderr, "Error: the demo program (%s) is not built; run 'make demo'\n",
+			DEMO_PROG);
+		return 1;
+	}
+	printf("fineibt demo: %s, built with fineibt-cc, attacked in every mode.\n"
+	       "Each cell is what one real run did (stopped = CFI trap, exit by SIGILL).\n\n",
+	       prog);
+	printf("%-14s", "mode");
+	for (size_t a = 0; a < natt; a++)
+		printf("  %-20s", demo_attacks[a].label);
+	printf("\n");
+	for (size_t m = 0; m < nmodes; m++) {
+		printf("%-14s", demo_modes[m].label);
+		for (size_t a = 0; a < natt; a++) {
+			char cfi[128];
+
+			snprintf(cfi, sizeof(cfi), "%s%s", demo_modes[m].cfi,
+				 demo_attacks[a].extra);
+			if (demo_exec(prog, cfi, demo_attacks[a].arg, &r)) {
+				printf("  %-20s", "could not run");
+				continue;
+			}
+			printf("  %-20s", demo_verdict(&r));
+			if (!example[0] && m == 6 && a == 0)
+				demo_first_line(r.err, example, sizeof(example));
+			if (!pivot[0] && m == 3 && a == 1)
+				demo_first_line(r.err, pivot, sizeof(pivot));
+		}
+		printf("\n");
+		fflush(stdout);
+	}
+	printf("\nA report, from auto mode's type confusion run:\n  %s\n", example);
+	printf("And paranoid mode stopping the naked-ENDBR pivot:\n  %s\n\n", pivot);
+	printf("kCFI: the caller loads the hash stored 16 bytes before the target and\n"
+	       "  compares it with the type it expects; ud2 on mismatch.\n"
+	       "FineIBT: the callee checks instead, right after its ENDBR (subl hash, %%r10d);\n"
+	       "  a mismatch jumps into the middle of the subl, onto an 0xEA byte (#UD).\n"
+	       "  The caller no longer reads the target's memory, but any ENDBR without a\n"
+	       "  check behind it (a \"naked\" ENDBR) becomes a landing pad: the pivot column.\n"
+	       "paranoid: the caller checks the hash too (a LOCK-prefixed jne raises #UD), so\n"
+	       "  a naked ENDBR no longer works. Userspace has no hardware IBT, so auto =\n"
+	       "  fineibt + paranoid.\n"
+	       "bhi: on a mismatch, the preamble calls a stub that overwrites the argument\n"
+	       "  registers with conditional moves, so a mispredicted path cannot use them.\n"
+	       "warn: report and continue, as the kernel's cfi=warn.\n"
+	       "The sequences of each mode: fineibt seq --asm.\n");
 	return 0;
 }

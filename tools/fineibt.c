@@ -17,7 +17,7 @@ static int cmd_help(int argc, char **argv);
 static const struct fi_cmd fi_cmds[] = {
 	{ "help",    cmd_help,    "[COMMAND]", "show help for all or one command" },
 	{ "version", cmd_version, "", "print the version" },
-	{ "demo",    cmd_demo,    "", "show each mode's sequences on a built-in example" },
+	{ "demo",    cmd_demo,    "", "attack a program built with fineibt-cc in every mode" },
 	FI_EXTRA_CMDS
 	{ NULL, NULL, NULL, NULL },
 };

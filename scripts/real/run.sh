@@ -205,10 +205,13 @@ for prog in "${progs[@]}"; do
 	fi
 	npass=0 nfail=0
 	bash "$here/fetch.sh" "$PKG" || { fail "real/$prog/fetch: apt-get source $PKG failed"; exit 1; }
+	results=$OUT/$prog/results-$cc_kind.tsv
+	[ "$bench_only" = 1 ] || : >"$results"
 	ref=$(build_variant "$prog" ref "$REF_CC" "$ref_id") ||
 		{ fail "real/$prog/build/ref: see $OUT/$prog/ref/build.log"; tail -n 5 "$OUT/$prog/ref/build.log"; exit 1; }
 	cfi=$(build_variant "$prog" "$cc_kind" "$TEST_CC" "$cc_id") ||
-		{ fail "real/$prog/build/$cc_kind: see $OUT/$prog/$cc_kind/build.log"; tail -n 5 "$OUT/$prog/$cc_kind/build.log"; exit 1; }
+		{ fail "real/$prog/build/$cc_kind: see $OUT/$prog/$cc_kind/build.log"; tail -n 5 "$OUT/$prog/$cc_kind/build.log"
+		  printf '%s\tbuild\t%s\tFAIL\tbuild failed\n' "$prog" "$cc_kind" >>"$results"; exit 1; }
 	pass "real/$prog/build/$cc_kind"
 	# What the compiler put in the main binary (sites the runtime rewrites).
 	[ -n "$PROBE" ] && [ -x "$bdir/fineibt" ] &&
@@ -218,8 +221,6 @@ for prog in "${progs[@]}"; do
 	[ "$bench_only" = 1 ] && tests=()
 	res=$OUT/$prog/runs
 	rm -rf "$res"; mkdir -p "$res"
-	results=$OUT/$prog/results-$cc_kind.tsv
-	[ "$bench_only" = 1 ] || : >"$results"
 	# Each mode must really be applied: run the module's probe command
 	# with FINEIBT_VERBOSE=1 and look for the runtime's "rewritten to" line
 	# for the main binary (auto resolves to fineibt,paranoid).

@@ -4,6 +4,11 @@
 # long runs are `make fuzz` (FUZZ_SECONDS=60 per harness; docs/robustness.md).
 # FUZZ_SMOKE_SECONDS (default 10) bounds each harness.
 set -u
+if [ -n "${FINEIBT_SAN:-}" ]; then
+	# The harnesses carry ASan+UBSan already; the plain `make check` runs them.
+	echo "SKIP: fuzz_smoke: under SAN=1 (the harnesses are sanitized in every build)"
+	exit 0
+fi
 BUILD=${BUILD:-build}
 cd "${FINEIBT_ROOT:-.}"
 FUZZ_BUILD=$BUILD/fuzz

@@ -8,6 +8,7 @@
  * Prints "conc_dl ok ROUNDS BADS" when every legal call returned right.
  */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

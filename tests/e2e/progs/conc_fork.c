@@ -9,6 +9,7 @@
  * new process's: "exec PARENT CHILD".
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static unsigned int hash_of_inc(void)
 
 	if (fineibt_func_hash((const void *)inc, &h))
 		return 0;
-	return h.hash;
+	return h.val;
 }
 
 static int child(bool bad)

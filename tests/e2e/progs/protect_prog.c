@@ -48,6 +48,13 @@ const void *fineibt_debug_object(const char *name);
 
 NOINLINE static long inc(long x) { return x + 1; }
 static fn1_t volatile p_inc = inc;
+/* More preambles for protect_scan's vote (run-time ^ compile-time hash). */
+NOINLINE static long v1(long x) { return x ^ 1; }
+NOINLINE static long v2(long x, long y) { return x ^ y; }
+NOINLINE static int v3(const char *s) { return s[0]; }
+NOINLINE static void v4(int *p) { *p = 4; }
+NOINLINE static long v5(long x, long y, long z) { return x ^ y ^ z; }
+void *volatile protect_voters[] = { v1, v2, v3, v4, v5 };
 
 static void own_sigill(int sig)
 {
@@ -221,6 +228,7 @@ int main(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : "";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	(void)protect_voters[0];
 	if (!strcmp(cmd, "write") && argc > 2)
 		return do_write(argv[2], argc > 3 ? argv[3] : NULL);
 	if (!strcmp(cmd, "maps-control")) {
