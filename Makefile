@@ -41,7 +41,7 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 .PHONY: all check check-real clean demo deps
 all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt \
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++) \
-     $(BUILD)/demo/fi-attack
+     $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
 # scripts/deps.sh is quiet and quick when everything is installed.
 $(DEPS_STAMP): scripts/deps.sh

@@ -2,7 +2,7 @@
 # Every output goes under $(BUILD)/bench/; nothing here is part of `make`.
 
 BUILD ?= build
-B     := $(BUILD)/bench
+B     ?= $(BUILD)/bench
 CC_PLAIN := clang-22
 FICC  := $(BUILD)/fineibt-cc
 OPT   := -O2 -Ibench

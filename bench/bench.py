@@ -540,6 +540,16 @@ def plot(summ, ssumm, real):
             'plot "%s" using %d:xtic(1) title "runtime-patched", '
             '"" using %d title "hand-written", "" using %d with lines lw 2 '
             'title "no CFI"\n' % (loop, dat, col, col + 1, 6 + i))
+    rdat0 = os.path.join(B, "plot-ratios.dat")
+    with open(rdat0, "w") as f:
+        for m in MODES:
+            s = summ["patched " + m]
+            f.write('"%s" %.4f %.4f\n' % (m.replace("fineibt", "fi"),
+                                         med(s["hot_vs_nocfi"]), med(s["cold_vs_nocfi"])))
+    panels.append(
+        'set title "runtime-patched / no CFI, same cycle (median)"\n'
+        'plot "%s" using 2:xtic(1) title "hot", "" using 3 title "cold", '
+        '1 with lines lw 2 title "no CFI"\n' % rdat0)
     if ssumm:
         sdat = os.path.join(B, "plot-startup.dat")
         with open(sdat, "w") as f:

@@ -23,6 +23,19 @@
  */
 #include "calls.h"
 
+/*
+ * -DFLOOR_PREFIX=floor_x_ renames the three global symbols, so that the
+ * floors of every mode can also be linked into bench/calls-cc itself
+ * (calls -f MODE times patched and hand-written code in one process).
+ */
+#ifdef FLOOR_PREFIX
+#define FLOOR_CAT2(a, b)	a##b
+#define FLOOR_CAT(a, b)		FLOOR_CAT2(a, b)
+#define bench_hot		FLOOR_CAT(FLOOR_PREFIX, bench_hot)
+#define bench_cold		FLOOR_CAT(FLOOR_PREFIX, bench_cold)
+#define bench_funcs		FLOOR_CAT(FLOOR_PREFIX, bench_funcs)
+#endif
+
 /* One type hash for long (*)(long, long); any non-ENDBR-like value. */
 #define HASH	0x5a3c9e71
 

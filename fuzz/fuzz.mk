@@ -31,8 +31,12 @@ $(FUZZ_BUILD)/obj/cmd_inspect.o: tools/cmd_inspect.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(FUZZ_CFLAGS) -c $< -o $@
 
-# fuzz_inspect runs the CLI's own cmd_inspect().
-$(FUZZ_BUILD)/fuzz_inspect: $(FUZZ_BUILD)/obj/cmd_inspect.o
+$(FUZZ_BUILD)/obj/cmd_inspect_ext.o: tools/cmd_inspect_ext.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+# fuzz_inspect runs the CLI's own cmd_inspect() (and its --diff/--pid part).
+$(FUZZ_BUILD)/fuzz_inspect: $(FUZZ_BUILD)/obj/cmd_inspect.o $(FUZZ_BUILD)/obj/cmd_inspect_ext.o
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(HDRS) $(FUZZ_BUILD)/libfineibt-fuzz.a
 	$(CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
 		$(filter %.o,$^) $(FUZZ_BUILD)/libfineibt-fuzz.a -ldl -lpthread

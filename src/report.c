@@ -165,22 +165,93 @@ static uint64_t fi_rep_site(const struct fi_trap *t, uint64_t sp)
 	}
 }
 
+/*
+ * The details of a failure seen before are reused: under cfi=warn a
+ * failing call in a loop traps again and again, and the "as in" scan and
+ * the line-table walk cost time proportional to the program's size. A
+ * small fixed table, filled lock-free (a slot is claimed with a CAS,
+ * filled, then published), keyed by everything the details depend on;
+ * the modules are part of the key, so a library loaded at the address of
+ * an unloaded one never inherits its entries. When full, details are
+ * computed every time.
+ */
+#define FI_REP_CACHE	32
+
+struct fi_rep_key {
+	uint64_t addr, target, site;
+	uint32_t type;
+	const struct fi_module *mod_target, *mod_site;
+};
+
+static struct fi_rep_slot {
+	int state;			/* 0 free, 1 being filled, 2 ready */
+	struct fi_rep_key key;
+	struct fi_report_info ri;
+} fi_rep_cache[FI_REP_CACHE];
+
+static bool fi_rep_key_eq(const struct fi_rep_key *a, const struct fi_rep_key *b)
+{
+	return a->addr == b->addr && a->target == b->target &&
+	       a->site == b->site && a->type == b->type &&
+	       a->mod_target == b->mod_target && a->mod_site == b->mod_site;
+}
+
+static bool fi_rep_cached(const struct fi_rep_key *k, struct fi_report_info *ri)
+{
+	for (size_t i = 0; i < FI_REP_CACHE; i++) {
+		struct fi_rep_slot *s = &fi_rep_cache[i];
+
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2 &&
+		    fi_rep_key_eq(&s->key, k)) {
+			__builtin_memcpy(ri, &s->ri, sizeof(*ri));
+			return true;
+		}
+	}
+	return false;
+}
+
+static void fi_rep_remember(const struct fi_rep_key *k,
+			    const struct fi_report_info *ri)
+{
+	for (size_t i = 0; i < FI_REP_CACHE; i++) {
+		struct fi_rep_slot *s = &fi_rep_cache[i];
+		int free_state = 0;
+
+		if (!__atomic_compare_exchange_n(&s->state, &free_state, 1, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		s->key = *k;
+		__builtin_memcpy(&s->ri, ri, sizeof(*ri));
+		__atomic_store_n(&s->state, 2, __ATOMIC_RELEASE);
+		return;
+	}
+}
+
 void fi_report_collect(const struct fi_trap *t, uint64_t sp,
 		       struct fi_report_info *ri)
 {
 	const struct fi_module *m;
+	struct fi_rep_key key;
 
 	*ri = (struct fi_report_info){ 0 };
-	m = fi_rt_module_at(t->target);
+	ri->site = fi_rep_site(t, sp);
+	key = (struct fi_rep_key){
+		.addr = t->addr, .target = t->target, .site = ri->site,
+		.type = t->type, .mod_target = fi_rt_module_at(t->target),
+		.mod_site = ri->site ? fi_rt_module_at(ri->site) : NULL,
+	};
+	if (fi_rep_cached(&key, ri))
+		return;
+	m = key.mod_target;
 	if (m)
 		ri->have_found = fi_rep_func_hash(m, t->target, &ri->found);
 	ri->nas_in = fi_report_as_in(t->type, t->target, ri->as_in,
 				     FI_REPORT_NAMES);
-	ri->site = fi_rep_site(t, sp);
-	m = ri->site ? fi_rt_module_at(ri->site) : NULL;
+	m = key.mod_site;
 	if (m && fi_dwarf_line(&m->img, ri->site - m->img.bias, ri->file,
 			       sizeof(ri->file), &ri->line))
 		ri->file[0] = '\0';
+	fi_rep_remember(&key, ri);
 }
 
 /* ------------------------------------------------------------- the text */

@@ -20,7 +20,15 @@
 
 #include "runtime.h"
 
+/*
+ * Chunks grow geometrically (128 KiB, twice each, ..., 16 MiB), so the
+ * fixed chunk table holds ~800 MiB: a JIT that registers and withdraws
+ * regions for a long time (each withdrawal leaks its ~1 KiB copy, as the
+ * malloc'd modules did before) does not run out. Pages are committed only
+ * once written.
+ */
 #define FI_ARENA_MIN	(128u * 1024)
+#define FI_ARENA_SHIFT_MAX 7
 #define FI_ARENA_ALIGN	16
 
 static size_t fi_arena_round(size_t n, size_t to)
@@ -40,9 +48,13 @@ static int fi_arena_open_chunk(struct fi_arena_chunk *c)
 
 static struct fi_arena_chunk *fi_arena_grow(struct fi_arena *a, size_t len)
 {
+	size_t shift = a->nchunks / 2 < FI_ARENA_SHIFT_MAX ? a->nchunks / 2 :
+		       FI_ARENA_SHIFT_MAX;
+	size_t size = (size_t)FI_ARENA_MIN << shift;
 	struct fi_arena_chunk *c;
-	size_t size = fi_arena_round(len > FI_ARENA_MIN ? len : FI_ARENA_MIN, 4096);
 	void *p;
+
+	size = fi_arena_round(len > size ? len : size, 4096);
 
 	if (a->nchunks == FI_ARENA_CHUNKS)
 		return NULL;

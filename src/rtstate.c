@@ -24,6 +24,7 @@
  * neighbouring data.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -41,6 +42,8 @@ static union {
 
 /* The one writable word: at worst a corrupted lock hangs a writer. */
 static int fi_rt_wlock;
+/* The forking thread's mask while it holds the lock across fork(). */
+static sigset_t fi_rt_fork_mask;
 
 /* src/bhi.S */
 extern const uint8_t __bhi_args[], __bhi_args_end[];
@@ -101,6 +104,33 @@ void fi_rt_write_end(const sigset_t *saved)
 	__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
 	pthread_sigmask(SIG_SETMASK, saved, NULL);
 	errno = err;
+}
+
+/*
+ * fork() while another thread is inside a window would leave the child
+ * with the lock taken forever (and the state possibly writable): take the
+ * lock around fork, so the child starts with a closed window and a free
+ * lock. Signals stay blocked meanwhile, as in any window.
+ */
+static void fi_rt_fork_prepare(void)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &fi_rt_fork_mask);
+	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void fi_rt_fork_done(void)
+{
+	__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &fi_rt_fork_mask, NULL);
+}
+
+__attribute__((constructor)) static void fi_rt_fork_init(void)
+{
+	pthread_atfork(fi_rt_fork_prepare, fi_rt_fork_done, fi_rt_fork_done);
 }
 
 /* ----------------------------------------------------------------- mode */

@@ -31,6 +31,9 @@ int cmd_inspect_help(void)
 	       "  with ENDBR but no hash check) and sites that do not match.\n"
 	       "  --list  also list every site: address, symbol+offset, hash, arity/form\n"
 	       "  --json  one JSON object on stdout (see docs/inspect.md)\n"
+	       "  fineibt inspect --diff A B [--list] [--json]: what changed between\n"
+	       "  two images; fineibt inspect --pid PID [--json]: the kCFI modules of\n"
+	       "  a running process (docs/ecosystem.md)\n"
 	       "  Exit status: 0 (also for a file without kCFI), 1 on error, 2 on usage.\n");
 	return 0;
 }
@@ -361,6 +364,9 @@ int cmd_inspect(int argc, char **argv)
 	char err[256] = "", mode[128];
 	int ret;
 
+	ret = cmd_inspect_ext(argc, argv);	/* --diff, --pid */
+	if (ret >= 0)
+		return ret;
 	ret = insp_args(argc, argv, &o);
 	if (ret)
 		return ret;

@@ -481,6 +481,8 @@ static const uint8_t *pid_bytes(const struct fi_image *im, uint8_t **bufs,
 struct pid_summary {
 	char mode[128];
 	size_t pre, pre_changed, calls, calls_changed, hash_changed, hashes;
+	bool seed;		/* rehashed at run time, or by a static patch */
+	bool static_patch;	/* the file itself was rewritten (fineibt patch) */
 };
 
 /*
@@ -533,11 +535,14 @@ static int pid_summarise(struct fi_image *im, uint8_t **bufs, uint64_t bias,
 	}
 	live.funcs = funcs;
 	live.calls = calls;
+	/* Rehashed sites mean a seed is in use; its value stays secret. */
+	ps->static_patch = im->note.present;
+	ps->seed = ps->hash_changed ||
+		   (im->note.present && (im->note.cfg.flags & FINEIBT_F_RAND));
 	if (fi_image_mode(&live, &cfg) < 0) {
 		snprintf(ps->mode, sizeof(ps->mode), "mixed");
 	} else {
-		/* Rehashed sites mean a seed is in use; its value stays secret. */
-		if (ps->hash_changed)
+		if (ps->seed)
 			cfg.flags |= FINEIBT_F_RAND;
 		else
 			cfg.flags &= ~FINEIBT_F_RAND;
@@ -572,21 +577,25 @@ static void pid_env_cfi(int pid, char *out, size_t len)
 }
 
 static void pid_print(bool json, bool *first, const char *path,
-		      const struct pid_summary *ps, bool seed)
+		      const struct pid_summary *ps)
 {
+	bool seed = ps->seed;
+
 	if (!json) {
-		printf("%-40s %-22s %5zu/%-5zu %5zu/%-5zu %s\n", path, ps->mode,
+		printf("%-40s %-22s %5zu/%-5zu %5zu/%-5zu %s%s\n", path, ps->mode,
 		       ps->pre_changed, ps->pre, ps->calls_changed, ps->calls,
-		       seed ? "present" : "none");
+		       seed ? "present" : "none",
+		       ps->static_patch ? " (file patched statically)" : "");
 		*first = false;
 		return;
 	}
 	printf("%s\n    {\"module\": ", *first ? "" : ",");
 	diff_json_str(path);
 	printf(", \"mode\": \"%s\", \"preambles\": %zu, \"preambles_rewritten\": %zu, "
-	       "\"call_sites\": %zu, \"call_sites_rewritten\": %zu, \"seed\": %s}",
+	       "\"call_sites\": %zu, \"call_sites_rewritten\": %zu, \"seed\": %s, "
+	       "\"static_patch\": %s}",
 	       ps->mode, ps->pre, ps->pre_changed, ps->calls, ps->calls_changed,
-	       seed ? "true" : "false");
+	       seed ? "true" : "false", ps->static_patch ? "true" : "false");
 	*first = false;
 }
 
@@ -623,10 +632,8 @@ static int pid_module(const struct pid_mod *pm, int memfd, bool json, bool *firs
 	ret = bufs ? pid_read_views(&im, memfd, bias, bufs) : -ENOMEM;
 	if (!ret)
 		ret = pid_summarise(&im, bufs, bias, &ps);
-	/* Rehashed sites, or a static patch with rand: a seed is in use. */
 	if (!ret)
-		pid_print(json, first, pm->path, &ps, ps.hash_changed ||
-			  (im.note.present && (im.note.cfg.flags & FINEIBT_F_RAND)));
+		pid_print(json, first, pm->path, &ps);
 	for (size_t i = 0; bufs && i < im.nviews; i++)
 		free(bufs[i]);
 	free(bufs);

@@ -56,6 +56,15 @@ if [ "${#progs[@]}" = 0 ]; then
 	for f in "$here"/progs/*.sh; do p=${f##*/}; progs+=("${p%.sh}"); done
 fi
 
+# One run per output dir at a time (make check and make check-real in the
+# same tree would clobber each other's trees and runs).
+mkdir -p "$OUT"
+exec 9>"$OUT/.lock"
+if ! flock -n 9; then
+	echo "run.sh: waiting for another run using $OUT" >&2
+	flock 9
+fi
+
 # ---- the compiler under test -------------------------------------------
 fineibt_cc_works() {
 	local d=$OUT/cc-probe
@@ -164,16 +173,25 @@ run_one() {
 	return "$rc"
 }
 
-time_one() {	# TREE MODE -> median seconds over $reps runs
-	local tree=$1 mode=$2 i t0 t1 ts=()
+# time_all TREE_REF TREE_CFI: $reps rounds; each round times the reference
+# and then every mode once, so that load from others on the shared machine
+# spreads over all of them alike. Prints "variant median_seconds" lines.
+time_all() {
+	local r=$1 c=$2 i v t0 t1 tf=$OUT/$prog/times
+	: >"$tf"
 	for ((i = 0; i < reps; i++)); do
-		t0=$(date +%s%N)
-		run_one "$tree" "$OUT/$prog/time.out" "$mode" || true
-		t1=$(date +%s%N)
-		ts+=("$(( (t1 - t0) / 1000 ))")
+		for v in ref $modes; do
+			t0=$(date +%s%N)
+			if [ "$v" = ref ]; then run_one "$r" "$OUT/$prog/time.out" || true
+			else run_one "$c" "$OUT/$prog/time.out" "$v" || true; fi
+			t1=$(date +%s%N)
+			echo "$v $(( (t1 - t0) / 1000 ))" >>"$tf"
+		done
 	done
-	printf '%s\n' "${ts[@]}" | sort -n |
-		awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.4f\n", m / 1e6 }'
+	for v in ref $modes; do
+		echo "$v $(awk -v v="$v" '$1 == v { print $2 }' "$tf" | sort -n |
+			awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.4f", m / 1e6 }')"
+	done
 }
 
 # Why a run differs: CFI report lines first, else the signal, else a diff.
@@ -186,7 +204,7 @@ why() {
 		echo "rc $rc (signal $(kill -l $((rc - 128)) 2>/dev/null || echo ?), ref $erc): $(tail -n 1 "$got.raw" | cut -c1-160)"
 		return
 	fi
-	echo "rc $rc (ref $erc), output differs: $(diff "$exp" "$got" | grep -m1 -a '^[<>]' | cut -c1-160)"
+	echo "rc $rc (ref $erc), output differs: ref '$(diff "$exp" "$got" | grep -m1 -a '^<' | cut -c3-100)', got '$(diff "$exp" "$got" | grep -m1 -a '^>' | cut -c3-100)'"
 }
 
 # ---- main loop ----------------------------------------------------------
@@ -219,8 +237,9 @@ for prog in "${progs[@]}"; do
 	tests=("${TESTS[@]}")
 	[ "$quick" = 1 ] && tests=("${QUICK_TESTS[@]}")
 	[ "$bench_only" = 1 ] && tests=()
-	res=$OUT/$prog/runs
-	rm -rf "$res"; mkdir -p "$res"
+	res=$OUT/$prog/runs-$cc_kind
+	[ "$bench_only" = 1 ] || rm -rf "$res"
+	mkdir -p "$res"
 	# Each mode must really be applied: run the module's probe command
 	# with FINEIBT_VERBOSE=1 and look for the runtime's "rewritten to" line
 	# for the main binary (auto resolves to fineibt,paranoid).
@@ -260,12 +279,11 @@ for prog in "${progs[@]}"; do
 	done
 	if [ "$reps" -gt 0 ]; then
 		for TEST in "${BENCH[@]}"; do
-			r=$(time_one "$ref" "")
-			echo "$prog,$TEST,ref,$r,$r,1.000,$reps,clang-22" >>"$bench_csv"
-			for mode in $modes; do
-				m=$(time_one "$cfi" "$mode")
-				echo "$prog,$TEST,$mode,$m,$r,$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'),$reps,$cc_kind" >>"$bench_csv"
-			done
+			time_all "$ref" "$cfi" >"$OUT/$prog/medians"
+			r=$(awk '$1 == "ref" { print $2 }' "$OUT/$prog/medians")
+			while read -r v m; do
+				echo "$prog,$TEST,\"$v\",$m,$r,$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'),$reps,$([ "$v" = ref ] && echo clang-22 || echo "$cc_kind")"
+			done <"$OUT/$prog/medians" >>"$bench_csv"
 		done
 	fi
 	[ "$nfail" = 0 ]

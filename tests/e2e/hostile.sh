@@ -15,11 +15,19 @@ LLD=$(command -v ld.lld-22)
 KCFI="-fsanitize=kcfi -fsanitize-kcfi-arity -fcf-protection=branch
  -mretpoline-external-thunk -mindirect-branch-cs-prefix -O2 -I$ROOT/tests/progs"
 
+# SAN=1 (make check SAN=1): the runtime is built with ASan and cannot be
+# loaded into uninstrumented programs; only the CLI parts run.
+rt_ok() {
+	[ -z "${FINEIBT_SAN:-}" ] && return 0
+	echo "SKIP: $1: runs the runtime inside a program (not under SAN=1)"
+	return 1
+}
+
 # check NAME COND-STATUS DETAIL
 check() { if [ "$2" = 0 ]; then rt_pass "$1"; else rt_fail "$1" "$3"; fi; }
 
 # inspect --json FILE, field FIELD (python one-liner, no jq on CI).
-jfield() { "$FIBT" inspect "$1" --json --list | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"; }
+jfield() { "$FIBT" inspect "$1" --json | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"; }
 
 # Every preamble and caller of patched OUT is in the FineIBT form its
 # mode promises, at the same addresses as in IN, and nothing unmatched.
@@ -47,11 +55,13 @@ check "stripped-patch" $? "patch of prog_stripped failed"
 verify_patched "$P/prog_stripped" "$O/stripped.p" paranoid
 check "stripped-patch-bytes" $? "prog_stripped patched wrong"
 # Its DSO is kCFI: the runtime rewrites it with the seed the note records.
+if rt_ok stripped-run; then
 rt_run stripped-static auto "$FIBT" run -- "$O/stripped.p"
 check "stripped-patched-runs" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = ok ]; echo $?) "rc=$RT_RC err=$RT_ERR_TXT"
 rt_run stripped-pivot auto "$FIBT" run -- "$P/prog_stripped" pivot
 check "stripped-run-pivot-caught" $([ "$RT_RC" = 132 ] && grep -qE "$RT_REPORT_RE.*mode: paranoid" <<<"$RT_ERR_TXT"; echo $?) \
 	"rc=$RT_RC err=$RT_ERR_TXT"
+fi
 
 # ---- no kCFI at all
 out=$("$FIBT" inspect "$P/prog_plain" 2>&1); rc=$?
@@ -60,7 +70,7 @@ rm -f "$O/plain.p"
 out=$("$FIBT" patch "$P/prog_plain" -o "$O/plain.p" 2>&1); rc=$?
 check "nokcfi-patch-refused" $([ $rc = 1 ] && [ ! -e "$O/plain.p" ] && grep -q '^Error: .*no kCFI sites' <<<"$out"; echo $?) \
 	"rc=$rc out=$out"
-for m in auto kcfi off fineibt,bhi; do
+rt_ok nokcfi-run && for m in auto kcfi off fineibt,bhi; do
 	rt_run plain "$m" "$FIBT" run -- "$P/prog_plain"
 	# Nothing but the cfi= word messages (bhi: no arity in this program).
 	check "nokcfi-run[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = ok ] &&
@@ -69,6 +79,7 @@ for m in auto kcfi off fineibt,bhi; do
 done
 
 # ---- mixed images: objects without kCFI (plain, and thunk calls without check)
+if rt_ok mixed; then
 clang-22 -O2 -fPIC -c "$ROOT/tests/e2e/progs/hostile_plain.c" -o "$O/plain_a.o" &&
 clang-22 -O2 -fPIC -fcf-protection=branch -mretpoline-external-thunk -mindirect-branch-cs-prefix \
 	-c "$ROOT/tests/e2e/progs/hostile_plain.c" -o "$O/plain_b.o" &&
@@ -83,9 +94,11 @@ for v in a b; do
 		check "mixed-$v[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "mixed 338450" ] && ! grep -q 'CFI failure' <<<"$RT_ERR_TXT"; echo $?) \
 			"rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 	done
+	out=
 	"$FIBT" patch "$O/mixed_$v" -o "$O/mixed_$v.p" >/dev/null 2>&1 && out=$("$O/mixed_$v.p" 2>&1)
 	check "mixed-$v-static" $([ "$out" = "mixed 338450" ]; echo $?) "out=$out"
 done
+fi
 
 # ---- other alignments, other or no patchable entries
 S=$ROOT/tests/progs
@@ -108,6 +121,7 @@ for v in "align32:-fpatchable-function-entry=11,11 -falign-functions=32" \
 	*)
 		check "$n-refused" $([ $rc = 1 ] && [ ! -e "$O/$n.p" ]; echo $?) "rc=$rc out=$out" ;;
 	esac
+	rt_ok "$n-run" || continue
 	rt_run "$n" auto "$FIBT" run -- "$O/$n"
 	check "$n-run" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = ok ]; echo $?) "rc=$RT_RC err=$RT_ERR_TXT"
 done
@@ -115,7 +129,7 @@ done
 # ---- FINEIBT_CFI garbage: default mode (paranoid catches the pivot), messages
 long=$(head -c 20000 /dev/zero | tr '\0' 'x')
 i=0
-for g in "$long" "$(printf 'caf\xc3\xa9,\xff\xfe\x01,\x1b[31m')" ",,,,,,,," "  ,  , " "paranoid,bhi,warp" "$long,$long"; do
+rt_ok cfi-garbage && for g in "$long" "$(printf 'caf\xc3\xa9,\xff\xfe\x01,\x1b[31m')" ",,,,,,,," "  ,  , " "paranoid,bhi,warp" "$long,$long"; do
 	i=$((i + 1))
 	rt_run garbage "$g" env FINEIBT_VERBOSE=1 "$FIBT" run -- "$P/prog_pie" pivot
 	ok=$([ "$RT_RC" = 132 ] && grep -q 'rewritten to fineibt,paranoid' <<<"$RT_ERR_TXT" &&
@@ -131,44 +145,60 @@ for g in "$long" "$(printf 'caf\xc3\xa9,\xff\xfe\x01,\x1b[31m')" ",,,,,,,," "  ,
 done
 
 # ---- statically patched program + runtime: left alone, traps decoded
-"$FIBT" patch "$P/prog_pie" -o "$O/static.p" --cfi=fineibt,paranoid --seed 1234 >/dev/null
+"$FIBT" patch "$P/prog_pie" -o "$O/static.p" --cfi=fineibt,paranoid --seed 1234 >/dev/null 2>&1
 cp "$O/static.p" "$O/static.orig"
+if rt_ok static-plus-runtime; then
 rt_run static kcfi env FINEIBT_VERBOSE=1 "$FIBT" run -- "$O/static.p" naked
 check "static-plus-runtime" $([ "$RT_RC" = 132 ] && grep -q 'static.p: kept static fineibt,paranoid' <<<"$RT_ERR_TXT" &&
 	grep -qE "$RT_REPORT_RE"'naked_endbr\+0x0; .*mode: paranoid' <<<"$RT_ERR_TXT" && cmp -s "$O/static.p" "$O/static.orig"; echo $?) \
 	"rc=$RT_RC err=$RT_ERR_TXT"
 rt_run static-ok auto "$FIBT" run -- "$O/static.p"
 check "static-plus-runtime-runs" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = ok ]; echo $?) "rc=$RT_RC err=$RT_ERR_TXT"
+fi
+rm -f "$O/static.pp"
 out=$("$FIBT" patch "$O/static.p" -o "$O/static.pp" 2>&1); rc=$?
 check "static-repatch-refused" $([ $rc = 1 ] && [ ! -e "$O/static.pp" ]; echo $?) "rc=$rc out=$out"
 
-# ---- a very large binary (>= 100k functions): inspect and patch
-big=
-for b in "$ROOT/$BUILD/bench/big/big_100000" "$O/big/big_100000"; do [ -x "$b" ] && big=$b && break; done
-# Building it takes minutes on two cores: done once per build directory
-# (kept under $O/big, or bench's copy), when asked or for `make fuzz`-style
-# long runs: FINEIBT_TEST_BIG=1 make check T=hostile.
-if [ -z "$big" ] && [ "${FINEIBT_TEST_BIG:-0}" = 1 ]; then
+# ---- very large binaries (>= 100k functions): inspect, patch, run
+# Always: hostile_big.py's assembly twin (builds in seconds; running it
+# makes 100k indirect calls, each through a rewritten caller and
+# preamble). Also the clang-built bench/gen_big.py program when one exists
+# (bench's, or ours built once with FINEIBT_TEST_BIG=1: ~3 min on 2 cores).
+bigs=()
+if [ "$O/big_asm" -nt "$ROOT/tests/e2e/progs/hostile_big.py" ] ||
+   { python3 "$ROOT/tests/e2e/progs/hostile_big.py" "$O/big_asm.s" 100000 &&
+     clang-22 -c "$O/big_asm.s" -o "$O/big_asm.o" &&
+     clang-22 --ld-path="$LLD" -pie -o "$O/big_asm" "$O/big_asm.o" && rm -f "$O/big_asm.s"; }; then
+	bigs+=("$O/big_asm:42")
+else
+	rt_fail big-asm-build "could not build the 100k-function assembly program"
+fi
+for b in "$ROOT/$BUILD/bench/big/big_100000" "$O/big/big_100000"; do
+	[ -x "$b" ] && bigs+=("$b:0") && break
+done
+if [ "${#bigs[@]}" = 1 ] && [ "${FINEIBT_TEST_BIG:-0}" = 1 ]; then
 	mkdir -p "$O/big" && rm -f "$O"/big/*.c "$O"/big/*.o &&
 	python3 "$ROOT/bench/gen_big.py" "$O/big" 100000 20 >/dev/null &&
 	ls "$O"/big/*.c | xargs -P2 -I{} sh -c "clang-22 -O1 -fsanitize=kcfi -fsanitize-kcfi-arity \
 		-fpatchable-function-entry=11,11 -falign-functions=16 -fcf-protection=branch \
 		-mretpoline-external-thunk -mindirect-branch-cs-prefix -c {} -o {}.o" &&
 	clang-22 -c "$S/thunk.S" -o "$O/big/thunk.o" &&
-	clang-22 --ld-path="$LLD" -pie -o "$O/big/big_100000" "$O"/big/*.o && big=$O/big/big_100000
+	clang-22 --ld-path="$LLD" -pie -o "$O/big/big_100000" "$O"/big/*.o &&
+	bigs+=("$O/big/big_100000:0")
 fi
-if [ -z "$big" ] && [ "${FINEIBT_TEST_BIG:-0}" != 1 ]; then
-	echo "SKIP: big: no 100k-function binary built yet (FINEIBT_TEST_BIG=1 builds it, ~3 min)"
-elif [ -z "$big" ]; then
-	rt_fail big-build "could not build the 100k-function program"
-else
+[ "${#bigs[@]}" = 1 ] && echo "SKIP: big-clang: no clang-built 100k-function program (FINEIBT_TEST_BIG=1 builds one)"
+for e in "${bigs[@]}"; do
+	big=${e%:*} want=${e##*:} n=big-${e##*/}; n=${n%%:*}
 	np=$(jfield "$big" 'j["preambles"]')
-	check "big-inspect" $([ "${np:-0}" -ge 100000 ]; echo $?) "preambles=$np"
-	rm -f "$O/big.p"
-	"$FIBT" patch "$big" -o "$O/big.p" >/dev/null 2>&1
-	check "big-patch" $? "patch failed"
-	r=$(jfield "$O/big.p" 'str(j["preambles"]) + " " + j["mode"] + " " + str(len(j["unmatched"]))')
-	check "big-patch-verified" $([ "$r" = "$np fineibt,paranoid 0" ]; echo $?) "got '$r'"
-	out=$("$O/big.p" 2>&1); rc=$?
-	check "big-patched-runs" $([ $rc = 0 ]; echo $?) "rc=$rc out=$(head -c 200 <<<"$out")"
-fi
+	check "$n-inspect" $([ "${np:-0}" -ge 100000 ]; echo $?) "preambles=$np"
+	rm -f "$O/$n.p"
+	"$FIBT" patch "$big" -o "$O/$n.p" >/dev/null 2>&1
+	check "$n-patch" $? "patch failed"
+	r=$(jfield "$O/$n.p" 'str(j["preambles"]) + " " + j["mode"] + " " + str(len(j["unmatched"]))')
+	check "$n-patch-verified" $([ "$r" = "$np fineibt,paranoid 0" ]; echo $?) "got '$r'"
+	"$O/$n.p" >/dev/null 2>&1; rc=$?
+	check "$n-patched-runs" $([ $rc = "$want" ]; echo $?) "rc=$rc, want $want"
+	rt_ok "$n-runtime-runs" || continue
+	rt_run "$n" auto "$FIBT" run -- "$big"
+	check "$n-runtime-runs" $([ "$RT_RC" = "$want" ] && [ -z "$RT_ERR_TXT" ]; echo $?) "rc=$RT_RC err=$RT_ERR_TXT"
+done

@@ -4,7 +4,7 @@
 # libbz2 calls its allocator through bzalloc/bzfree pointers in bz_stream.
 PKG=bzip2
 TESTS=(make-test roundtrip-1 roundtrip-9 recover)
-QUICK_TESTS=(make-test roundtrip-9)
+QUICK_TESTS=(make-test roundtrip-9 recover)
 BENCH=(roundtrip-9)
 PROBE="bzip2 --help"
 

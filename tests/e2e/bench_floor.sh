@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The runtime's output against an independent oracle: bench/floor.S writes
+# the sequences of every mode by hand around the same loops and callees as
+# bench/calls_kernel.c. Built with fineibt-cc and patched at load time, the
+# loop and a callee must be byte-identical to the hand-written ones except
+# for hash / rel32 immediates (differing runs of at most 4 bytes), and the
+# calls must all happen (calls exits 1 on a wrong sum). A mode compared
+# with another mode's floor must differ (the comparison discriminates).
+# No timing is asserted. Needs BUILD (fineibt-cc built) and FINEIBT_ROOT.
+set -u
+cd "${FINEIBT_ROOT:-.}"
+BUILD=${BUILD:-build}
+out=$BUILD/e2e/bench_floor
+mkdir -p "$out"
+if ! make -s -f bench/bench.mk BUILD="$BUILD" B="$out" NFUNCS=64 calls >"$out/build.log" 2>&1; then
+	echo "FAIL: bench_floor/build: see $out/build.log"
+	exit 1
+fi
+
+# same_code A B: the two "-d" outputs differ only in runs of <= 4 bytes
+same_code() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+def dumps(s):
+    return dict(re.findall(r"(\w+_code)=([0-9a-f]+)", s))
+a, b = dumps(sys.argv[1]), dumps(sys.argv[2])
+if set(a) != {"hot_code", "callee_code"} or set(b) != set(a):
+    print("no dumps"); sys.exit(1)
+for k in a:
+    x, y = bytes.fromhex(a[k]), bytes.fromhex(b[k])
+    i = 0
+    while i < len(x):
+        if x[i] == y[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(x) and x[j] != y[j]:
+            j += 1
+        if j - i > 4:
+            print("%s differs at +%d..+%d: %s vs %s" % (k, i, j, x[i:j].hex(), y[i:j].hex()))
+            sys.exit(1)
+        i = j
+PY
+}
+
+check() {	# MODE FLOOR EXPECT(same|differ)
+	local mode=$1 floor=$2 want=$3 a b why
+	a=$(FINEIBT_CFI=$mode "$out/calls-cc" -d -H 100 -C 64 -r 1 2>&1) ||
+		{ echo "FAIL: bench_floor/$mode: calls-cc: $a"; return; }
+	b=$("$out/calls-floor-$floor" -d -H 100 -C 64 -r 1 2>&1) ||
+		{ echo "FAIL: bench_floor/$mode: floor $floor: $b"; return; }
+	if why=$(same_code "$a" "$b"); then
+		[ "$want" = same ] && echo "PASS: bench_floor/$mode=hand-$floor" ||
+			echo "FAIL: bench_floor/$mode vs hand-$floor: identical, expected a difference"
+	else
+		[ "$want" = differ ] && echo "PASS: bench_floor/$mode!=hand-$floor" ||
+			echo "FAIL: bench_floor/$mode vs hand-$floor: $why"
+	fi
+}
+
+check off off same
+check kcfi kcfi same
+check fineibt fineibt same
+check fineibt,paranoid paranoid same
+check fineibt,bhi bhi same
+check fineibt,paranoid,bhi paranoid-bhi same
+check auto paranoid same
+check fineibt,norand fineibt same
+check fineibt paranoid differ
+check kcfi off differ
+check fineibt,bhi fineibt differ

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# inspect_ext: `fineibt inspect --diff A B` (a kCFI build against its
+# statically patched copies and against another build) and `fineibt
+# inspect --pid PID` (a running program in several modes, read from its
+# memory). Counts are checked against `fineibt inspect --json` of each
+# file. docs/ecosystem.md.
+set -u
+BUILD=${BUILD:-build}
+ROOT=${FINEIBT_ROOT:-$PWD}
+OUT=$ROOT/$BUILD/e2e/ecosystem/inspect_ext
+FCC=$ROOT/$BUILD/fineibt-cc
+FI=$ROOT/$BUILD/fineibt
+rm -rf "$OUT"
+mkdir -p "$OUT"
+unset FINEIBT_CFI FINEIBT_LOG LD_PRELOAD
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; }
+check() {	# check NAME WHY CMD...
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
+}
+# jq-free JSON field access: jget FILE EXPR (python3 expression on j)
+jget() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+cat >"$OUT/prog.c" <<'EOF'
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+static int twice(int x) { return 2 * x; }
+static int thrice(int x) { return 3 * x; }
+#ifdef EXTRA
+int extra(int x) { return x + 1; }
+#endif
+int (*volatile tab[])(int) = { twice, thrice,
+#ifdef EXTRA
+	extra,
+#endif
+};
+int main(int argc, char **argv)
+{
+	char c;
+	/* Let a sibling (fineibt inspect --pid) read us under yama scope 1. */
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
+	printf("ready %d\n", tab[0](21) + tab[1](0));
+	fflush(stdout);
+	while (argc > 1 && read(0, &c, 1) > 0)
+		;
+	return 0;
+}
+EOF
+"$FCC" -O2 -o "$OUT/a" "$OUT/prog.c" || { fail inspect_ext_build "fineibt-cc failed"; exit 0; }
+"$FCC" -O2 -DEXTRA -o "$OUT/b" "$OUT/prog.c"
+"$FI" patch "$OUT/a" -o "$OUT/a.auto" --cfi=auto --seed 1234abcd -q
+"$FI" patch "$OUT/a" -o "$OUT/a.kcfi" --cfi=kcfi --seed 1234abcd -q
+"$FI" patch "$OUT/a" -o "$OUT/a.norand" --cfi=kcfi,norand -q
+"$FI" inspect "$OUT/a" --json >"$OUT/a.json"
+NPRE=$(jget "$OUT/a.json" 'j["preambles"]')
+NPRE_ENDBR=$(jget "$OUT/a.json" 'j["preambles"] - j["preambles_without_endbr"]')
+NCALL=$(jget "$OUT/a.json" 'j["call_sites"]')
+
+# diff_row OUTFILE KIND: "a b unchanged form hash only-a only-b"
+diff_row() { awk -v k="$2" '$1 == k { print $2, $3, $4, $5, $6, $7, $8 }' "$1"; }
+
+"$FI" inspect --diff "$OUT/a" "$OUT/a.auto" >"$OUT/d.auto" 2>&1
+check diff_auto_preambles "row: $(diff_row "$OUT/d.auto" preambles)" \
+	test "$(diff_row "$OUT/d.auto" preambles)" = "$NPRE $NPRE $((NPRE - NPRE_ENDBR)) $NPRE_ENDBR $NPRE_ENDBR 0 0"
+check diff_auto_calls "row: $(diff_row "$OUT/d.auto" call_sites)" \
+	test "$(diff_row "$OUT/d.auto" call_sites)" = "$NCALL $NCALL 0 $NCALL $NCALL 0 0"
+check diff_auto_modes "header: $(head -2 "$OUT/d.auto" | tr '\n' ' ')" \
+	sh -c "grep -q '^a: .*/a (kcfi)' '$OUT/d.auto' && grep -q '^b: .*/a.auto (fineibt,paranoid, patched)' '$OUT/d.auto'"
+
+"$FI" inspect --diff "$OUT/a" "$OUT/a.kcfi" >"$OUT/d.kcfi" 2>&1
+check diff_kcfi_rand_hash_only "row: $(diff_row "$OUT/d.kcfi" call_sites)" \
+	test "$(diff_row "$OUT/d.kcfi" call_sites)" = "$NCALL $NCALL 0 0 $NCALL 0 0"
+"$FI" inspect --diff "$OUT/a" "$OUT/a.norand" >"$OUT/d.norand" 2>&1
+check diff_kcfi_norand_unchanged "row: $(diff_row "$OUT/d.norand" preambles)" \
+	test "$(diff_row "$OUT/d.norand" preambles)" = "$NPRE $NPRE $NPRE 0 0 0 0"
+
+"$FI" inspect --diff "$OUT/a" "$OUT/a.auto" --list >"$OUT/d.list" 2>&1
+check diff_list_lines "$(grep -c '^    preamble ' "$OUT/d.list") preamble lines, want $NPRE_ENDBR" \
+	test "$(grep -c '^    preamble ' "$OUT/d.list")" = "$NPRE_ENDBR"
+check diff_list_names "no 'preamble twice kcfi 0x... -> fineibt 0x...' line" \
+	grep -Eq '^    preamble twice +kcfi 0x[0-9a-f]{8} -> fineibt 0x[0-9a-f]{8}$' "$OUT/d.list"
+"$FI" inspect --diff "$OUT/a" "$OUT/a.auto" --list --json >"$OUT/d.json" 2>&1
+check diff_json "invalid JSON or counts" \
+	test "$(jget "$OUT/d.json" 'j["kinds"]["call_sites"]["form_changed"] == '"$NCALL"' and len([c for c in j["changes"] if c["kind"] == "call"]) == '"$NCALL")" = True
+
+# Two builds: b has one more function (extra), matched by name.
+"$FI" inspect --diff "$OUT/a" "$OUT/b" --list >"$OUT/d.ab" 2>&1
+check diff_builds_added "row: $(diff_row "$OUT/d.ab" preambles)" \
+	test "$(awk '$1 == "preambles" { print $7, $8 }' "$OUT/d.ab")" = "0 1"
+check diff_builds_list "no '+ preamble extra' line" grep -Eq '^  \+ preamble extra ' "$OUT/d.ab"
+
+"$FI" inspect --diff "$OUT/a" >/dev/null 2>&1
+check diff_usage "one file: exit $?, want 2" test $? = 2
+"$FI" inspect --diff "$OUT/a" "$OUT/nope" >/dev/null 2>"$OUT/d.err"
+check diff_missing "missing file: exit $?, want 1 + Error" \
+	sh -c "[ $? = 1 ] && grep -q '^Error: ' '$OUT/d.err'"
+
+# ------------------------------------------------------------------ --pid
+# pid_run CFI: start the program paused on a FIFO, inspect it, let it go.
+pid_run() {
+	local cfi=$1 fifo=$OUT/fifo pid
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	FINEIBT_CFI=$cfi "$OUT/a" wait <"$fifo" >"$OUT/pid.out" 2>&1 &
+	pid=$!
+	exec 7>"$fifo"
+	for _ in $(seq 50); do
+		grep -q ready "$OUT/pid.out" 2>/dev/null && break
+		sleep 0.05
+	done
+	"$FI" inspect --pid "$pid" >"$OUT/pid.txt" 2>&1
+	PID_RC=$?
+	"$FI" inspect --pid "$pid" --json >"$OUT/pid.json" 2>&1
+	exec 7>&-
+	wait "$pid"
+}
+# pid_line: the row of the program itself
+pid_line() { awk -v p="$OUT/a" '$1 == p { print $2, $3, $4, $5 }' "$OUT/pid.txt"; }
+
+pid_run auto
+check pid_auto "rc=$PID_RC row: $(pid_line)" \
+	test "$PID_RC $(pid_line)" = "0 fineibt,paranoid $NPRE_ENDBR/$NPRE $NCALL/$NCALL present"
+check pid_auto_no_hashes "a hash-like value is printed: $(grep -Eo '0x[0-9a-f]{8}' "$OUT/pid.txt" "$OUT/pid.json" | head -1)" \
+	sh -c "! grep -Eq '[0-9a-f]{8}' '$OUT/pid.txt' '$OUT/pid.json'"
+check pid_auto_json "JSON" test "$(jget "$OUT/pid.json" '[m for m in j["modules"] if m["module"] == "'"$OUT/a"'"][0]["seed"] == True and j["env_cfi"] == "auto"')" = True
+pid_run fineibt,bhi
+check pid_bhi "row: $(pid_line)" test "$(pid_line)" = "fineibt,bhi $NPRE_ENDBR/$NPRE $NCALL/$NCALL present"
+pid_run kcfi
+check pid_kcfi_rand "row: $(pid_line)" test "$(pid_line)" = "kcfi 0/$NPRE 0/$NCALL present"
+pid_run kcfi,norand
+check pid_kcfi_norand "row: $(pid_line)" test "$(pid_line)" = "kcfi,norand 0/$NPRE 0/$NCALL none"
+check pid_no_such "want exit 1 + Error" \
+	sh -c "'$FI' inspect --pid 999999999 2>&1 | grep -q '^Error: '"
+exit 0
