@@ -47,9 +47,16 @@ $(B)/callees.c: bench/gen_callees.sh bench/bench.mk $(NF_STAMP)
 $(B)/calls-nocfi: $(CALLS_DEP)
 	$(CC_PLAIN) $(OPT) $(LDFLAGS_PLAIN) -DNFUNCS=$(NFUNCS) -o $@ $(CALLS_SRC)
 
-# The product: fineibt-cc; the runtime patches it per FINEIBT_CFI.
-$(B)/calls-cc: $(CALLS_DEP) $(FICC) $(BUILD)/libfineibt.so $(BUILD)/libfineibt_crt.a
-	$(FICC) $(OPT) -DNFUNCS=$(NFUNCS) -o $@ $(CALLS_SRC)
+# The product: fineibt-cc; the runtime patches it per FINEIBT_CFI. It also
+# carries every floor under its own prefix (calls -f MODE): the runtime
+# leaves them alone (no .kcfi_traps entry, no patchable entry, no thunk).
+FLOOR_OBJS := $(patsubst %,$(B)/floor-%.o,$(FLOOR_MODES))
+$(B)/calls-cc: $(CALLS_DEP) $(FLOOR_OBJS) $(FICC) $(BUILD)/libfineibt.so $(BUILD)/libfineibt_crt.a
+	$(FICC) $(OPT) -DNFUNCS=$(NFUNCS) -DCALLS_WITH_FLOORS -o $@ $(CALLS_SRC) $(FLOOR_OBJS)
+
+$(B)/floor-%.o: bench/floor.S bench/calls.h bench/bench.mk $(NF_STAMP)
+	$(CC_PLAIN) $(OPT) -DNFUNCS=$(NFUNCS) -DFLOOR_CALLER=$(caller_$*) \
+		-DFLOOR_PREAMBLE=$(pre_$*) -DFLOOR_PREFIX=floor_$(subst -,_,$*)_ -c -o $@ $<
 
 # The same objects without the runtime: kCFI exactly as compiled
 # (calls through the retpoline-style thunk, which crt/thunks.S provides).

@@ -113,7 +113,8 @@ def calls_variants():
          ("kCFI as compiled, no runtime", "nort", "",
           [os.path.join(B, "calls-cc-nort")], {})]
     for m in MODES:
-        v.append(("patched " + m, "cc", m, [os.path.join(B, "calls-cc")],
+        v.append(("patched " + m, "cc", m, [os.path.join(B, "calls-cc"), "-f",
+                                             FLOOR[m].replace("-", "_")],
                   {"FINEIBT_CFI": m}))
     for f in FLOOR_BUILDS:
         v.append(("hand " + f, "floor", f,
@@ -168,7 +169,9 @@ def calls_cycles(n, cpu, quick):
                          "hot_best_ns": float(kv["hot_min"]),
                          "hot_median_ns": float(kv["hot_ns"]),
                          "cold_best_ns": float(kv["cold_min"]),
-                         "cold_median_ns": float(kv["cold_ns"])})
+                         "cold_median_ns": float(kv["cold_ns"]),
+                         "hot_inproc_ratio": float(kv.get("inproc_hot_ratio", "nan")),
+                         "cold_inproc_ratio": float(kv.get("inproc_cold_ratio", "nan"))})
         if c % 5 == 4 or c == n - 1:
             say("  calls: cycle %d/%d" % (c + 1, n))
     return rows
@@ -238,7 +241,7 @@ def summarize_calls(rows, stat):
         s = {"kind": kind, "mode": mode}
         for loop in ("hot", "cold"):
             key = "%s_%s_ns" % (loop, stat)
-            vals, vs_base, vs_floor = [], [], []
+            vals, vs_base, vs_floor, inproc = [], [], [], []
             for cyc in by.values():
                 if name not in cyc:
                     continue
@@ -246,12 +249,14 @@ def summarize_calls(rows, stat):
                 vals.append(x)
                 vs_base.append(x / cyc["no CFI (clang-22)"][key])
                 if kind == "cc":
+                    inproc.append(cyc[name][loop + "_inproc_ratio"])
                     fl = cyc.get("hand " + FLOOR[mode])
                     if fl:
                         vs_floor.append(x / fl[key])
             s[loop] = vals
             s[loop + "_vs_nocfi"] = vs_base
             s[loop + "_vs_floor"] = vs_floor
+            s[loop + "_inproc"] = inproc
         summ[name] = s
     return summ
 
@@ -263,29 +268,32 @@ def print_calls(summ, cg, same, ncycles):
     say("each process reports its best of 15 repetitions; ratios are medians of")
     say("per-cycle ratios). hot: one callee; cold: %d callees over %d KiB of text,"
         % (NFUNCS, NFUNCS * 256 // 1024))
-    say("shuffled. Ir/call and D1mr/call: callgrind (per loop iteration).")
+    say("shuffled. patched/hand: the patched process also runs the hand-written loops,")
+    say("alternating repetition by repetition (ratio of the two best repetitions);")
+    say("x-proc: against the separate hand-written process of the same cycle.")
+    say("Ir/call and D1mr/call: callgrind (per loop iteration).")
     for loop in ("hot", "cold"):
         say()
-        hdr = "%-31s %-22s %-22s %-21s %-19s %6s %6s" % (
+        hdr = "%-29s %-20s %-20s %-21s %-6s %-21s %5s %5s" % (
             loop + ": variant", "patched ns", "hand-written ns",
-            "patched/hand", "vs no CFI", "Ir", "D1mr")
+            "patched/hand", "x-proc", "vs no CFI", "Ir", "D1mr")
         say(hdr)
         say("-" * len(hdr))
         for name, s in summ.items():
             if s["kind"] == "floor":
                 continue
             c = cg.get(name, {})
-            hand = "-"
-            pf = "-"
+            hand = pf = xp = "-"
             if s["kind"] == "cc":
                 hname = "hand " + FLOOR[s["mode"]]
                 hand = spread(summ[hname][loop])
-                pf = spread(s[loop + "_vs_floor"], "%.3f")
+                pf = spread(s[loop + "_inproc"], "%.3f")
+                xp = "%.3f" % med(s[loop + "_vs_floor"])
             ir = c.get(loop + "_ir")
             d1 = c.get(loop + "_d1mr")
             label = name.replace("patched ", "")
-            say("%-31s %-22s %-22s %-21s %-19s %6s %6s" % (
-                label, spread(s[loop]), hand, pf,
+            say("%-29s %-20s %-20s %-21s %-6s %-21s %5s %5s" % (
+                label, spread(s[loop]), hand, pf, xp,
                 spread(s[loop + "_vs_nocfi"], "%.3f"),
                 "%.1f" % ir if ir is not None else "-",
                 "%.2f" % d1 if d1 is not None else "-"))
@@ -293,7 +301,7 @@ def print_calls(summ, cg, same, ncycles):
     say("Same code: the patched loop and callee bytes equal the hand-written ones")
     say("except hash/rel32 immediates: " +
         ", ".join("%s %s" % (m, same[m]) for m in MODES))
-    worst = max((med(s[l + "_vs_floor"]), n, l) for n, s in summ.items()
+    worst = max((med(s[l + "_inproc"]), n, l) for n, s in summ.items()
                 if s["kind"] == "cc" for l in ("hot", "cold"))
     say("Target: patched within %d%% of hand-written: worst median ratio %.3f (%s, %s) -> %s"
         % (round((TARGET_FLOOR - 1) * 100), worst[0], worst[1].replace("patched ", ""),
@@ -309,7 +317,8 @@ def write_calls_csv(rows, summ, cg):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["variant", "kind", "mode", "loop", "ns_median", "ns_min",
-                    "ns_max", "vs_nocfi", "vs_floor", "ir_per_call",
+                    "ns_max", "vs_nocfi", "vs_floor", "vs_floor_same_process",
+                    "ir_per_call",
                     "d1mr_per_call", "cycles"])
         for name, s in summ.items():
             for loop in ("hot", "cold"):
@@ -320,6 +329,8 @@ def write_calls_csv(rows, summ, cg):
                             "%.4f" % med(s[loop + "_vs_nocfi"]),
                             "%.4f" % med(s[loop + "_vs_floor"])
                             if s[loop + "_vs_floor"] else "",
+                            "%.4f" % med(s[loop + "_inproc"])
+                            if s[loop + "_inproc"] else "",
                             "%.2f" % c[loop + "_ir"] if c else "",
                             "%.3f" % c[loop + "_d1mr"] if c else "",
                             len(s[loop])])
@@ -488,18 +499,30 @@ def print_real(rows):
         if r["mode"] == "ref":
             continue
         table.setdefault((r["program"], r["workload"], r["cc"]), {})[r["mode"]] = r
-    hdr = "%-34s" % "program/workload (cc)" + "".join(" %9s" % m[:9] for m in modes)
+    def short(m):
+        return m.replace("fineibt", "fi").replace("paranoid", "par")
+    hdr = "%-30s" % "program/workload (cc)" + "".join(" %10s" % short(m) for m in modes)
     say(hdr)
     say("-" * len(hdr))
     for (p, w, cc), by in table.items():
-        say("%-34s" % ("%s/%s (%s)" % (p, w, cc))[:34] +
-            "".join(" %9s" % (by[m]["ratio"] if m in by else "-") for m in modes))
+        say("%-30s" % ("%s/%s (%s)" % (p, w, cc))[:30] +
+            "".join(" %10s" % (by[m]["ratio"] if m in by else "-") for m in modes))
+    say("auto next to kcfi (auto = fineibt,paranoid: the same code, so the gap between")
+    say("those two columns is this CSV's own noise):")
     for (p, w, cc), by in table.items():
-        a, k = by.get("auto"), by.get("kcfi")
-        if a and k and float(a["ratio"]) > float(k["ratio"]) * 1.01:
-            say("  %s/%s: auto (fineibt,paranoid) %.3f > kcfi %.3f: paranoid adds a"
-                " caller-side load of the hash on top of FineIBT's callee check"
-                % (p, w, float(a["ratio"]), float(k["ratio"])))
+        a, k, fp = by.get("auto"), by.get("kcfi"), by.get("fineibt,paranoid")
+        if not (a and k):
+            continue
+        ra, rk = float(a["ratio"]), float(k["ratio"])
+        rfp = float(fp["ratio"]) if fp else ra
+        line = "  %s/%s: auto %.3f, kcfi %.3f" % (p, w, ra, rk)
+        if ra > rk * 1.01:
+            line += (" -> auto higher: the paranoid caller loads the hash from the"
+                     " target (as kcfi does) and the callee checks it again (FineIBT)")
+            if abs(ra - rfp) > abs(ra - rk):
+                line += ("; but fineibt,paranoid (same code) measured %.3f: noise"
+                         " dominates, rerun scripts/real/run.sh with more --reps" % rfp)
+        say(line)
 
 
 # ------------------------------------------------------------------ plot

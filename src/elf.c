@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,12 +67,87 @@ int fi_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint64_t fi_rec_key(const uint8_t *rec)
+{
+	uint64_t k;
+
+	memcpy(&k, rec, sizeof(k));
+	return k;
+}
+
+/* Fixed sizes, so that the compiler inlines the copies of the hot loop. */
+static void fi_rec_copy(uint8_t *dst, const uint8_t *src, size_t size)
+{
+	switch (size) {
+	case 8:		memcpy(dst, src, 8); break;
+	case 16:	memcpy(dst, src, 16); break;
+	case 24:	memcpy(dst, src, 24); break;
+	default:	memcpy(dst, src, size); break;
+	}
+}
+
+/* One counting pass on byte @shift / 8 of the keys, from @src into @dst. */
+static void fi_radix_pass(const uint8_t *src, uint8_t *dst, size_t n,
+			  size_t size, unsigned int shift)
+{
+	size_t at[256] = { 0 }, sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		at[(fi_rec_key(src + i * size) >> shift) & 0xff]++;
+	for (size_t d = 0; d < 256; d++) {
+		size_t c = at[d];
+
+		at[d] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t d = (fi_rec_key(src + i * size) >> shift) & 0xff;
+
+		fi_rec_copy(dst + at[d]++ * size, src + i * size, size);
+	}
+}
+
+/*
+ * LSD radix sort, one byte per pass, skipping the bytes in which every
+ * key agrees (the high bytes of addresses): a large program's symbols
+ * sort in a few linear passes instead of n log n comparator calls, the
+ * largest cost of reading such a file with qsort.
+ */
+int fi_sort_by_addr(void *v, size_t n, size_t size)
+{
+	uint64_t any = 0, all = ~0ull;
+	uint8_t *a = v, *tmp, *src, *dst;
+
+	if (n < 2)
+		return 0;
+	if (n > SIZE_MAX / size || !(tmp = malloc(n * size)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		any |= fi_rec_key(a + i * size);
+		all &= fi_rec_key(a + i * size);
+	}
+	src = a;
+	dst = tmp;
+	for (unsigned int shift = 0; shift < 64; shift += 8) {
+		if (!(((any ^ all) >> shift) & 0xff))
+			continue;
+		fi_radix_pass(src, dst, n, size, shift);
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * size);
+	free(tmp);
+	return 0;
+}
+
 /* Metadata is usually emitted in address order: check before sorting. */
 void fi_sort_u64(uint64_t *v, size_t n)
 {
 	for (size_t i = 1; i < n; i++) {
 		if (v[i - 1] > v[i]) {
-			qsort(v, n, sizeof(*v), fi_cmp_u64);
+			if (fi_sort_by_addr(v, n, sizeof(*v)))
+				qsort(v, n, sizeof(*v), fi_cmp_u64);
 			return;
 		}
 	}
@@ -458,6 +534,9 @@ static bool fi_special_sym(struct fi_rd *rd, const Elf64_Sym *sym,
 	bool func = (type == STT_FUNC || type == STT_GNU_IFUNC) &&
 		    sym->st_shndx != SHN_UNDEF && sym->st_value;
 
+	/* Every special name starts with "__": most symbols stop here. */
+	if (name[0] != '_')
+		return func;
 	if (fi_starts(name, TYPEID_PREFIX) && name[strlen(TYPEID_PREFIX)]) {
 		im->typeids[im->ntypeids++] = (struct fi_typeid){
 			.name = name + strlen(TYPEID_PREFIX),
@@ -496,13 +575,22 @@ static int fi_alloc_syms(struct fi_rd *rd, size_t n)
 	return 0;
 }
 
+/*
+ * One symbol per address: the one fi_cmp_sym puts first (sized, then by
+ * name; among equals the first in the table). @s is sorted by address,
+ * stably, so this is what a stable sort by fi_cmp_sym would keep.
+ */
 static size_t fi_dedup_syms(struct fi_sym *s, size_t n)
 {
 	size_t out = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!out || s[out - 1].addr != s[i].addr)
-			s[out++] = s[i];
+		if (out && s[out - 1].addr == s[i].addr) {
+			if (fi_cmp_sym(&s[i], &s[out - 1]) < 0)
+				s[out - 1] = s[i];
+			continue;
+		}
+		s[out++] = s[i];
 	}
 	return out;
 }
@@ -535,7 +623,8 @@ static int fi_read_symbols(struct fi_rd *rd)
 			.addr = sym.st_value, .size = sym.st_size, .name = name,
 		};
 	}
-	qsort(im->syms, im->nsyms, sizeof(*im->syms), fi_cmp_sym);
+	if (fi_sort_by_addr(im->syms, im->nsyms, sizeof(*im->syms)))
+		qsort(im->syms, im->nsyms, sizeof(*im->syms), fi_cmp_sym);
 	im->nsyms = fi_dedup_syms(im->syms, im->nsyms);
 	fi_sort_u64(rd->elf->cfi, rd->elf->ncfi);
 	rd->elf->ncfi = fi_dedup_u64(rd->elf->cfi, rd->elf->ncfi);
@@ -744,6 +833,7 @@ static void fi_read_note(struct fi_rd *rd)
 
 /* ------------------------------------------------------ open and close */
 
+/* Everything but discovery, which the caller runs on the views it wants. */
 static int fi_parse(struct fi_rd *rd)
 {
 	int ret;
@@ -763,29 +853,44 @@ static int fi_parse(struct fi_rd *rd)
 		return ret;
 	fi_note_stub_sections(rd);
 	fi_read_note(rd);
-	ret = fi_elf_discover(rd->im);
-	if (ret)
-		return fi_fail(rd, ret, "out of memory");
 	return 0;
+}
+
+/* Parse @buf into @im (zeroed by the caller); @im->file is not touched. */
+static int fi_load(struct fi_image *im, const char *name, const uint8_t *buf,
+		   size_t size, char *err, size_t errlen)
+{
+	struct fi_rd rd = {
+		.im = im, .buf = buf, .size = size, .err = err, .errlen = errlen,
+	};
+
+	im->path = strdup(name ? name : "(buffer)");
+	im->elf = rd.elf = calloc(1, sizeof(*rd.elf));
+	if (!im->path || !im->elf)
+		return fi_fail(&rd, -ENOMEM, "out of memory");
+	return fi_parse(&rd);
+}
+
+static int fi_discover_or_fail(struct fi_image *im, char *err, size_t errlen)
+{
+	int ret = fi_elf_discover(im);
+
+	if (ret && err && errlen)
+		snprintf(err, errlen, "out of memory");
+	return ret;
 }
 
 int fi_image_from_buffer(struct fi_image *im, const char *name, uint8_t *buf,
 			 size_t size, char *err, size_t errlen)
 {
-	struct fi_rd rd = {
-		.im = im, .buf = buf, .size = size, .err = err, .errlen = errlen,
-	};
 	int ret;
 
 	memset(im, 0, sizeof(*im));
 	im->file = buf;
 	im->file_size = size;
-	im->path = strdup(name ? name : "(buffer)");
-	im->elf = rd.elf = calloc(1, sizeof(*rd.elf));
-	if (!im->path || !im->elf)
-		ret = fi_fail(&rd, -ENOMEM, "out of memory");
-	else
-		ret = fi_parse(&rd);
+	ret = fi_load(im, name, buf, size, err, errlen);
+	if (!ret)
+		ret = fi_discover_or_fail(im, err, errlen);
 	if (ret)
 		fi_image_close(im);
 	return ret;
@@ -816,14 +921,13 @@ static int fi_open_fail(char *err, size_t errlen, int code, const char *why)
 	return code;
 }
 
-int fi_image_open(struct fi_image *im, const char *path,
-		  char *err, size_t errlen)
+/* Open @path: a regular file of at most FI_MAX_FILE bytes. Returns the fd. */
+static int fi_open_regular(const char *path, size_t *size,
+			   char *err, size_t errlen)
 {
 	struct stat st;
-	uint8_t *buf;
 	int fd, ret;
 
-	memset(im, 0, sizeof(*im));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fi_open_fail(err, errlen, -errno, strerror(errno));
@@ -842,18 +946,33 @@ int fi_image_open(struct fi_image *im, const char *path,
 		close(fd);
 		return fi_open_fail(err, errlen, -EFBIG, "file too large (over 1 GiB)");
 	}
-	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	*size = (size_t)st.st_size;
+	return fd;
+}
+
+int fi_image_open(struct fi_image *im, const char *path,
+		  char *err, size_t errlen)
+{
+	uint8_t *buf;
+	size_t size;
+	int fd, ret;
+
+	memset(im, 0, sizeof(*im));
+	fd = fi_open_regular(path, &size, err, errlen);
+	if (fd < 0)
+		return fd;
+	buf = malloc(size ? size : 1);
 	if (!buf) {
 		close(fd);
 		return fi_open_fail(err, errlen, -ENOMEM, "out of memory");
 	}
-	ret = fi_read_all(fd, buf, (size_t)st.st_size);
+	ret = fi_read_all(fd, buf, size);
 	close(fd);
 	if (ret) {
 		free(buf);
 		return fi_open_fail(err, errlen, ret, strerror(-ret));
 	}
-	return fi_image_from_buffer(im, path, buf, (size_t)st.st_size, err, errlen);
+	return fi_image_from_buffer(im, path, buf, size, err, errlen);
 }
 
 void fi_image_close(struct fi_image *im)
@@ -863,6 +982,7 @@ void fi_image_close(struct fi_image *im)
 		free(im->elf->shdrs);
 		free(im->elf->entries);
 		free(im->elf->cfi);
+		free(im->elf->names);
 		free(im->elf);
 	}
 	fi_elf_free_sites(im);
@@ -881,10 +1001,8 @@ void fi_image_close(struct fi_image *im)
  * except segments without access rights, which may be PROT_NONE and are
  * given no bytes.
  */
-int fi_image_attach_live(struct fi_image *im, uint64_t bias)
+static int fi_attach_views(struct fi_image *im, uint64_t bias)
 {
-	if (!im->elf || im->live)
-		return -EINVAL;
 	for (size_t i = 0; i < im->nviews; i++) {
 		const struct fi_seg *s = &im->elf->segs[i];
 
@@ -900,7 +1018,103 @@ int fi_image_attach_live(struct fi_image *im, uint64_t bias)
 	}
 	im->live = true;
 	im->bias = bias;
-	return fi_elf_discover(im);
+	return 0;
+}
+
+int fi_image_attach_live(struct fi_image *im, uint64_t bias)
+{
+	int ret;
+
+	if (!im->elf || im->live)
+		return -EINVAL;
+	ret = fi_attach_views(im, bias);
+	return ret ? ret : fi_elf_discover(im);
+}
+
+/* -------------------------------------------------- live, file not kept */
+
+/*
+ * Copy the names the image keeps (function symbols, type ids) into one
+ * pool, so that the file they point into can go: about ten bytes per
+ * function instead of the whole string table.
+ */
+static int fi_pool_names(struct fi_image *im)
+{
+	size_t total = 0;
+	char *at;
+
+	for (size_t i = 0; i < im->nsyms; i++)
+		total += strlen(im->syms[i].name) + 1;
+	for (size_t i = 0; i < im->ntypeids; i++)
+		total += strlen(im->typeids[i].name) + 1;
+	im->elf->names = at = malloc(total ? total : 1);
+	if (!at)
+		return -ENOMEM;
+	for (size_t i = 0; i < im->nsyms; i++) {
+		size_t len = strlen(im->syms[i].name) + 1;
+
+		im->syms[i].name = memcpy(at, im->syms[i].name, len);
+		at += len;
+	}
+	for (size_t i = 0; i < im->ntypeids; i++) {
+		size_t len = strlen(im->typeids[i].name) + 1;
+
+		im->typeids[i].name = memcpy(at, im->typeids[i].name, len);
+		at += len;
+	}
+	return 0;
+}
+
+/*
+ * Parse the file mapped read-only at @map and keep what the image needs
+ * once the mapping is gone. Only the pages of the sections parsed are
+ * ever touched (headers, symbols, relocations, kCFI metadata), and they
+ * are the page cache's: never the text, never a private copy.
+ */
+static int fi_load_mapped(struct fi_image *im, const char *path,
+			  const uint8_t *map, size_t size,
+			  char *err, size_t errlen)
+{
+	int ret = fi_load(im, path, map, size, err, errlen);
+
+	if (!ret && fi_pool_names(im))
+		ret = fi_open_fail(err, errlen, -ENOMEM, "out of memory");
+	if (im->elf) {
+		im->elf->shstr = NULL;	/* pointed into the mapping */
+		im->elf->shstr_size = 0;
+	}
+	return ret;
+}
+
+int fi_image_open_live(struct fi_image *im, const char *path, uint64_t bias,
+		       char *err, size_t errlen)
+{
+	static const uint8_t empty[1];
+	const uint8_t *map = empty;
+	size_t size;
+	int fd, ret;
+
+	memset(im, 0, sizeof(*im));
+	fd = fi_open_regular(path, &size, err, errlen);
+	if (fd < 0)
+		return fd;
+	if (size)
+		map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	ret = map == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (ret)
+		return fi_open_fail(err, errlen, ret, strerror(-ret));
+	ret = fi_load_mapped(im, path, map, size, err, errlen);
+	if (size)
+		munmap((void *)map, size);
+	if (!ret && fi_attach_views(im, bias))
+		ret = fi_open_fail(err, errlen, -EINVAL,
+				   "segments wrap the address space at this bias");
+	if (!ret)
+		ret = fi_discover_or_fail(im, err, errlen);
+	if (ret)
+		fi_image_close(im);
+	return ret;
 }
 
 /* ------------------------------------------------------------ access */

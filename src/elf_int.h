@@ -38,6 +38,12 @@ struct fi_elf {
 	/* Executable sections that hold linker stubs (.plt*, .iplt). */
 	uint64_t stub_lo[4], stub_hi[4];
 	size_t nstubs;
+
+	/*
+	 * fi_image_open_live: the kept symbol and type-id names, copied out
+	 * of the file (which is not kept); NULL for the other images.
+	 */
+	char *names;
 };
 
 /* [off, off + len) lies inside [0, size), without overflow. */
@@ -51,6 +57,12 @@ int fi_cmp_u64(const void *a, const void *b);
 void fi_sort_u64(uint64_t *v, size_t n);
 size_t fi_dedup_u64(uint64_t *v, size_t n);
 bool fi_bsearch_u64(const uint64_t *v, size_t n, uint64_t key);
+/*
+ * Stable sort of @n records of @size bytes by the uint64_t each starts
+ * with (struct fi_sym, fi_func, a bare uint64_t). Returns 0, or -ENOMEM
+ * with the array untouched.
+ */
+int fi_sort_by_addr(void *v, size_t n, size_t size);
 
 /*
  * (Re)discover every site from the image's views and the metadata read

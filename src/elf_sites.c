@@ -66,8 +66,7 @@ static bool fi_probe_preamble(const struct fi_image *im, uint64_t func,
 		.addr = func, .hash = info.hash, .arity = (int8_t)info.arity,
 		.form = (uint8_t)info.form,
 		.endbr = fi_is_endbr(*p + FI_PREAMBLE_SIZE),
-		.has_cfi_sym = fi_bsearch_u64(im->elf->cfi, im->elf->ncfi,
-					      func - FI_PREAMBLE_SIZE),
+		/* .has_cfi_sym: fi_mark_cfi_syms, once funcs are sorted */
 	};
 	if (info.form == FI_PRE_FINEIBT_BHI)
 		f->arity = (int8_t)fi_bhi_arity(im, info.bhi_target);
@@ -109,7 +108,9 @@ static void fi_sort_funcs(struct fi_image *im)
 {
 	for (size_t i = 1; i < im->nfuncs; i++) {
 		if (im->funcs[i - 1].addr > im->funcs[i].addr) {
-			qsort(im->funcs, im->nfuncs, sizeof(*im->funcs), fi_cmp_func);
+			if (fi_sort_by_addr(im->funcs, im->nfuncs, sizeof(*im->funcs)))
+				qsort(im->funcs, im->nfuncs, sizeof(*im->funcs),
+				      fi_cmp_func);
 			return;
 		}
 	}
@@ -145,14 +146,21 @@ static bool fi_is_entry(const struct fi_image *im, uint64_t func)
  */
 static void fi_cfi_syms(struct fi_image *im)
 {
-	size_t n = im->nfuncs;
+	size_t n = im->nfuncs, k = 0;
 
+	/* Both sorted: walk them together (funcs[0..n) only: the ones added
+	 * here are appended). A wrapped address falls back to a search. */
 	for (size_t i = 0; i < im->elf->ncfi; i++) {
 		uint64_t func = im->elf->cfi[i] + FI_PREAMBLE_SIZE;
 		const uint8_t *p;
 		struct fi_func f;
+		bool known;
 
-		if (fi_find_func(im->funcs, n, func))
+		while (k < n && im->funcs[k].addr < func)
+			k++;
+		known = func < FI_PREAMBLE_SIZE ? fi_find_func(im->funcs, n, func) :
+			k < n && im->funcs[k].addr == func;
+		if (known)
 			continue;
 		if (!fi_is_entry(im, func) && fi_probe_preamble(im, func, &f, &p))
 			im->funcs[im->nfuncs++] = f;
@@ -181,12 +189,28 @@ static void fi_fineibt_arity(struct fi_image *im)
 	}
 }
 
+/* funcs and cfi symbols (func - 16) are both sorted: walk them together. */
+static void fi_mark_cfi_syms(struct fi_image *im)
+{
+	const uint64_t *cfi = im->elf->cfi;
+	size_t n = im->elf->ncfi, k = 0;
+
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		uint64_t pre = im->funcs[i].addr - FI_PREAMBLE_SIZE;
+
+		while (k < n && cfi[k] < pre)
+			k++;
+		im->funcs[i].has_cfi_sym = k < n && cfi[k] == pre;
+	}
+}
+
 static void fi_discover_preambles(struct fi_image *im)
 {
 	for (size_t i = 0; i < im->elf->nentries; i++)
 		fi_entry(im, im->elf->entries[i]);
 	fi_sort_funcs(im);
 	fi_cfi_syms(im);
+	fi_mark_cfi_syms(im);
 	fi_fineibt_arity(im);
 }
 
@@ -246,23 +270,6 @@ static void fi_discover_calls(struct fi_image *im)
 	}
 }
 
-static bool fi_is_call_site(const struct fi_image *im, uint64_t site)
-{
-	size_t lo = 0, hi = im->ncalls;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (im->calls[mid].addr == site)
-			return true;
-		if (im->calls[mid].addr < site)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 static int fi_add_tcall(struct fi_image *im, size_t *cap,
 			const struct fi_tcall *t)
 {
@@ -283,9 +290,13 @@ static int fi_add_tcall(struct fi_image *im, size_t *cap,
 static bool fi_thunk_at(const struct fi_image *im, const uint8_t *p,
 			uint64_t ip, struct fi_tcall *t)
 {
+	uint64_t target;
+
+	/* Decoded once, then compared: most 2e bytes are no such call. */
+	if (!fi_decode_thunk_call(p, ip, &target, &t->jmp))
+		return false;
 	for (int r = 0; r < 16; r++) {
-		if (im->thunks[r] &&
-		    fi_match_thunk_call(p, ip, im->thunks[r], &t->jmp)) {
+		if (im->thunks[r] && im->thunks[r] == target) {
 			t->addr = ip;
 			t->thunk = im->thunks[r];
 			t->reg = r;
@@ -295,12 +306,30 @@ static bool fi_thunk_at(const struct fi_image *im, const uint8_t *p,
 	return false;
 }
 
+/*
+ * Is @site a known kCFI call site? The scan asks in increasing address
+ * order (views are sorted and disjoint), so a cursor into the sorted
+ * calls answers without a search; a step back restarts it.
+ */
+static bool fi_is_call_site_from(const struct fi_image *im, uint64_t site,
+				 size_t *cursor)
+{
+	size_t c = *cursor;
+
+	if (c && c <= im->ncalls && im->calls[c - 1].addr >= site)
+		c = 0;
+	while (c < im->ncalls && im->calls[c].addr < site)
+		c++;
+	*cursor = c;
+	return c < im->ncalls && im->calls[c].addr == site;
+}
+
 /* Thunk calls that are not the tail of a known kCFI call site. */
 static int fi_discover_tcalls(struct fi_image *im)
 {
 	const uint8_t cs = fi_seq_thunk_call.bytes[0];
 	const size_t len = fi_seq_thunk_call.len;
-	size_t cap = 0;
+	size_t cap = 0, cursor = 0;
 	bool any = false;
 
 	for (int r = 0; r < 16; r++)
@@ -317,7 +346,8 @@ static int fi_discover_tcalls(struct fi_image *im)
 
 			if (fi_thunk_at(im, p, ip, &t) &&
 			    !(ip >= FI_KCFI_CALLER_CALL &&
-			      fi_is_call_site(im, ip - FI_KCFI_CALLER_CALL)) &&
+			      fi_is_call_site_from(im, ip - FI_KCFI_CALLER_CALL,
+						   &cursor)) &&
 			    fi_add_tcall(im, &cap, &t))
 				return -ENOMEM;
 			if ((size_t)(end - ++p) < len)

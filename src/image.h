@@ -153,6 +153,20 @@ int fi_image_from_buffer(struct fi_image *im, const char *name, uint8_t *buf,
  */
 int fi_image_attach_live(struct fi_image *im, uint64_t bias);
 
+/*
+ * fi_image_open + fi_image_attach_live for the runtime, with the same
+ * sites, symbols and errors, at a fraction of the time and memory: the
+ * file is mapped read-only only while its headers, symbols, relocations
+ * and kCFI metadata are parsed; sites are discovered once, from live
+ * memory. The image keeps no file: @im->file is NULL (so no DWARF lines,
+ * no fi_image_write_file), symbol and type-id names are copied into a pool.
+ * Since nothing is rediscovered from the file, a live module whose bytes
+ * differ from its file gets no arity from the file (fi_image_attach_live
+ * keeps the file's arity where the live preamble carries none).
+ */
+int fi_image_open_live(struct fi_image *im, const char *path, uint64_t bias,
+		       char *err, size_t errlen);
+
 void fi_image_close(struct fi_image *im);
 
 /* @len bytes at link-time @addr, or NULL if not inside one view. */

@@ -480,21 +480,30 @@ uint32_t fi_decode_caller_hash(const uint8_t *p)
 	return 0;
 }
 
-bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
-			 bool *jmp)
+bool fi_decode_thunk_call(const uint8_t *p, uint64_t ip, uint64_t *target,
+			  bool *jmp)
 {
 	const struct fi_seq *c = &fi_seq_thunk_call, *j = &fi_seq_thunk_jmp;
-	bool is_jmp;
 
 	if (p[0] != c->bytes[0])
 		return false;
 	if (p[1] == c->bytes[1])
-		is_jmp = false;
+		*jmp = false;
 	else if (p[1] == j->bytes[1])
-		is_jmp = true;
+		*jmp = true;
 	else
 		return false;
-	if (fi_rel32_target(p, c->len, ip) != thunk)
+	*target = fi_rel32_target(p, c->len, ip);
+	return true;
+}
+
+bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
+			 bool *jmp)
+{
+	uint64_t target;
+	bool is_jmp;
+
+	if (!fi_decode_thunk_call(p, ip, &target, &is_jmp) || target != thunk)
 		return false;
 	if (jmp)
 		*jmp = is_jmp;

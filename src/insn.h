@@ -234,6 +234,10 @@ uint32_t fi_decode_caller_hash(const uint8_t *p);
 bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
 			 bool *jmp);
 
+/* @p (6 bytes at @ip) is "2e e8/e9 rel32": its @target, and if a jmp. */
+bool fi_decode_thunk_call(const uint8_t *p, uint64_t ip, uint64_t *target,
+			  bool *jmp);
+
 /* ----------------------------------------------------------- #UD decode */
 
 enum fi_ud_kind {

@@ -287,9 +287,7 @@ static struct fi_module *fi_rt_open(const struct fi_found *f)
 	if (!m)
 		return NULL;
 	err[0] = '\0';
-	ret = fi_image_open(&m->img, path, err, sizeof(err));
-	if (!ret)
-		ret = fi_image_attach_live(&m->img, f->bias);
+	ret = fi_image_open_live(&m->img, path, f->bias, err, sizeof(err));
 	if (ret) {
 		fi_rt_say("fineibt: warning: %s: cannot read (%s%s%s); left "
 			  "in compiler form\n", path, strerror(-ret),

@@ -14,6 +14,9 @@
 #   --quick           each program's reduced test list (CI), no timing
 #   --reps N          timing runs per workload and mode (default 3; 0 = none)
 #   --bench-only      only the timing runs (no comparison, no probe)
+#   --icount          instead of timing: instructions executed (callgrind,
+#                     children traced) by each module's ICOUNT workloads, once
+#                     per mode -> $BUILD/bench/real-programs-icount-<cc>.csv
 #   --list            print the programs and their tests, then exit
 # Env: BUILD (build dir, default build), FINEIBT_REAL_OUT (default
 #   $BUILD/real), FINEIBT_SRC_CACHE (see fetch.sh), JOBS (make -j, max 2),
@@ -36,7 +39,7 @@ JOBS=${JOBS:-2}
 [ "$JOBS" -gt 2 ] && JOBS=2
 ALL_MODES="off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto"
 
-cc_kind= modes= quick=0 reps=3 list=0 bench_only=0 progs=()
+cc_kind= modes= quick=0 reps=3 list=0 bench_only=0 icount=0 progs=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cc) cc_kind=$2; shift ;;
@@ -45,13 +48,15 @@ while [ $# -gt 0 ]; do
 	--reps) reps=$2; shift ;;
 	--list) list=1 ;;
 	--bench-only) bench_only=1 ;;
-	-h|--help) sed -n '2,26p' "$here/run.sh"; exit 0 ;;
+	--icount) icount=1 ;;
+	-h|--help) sed -n '2,29p' "$here/run.sh"; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) progs+=("$1") ;;
 	esac
 	shift
 done
 [ "$quick" = 1 ] && reps=0
+[ "$icount" = 1 ] && { reps=0; bench_only=1; }
 if [ "${#progs[@]}" = 0 ]; then
 	for f in "$here"/progs/*.sh; do p=${f##*/}; progs+=("${p%.sh}"); done
 fi
@@ -124,6 +129,15 @@ nfail=0 npass=0
 mkdir -p "$OUT" "$bdir/bench"
 bench_csv=$bdir/bench/real-programs-$cc_kind.csv
 [ "$reps" -gt 0 ] && echo "program,workload,mode,median_s,ref_median_s,ratio,reps,cc" >"$bench_csv"
+icount_csv=$bdir/bench/real-programs-icount-$cc_kind.csv
+if [ "$icount" = 1 ]; then
+	command -v valgrind >/dev/null || { echo "run.sh: --icount needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+	echo "program,workload,mode,instructions,ref_instructions,ratio,cc" >"$icount_csv"
+	if [ -f "$OUT/rt/libfineibt.so.0" ]; then
+		mkdir -p "$OUT/rt-vg"
+		llvm-strip-22 --strip-debug -o "$OUT/rt-vg/libfineibt.so.0" "$OUT/rt/libfineibt.so.0" || exit 1
+	fi
+fi
 
 pass() { echo "PASS: $1"; npass=$((npass + 1)); }
 fail() { echo "FAIL: $1"; nfail=$((nfail + 1)); }
@@ -194,6 +208,27 @@ time_all() {
 	done
 }
 
+# icount_one TREE MODE: instructions (callgrind Ir, every process of the
+# test summed) of one run. valgrind 3.19 cannot read clang-22's DWARF 5, so
+# the runtime it loads is a copy without debug info.
+icount_one() {
+	local tree=$1 mode=$2 d
+	d=$(mktemp -d "$OUT/scratch.XXXXXX")
+	mkdir "$d/vg"
+	(
+		cd "$d"
+		if [ -n "$mode" ] && [ "$mode" != unpatched ]; then export FINEIBT_CFI=$mode
+		else unset FINEIBT_CFI; fi
+		[ -d "$OUT/rt-vg" ] && export LD_LIBRARY_PATH=$OUT/rt-vg
+		valgrind --tool=callgrind --trace-children=yes --smc-check=all \
+			--callgrind-out-file=/dev/null --log-file="$d/vg/log.%p" \
+			bash "$here/one.sh" "$mod" "$TEST" "$tree"
+	) >/dev/null 2>&1 </dev/null
+	cat "$d"/vg/log.* | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' |
+		awk '{ s += $1 } END { printf "%d\n", s }'
+	rm -rf "$d"
+}
+
 # Why a run differs: CFI report lines first, else the signal, else a diff.
 why() {
 	local exp=$1 got=$2 rc erc line
@@ -213,7 +248,7 @@ for prog in "${progs[@]}"; do
 	[ -f "$mod" ] || { fail "real/$prog: no module $mod"; continue; }
 	(
 	set -u
-	PKG= TESTS=() QUICK_TESTS=() BENCH=() PROBE=
+	PKG= TESTS=() QUICK_TESTS=() BENCH=() ICOUNT=() PROBE=
 	filter_output() { cat; }
 	# shellcheck source=/dev/null
 	. "$mod"
@@ -284,6 +319,17 @@ for prog in "${progs[@]}"; do
 			while read -r v m; do
 				echo "$prog,$TEST,\"$v\",$m,$r,$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'),$reps,$([ "$v" = ref ] && echo clang-22 || echo "$cc_kind")"
 			done <"$OUT/$prog/medians" >>"$bench_csv"
+		done
+	fi
+	if [ "$icount" = 1 ]; then
+		[ "${#ICOUNT[@]}" = 0 ] && ICOUNT=("${BENCH[@]}")
+		for TEST in "${ICOUNT[@]}"; do
+			r=$(icount_one "$ref" "")
+			echo "$prog,$TEST,\"ref\",$r,$r,1.000,clang-22" >>"$icount_csv"
+			for mode in $modes; do
+				m=$(icount_one "$cfi" "$mode")
+				echo "$prog,$TEST,\"$mode\",$m,$r,$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'),$cc_kind" >>"$icount_csv"
+			done
 		done
 	fi
 	[ "$nfail" = 0 ]

@@ -74,7 +74,7 @@ verify() {
 			fail "buildsys_$sys[sorts,$m]" "rc=$RC out='$STDOUT' err='$STDERR'"
 		fi
 	done
-	for m in auto fineibt kcfi; do
+	for m in auto fineibt fineibt,bhi kcfi; do
 		run_prog "$sys-confused-$m" "$m" "$prog" confused
 		re='^fineibt: CFI failure at [^ ]+ \(target: by_value\+0x0; expected type: 0x[0-9a-f]{8}; mode: [a-z+]+\)$'
 		if [ "$RC" = 132 ] && grep -Eq "$re" <<<"$STDERR"; then
@@ -102,6 +102,17 @@ verify() {
 			fail "buildsys_$sys[log,$m]" "FINEIBT_LOG record: '$(cat "$OUT/$sys-confused-$m.log" 2>&1)'"
 		fi
 	done
+	# warn: every failure reported and logged, the program goes on.
+	run_prog "$sys-warn" fineibt,paranoid,warn "$prog" confused
+	local nrep nlog nwarn
+	nrep=$(grep -c '^fineibt: CFI failure at .*; warn)$' "$OUT/$sys-warn.err")
+	nlog=$(wc -l <"$OUT/$sys-warn.log" 2>/dev/null || echo 0)
+	nwarn=$(grep -c '"action":"warn"}$' "$OUT/$sys-warn.log" 2>/dev/null)
+	if [ "$RC" = 0 ] && [ "$nrep" -gt 0 ] && [ "$nrep" = "$nlog" ] && [ "$nlog" = "$nwarn" ]; then
+		pass "buildsys_$sys[warn: $nrep reports = $nlog log records]"
+	else
+		fail "buildsys_$sys[warn]" "rc=$RC reports=$nrep log=$nlog warn=$nwarn"
+	fi
 	# The reported line agrees with an independent DWARF reader.
 	local site_addr off sym
 	site_addr=$(sed -n 's/.*"call_site":"\(sorter_sort+0x[0-9a-f]*\)".*/\1/p' "$OUT/$sys-confused-kcfi.log" 2>/dev/null)

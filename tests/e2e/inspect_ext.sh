@@ -24,6 +24,11 @@ check() {	# check NAME WHY CMD...
 # jq-free JSON field access: jget FILE EXPR (python3 expression on j)
 jget() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
+cat >"$OUT/lib.c" <<'EOF'
+int lib_apply(int (*f)(int), int x) { return f(x) + 0 * x; }
+static int lib_neg(int x) { return -x; }
+int (*lib_fn(void))(int) { return lib_neg; }
+EOF
 cat >"$OUT/prog.c" <<'EOF'
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -38,20 +43,28 @@ int (*volatile tab[])(int) = { twice, thrice,
 	extra,
 #endif
 };
+int lib_apply(int (*f)(int), int x);
+int (*lib_fn(void))(int);
 int main(int argc, char **argv)
 {
 	char c;
 	/* Let a sibling (fineibt inspect --pid) read us under yama scope 1. */
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
-	printf("ready %d\n", tab[0](21) + tab[1](0));
+	printf("ready %d\n", tab[0](21) + tab[1](0) + lib_apply(lib_fn(), 0));
 	fflush(stdout);
 	while (argc > 1 && read(0, &c, 1) > 0)
 		;
 	return 0;
 }
 EOF
-"$FCC" -O2 -o "$OUT/a" "$OUT/prog.c" || { fail inspect_ext_build "fineibt-cc failed"; exit 0; }
-"$FCC" -O2 -DEXTRA -o "$OUT/b" "$OUT/prog.c"
+"$FCC" -O2 -fPIC -shared -o "$OUT/liblib.so" "$OUT/lib.c" &&
+"$FCC" -O2 -o "$OUT/a" "$OUT/prog.c" -L"$OUT" -llib -Wl,-rpath,"$OUT" ||
+	{ fail inspect_ext_build "fineibt-cc failed"; exit 0; }
+"$FCC" -O2 -DEXTRA -o "$OUT/b" "$OUT/prog.c" -L"$OUT" -llib -Wl,-rpath,"$OUT"
+"$FI" inspect "$OUT/liblib.so" --json >"$OUT/lib.json"
+LPRE=$(jget "$OUT/lib.json" 'j["preambles"]')
+LPRE_ENDBR=$(jget "$OUT/lib.json" 'j["preambles"] - j["preambles_without_endbr"]')
+LCALL=$(jget "$OUT/lib.json" 'j["call_sites"]')
 "$FI" patch "$OUT/a" -o "$OUT/a.auto" --cfi=auto --seed 1234abcd -q
 "$FI" patch "$OUT/a" -o "$OUT/a.kcfi" --cfi=kcfi --seed 1234abcd -q
 "$FI" patch "$OUT/a" -o "$OUT/a.norand" --cfi=kcfi,norand -q
@@ -118,12 +131,16 @@ pid_run() {
 	exec 7>&-
 	wait "$pid"
 }
-# pid_line: the row of the program itself
-pid_line() { awk -v p="$OUT/a" '$1 == p { print $2, $3, $4, $5 }' "$OUT/pid.txt"; }
+# pid_line [MODULE]: the row of the program itself (or of MODULE)
+pid_line() { awk -v p="${1:-$OUT/a}" '$1 == p { print $2, $3, $4, $5 }' "$OUT/pid.txt"; }
 
 pid_run auto
 check pid_auto "rc=$PID_RC row: $(pid_line)" \
 	test "$PID_RC $(pid_line)" = "0 fineibt,paranoid $NPRE_ENDBR/$NPRE $NCALL/$NCALL present"
+check pid_auto_library "row: $(pid_line "$OUT/liblib.so")" \
+	test "$(pid_line "$OUT/liblib.so")" = "fineibt,paranoid $LPRE_ENDBR/$LPRE $LCALL/$LCALL present"
+check pid_auto_only_kcfi_modules "rows: $(sed -n '3,$p' "$OUT/pid.txt" | awk '{print $1}' | tr '\n' ' ')" \
+	test "$(sed -n '3,$p' "$OUT/pid.txt" | wc -l)" = 2
 check pid_auto_no_hashes "a hash-like value is printed: $(grep -Eo '0x[0-9a-f]{8}' "$OUT/pid.txt" "$OUT/pid.json" | head -1)" \
 	sh -c "! grep -Eq '[0-9a-f]{8}' '$OUT/pid.txt' '$OUT/pid.json'"
 check pid_auto_json "JSON" test "$(jget "$OUT/pid.json" '[m for m in j["modules"] if m["module"] == "'"$OUT/a"'"][0]["seed"] == True and j["env_cfi"] == "auto"')" = True

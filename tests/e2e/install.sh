@@ -109,10 +109,12 @@ check installed_version "fineibt --version" \
 	test "$("$P/bin/fineibt" --version 2>&1)" = "fineibt $VER"
 check installed_cc_builds "installed fineibt-cc cannot build" \
 	"$P/bin/fineibt-cc" -O2 -o "$OUT/prog" "$OUT/prog.c"
-check installed_cc_rpath "rpath does not point into the prefix" \
-	grep -qF "[$P/bin/../lib]" <<<"$(llvm-readelf-22 -d "$OUT/prog" 2>&1)"
-check installed_cc_runtime "program does not load the installed runtime" \
-	grep -qF "$P/bin/../lib/libfineibt.so.0" <<<"$(ldd "$OUT/prog" 2>&1)"
+rpath=$(llvm-readelf-22 -d "$OUT/prog" 2>&1 | sed -n 's/.*R\(UN\)\{0,1\}PATH.*\[\(.*\)\]/\2/p' | head -n 1)
+check installed_cc_rpath "rpath '$rpath' is not the prefix's lib/" \
+	test "$(realpath -m "$rpath")" = "$(realpath -m "$P/lib")"
+rt=$(ldd "$OUT/prog" 2>&1 | awk '$1 == "libfineibt.so.0" { print $3 }')
+check installed_cc_runtime "program loads '$rt', not the installed runtime" \
+	test "$(realpath -m "$rt")" = "$(realpath -m "$P/lib/libfineibt.so.$VER")"
 check installed_prog_runs "program fails in auto" \
 	test "$(FINEIBT_CFI=auto "$OUT/prog" 2>&1)" = 42
 { FINEIBT_CFI=auto "$OUT/prog" confused >/dev/null 2>"$OUT/prog.err"; rc=$?; } 2>/dev/null

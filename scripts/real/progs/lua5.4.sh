@@ -9,6 +9,7 @@ PKG=lua5.4
 TESTS=(stdlib bench luac)
 QUICK_TESTS=(stdlib bench)
 BENCH=(bench)
+ICOUNT=(bench1)
 PROBE="src/lua -v"
 luadir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../lua" && pwd)
 
@@ -22,6 +23,7 @@ run_test() {
 	case $t in
 	stdlib) "$tree/src/lua" "$luadir/stdlib.lua" ;;
 	bench)  "$tree/src/lua" "$luadir/bench.lua" 3 ;;
+	bench1) "$tree/src/lua" "$luadir/bench.lua" 1 ;;
 	luac)	# list the bytecode, then run it through the undumper
 		"$tree/src/luac" -l -l -p "$luadir/stdlib.lua" &&
 		"$tree/src/luac" -o b.luac "$luadir/bench.lua" &&

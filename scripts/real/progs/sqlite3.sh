@@ -9,6 +9,7 @@ TESTS=(speedtest1 speedtest1-threads speedtest1-cte speedtest1-fp speedtest1-orm
        fuzzdata1 fuzzdata2 fuzzdata3 fuzzdata4 fuzzdata5 fuzzdata6 fuzzdata7 fuzzdata8)
 QUICK_TESTS=(speedtest1-quick speedtest1-threads)
 BENCH=(speedtest1 fuzzdata4)
+ICOUNT=(speedtest1-quick)
 PROBE="speedtest1 --help"
 
 build_prog() {
