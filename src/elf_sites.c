@@ -286,24 +286,39 @@ static int fi_add_tcall(struct fi_image *im, size_t *cap,
 	return 0;
 }
 
-/* A "2e e8/e9 rel32" at @p (@ip) reaching one of the thunks. */
+/* The lowest register whose thunk is @target, or -1. */
+static int fi_thunk_reg_of(const struct fi_image *im, uint64_t target)
+{
+	for (int r = 0; r < 16; r++) {
+		if (im->thunks[r] && im->thunks[r] == target)
+			return r;
+	}
+	return -1;
+}
+
+/*
+ * A "2e e8/e9 rel32" at @p (@ip) reaching one of the thunks. Decoded
+ * once, then compared; @last remembers the previous answer, since almost
+ * every such call goes through the same thunk (r11).
+ */
 static bool fi_thunk_at(const struct fi_image *im, const uint8_t *p,
-			uint64_t ip, struct fi_tcall *t)
+			uint64_t ip, struct fi_tcall *t, uint64_t last[2])
 {
 	uint64_t target;
+	int r;
 
-	/* Decoded once, then compared: most 2e bytes are no such call. */
 	if (!fi_decode_thunk_call(p, ip, &target, &t->jmp))
 		return false;
-	for (int r = 0; r < 16; r++) {
-		if (im->thunks[r] && im->thunks[r] == target) {
-			t->addr = ip;
-			t->thunk = im->thunks[r];
-			t->reg = r;
-			return true;
-		}
-	}
-	return false;
+	if (last[0] && target == last[0])
+		r = (int)last[1];
+	else if ((r = fi_thunk_reg_of(im, target)) >= 0)
+		last[0] = target, last[1] = (uint64_t)r;
+	else
+		return false;
+	t->addr = ip;
+	t->thunk = target;
+	t->reg = r;
+	return true;
 }
 
 /*
@@ -330,6 +345,7 @@ static int fi_discover_tcalls(struct fi_image *im)
 	const uint8_t cs = fi_seq_thunk_call.bytes[0];
 	const size_t len = fi_seq_thunk_call.len;
 	size_t cap = 0, cursor = 0;
+	uint64_t last[2] = { 0, 0 };
 	bool any = false;
 
 	for (int r = 0; r < 16; r++)
@@ -344,7 +360,7 @@ static int fi_discover_tcalls(struct fi_image *im)
 		while ((p = memchr(p, cs, (size_t)(end - p) - (len - 1)))) {
 			uint64_t ip = v->vaddr + (uint64_t)(p - v->mem);
 
-			if (fi_thunk_at(im, p, ip, &t) &&
+			if (fi_thunk_at(im, p, ip, &t, last) &&
 			    !(ip >= FI_KCFI_CALLER_CALL &&
 			      fi_is_call_site_from(im, ip - FI_KCFI_CALLER_CALL,
 						   &cursor)) &&
