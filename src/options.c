@@ -125,7 +125,7 @@ static void fi_apply_word(const char *w, size_t n, bool have_arity,
 			fi_msgs_ignore(m, w, n, "needs fineibt");
 	} else if (fi_word_is(w, n, "bhi")) {
 		if (!have_arity)
-			fi_msgs_ignore(m, w, n, "needs kCFI arity (clang >= 21, -fsanitize-kcfi-arity)");
+			fi_msgs_ignore(m, w, n, "needs kCFI arity and no loaded function carries one (build with clang >= 21, -fsanitize-kcfi-arity; with only arity-0 functions bhi has nothing to do)");
 		else if (cfg->mode == FINEIBT_MODE_FINEIBT)
 			cfg->flags |= FINEIBT_F_BHI;
 		else

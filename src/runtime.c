@@ -574,6 +574,14 @@ static void fi_rt_start_locked(void)
  */
 FINEIBT_API void fineibt_rt_hook(void)
 {
+	/*
+	 * The program may read errno at main without setting it (C says it
+	 * is zero at start-up), and the dlopen hook runs between dlopen and
+	 * its caller: whatever failed along the way here (an mmap hint that
+	 * was taken, a file probe) must not show.
+	 */
+	int saved_errno = errno;
+
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (!fi_rt_started)
 		fi_rt_start_locked();
@@ -581,6 +589,7 @@ FINEIBT_API void fineibt_rt_hook(void)
 		fi_rt_scan();
 	pthread_mutex_unlock(&fi_rt_mutex);
 	fi_rt_scrub_stack();
+	errno = saved_errno;
 }
 
 /*

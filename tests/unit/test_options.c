@@ -22,7 +22,7 @@
 #define FIBT	FINEIBT_MODE_FINEIBT
 
 #define NEEDS_FIBT(w)	"fineibt: ignoring '" w "': needs fineibt\n"
-#define NEEDS_ARITY	"fineibt: ignoring 'bhi': needs kCFI arity (clang >= 21, -fsanitize-kcfi-arity)\n"
+#define NEEDS_ARITY	"fineibt: ignoring 'bhi': needs kCFI arity and no loaded function carries one (build with clang >= 21, -fsanitize-kcfi-arity; with only arity-0 functions bhi has nothing to do)\n"
 #define UNKNOWN(w)	"fineibt: ignoring '" w "': unknown cfi option\n"
 #define LEFT(w)		"fineibt: ignoring '" w "': a later word left fineibt\n"
 
