@@ -20,14 +20,20 @@
  *
  * Each thunk is global with default visibility, so libfineibt.so exports
  * them (src/libfineibt.map) for modules that do not carry their own.
+ * crt/thunks.S includes this file with FI_THUNKS_HIDDEN defined: every
+ * module fineibt-cc links then carries a hidden copy, so its calls stay
+ * direct rel32 inside the module (no PLT) and the passes recognise them.
+ * Each thunk has its own section so --gc-sections drops unused ones.
  * No ENDBR: thunks are only ever reached by direct call/jmp.
  */
 
-	.section .text.fineibt_thunks, "ax", @progbits
-
 .macro	THUNK reg
+	.section .text.__x86_indirect_thunk_\reg, "ax", @progbits
 	.balign	16, 0xcc
 	.globl	__x86_indirect_thunk_\reg
+#ifdef FI_THUNKS_HIDDEN
+	.hidden	__x86_indirect_thunk_\reg
+#endif
 	.type	__x86_indirect_thunk_\reg, @function
 __x86_indirect_thunk_\reg:
 	jmp	*%\reg
