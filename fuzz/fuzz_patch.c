@@ -27,8 +27,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Last byte: bits 0-1 mode (off/kcfi/fineibt/fineibt), 2 rand, 3 warn,
- * 4 paranoid, 5 bhi, 6 dethunk, 7 pretend stubs are at the text start. */
+/*
+ * Options from the input's last byte: bits 0-1 mode (off, kcfi, fineibt,
+ * fineibt), 2 rand, 3 warn, 4 paranoid, 5 bhi, 6 dethunk, 7 pretend the
+ * BHI stubs are at the start of the first view (reach checks).
+ */
 static void pick(uint8_t sel, const struct fi_image *im,
 		 struct fi_patch_opts *o)
 {

@@ -110,38 +110,69 @@ static void fi_radix_pass(const uint8_t *src, uint8_t *dst, size_t n,
 	}
 }
 
-/*
- * LSD radix sort over the bits in which the keys differ (addresses share
- * their high bits and, aligned, their low ones), in as few passes of at
- * most FI_RADIX_BITS bits as they need: a large program's symbols sort in
- * two or three linear passes instead of n log n comparator calls, which
- * were the largest cost of reading such a file with qsort.
- */
-int fi_sort_by_addr(void *v, size_t n, size_t size)
+/* Stable merge of the sorted runs [0, mid) and [mid, n) of @src into @dst. */
+static void fi_merge(const uint8_t *src, size_t mid, size_t n, uint8_t *dst,
+		     size_t size)
 {
-	uint64_t any = 0, all = ~0ull, diff;
-	uint8_t *a = v, *tmp, *src, *dst;
-	unsigned int lo, width, passes, bits;
-	bool sorted = true;
+	size_t i = 0, j = mid;
 
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = fi_rec_key(a + i * size);
-
-		sorted &= !i || fi_rec_key(a + (i - 1) * size) <= k;
-		any |= k;
-		all &= k;
+	while (i < mid && j < n) {
+		if (fi_rec_key(src + j * size) < fi_rec_key(src + i * size))
+			fi_rec_copy(dst, src + j++ * size, size);
+		else
+			fi_rec_copy(dst, src + i++ * size, size);
+		dst += size;
 	}
-	if (sorted)
-		return 0;
-	if (n > SIZE_MAX / size || !(tmp = malloc(n * size)))
-		return -ENOMEM;
-	diff = any ^ all;
-	lo = (unsigned int)__builtin_ctzll(diff);
-	width = 64 - (unsigned int)__builtin_clzll(diff) - lo;
-	passes = (width + FI_RADIX_BITS - 1) / FI_RADIX_BITS;
-	bits = (width + passes - 1) / passes;
-	src = a;
-	dst = tmp;
+	memcpy(dst, src + i * size, (mid - i) * size);
+	memcpy(dst + (mid - i) * size, src + j * size, (n - j) * size);
+}
+
+#define FI_MAX_RUNS	64
+
+/*
+ * Symbol tables are mostly a few ascending runs (one per input file, or
+ * locals then globals): merge neighbouring runs until one is left, each
+ * round a sequential pass. @run holds the @nrun + 1 run boundaries.
+ */
+static void fi_merge_runs(uint8_t *a, uint8_t *tmp, size_t size,
+			  size_t *run, size_t nrun)
+{
+	uint8_t *src = a, *dst = tmp;
+
+	while (nrun > 1) {
+		size_t out = 0;
+
+		for (size_t r = 0; r < nrun; r += 2) {
+			size_t lo = run[r], mid = run[r + 1];
+			size_t hi = r + 2 <= nrun ? run[r + 2] : mid;
+
+			fi_merge(src + lo * size, mid - lo, hi - lo,
+				 dst + lo * size, size);
+			run[out++] = lo;
+		}
+		run[out] = run[nrun];
+		nrun = out;
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, run[1] * size);
+}
+
+/*
+ * LSD radix sort over the bits in which the keys differ (@diff: addresses
+ * share their high bits and, aligned, their low ones), in as few passes
+ * of at most FI_RADIX_BITS bits as they need.
+ */
+static void fi_radix_sort(uint8_t *a, uint8_t *tmp, size_t n, size_t size,
+			  uint64_t diff)
+{
+	unsigned int lo = (unsigned int)__builtin_ctzll(diff);
+	unsigned int width = 64 - (unsigned int)__builtin_clzll(diff) - lo;
+	unsigned int passes = (width + FI_RADIX_BITS - 1) / FI_RADIX_BITS;
+	unsigned int bits = (width + passes - 1) / passes;
+	uint8_t *src = a, *dst = tmp;
+
 	for (unsigned int p = 0; p < passes; p++) {
 		fi_radix_pass(src, dst, n, size, lo + p * bits,
 			      p == passes - 1 ? width - p * bits : bits);
@@ -150,6 +181,42 @@ int fi_sort_by_addr(void *v, size_t n, size_t size)
 	}
 	if (src != a)
 		memcpy(a, src, n * size);
+}
+
+/*
+ * A few ascending runs are merged, many are radix-sorted: either way a
+ * large program's symbols sort in a few linear passes instead of the
+ * n log n comparator calls of qsort, which were the largest cost of
+ * reading such a file.
+ */
+int fi_sort_by_addr(void *v, size_t n, size_t size)
+{
+	uint64_t any = 0, all = ~0ull;
+	size_t run[FI_MAX_RUNS + 1], nrun = 1;
+	uint8_t *a = v, *tmp;
+
+	run[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = fi_rec_key(a + i * size);
+
+		if (i && fi_rec_key(a + (i - 1) * size) > k) {
+			if (nrun < FI_MAX_RUNS)
+				run[nrun] = i;
+			nrun++;
+		}
+		any |= k;
+		all &= k;
+	}
+	if (nrun == 1)
+		return 0;
+	if (n > SIZE_MAX / size || !(tmp = malloc(n * size)))
+		return -ENOMEM;
+	if (nrun <= FI_MAX_RUNS) {
+		run[nrun] = n;
+		fi_merge_runs(a, tmp, size, run, nrun);
+	} else {
+		fi_radix_sort(a, tmp, n, size, any ^ all);
+	}
 	free(tmp);
 	return 0;
 }

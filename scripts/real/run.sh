@@ -8,6 +8,7 @@
 #                     (the default when $BUILD/fineibt-cc exists and works)
 #   --cc fineibt-exact  the same with exact pointer types in the hashes
 #                     (FINEIBT_CC_EXACT=1: no generalized pointers)
+#   --cc fineibt-jt   the same with jump tables kept (FINEIBT_CC_JUMP_TABLES=1)
 #   --cc standin      scripts/real/standin-cc with link-time libc veneers
 #   --cc standin-raw  scripts/real/standin-cc without veneers (kCFI as compiled)
 #   --modes "M ..."   FINEIBT_CFI values to run (fineibt only)
@@ -22,8 +23,9 @@
 #   $BUILD/real), FINEIBT_SRC_CACHE (see fetch.sh), JOBS (make -j, max 2),
 #   FINEIBT_REAL_REBUILD=1 (rebuild the kCFI variant even if cached).
 # Prints "PASS: real/<prog>/<test>/<mode>" and "FAIL: ..." lines, a results
-# table, writes $OUT/<prog>/results-<cc>.tsv (+ this run's programs in
-# $OUT/results-<cc>.tsv) and $BUILD/bench/real-programs-<cc>.csv;
+# table, writes $OUT/<prog>/results-<cc>[-quick].tsv (+ this run's programs
+# in $OUT/results-<cc>[-quick].tsv), outputs in $OUT/<prog>/runs-<cc>[-quick]/
+# and timings in $BUILD/bench/real-programs[-icount]-<cc>.csv;
 # exits non-zero on any failure.
 # (The body is one { } block: bash reads it whole before running it, so
 # editing this file during a run cannot break the run.)
@@ -31,7 +33,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 BUILD=${BUILD:-build}
 case $BUILD in /*) bdir=$BUILD ;; *) bdir=$root/$BUILD ;; esac
 OUT=${FINEIBT_REAL_OUT:-$bdir/real}
@@ -39,7 +41,7 @@ JOBS=${JOBS:-2}
 [ "$JOBS" -gt 2 ] && JOBS=2
 ALL_MODES="off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto"
 
-cc_kind= modes= quick=0 reps=3 list=0 bench_only=0 icount=0 progs=()
+cc_kind="" modes="" quick=0 reps=3 list=0 bench_only=0 icount=0 progs=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cc) cc_kind=$2; shift ;;
@@ -49,7 +51,7 @@ while [ $# -gt 0 ]; do
 	--list) list=1 ;;
 	--bench-only) bench_only=1 ;;
 	--icount) icount=1 ;;
-	-h|--help) sed -n '2,29p' "$here/run.sh"; exit 0 ;;
+	-h|--help) sed -n '2,30p' "$here/run.sh"; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) progs+=("$1") ;;
 	esac
@@ -83,7 +85,7 @@ if [ -z "$cc_kind" ]; then
 	if fineibt_cc_works; then cc_kind=fineibt; else cc_kind=standin; fi
 fi
 case $cc_kind in
-fineibt|fineibt-exact)
+fineibt|fineibt-exact|fineibt-jt)
 	fineibt_cc_works || { echo "FAIL: real/fineibt-cc: $bdir/fineibt-cc missing or cannot build a hello program (see $OUT/cc-probe/log)"; exit 1; }
 	TEST_CC=$bdir/fineibt-cc
 	[ -n "$modes" ] || modes=$ALL_MODES
@@ -94,7 +96,10 @@ fineibt|fineibt-exact)
 	[ "${FINEIBT_REAL_REBUILD:-0}" = 1 ] && cc_id=$cc_id.$$
 	# exact pointer types in the hashes (no -fsanitize-cfi-icall-generalize-pointers)
 	if [ "$cc_kind" = fineibt-exact ]; then export FINEIBT_CC_EXACT=1
-	else unset FINEIBT_CC_EXACT; fi ;;
+	else unset FINEIBT_CC_EXACT; fi
+	# jump tables back (DESIGN section 1: notrack jmp, not CFI sites)
+	if [ "$cc_kind" = fineibt-jt ]; then export FINEIBT_CC_JUMP_TABLES=1
+	else unset FINEIBT_CC_JUMP_TABLES; fi ;;
 standin|standin-raw)
 	TEST_CC=$here/standin-cc
 	modes=unpatched
@@ -105,7 +110,7 @@ standin|standin-raw)
 	if [ "$cc_kind" = standin ]; then export FINEIBT_STANDIN_VENEERS=1
 	else export FINEIBT_STANDIN_VENEERS=0; fi
 	cc_id=$(cat "$here/standin-cc" "$here/thunk.S" | md5sum | cut -c1-16) ;;
-*) echo "run.sh: --cc fineibt|fineibt-exact|standin|standin-raw" >&2; exit 2 ;;
+*) echo "run.sh: --cc fineibt|fineibt-exact|fineibt-jt|standin|standin-raw" >&2; exit 2 ;;
 esac
 # Run against a snapshot of the runtime: others rebuild $BUILD/libfineibt.so
 # while a long run goes on ("file too short" halfway through a test suite).
@@ -113,7 +118,7 @@ esac
 # FINEIBT_REAL_SNAPSHOT=0 to load the one in $BUILD through the RUNPATH.
 if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ "${FINEIBT_REAL_SNAPSHOT:-1}" = 1 ]; then
 	mkdir -p "$OUT/rt"
-	for try in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		cp "$bdir/libfineibt.so" "$OUT/rt/.tmp.so" 2>/dev/null &&
 			llvm-readelf-22 -d "$OUT/rt/.tmp.so" 2>/dev/null | grep -q SONAME && break
 		sleep 2
@@ -122,6 +127,10 @@ if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ "${FINEIBT_REAL_SNAPSHOT:-1}" = 1 ];
 	export LD_LIBRARY_PATH=$OUT/rt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 REF_CC=clang-22
+# Results and outputs of --quick runs (make check) are kept apart from full
+# ones (make check-real).
+tag=$cc_kind
+[ "$quick" = 1 ] && tag=$cc_kind-quick
 ref_id=$(clang-22 --version | head -n 1 | md5sum | cut -c1-16)
 
 # ---- helpers ------------------------------------------------------------
@@ -146,7 +155,7 @@ fail() { echo "FAIL: $1"; nfail=$((nfail + 1)); }
 # module's build_prog in it. Cached until build_prog, the compiler or the
 # source changes. Echoes the tree path.
 build_variant() {
-	local prog=$1 var=$2 cc=$3 id=$4 dir=$OUT/$1/$2 base key full
+	local prog=$1 cc=$3 id=$4 dir=$OUT/$1/$2 base key full
 	base=$(cat <(declare -f build_prog) <(echo "$id $cc") \
 		"${FINEIBT_SRC_CACHE:-/var/cache/fineibt-src}/$PKG/src/.unpacked" | md5sum | cut -c1-32)
 	# A full build serves --quick too; a quick one (QUICK=1: the module may
@@ -173,7 +182,7 @@ run_one() {
 	local tree=$1 outf=$2 mode=${3:-} scratch rc
 	scratch=$(mktemp -d "$OUT/scratch.XXXXXX")
 	(
-		cd "$scratch"
+		cd "$scratch" || exit 1
 		if [ -n "$mode" ] && [ "$mode" != unpatched ]; then export FINEIBT_CFI=$mode
 		else unset FINEIBT_CFI; fi
 		run_test "$TEST" "$tree"
@@ -216,7 +225,7 @@ icount_one() {
 	d=$(mktemp -d "$OUT/scratch.XXXXXX")
 	mkdir "$d/vg"
 	(
-		cd "$d"
+		cd "$d" || exit 1
 		if [ -n "$mode" ] && [ "$mode" != unpatched ]; then export FINEIBT_CFI=$mode
 		else unset FINEIBT_CFI; fi
 		[ -d "$OUT/rt-vg" ] && export LD_LIBRARY_PATH=$OUT/rt-vg
@@ -248,7 +257,7 @@ for prog in "${progs[@]}"; do
 	[ -f "$mod" ] || { fail "real/$prog: no module $mod"; continue; }
 	(
 	set -u
-	PKG= TESTS=() QUICK_TESTS=() BENCH=() ICOUNT=() PROBE=
+	PKG="" TESTS=() QUICK_TESTS=() BENCH=() ICOUNT=() PROBE=""
 	filter_output() { cat; }
 	# shellcheck source=/dev/null
 	. "$mod"
@@ -258,7 +267,7 @@ for prog in "${progs[@]}"; do
 	fi
 	npass=0 nfail=0
 	bash "$here/fetch.sh" "$PKG" || { fail "real/$prog/fetch: apt-get source $PKG failed"; exit 1; }
-	results=$OUT/$prog/results-$cc_kind.tsv
+	results=$OUT/$prog/results-$tag.tsv
 	[ "$bench_only" = 1 ] || : >"$results"
 	ref=$(build_variant "$prog" ref "$REF_CC" "$ref_id") ||
 		{ fail "real/$prog/build/ref: see $OUT/$prog/ref/build.log"; tail -n 5 "$OUT/$prog/ref/build.log"; exit 1; }
@@ -272,7 +281,7 @@ for prog in "${progs[@]}"; do
 	tests=("${TESTS[@]}")
 	[ "$quick" = 1 ] && tests=("${QUICK_TESTS[@]}")
 	[ "$bench_only" = 1 ] && tests=()
-	res=$OUT/$prog/runs-$cc_kind
+	res=$OUT/$prog/runs-$tag
 	[ "$bench_only" = 1 ] || rm -rf "$res"
 	mkdir -p "$res"
 	# Each mode must really be applied: run the module's probe command
@@ -339,9 +348,9 @@ done
 
 # ---- summary ------------------------------------------------------------
 # This run's programs, in order (each keeps its own file from its last run).
-results=$OUT/results-$cc_kind.tsv
+results=$OUT/results-$tag.tsv
 for prog in "${progs[@]}"; do
-	cat "$OUT/$prog/results-$cc_kind.tsv" 2>/dev/null
+	cat "$OUT/$prog/results-$tag.tsv" 2>/dev/null
 done >"$results"
 echo
 echo "results ($cc_kind; ok/total per program and mode):"

@@ -5,6 +5,6 @@
 # FINEIBT_CFI mode, and each mode must be reported applied. Full set:
 # make check-real. Source cache: $FINEIBT_SRC_CACHE (/var/cache/fineibt-src).
 set -u
-cd "${FINEIBT_ROOT:-$(dirname "$0")/../..}"
+cd "${FINEIBT_ROOT:-$(dirname "$0")/../..}" || exit 1
 . scripts/real/e2e.sh
 real_e2e pcre2

@@ -367,7 +367,9 @@ static int cmp_rec(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static bool sort_case(size_t n, uint64_t mask, uint64_t or, size_t size)
+/* @runs > 0: the input is that many ascending runs (a symbol table). */
+static bool sort_case(size_t n, uint64_t mask, uint64_t or, size_t size,
+		      size_t runs)
 {
 	struct rec24 *v = calloc(n + 1, sizeof(*v)), *w = calloc(n + 1, sizeof(*w));
 	uint8_t *r = calloc(n + 1, size);
@@ -379,6 +381,14 @@ static bool sort_case(size_t n, uint64_t mask, uint64_t or, size_t size)
 		x ^= x >> 7;
 		x ^= x << 17;
 		v[i] = (struct rec24){ (x & mask) | or, i, 0 };
+	}
+	for (size_t k = 0; ok && runs && k < runs; k++) {
+		size_t lo = n * k / runs, hi = n * (k + 1) / runs;
+
+		qsort(v + lo, hi - lo, sizeof(*v), cmp_rec);
+	}
+	for (size_t i = 0; ok && i < n; i++) {
+		v[i].idx = i;
 		memcpy(r + i * size, &v[i], size);
 	}
 	ok = ok && fi_sort_by_addr(r, n, size) == 0;
@@ -400,13 +410,20 @@ static void t_sort(void)
 	bool ok = true;
 
 	for (size_t s = 0; s < 3; s++) {
-		ok &= sort_case(0, ~0ull, 0, sizes[s]);
-		ok &= sort_case(1, ~0ull, 0, sizes[s]);
-		ok &= sort_case(1000, ~0ull, 0, sizes[s]);		/* 64 bits */
-		ok &= sort_case(5000, 0xfff0, 0x400000, sizes[s]);	/* aligned */
-		ok &= sort_case(5000, 0x7, 0, sizes[s]);		/* many equal */
-		ok &= sort_case(3000, 0x1ffffff0, 0x555000000000ull, sizes[s]);
-		ok &= sort_case(100, 0, 42, sizes[s]);			/* all equal */
+		ok &= sort_case(0, ~0ull, 0, sizes[s], 0);
+		ok &= sort_case(1, ~0ull, 0, sizes[s], 0);
+		ok &= sort_case(1000, ~0ull, 0, sizes[s], 0);		/* 64 bits */
+		ok &= sort_case(5000, 0xfff0, 0x400000, sizes[s], 0);	/* aligned */
+		ok &= sort_case(5000, 0x7, 0, sizes[s], 0);		/* many equal */
+		ok &= sort_case(3000, 0x1ffffff0, 0x555000000000ull, sizes[s], 0);
+		ok &= sort_case(100, 0, 42, sizes[s], 0);		/* all equal */
+		/* few ascending runs: merged, not radix-sorted */
+		ok &= sort_case(5000, 0xfff0, 0x400000, sizes[s], 1);
+		ok &= sort_case(5000, 0xfff0, 0x400000, sizes[s], 2);
+		ok &= sort_case(5001, 0xfff0, 0x400000, sizes[s], 5);
+		ok &= sort_case(4999, 0x3, 0, sizes[s], 7);		/* ties */
+		ok &= sort_case(6400, ~0ull, 0, sizes[s], 64);
+		ok &= sort_case(6500, ~0ull, 0, sizes[s], 65);		/* radix */
 	}
 	CHECK("elf_sort_by_addr_stable", ok);
 }

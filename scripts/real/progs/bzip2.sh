@@ -2,6 +2,7 @@
 # `make test` (compress/decompress the shipped samples at -1..-3 and compare
 # with the shipped references), plus round trips of a generated corpus.
 # libbz2 calls its allocator through bzalloc/bzfree pointers in bz_stream.
+# shellcheck disable=SC2034  # read by run.sh, which sources this file
 PKG=bzip2
 TESTS=(make-test roundtrip-1 roundtrip-9 recover)
 QUICK_TESTS=(make-test roundtrip-9 recover)

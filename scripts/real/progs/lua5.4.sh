@@ -5,6 +5,7 @@
 # gsub, load, coroutines, __gc/__close and debug hooks call back and forth
 # between C and Lua. luac lists one script's bytecode and
 # compiles the other, which lua then loads through the undumper.
+# shellcheck disable=SC2034  # read by run.sh, which sources this file
 PKG=lua5.4
 TESTS=(stdlib bench luac)
 QUICK_TESTS=(stdlib bench)

@@ -4,6 +4,7 @@
 # test files) and RunGrepTest (pcre2grep). The library calls its memory
 # manager, callouts and substitute callouts through pointers; pcre2test
 # installs its own for each of them.
+# shellcheck disable=SC2034  # read by run.sh, which sources this file
 PKG=pcre2
 TESTS=(RunTest RunGrepTest)
 QUICK_TESTS=(RunTest)

@@ -4,6 +4,7 @@
 # test/fuzzdata*.db corpora shipped in the source, as `make fuzztest` does).
 # The unix VFS keeps a table of libc syscall pointers (open, read, unlink,
 # ...): the case the libc veneers exist for. Needs tclsh for sqlite3.c.
+# shellcheck disable=SC2034  # read by run.sh, which sources this file
 PKG=sqlite3
 TESTS=(speedtest1 speedtest1-threads speedtest1-cte speedtest1-fp speedtest1-orm
        fuzzdata1 fuzzdata2 fuzzdata3 fuzzdata4 fuzzdata5 fuzzdata6 fuzzdata7 fuzzdata8)

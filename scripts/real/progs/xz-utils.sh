@@ -3,6 +3,7 @@
 # liblzma's API, test_files.sh over the shipped good/bad .xz/.lzma files,
 # test_compress.sh with every filter chain, test_scripts.sh). liblzma chains
 # its coders through code/end/memconfig function pointers in lzma_next_coder.
+# shellcheck disable=SC2034  # read by run.sh, which sources this file
 PKG=xz-utils
 TESTS=(check compress-9)
 QUICK_TESTS=(check)
