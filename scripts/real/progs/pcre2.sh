@@ -9,6 +9,10 @@ PKG=pcre2
 TESTS=(RunTest RunGrepTest)
 QUICK_TESTS=(RunTest)
 BENCH=(RunTest)
+# RunGrepTest's script-callout test races pcre2grep's buffered output with
+# the /bin/echo it forks (line order differs about 1 run in 6, plain clang
+# build included): up to 3 tries.
+FLAKY=(RunGrepTest)
 PROBE="pcre2test -C"
 
 build_prog() {
