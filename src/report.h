@@ -75,4 +75,14 @@ size_t fi_report_as_in(uint32_t hash, uint64_t skip, const char **names,
 int fi_dwarf_line(const struct fi_image *im, uint64_t addr, char *file,
 		  size_t flen, unsigned int *line);
 
+/*
+ * The C prototype of the function at link-time @addr of image @im, from
+ * the DW_TAG_subprogram of its .debug_info (DWARF 4/5) whose low_pc is
+ * @addr: "int cmp(const void *, const void *)" into @buf (cut to @len).
+ * Reads only @im->file (or the file mapped); no allocation. Returns 0,
+ * -ENOENT (no DWARF or no such function) or -EINVAL (unreadable DWARF).
+ */
+int fi_dwarf_proto(const struct fi_image *im, uint64_t addr, char *buf,
+		   size_t len);
+
 #endif /* FI_REPORT_H */
