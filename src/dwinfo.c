@@ -803,7 +803,9 @@ static int fi_di_proto(const struct fi_di *dw, uint64_t addr, char *buf,
 	if (!name || !name[0])
 		return -ENOENT;
 	fi_di_type(dw, &cu, die.type, 0, &o);
-	fi_di_put(&o, " ");
+	/* "char *name", "int name" */
+	if (o.len && buf[o.len - 1] != '*')
+		fi_di_put(&o, " ");
 	fi_di_put(&o, name);
 	if (!fi_di_die_at(dw, &cu, def_off, &die))
 		return -EINVAL;
