@@ -105,4 +105,45 @@ note = b"FIBT" + struct.pack("<HHB3xIIIQ7II", 1, 64, 3, 0xd, 0xdeadbeef, 0, 0x10
 put("note", "v1", note)
 put("note", "v2", b"FIBT" + struct.pack("<HH", 2, 80) + bytes(72))
 put("note", "short", note[:20])
+# OUTDIR/dwarf (fuzz_dwarf.c): the debug sections of -g test programs,
+# u64 function address + u32 lengths + sections, .debug_info last.
+def dwarf_seed(path):
+    data = open(path, "rb").read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return None
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shnum, shstrndx = struct.unpack_from("<HH", data, 0x3c)
+    shdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + 64 * i) for i in range(shnum)]
+    stro = shdrs[shstrndx][4]
+    secs = {}
+    for h in shdrs:
+        name = data[stro + h[0]:data.index(b"\0", stro + h[0])].decode()
+        secs[name] = (h, data[h[4]:h[4] + h[5]] if h[1] != 8 else b"")
+    if ".debug_info" not in secs or ".symtab" not in secs:
+        return None
+    funcs = []
+    st, strtab = secs[".symtab"][1], secs[".strtab"][1]
+    for i in range(0, len(st) - 23, 24):
+        _, info, _, _, value, _ = struct.unpack_from("<IBBHQQ", st, i)
+        if info & 0xf == 2 and value:
+            funcs.append(value)
+    order = (".debug_abbrev", ".debug_str", ".debug_str_offsets", ".debug_addr",
+             ".debug_line", ".debug_line_str")
+    body = [secs.get(n, (None, b""))[1] for n in order]
+    head = struct.pack("<6I", *[len(b) for b in body])
+    return [struct.pack("<Q", a) + head + b"".join(body) + secs[".debug_info"][1]
+            for a in sorted(funcs)[:4]]
+
+os.makedirs(os.path.join(out, "dwarf"), exist_ok=True)
+ndwarf = 0
+for p in elfs[:6]:
+    try:
+        seeds_of = dwarf_seed(p) or []
+    except (struct.error, ValueError, IndexError):
+        seeds_of = []
+    for k, s in enumerate(seeds_of):
+        put("dwarf", "%s-%d" % (os.path.basename(p), k), s)
+        ndwarf += 1
+
 print("seeds: %d ELF files, %d trap windows" % (len(os.listdir(os.path.join(out, "elf"))), count))
+print("seeds: %d DWARF inputs" % ndwarf)

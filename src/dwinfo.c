@@ -27,6 +27,7 @@
 #define FI_DI_NATTR	64
 #define FI_DI_DEPTH	8
 #define FI_DI_NPARAM	32
+#define FI_DI_STEPS	2048
 #define FI_DI_NONE	(~0ULL)
 
 enum {
@@ -582,8 +583,17 @@ static bool fi_di_low_pc(const struct fi_di_cu *cu, const struct fi_di *dw,
 struct fi_di_out {
 	char *buf;
 	size_t len, cap;	/* cap includes the NUL */
-	bool bad;		/* a DIE could not be read */
+	bool bad;		/* a DIE could not be read, or too many */
+	unsigned int steps;	/* DIEs read, against looping references */
 };
+
+/* A budget for one prototype: types of types are a graph, not a tree. */
+static bool fi_di_step(struct fi_di_out *o)
+{
+	if (++o->steps > FI_DI_STEPS)
+		o->bad = true;
+	return !o->bad;
+}
 
 static void fi_di_put(struct fi_di_out *o, const char *s)
 {
@@ -615,7 +625,7 @@ static void fi_di_params(const struct fi_di *dw, struct fi_di_cu *cu,
 			 struct fi_di_out *o)
 {
 	const uint8_t *p = die->next;
-	unsigned int n = 0, level = 1, steps = 0;
+	unsigned int n = 0, level = 1;
 	bool prototyped = die->prototyped;
 	const uint8_t *cu_end = cu->end;
 
@@ -630,7 +640,7 @@ static void fi_di_params(const struct fi_di *dw, struct fi_di_cu *cu,
 			o->bad = true;
 			break;
 		}
-		if (++steps > 4096 || !fi_di_die(cu, dw, p, &c, &null)) {
+		if (!fi_di_step(o) || !fi_di_die(cu, dw, p, &c, &null)) {
 			o->bad = true;
 			break;
 		}
@@ -670,6 +680,8 @@ static void fi_di_type(const struct fi_di *dw, struct fi_di_cu *cu,
 		fi_di_put(o, "void");
 		return;
 	}
+	if (!fi_di_step(o))
+		return;
 	if (depth > FI_DI_DEPTH) {
 		fi_di_put(o, "...");
 		return;
@@ -700,8 +712,11 @@ static void fi_di_type(const struct fi_di *dw, struct fi_di_cu *cu,
 			return;
 		}
 		fi_di_type(dw, cu, die.type, depth + 1, o);
-		fi_di_put(o, die.tag == DW_TAG_pointer_type ? " *" :
-			  die.tag == DW_TAG_reference_type ? " &" : " &&");
+		/* "char **", "int *" */
+		if (o->len && o->buf[o->len - 1] != '*')
+			fi_di_put(o, " ");
+		fi_di_put(o, die.tag == DW_TAG_pointer_type ? "*" :
+			  die.tag == DW_TAG_reference_type ? "&" : "&&");
 		return;
 	case DW_TAG_const_type: kw = "const"; break;
 	case DW_TAG_volatile_type: kw = "volatile"; break;
@@ -843,8 +858,12 @@ int fi_dwarf_proto(const struct fi_image *im, uint64_t addr, char *buf,
 	if (!len)
 		return -EINVAL;
 	buf[0] = '\0';
-	if (im->file)
-		return fi_di_lookup(im->file, im->file_size, addr, buf, len);
+	if (im->file) {
+		ret = fi_di_lookup(im->file, im->file_size, addr, buf, len);
+		if (ret)
+			buf[0] = '\0';
+		return ret;
+	}
 	if (!im->path)
 		return -ENOENT;
 	fd = open(im->path, O_RDONLY | O_CLOEXEC);

@@ -302,6 +302,9 @@ static bool fi_dw_v5_entry(struct fi_dw *d, const struct fi_dw_unit *u,
 		fmt[1][i] = fi_dw_uleb(d);
 	}
 	count = fi_dw_uleb(d);
+	/* Entries without fields take no bytes: no bound on count then. */
+	if (!nfmt)
+		return false;
 	for (uint64_t e = 0; e < count && !d->bad; e++) {
 		for (uint64_t i = 0; i < nfmt; i++) {
 			const char *s = NULL;
@@ -416,11 +419,13 @@ static void fi_dw_run(const struct fi_dw_unit *u, uint64_t want,
 			emit = true;
 		} else if (op == 0) {
 			uint64_t len = fi_dw_uleb(&d);
-			const uint8_t *next = d.p + len;
+			const uint8_t *next;
 			uint8_t sub;
 
+			/* Checked before the pointer is formed (no overflow). */
 			if (!len || len > (uint64_t)(d.end - d.p))
 				return;
+			next = d.p + len;
 			sub = (uint8_t)fi_dw_uint(&d, 1);
 			if (sub == 1)
 				emit = end_seq = true;

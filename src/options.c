@@ -42,14 +42,18 @@ static void fi_msgs_ignore(struct fi_msgs *m, const char *word, size_t wlen,
 			   const char *why)
 {
 	char shown[FI_WORD_MAX + 4];
+	size_t n = wlen > FI_WORD_MAX ? FI_WORD_MAX : wlen;
 
-	if (wlen > FI_WORD_MAX) {
-		memcpy(shown, word, FI_WORD_MAX);
-		memcpy(shown + FI_WORD_MAX, "...", 4);
-	} else {
-		memcpy(shown, word, wlen);
-		shown[wlen] = '\0';
+	/* The word comes from the environment: no terminal escapes on stderr. */
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)word[i];
+
+		shown[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
 	}
+	if (wlen > FI_WORD_MAX)
+		memcpy(shown + FI_WORD_MAX, "...", 4);
+	else
+		shown[n] = '\0';
 	m->count++;
 	if (!m->buf) {
 		fi_warn("ignoring '%s': %s\n", shown, why);

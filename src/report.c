@@ -87,8 +87,8 @@ static bool fi_rep_seen(const char **names, size_t n, const char *s)
  * discovery: the caller's expected type is a run-time value (rehashed
  * with the process seed), and so is what the preambles carry.
  */
-size_t fi_report_as_in(uint32_t hash, uint64_t skip, const char **names,
-		       size_t max)
+static size_t fi_rep_as_in(uint32_t hash, uint64_t skip, const char **names,
+			   size_t max, uint64_t *first)
 {
 	const struct fi_runtime *rt = fi_rt();
 	size_t nmods = __atomic_load_n(&rt->nmods, __ATOMIC_ACQUIRE), n = 0;
@@ -110,10 +110,28 @@ size_t fi_report_as_in(uint32_t hash, uint64_t skip, const char **names,
 			if (!s || s->addr != f->addr || !s->name || !s->name[0] ||
 			    fi_rep_seen(names, n, s->name))
 				continue;
+			if (!n && first)
+				*first = func;
 			names[n++] = s->name;
 		}
 	}
 	return n;
+}
+
+size_t fi_report_as_in(uint32_t hash, uint64_t skip, const char **names,
+		       size_t max)
+{
+	return fi_rep_as_in(hash, skip, names, max, NULL);
+}
+
+/* The prototype of the function at run-time @func, from its module's DWARF. */
+static void fi_rep_proto(uint64_t func, char *buf, size_t len)
+{
+	const struct fi_module *m = fi_rt_module_at(func);
+
+	buf[0] = '\0';
+	if (m && fi_dwarf_proto(&m->img, func - m->img.bias, buf, len))
+		buf[0] = '\0';
 }
 
 /* ----------------------------------------------------------- call site */
@@ -232,6 +250,7 @@ void fi_report_collect(const struct fi_trap *t, uint64_t sp,
 {
 	const struct fi_module *m;
 	struct fi_rep_key key;
+	uint64_t first = 0;
 
 	*ri = (struct fi_report_info){ 0 };
 	ri->site = fi_rep_site(t, sp);
@@ -245,8 +264,12 @@ void fi_report_collect(const struct fi_trap *t, uint64_t sp,
 	m = key.mod_target;
 	if (m)
 		ri->have_found = fi_rep_func_hash(m, t->target, &ri->found);
-	ri->nas_in = fi_report_as_in(t->type, t->target, ri->as_in,
-				     FI_REPORT_NAMES);
+	ri->nas_in = fi_rep_as_in(t->type, t->target, ri->as_in,
+				  FI_REPORT_NAMES, &first);
+	if (m)
+		fi_rep_proto(t->target, ri->target_proto, sizeof(ri->target_proto));
+	if (ri->nas_in)
+		fi_rep_proto(first, ri->expected_proto, sizeof(ri->expected_proto));
 	m = key.mod_site;
 	if (m && fi_dwarf_line(&m->img, ri->site - m->img.bias, ri->file,
 			       sizeof(ri->file), &ri->line))
@@ -329,6 +352,17 @@ size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri
 			fi_out_str(&o, i ? ", " : "");
 			fi_out_str(&o, ri->as_in[i]);
 		}
+		fi_out_str(&o, "\n");
+	}
+	/* The prototypes, when the modules have DWARF (.debug_info). */
+	if (ri->target_proto[0]) {
+		fi_out_str(&o, "fineibt:   target: ");
+		fi_out_str(&o, ri->target_proto);
+		fi_out_str(&o, "\n");
+	}
+	if (ri->nas_in && ri->expected_proto[0]) {
+		fi_out_str(&o, "fineibt:   expected: ");
+		fi_out_str(&o, ri->expected_proto);
 		fi_out_str(&o, "\n");
 	}
 	/* Without DWARF the site is only in the FINEIBT_LOG record. */
@@ -503,7 +537,18 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 		fi_out_str(&o, i ? "," : "");
 		fi_out_jstr(&o, ri->as_in[i]);
 	}
-	fi_out_str(&o, "],\"file\":");
+	fi_out_str(&o, "]");
+	fi_out_str(&o, ",\"target_prototype\":");
+	if (ri->target_proto[0])
+		fi_out_jstr(&o, ri->target_proto);
+	else
+		fi_out_str(&o, "null");
+	fi_out_str(&o, ",\"expected_prototype\":");
+	if (ri->expected_proto[0])
+		fi_out_jstr(&o, ri->expected_proto);
+	else
+		fi_out_str(&o, "null");
+	fi_out_str(&o, ",\"file\":");
 	if (ri->file[0]) {
 		fi_out_jstr(&o, ri->file);
 		fi_out_str(&o, ",\"line\":");
@@ -523,7 +568,7 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 void fi_report_log(const struct fi_trap *t, const struct fi_report_info *ri)
 {
 	int fd = __atomic_load_n(&fi_log_fd, __ATOMIC_ACQUIRE);
-	char rec[1536];
+	char rec[2048];
 	struct stat st;
 	size_t n;
 

@@ -17,6 +17,7 @@
 #include "trap.h"
 
 #define FI_REPORT_NAMES	3
+#define FI_REPORT_PROTO	200
 
 struct fi_report_info {
 	/* Up to three other functions whose run-time hash is the expected one. */
@@ -29,6 +30,12 @@ struct fi_report_info {
 	uint64_t site;
 	char file[192];		/* empty if no DWARF line for the site */
 	unsigned int line;
+	/*
+	 * From .debug_info (empty if none): the target's prototype and that
+	 * of the first "as in" function, i.e. of the type the caller wanted.
+	 */
+	char target_proto[FI_REPORT_PROTO];
+	char expected_proto[FI_REPORT_PROTO];
 };
 
 /*
@@ -40,8 +47,9 @@ void fi_report_collect(const struct fi_trap *t, uint64_t sp,
 		       struct fi_report_info *ri);
 
 /*
- * Append the detail lines ("fineibt:   expected type 0x..., as in: a, b",
- * "fineibt:   call site: file.c:42 (main+0x1c)", only with DWARF) for
+ * Append the detail lines ("fineibt:   expected type 0x..., as in: a, b";
+ * with DWARF: "fineibt:   target: int f(void *)", "fineibt:   expected:
+ * int g(struct s *)", "fineibt:   call site: file.c:42 (main+0x1c)") for
  * @ri to @buf, which
  * holds @used bytes of @len; returns the new length. Lines are only
  * written when there is something to say. Async-signal-safe.

@@ -51,6 +51,8 @@ static const struct opt_case cases[] = {
 	{ "paranoid", true, AUTO, R, 1, NEEDS_FIBT("paranoid") },
 	{ "bhi", true, AUTO, R, 1, NEEDS_FIBT("bhi") },
 	{ "bhi", false, AUTO, R, 1, NEEDS_ARITY },
+	/* bytes from the environment never reach the terminal raw */
+	{ "x\x1b[2Jy\xc3\xa9", true, AUTO, R, 1, UNKNOWN("x?[2Jy??") },
 	/* refinements of fineibt, and their order */
 	{ "fineibt,paranoid", true, FIBT, R | P, 0, "" },
 	{ "paranoid,fineibt", true, FIBT, R, 1, NEEDS_FIBT("paranoid") },

@@ -139,6 +139,8 @@ static void test_json(void)
 	size_t n;
 
 	strcpy(ri.file, "dir/x\n.c");
+	strcpy(ri.target_proto, "int f(const void *)");
+	strcpy(ri.expected_proto, "int g(struct \"q\" *)");
 	n = fi_report_json(&t, &ri, buf, sizeof(buf));
 	CHECK("json_one_line", n > 0 && buf[n - 1] == '\n' && !memchr(buf, '\n', n - 1));
 	CHECK("json_fields", strstr(buf, "\"kind\":\"kcfi\"") &&
@@ -150,13 +152,18 @@ static void test_json(void)
 	      strstr(buf, "\"pid\":"));
 	CHECK("json_escaped", strstr(buf, "\"as_in\":[\"a\\\"b\",\"c\\\\d\"]") &&
 	      strstr(buf, "\"file\":\"dir/x\\u000a.c\""));
+	CHECK("json_prototypes",
+	      strstr(buf, "\"target_prototype\":\"int f(const void *)\","
+			  "\"expected_prototype\":\"int g(struct \\\"q\\\" *)\""));
 	ri.have_found = false;
 	ri.file[0] = '\0';
+	ri.target_proto[0] = ri.expected_proto[0] = '\0';
 	ri.site = 0;
 	t.warn = true;
 	fi_report_json(&t, &ri, buf, sizeof(buf));
 	CHECK("json_nulls", strstr(buf, "\"found\":null") &&
 	      strstr(buf, "\"call_site\":null") &&
+	      strstr(buf, "\"target_prototype\":null,\"expected_prototype\":null") &&
 	      strstr(buf, "\"file\":null,\"line\":null,\"action\":\"warn\"}"));
 	CHECK("json_too_small_dropped", fi_report_json(&t, &ri, small, sizeof(small)) == 0);
 }
