@@ -30,7 +30,7 @@ int cmd_run_help(void);
 /* Commands added by later work register here (one line each). */
 #define FI_EXTRA_CMDS \
 	{ "patch", cmd_patch, "FILE -o OUT [--cfi=LIST]", "statically rewrite a kCFI ELF file into a cfi= mode", cmd_patch_help }, \
-	{ "inspect", cmd_inspect, "FILE [--json] [--list]", "report the kCFI/FineIBT sites of an ELF file", cmd_inspect_help }, \
+	{ "inspect", cmd_inspect, "FILE [--json] [--list] | --diff A B | --pid PID", "report the kCFI/FineIBT sites of an ELF file", cmd_inspect_help }, \
 	{ "seq", cmd_seq, "[--hash HEX] [--arity N] [--ip HEX] [--asm]", "print every byte sequence (templates and encoders)", cmd_seq_help }, \
 	{ "run", cmd_run, "[--cfi=LIST] [--verbose] -- PROG [ARGS]", "run a kCFI program under a cfi= mode (preloads the runtime if needed)", cmd_run_help }, \
 

@@ -49,8 +49,13 @@ static int cmd_help(int argc, char **argv)
 	printf("Usage: fineibt COMMAND [OPTIONS] [ARGS]\n\n"
 	       "FineIBT control-flow integrity for userspace programs built with\n"
 	       "clang -fsanitize=kcfi.\n\nCommands:\n");
-	for (c = fi_cmds; c->name; c++)
-		printf("  %-8s %-28s %s\n", c->name, c->args, c->summary);
+	for (c = fi_cmds; c->name; c++) {
+		if (strlen(c->args) > 28)
+			printf("  %-8s %s\n  %-8s %-28s %s\n", c->name, c->args,
+			       "", "", c->summary);
+		else
+			printf("  %-8s %-28s %s\n", c->name, c->args, c->summary);
+	}
 	printf("\n'fineibt help COMMAND' or 'fineibt COMMAND --help' for details.\n");
 	return 0;
 }
