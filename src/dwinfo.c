@@ -21,7 +21,7 @@
 
 #include "report.h"
 
-/* Abbreviation codes indexed per unit; larger codes are searched. */
+/* Abbreviation codes indexed per unit (512 bytes of stack); others searched. */
 #define FI_DI_NABBR	256
 /* Attributes per abbreviation, type references followed, parameters. */
 #define FI_DI_NATTR	64
@@ -194,7 +194,7 @@ struct fi_di_cu {
 	uint8_t addr_size;
 	struct fi_di_sect abbrev;		/* from the unit's table on */
 	uint64_t str_base, addr_base;
-	uint32_t abbr[FI_DI_NABBR];		/* offset + 1 of code i, or 0 */
+	uint16_t abbr[FI_DI_NABBR];		/* offset + 1 of code i, or 0 */
 };
 
 /* A DIE as far as prototypes need it. */
@@ -233,15 +233,16 @@ static void fi_di_index_abbrevs(struct fi_di_cu *cu)
 
 	memset(cu->abbr, 0, sizeof(cu->abbr));
 	while (!a.bad && a.p < a.end) {
-		uint32_t off = (uint32_t)(a.p - cu->abbrev.data);
+		size_t off = (size_t)(a.p - cu->abbrev.data);
 		uint64_t code = fi_di_uleb(&a);
 
 		if (!code)
 			break;
 		fi_di_uleb(&a);		/* tag */
 		fi_di_uint(&a, 1);	/* children */
-		if (code < FI_DI_NABBR && !cu->abbr[code])
-			cu->abbr[code] = off + 1;
+		/* Codes not indexed (large, or far in) are searched for. */
+		if (code < FI_DI_NABBR && !cu->abbr[code] && off < UINT16_MAX)
+			cu->abbr[code] = (uint16_t)(off + 1);
 		if (!fi_di_abbrev_skip(&a))
 			break;
 	}
@@ -253,9 +254,7 @@ static bool fi_di_abbrev(const struct fi_di_cu *cu, uint64_t code,
 {
 	*a = (struct fi_di_rd){ .p = cu->abbrev.data,
 				.end = cu->abbrev.data + cu->abbrev.size };
-	if (code < FI_DI_NABBR) {
-		if (!cu->abbr[code])
-			return false;
+	if (code < FI_DI_NABBR && cu->abbr[code]) {
 		a->p += cu->abbr[code] - 1;
 		return fi_di_uleb(a) == code && !a->bad;
 	}

@@ -354,17 +354,6 @@ size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri
 		}
 		fi_out_str(&o, "\n");
 	}
-	/* The prototypes, when the modules have DWARF (.debug_info). */
-	if (ri->target_proto[0]) {
-		fi_out_str(&o, "fineibt:   target: ");
-		fi_out_str(&o, ri->target_proto);
-		fi_out_str(&o, "\n");
-	}
-	if (ri->nas_in && ri->expected_proto[0]) {
-		fi_out_str(&o, "fineibt:   expected: ");
-		fi_out_str(&o, ri->expected_proto);
-		fi_out_str(&o, "\n");
-	}
 	/* Without DWARF the site is only in the FINEIBT_LOG record. */
 	if (ri->site && ri->file[0]) {
 		fi_out_str(&o, "fineibt:   call site: ");
@@ -374,6 +363,20 @@ size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri
 		fi_out_str(&o, " (");
 		fi_out_addr(&o, ri->site);
 		fi_out_str(&o, ")\n");
+	}
+	/*
+	 * The prototypes, when the modules have DWARF (.debug_info); last,
+	 * so that a report cut by the buffer loses these first.
+	 */
+	if (ri->target_proto[0]) {
+		fi_out_str(&o, "fineibt:   target: ");
+		fi_out_str(&o, ri->target_proto);
+		fi_out_str(&o, "\n");
+	}
+	if (ri->nas_in && ri->expected_proto[0]) {
+		fi_out_str(&o, "fineibt:   expected: ");
+		fi_out_str(&o, ri->expected_proto);
+		fi_out_str(&o, "\n");
 	}
 	/* Truncated: keep the last line whole-looking. */
 	if (o.len > used && buf[o.len - 1] != '\n')

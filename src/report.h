@@ -48,8 +48,8 @@ void fi_report_collect(const struct fi_trap *t, uint64_t sp,
 
 /*
  * Append the detail lines ("fineibt:   expected type 0x..., as in: a, b";
- * with DWARF: "fineibt:   target: int f(void *)", "fineibt:   expected:
- * int g(struct s *)", "fineibt:   call site: file.c:42 (main+0x1c)") for
+ * with DWARF: "fineibt:   call site: file.c:42 (main+0x1c)", "fineibt:
+ * target: int f(void *)", "fineibt:   expected: int g(struct s *)") for
  * @ri to @buf, which
  * holds @used bytes of @len; returns the new length. Lines are only
  * written when there is something to say. Async-signal-safe.

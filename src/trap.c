@@ -365,7 +365,7 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
  */
 static void fi_trap_report(const struct fi_trap *t, uint64_t sp)
 {
-	char line[2048];
+	char line[1280];
 	struct fi_report_info ri;
 	size_t n = fi_trap_format(t, line, sizeof(line));
 	ssize_t w;
