@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dwarf.h"
 #include "report.h"
 
 /* Abbreviation codes indexed per unit (512 bytes of stack); others searched. */
@@ -66,119 +67,14 @@ enum {
 	DW_FORM_addrx3 = 0x2b, DW_FORM_addrx4 = 0x2c,
 };
 
-/* ------------------------------------------------------------ readers */
-
-struct fi_di_rd {
-	const uint8_t *p, *end;
-	bool bad;		/* sticky: a read went past the end */
-};
-
-static uint64_t fi_di_uint(struct fi_di_rd *d, size_t n)
-{
-	uint64_t v = 0;
-
-	if (d->bad || (size_t)(d->end - d->p) < n) {
-		d->bad = true;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)d->p[i] << (8 * i);
-	d->p += n;
-	return v;
-}
-
-static uint64_t fi_di_uleb(struct fi_di_rd *d)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-
-	while (!d->bad) {
-		uint8_t b = (uint8_t)fi_di_uint(d, 1);
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-static int64_t fi_di_sleb(struct fi_di_rd *d)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b = 0;
-
-	while (!d->bad) {
-		b = (uint8_t)fi_di_uint(d, 1);
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
-	return (int64_t)v;
-}
-
-static void fi_di_skip(struct fi_di_rd *d, uint64_t n)
-{
-	if (d->bad || (uint64_t)(d->end - d->p) < n)
-		d->bad = true;
-	else
-		d->p += n;
-}
-
 /* ------------------------------------------------------------ sections */
 
-struct fi_di_sect {
-	const uint8_t *data;
-	size_t size;
-};
-
 struct fi_di {
-	struct fi_di_sect info, abbrev, str, line_str, str_offs, addr;
+	struct fi_dw_sect info, abbrev, str, line_str, str_offs, addr;
 };
-
-/* The ELF section @name of @file (not compressed); empty if absent. */
-static bool fi_di_section(const uint8_t *file, size_t size, const char *name,
-			  struct fi_di_sect *out)
-{
-	const Elf64_Ehdr *eh = (const void *)file;
-	const Elf64_Shdr *sh, *str;
-	size_t nlen = strlen(name) + 1;
-
-	*out = (struct fi_di_sect){ 0 };
-	if (!file || size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shentsize != sizeof(*sh) || eh->e_shoff > size ||
-	    (size - eh->e_shoff) / sizeof(*sh) < eh->e_shnum ||
-	    eh->e_shoff % 8 || eh->e_shstrndx >= eh->e_shnum)
-		return false;
-	sh = (const void *)(file + eh->e_shoff);
-	str = &sh[eh->e_shstrndx];
-	if (str->sh_offset > size || str->sh_size > size - str->sh_offset)
-		return false;
-	for (unsigned int i = 1; i < eh->e_shnum; i++) {
-		if (sh[i].sh_name >= str->sh_size ||
-		    str->sh_size - sh[i].sh_name < nlen ||
-		    memcmp(file + str->sh_offset + sh[i].sh_name, name, nlen))
-			continue;
-		if (sh[i].sh_type == SHT_NOBITS ||
-		    (sh[i].sh_flags & SHF_COMPRESSED) ||
-		    sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset)
-			return false;
-		out->data = file + sh[i].sh_offset;
-		out->size = sh[i].sh_size;
-		return true;
-	}
-	return false;
-}
 
 /* A NUL-terminated string at @off of @s, or NULL. */
-static const char *fi_di_str_at(const struct fi_di_sect *s, uint64_t off)
+static const char *fi_di_str_at(const struct fi_dw_sect *s, uint64_t off)
 {
 	if (!s->data || off >= s->size || !memchr(s->data + off, 0, s->size - off))
 		return NULL;
@@ -192,7 +88,7 @@ struct fi_di_cu {
 	unsigned int version;
 	bool dwarf64;
 	uint8_t addr_size;
-	struct fi_di_sect abbrev;		/* from the unit's table on */
+	struct fi_dw_sect abbrev;		/* from the unit's table on */
 	uint64_t str_base, addr_base;
 	uint16_t abbr[FI_DI_NABBR];		/* offset + 1 of code i, or 0 */
 };
@@ -213,33 +109,33 @@ struct fi_di_die {
 };
 
 /* Skip one abbreviation's attribute specifications; false if malformed. */
-static bool fi_di_abbrev_skip(struct fi_di_rd *a)
+static bool fi_di_abbrev_skip(struct fi_dw *a)
 {
 	for (unsigned int n = 0; n <= FI_DI_NATTR && !a->bad; n++) {
-		uint64_t at = fi_di_uleb(a), form = fi_di_uleb(a);
+		uint64_t at = fi_dw_uleb(a), form = fi_dw_uleb(a);
 
 		if (!at && !form)
 			return !a->bad;
 		if (form == DW_FORM_implicit_const)
-			fi_di_sleb(a);
+			fi_dw_sleb(a);
 	}
 	return false;
 }
 
 static void fi_di_index_abbrevs(struct fi_di_cu *cu)
 {
-	struct fi_di_rd a = { .p = cu->abbrev.data,
+	struct fi_dw a = { .p = cu->abbrev.data,
 			      .end = cu->abbrev.data + cu->abbrev.size };
 
 	memset(cu->abbr, 0, sizeof(cu->abbr));
 	while (!a.bad && a.p < a.end) {
 		size_t off = (size_t)(a.p - cu->abbrev.data);
-		uint64_t code = fi_di_uleb(&a);
+		uint64_t code = fi_dw_uleb(&a);
 
 		if (!code)
 			break;
-		fi_di_uleb(&a);		/* tag */
-		fi_di_uint(&a, 1);	/* children */
+		fi_dw_uleb(&a);		/* tag */
+		fi_dw_uint(&a, 1);	/* children */
 		/* Codes not indexed (large, or far in) are searched for. */
 		if (code < FI_DI_NABBR && !cu->abbr[code] && off < UINT16_MAX)
 			cu->abbr[code] = (uint16_t)(off + 1);
@@ -250,23 +146,23 @@ static void fi_di_index_abbrevs(struct fi_di_cu *cu)
 
 /* The abbreviation @code of @cu, positioned after its code; false if none. */
 static bool fi_di_abbrev(const struct fi_di_cu *cu, uint64_t code,
-			 struct fi_di_rd *a)
+			 struct fi_dw *a)
 {
-	*a = (struct fi_di_rd){ .p = cu->abbrev.data,
+	*a = (struct fi_dw){ .p = cu->abbrev.data,
 				.end = cu->abbrev.data + cu->abbrev.size };
 	if (code < FI_DI_NABBR && cu->abbr[code]) {
 		a->p += cu->abbr[code] - 1;
-		return fi_di_uleb(a) == code && !a->bad;
+		return fi_dw_uleb(a) == code && !a->bad;
 	}
 	while (!a->bad && a->p < a->end) {
-		uint64_t c = fi_di_uleb(a);
+		uint64_t c = fi_dw_uleb(a);
 
 		if (!c)
 			return false;
 		if (c == code)
 			return !a->bad;
-		fi_di_uleb(a);
-		fi_di_uint(a, 1);
+		fi_dw_uleb(a);
+		fi_dw_uint(a, 1);
 		if (!fi_di_abbrev_skip(a))
 			return false;
 	}
@@ -278,7 +174,7 @@ static bool fi_di_abbrev(const struct fi_di_cu *cu, uint64_t code,
  * reference is made section-relative), a DW_FORM_string in *@s. Returns
  * false for a form this reader does not know.
  */
-static bool fi_di_form(struct fi_di_rd *d, const struct fi_di_cu *cu,
+static bool fi_di_form(struct fi_dw *d, const struct fi_di_cu *cu,
 		       const struct fi_di *dw, uint64_t form, int64_t implicit,
 		       uint64_t *val, const char **s)
 {
@@ -288,56 +184,56 @@ static bool fi_di_form(struct fi_di_rd *d, const struct fi_di_cu *cu,
 	*val = 0;
 	switch (form) {
 	case DW_FORM_addr:
-		*val = fi_di_uint(d, cu->addr_size);
+		*val = fi_dw_uint(d, cu->addr_size);
 		return true;
 	case DW_FORM_data1: case DW_FORM_flag: case DW_FORM_strx1:
 	case DW_FORM_addrx1:
-		*val = fi_di_uint(d, 1);
+		*val = fi_dw_uint(d, 1);
 		return true;
 	case DW_FORM_data2: case DW_FORM_strx2: case DW_FORM_addrx2:
-		*val = fi_di_uint(d, 2);
+		*val = fi_dw_uint(d, 2);
 		return true;
 	case DW_FORM_strx3: case DW_FORM_addrx3:
-		*val = fi_di_uint(d, 3);
+		*val = fi_dw_uint(d, 3);
 		return true;
 	case DW_FORM_data4: case DW_FORM_strx4: case DW_FORM_addrx4:
 	case DW_FORM_ref_sup4:
-		*val = fi_di_uint(d, 4);
+		*val = fi_dw_uint(d, 4);
 		return true;
 	case DW_FORM_data8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
-		*val = fi_di_uint(d, 8);
+		*val = fi_dw_uint(d, 8);
 		return true;
 	case DW_FORM_data16:
-		fi_di_skip(d, 16);
+		fi_dw_skip(d, 16);
 		return true;
 	case DW_FORM_sdata:
-		*val = (uint64_t)fi_di_sleb(d);
+		*val = (uint64_t)fi_dw_sleb(d);
 		return true;
 	case DW_FORM_udata: case DW_FORM_strx: case DW_FORM_addrx:
 	case DW_FORM_loclistx: case DW_FORM_rnglistx:
-		*val = fi_di_uleb(d);
+		*val = fi_dw_uleb(d);
 		return true;
 	case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_sec_offset:
 	case DW_FORM_strp_sup:
-		*val = fi_di_uint(d, osz);
+		*val = fi_dw_uint(d, osz);
 		return true;
 	case DW_FORM_ref_addr:
-		*val = fi_di_uint(d, cu->version <= 2 ? cu->addr_size : osz);
+		*val = fi_dw_uint(d, cu->version <= 2 ? cu->addr_size : osz);
 		return true;
 	case DW_FORM_ref1:
-		*val = cu_off + fi_di_uint(d, 1);
+		*val = cu_off + fi_dw_uint(d, 1);
 		return true;
 	case DW_FORM_ref2:
-		*val = cu_off + fi_di_uint(d, 2);
+		*val = cu_off + fi_dw_uint(d, 2);
 		return true;
 	case DW_FORM_ref4:
-		*val = cu_off + fi_di_uint(d, 4);
+		*val = cu_off + fi_dw_uint(d, 4);
 		return true;
 	case DW_FORM_ref8:
-		*val = cu_off + fi_di_uint(d, 8);
+		*val = cu_off + fi_dw_uint(d, 8);
 		return true;
 	case DW_FORM_ref_udata:
-		*val = cu_off + fi_di_uleb(d);
+		*val = cu_off + fi_dw_uleb(d);
 		return true;
 	case DW_FORM_string:
 		*s = (const char *)d->p;
@@ -354,16 +250,16 @@ static bool fi_di_form(struct fi_di_rd *d, const struct fi_di_cu *cu,
 		*val = (uint64_t)implicit;
 		return true;
 	case DW_FORM_block1:
-		fi_di_skip(d, fi_di_uint(d, 1));
+		fi_dw_skip(d, fi_dw_uint(d, 1));
 		return true;
 	case DW_FORM_block2:
-		fi_di_skip(d, fi_di_uint(d, 2));
+		fi_dw_skip(d, fi_dw_uint(d, 2));
 		return true;
 	case DW_FORM_block4:
-		fi_di_skip(d, fi_di_uint(d, 4));
+		fi_dw_skip(d, fi_dw_uint(d, 4));
 		return true;
 	case DW_FORM_block: case DW_FORM_exprloc:
-		fi_di_skip(d, fi_di_uleb(d));
+		fi_dw_skip(d, fi_dw_uleb(d));
 		return true;
 	default:
 		return false;
@@ -379,12 +275,12 @@ static bool fi_di_is_ref(uint64_t form)
 static bool fi_di_die(const struct fi_di_cu *cu, const struct fi_di *dw,
 		      const uint8_t *p, struct fi_di_die *die, bool *null)
 {
-	struct fi_di_rd d = { .p = p, .end = cu->end }, a;
+	struct fi_dw d = { .p = p, .end = cu->end }, a;
 	uint64_t code;
 
 	*die = (struct fi_di_die){ .type = FI_DI_NONE, .origin = FI_DI_NONE };
 	*null = false;
-	code = fi_di_uleb(&d);
+	code = fi_dw_uleb(&d);
 	if (d.bad)
 		return false;
 	if (!code) {
@@ -394,11 +290,11 @@ static bool fi_di_die(const struct fi_di_cu *cu, const struct fi_di *dw,
 	}
 	if (!fi_di_abbrev(cu, code, &a))
 		return false;
-	die->tag = fi_di_uleb(&a);
-	die->children = fi_di_uint(&a, 1);
+	die->tag = fi_dw_uleb(&a);
+	die->children = fi_dw_uint(&a, 1);
 	for (unsigned int n = 0; ; n++) {
-		uint64_t at = fi_di_uleb(&a), form = fi_di_uleb(&a), val;
-		int64_t imp = form == DW_FORM_implicit_const ? fi_di_sleb(&a) : 0;
+		uint64_t at = fi_dw_uleb(&a), form = fi_dw_uleb(&a), val;
+		int64_t imp = form == DW_FORM_implicit_const ? fi_dw_sleb(&a) : 0;
 		const char *s = NULL;
 
 		if (a.bad || n > FI_DI_NATTR)
@@ -449,31 +345,31 @@ static bool fi_di_cu_open(const struct fi_di *dw, const uint8_t *p,
 			  struct fi_di_cu *cu)
 {
 	const uint8_t *iend = dw->info.data + dw->info.size;
-	struct fi_di_rd d = { .p = p, .end = iend };
-	uint64_t len = fi_di_uint(&d, 4), aoff;
+	struct fi_dw d = { .p = p, .end = iend };
+	uint64_t len = fi_dw_uint(&d, 4), aoff;
 	struct fi_di_die die;
 	bool null;
 
 	*cu = (struct fi_di_cu){ .start = p, .die0 = p, .end = p };
 	cu->dwarf64 = len == 0xffffffffu;
 	if (cu->dwarf64)
-		len = fi_di_uint(&d, 8);
+		len = fi_dw_uint(&d, 8);
 	if (d.bad || len > (uint64_t)(iend - d.p) || len < 2)
 		return false;
 	cu->end = d.p + len;
 	d.end = cu->end;
-	cu->version = (unsigned int)fi_di_uint(&d, 2);
+	cu->version = (unsigned int)fi_dw_uint(&d, 2);
 	if (cu->version >= 5) {
-		uint8_t type = (uint8_t)fi_di_uint(&d, 1);
+		uint8_t type = (uint8_t)fi_dw_uint(&d, 1);
 
-		cu->addr_size = (uint8_t)fi_di_uint(&d, 1);
-		aoff = fi_di_uint(&d, cu->dwarf64 ? 8 : 4);
+		cu->addr_size = (uint8_t)fi_dw_uint(&d, 1);
+		aoff = fi_dw_uint(&d, cu->dwarf64 ? 8 : 4);
 		/* Only full and partial units; skeleton/type units differ. */
 		if (type != 1 && type != 3)
 			cu->version = 0;
 	} else {
-		aoff = fi_di_uint(&d, cu->dwarf64 ? 8 : 4);
-		cu->addr_size = (uint8_t)fi_di_uint(&d, 1);
+		aoff = fi_dw_uint(&d, cu->dwarf64 ? 8 : 4);
+		cu->addr_size = (uint8_t)fi_dw_uint(&d, 1);
 	}
 	cu->die0 = d.p;
 	if (d.bad)
@@ -481,7 +377,7 @@ static bool fi_di_cu_open(const struct fi_di *dw, const uint8_t *p,
 	if (cu->version < 2 || cu->version > 5 || cu->addr_size > 8 ||
 	    !cu->addr_size || aoff >= dw->abbrev.size)
 		return true;	/* a unit to skip, cu->version == 0 */
-	cu->abbrev = (struct fi_di_sect){ dw->abbrev.data + aoff,
+	cu->abbrev = (struct fi_dw_sect){ dw->abbrev.data + aoff,
 					  dw->abbrev.size - aoff };
 	fi_di_index_abbrevs(cu);
 	/* The bases (DWARF 5): LLVM's defaults are just past the headers. */
@@ -529,7 +425,7 @@ static const char *fi_di_name(const struct fi_di_cu *cu, const struct fi_di *dw,
 {
 	size_t osz = cu->dwarf64 ? 8 : 4;
 	uint64_t idx = die->name_val;
-	struct fi_di_rd d;
+	struct fi_dw d;
 
 	switch (die->name_form) {
 	case DW_FORM_string:
@@ -543,10 +439,10 @@ static const char *fi_di_name(const struct fi_di_cu *cu, const struct fi_di *dw,
 		if (idx > dw->str_offs.size / osz ||
 		    cu->str_base > dw->str_offs.size)
 			return NULL;
-		d = (struct fi_di_rd){ .p = dw->str_offs.data + cu->str_base,
+		d = (struct fi_dw){ .p = dw->str_offs.data + cu->str_base,
 				       .end = dw->str_offs.data + dw->str_offs.size };
-		fi_di_skip(&d, idx * osz);
-		idx = fi_di_uint(&d, osz);
+		fi_dw_skip(&d, idx * osz);
+		idx = fi_dw_uint(&d, osz);
 		return d.bad ? NULL : fi_di_str_at(&dw->str, idx);
 	default:
 		return NULL;
@@ -556,7 +452,7 @@ static const char *fi_di_name(const struct fi_di_cu *cu, const struct fi_di *dw,
 static bool fi_di_low_pc(const struct fi_di_cu *cu, const struct fi_di *dw,
 			 const struct fi_di_die *die, uint64_t *pc)
 {
-	struct fi_di_rd d;
+	struct fi_dw d;
 
 	if (!die->have_low)
 		return false;
@@ -570,10 +466,10 @@ static bool fi_di_low_pc(const struct fi_di_cu *cu, const struct fi_di *dw,
 	if (die->low_val > dw->addr.size / cu->addr_size ||
 	    cu->addr_base > dw->addr.size)
 		return false;
-	d = (struct fi_di_rd){ .p = dw->addr.data + cu->addr_base,
+	d = (struct fi_dw){ .p = dw->addr.data + cu->addr_base,
 			       .end = dw->addr.data + dw->addr.size };
-	fi_di_skip(&d, die->low_val * cu->addr_size);
-	*pc = fi_di_uint(&d, cu->addr_size);
+	fi_dw_skip(&d, die->low_val * cu->addr_size);
+	*pc = fi_dw_uint(&d, cu->addr_size);
 	return !d.bad;
 }
 
@@ -836,13 +732,13 @@ static int fi_di_lookup(const uint8_t *file, size_t size, uint64_t addr,
 {
 	struct fi_di dw;
 
-	if (!fi_di_section(file, size, ".debug_info", &dw.info) ||
-	    !fi_di_section(file, size, ".debug_abbrev", &dw.abbrev))
+	if (!fi_dw_section(file, size, ".debug_info", &dw.info) ||
+	    !fi_dw_section(file, size, ".debug_abbrev", &dw.abbrev))
 		return -ENOENT;
-	fi_di_section(file, size, ".debug_str", &dw.str);
-	fi_di_section(file, size, ".debug_line_str", &dw.line_str);
-	fi_di_section(file, size, ".debug_str_offsets", &dw.str_offs);
-	fi_di_section(file, size, ".debug_addr", &dw.addr);
+	fi_dw_section(file, size, ".debug_str", &dw.str);
+	fi_dw_section(file, size, ".debug_line_str", &dw.line_str);
+	fi_dw_section(file, size, ".debug_str_offsets", &dw.str_offs);
+	fi_dw_section(file, size, ".debug_addr", &dw.addr);
 	return fi_di_proto(&dw, addr, buf, len);
 }
 

@@ -21,94 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dwarf.h"
 #include "report.h"
-
-struct fi_dw {
-	const uint8_t *p, *end;
-	bool bad;		/* sticky: a read went past the end */
-};
-
-struct fi_dw_sect {
-	const uint8_t *data;
-	size_t size;
-};
-
-/* ------------------------------------------------------------ readers */
-
-static uint64_t fi_dw_uint(struct fi_dw *d, size_t n)
-{
-	uint64_t v = 0;
-
-	if (d->bad || (size_t)(d->end - d->p) < n) {
-		d->bad = true;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)d->p[i] << (8 * i);
-	d->p += n;
-	return v;
-}
-
-static uint64_t fi_dw_uleb(struct fi_dw *d)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-
-	while (!d->bad) {
-		uint8_t b = (uint8_t)fi_dw_uint(d, 1);
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-static int64_t fi_dw_sleb(struct fi_dw *d)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b = 0;
-
-	while (!d->bad) {
-		b = (uint8_t)fi_dw_uint(d, 1);
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
-	return (int64_t)v;
-}
-
-/* A NUL-terminated string in place (NULL if it runs off the end). */
-static const char *fi_dw_str(struct fi_dw *d)
-{
-	const char *s = (const char *)d->p;
-	const uint8_t *nul;
-
-	if (d->bad)
-		return NULL;
-	nul = memchr(d->p, 0, (size_t)(d->end - d->p));
-	if (!nul) {
-		d->bad = true;
-		return NULL;
-	}
-	d->p = nul + 1;
-	return s;
-}
-
-static void fi_dw_skip(struct fi_dw *d, uint64_t n)
-{
-	if (d->bad || (uint64_t)(d->end - d->p) < n)
-		d->bad = true;
-	else
-		d->p += n;
-}
 
 /* ------------------------------------------------------------ sections */
 
@@ -118,37 +32,35 @@ struct fi_dw_file {
 	size_t file_size;
 };
 
-/* The ELF section @name of file @im (not compressed). */
-static bool fi_dw_section(const struct fi_dw_file *im, const char *name,
-			  struct fi_dw_sect *out)
+/* The ELF section @name of @file (not compressed); empty if absent. */
+bool fi_dw_section(const uint8_t *file, size_t size, const char *name,
+		  struct fi_dw_sect *out)
 {
-	const Elf64_Ehdr *eh = (const void *)im->file;
+	const Elf64_Ehdr *eh = (const void *)file;
 	const Elf64_Shdr *sh, *str;
 	size_t nlen = strlen(name) + 1;
 
-	if (!im->file || im->file_size < sizeof(*eh) ||
-	    memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	*out = (struct fi_dw_sect){ 0 };
+	if (!file || size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shentsize != sizeof(*sh) || eh->e_shoff > im->file_size ||
-	    (im->file_size - eh->e_shoff) / sizeof(*sh) < eh->e_shnum ||
+	    eh->e_shentsize != sizeof(*sh) || eh->e_shoff > size ||
+	    (size - eh->e_shoff) / sizeof(*sh) < eh->e_shnum ||
 	    eh->e_shoff % 8 || eh->e_shstrndx >= eh->e_shnum)
 		return false;
-	sh = (const void *)(im->file + eh->e_shoff);
+	sh = (const void *)(file + eh->e_shoff);
 	str = &sh[eh->e_shstrndx];
-	if (str->sh_offset > im->file_size ||
-	    str->sh_size > im->file_size - str->sh_offset)
+	if (str->sh_offset > size || str->sh_size > size - str->sh_offset)
 		return false;
 	for (unsigned int i = 1; i < eh->e_shnum; i++) {
 		if (sh[i].sh_name >= str->sh_size ||
 		    str->sh_size - sh[i].sh_name < nlen ||
-		    memcmp(im->file + str->sh_offset + sh[i].sh_name, name, nlen))
+		    memcmp(file + str->sh_offset + sh[i].sh_name, name, nlen))
 			continue;
 		if (sh[i].sh_type == SHT_NOBITS ||
 		    (sh[i].sh_flags & SHF_COMPRESSED) ||
-		    sh[i].sh_offset > im->file_size ||
-		    sh[i].sh_size > im->file_size - sh[i].sh_offset)
+		    sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset)
 			return false;
-		out->data = im->file + sh[i].sh_offset;
+		out->data = file + sh[i].sh_offset;
 		out->size = sh[i].sh_size;
 		return true;
 	}
@@ -480,10 +392,10 @@ static int fi_dw_lookup(const struct fi_dw_file *im, uint64_t addr,
 	struct fi_dw_strs ss = { 0 };
 	struct fi_dw d;
 
-	if (!fi_dw_section(im, ".debug_line", &sec))
+	if (!fi_dw_section(im->file, im->file_size, ".debug_line", &sec))
 		return -ENOENT;
-	ss.have_str = fi_dw_section(im, ".debug_str", &ss.str);
-	ss.have_line_str = fi_dw_section(im, ".debug_line_str", &ss.line_str);
+	ss.have_str = fi_dw_section(im->file, im->file_size, ".debug_str", &ss.str);
+	ss.have_line_str = fi_dw_section(im->file, im->file_size, ".debug_line_str", &ss.line_str);
 	d = (struct fi_dw){ .p = sec.data, .end = sec.data + sec.size };
 	while (d.p < d.end && !d.bad) {
 		struct fi_dw_unit u;
