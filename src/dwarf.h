@@ -102,4 +102,14 @@ static inline void fi_dw_skip(struct fi_dw *d, uint64_t n)
 bool fi_dw_section(const uint8_t *file, size_t size, const char *name,
 		   struct fi_dw_sect *out);
 
+struct fi_image;
+
+/*
+ * The bytes of @im's file: its buffer when the image keeps one, else a
+ * read-only mapping of the file at im->path (-ENOENT if it cannot be had).
+ * Release with fi_dw_file_close(). Plain system calls only.
+ */
+int fi_dw_file_open(const struct fi_image *im, struct fi_dw_sect *bytes);
+void fi_dw_file_close(const struct fi_image *im, struct fi_dw_sect *bytes);
+
 #endif /* FI_DWARF_H */

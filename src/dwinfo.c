@@ -13,11 +13,7 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "dwarf.h"
 #include "report.h"
@@ -746,34 +742,17 @@ static int fi_di_lookup(const uint8_t *file, size_t size, uint64_t addr,
 int fi_dwarf_proto(const struct fi_image *im, uint64_t addr, char *buf,
 		   size_t len)
 {
-	struct stat st;
-	void *map;
-	int fd, ret;
+	struct fi_dw_sect bytes;
+	int ret;
 
 	if (!len)
 		return -EINVAL;
 	buf[0] = '\0';
-	if (im->file) {
-		ret = fi_di_lookup(im->file, im->file_size, addr, buf, len);
-		if (ret)
-			buf[0] = '\0';
+	ret = fi_dw_file_open(im, &bytes);
+	if (ret)
 		return ret;
-	}
-	if (!im->path)
-		return -ENOENT;
-	fd = open(im->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ENOENT;
-	if (fstat(fd, &st) || st.st_size <= 0) {
-		close(fd);
-		return -ENOENT;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -ENOENT;
-	ret = fi_di_lookup(map, (size_t)st.st_size, addr, buf, len);
-	munmap(map, (size_t)st.st_size);
+	ret = fi_di_lookup(bytes.data, bytes.size, addr, buf, len);
+	fi_dw_file_close(im, &bytes);
 	if (ret)
 		buf[0] = '\0';
 	return ret;

@@ -423,19 +423,16 @@ static int fi_dw_lookup(const struct fi_dw_file *im, uint64_t addr,
  * copy drops the buffer): then map the file read-only for the lookup.
  * open, fstat, mmap, munmap and close are plain system calls, safe here.
  */
-int fi_dwarf_line(const struct fi_image *im, uint64_t addr, char *file,
-		  size_t flen, unsigned int *line)
+int fi_dw_file_open(const struct fi_image *im, struct fi_dw_sect *bytes)
 {
-	struct fi_dw_file f = { .file = im->file, .file_size = im->file_size };
 	struct stat st;
 	void *map;
-	int fd, ret;
+	int fd;
 
-	if (!flen)
-		return -EINVAL;
-	file[0] = '\0';
-	if (f.file)
-		return fi_dw_lookup(&f, addr, file, flen, line);
+	if (im->file) {
+		*bytes = (struct fi_dw_sect){ im->file, im->file_size };
+		return 0;
+	}
 	if (!im->path)
 		return -ENOENT;
 	fd = open(im->path, O_RDONLY | O_CLOEXEC);
@@ -449,8 +446,32 @@ int fi_dwarf_line(const struct fi_image *im, uint64_t addr, char *file,
 	close(fd);
 	if (map == MAP_FAILED)
 		return -ENOENT;
-	f = (struct fi_dw_file){ .file = map, .file_size = (size_t)st.st_size };
+	*bytes = (struct fi_dw_sect){ map, (size_t)st.st_size };
+	return 0;
+}
+
+void fi_dw_file_close(const struct fi_image *im, struct fi_dw_sect *bytes)
+{
+	if (!im->file && bytes->data)
+		munmap((void *)bytes->data, bytes->size);
+	*bytes = (struct fi_dw_sect){ 0 };
+}
+
+int fi_dwarf_line(const struct fi_image *im, uint64_t addr, char *file,
+		  size_t flen, unsigned int *line)
+{
+	struct fi_dw_sect bytes;
+	struct fi_dw_file f;
+	int ret;
+
+	if (!flen)
+		return -EINVAL;
+	file[0] = '\0';
+	ret = fi_dw_file_open(im, &bytes);
+	if (ret)
+		return ret;
+	f = (struct fi_dw_file){ .file = bytes.data, .file_size = bytes.size };
 	ret = fi_dw_lookup(&f, addr, file, flen, line);
-	munmap(map, (size_t)st.st_size);
+	fi_dw_file_close(im, &bytes);
 	return ret;
 }
