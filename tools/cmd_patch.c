@@ -206,7 +206,7 @@ static int patch_run(const struct patch_args *a, const struct stat *in,
 		return 1;
 	}
 	if (!patch_kcfi_funcs(im) && !im->ncalls) {
-		fprintf(stderr, "Error: %s: no kCFI sites (no kCFI preambles, no .kcfi_traps): "
+		fprintf(stderr, "Error: %s: no kCFI sites (no kCFI preamble and no call site matching the kCFI pattern): "
 			"build it with clang -fsanitize=kcfi (fineibt-cc does)\n", a->in);
 		return 1;
 	}
