@@ -11,27 +11,7 @@
 
 #include "elf_int.h"
 #include "image.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv)
 {
@@ -46,16 +26,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int r = 0; r < runs; r++) {
-		double t0 = now();
+		double t0 = bench_now(CLOCK_MONOTONIC);
 
 		if (fi_image_open(&im, argv[1], err, sizeof(err))) {
 			fprintf(stderr, "Error: %s: %s\n", argv[1], err);
 			return 1;
 		}
-		t_open[r] = now() - t0;
-		t0 = now();
+		t_open[r] = bench_now(CLOCK_MONOTONIC) - t0;
+		t0 = bench_now(CLOCK_MONOTONIC);
 		fi_elf_discover(&im);
-		t_disc[r] = now() - t0;
+		t_disc[r] = bench_now(CLOCK_MONOTONIC) - t0;
 		sites = im.nfuncs + im.ncalls + im.ntcalls;
 		if (r == runs - 1)
 			printf("%s: %zu bytes, %zu preambles, %zu call sites, %zu thunk calls, "
@@ -63,7 +43,7 @@ int main(int argc, char **argv)
 			       im.ncalls, im.ntcalls, im.nnaked, im.nsyms);
 		fi_image_close(&im);
 	}
-	double mo = median(t_open, runs), md = median(t_disc, runs);
+	double mo = bench_median(t_open, runs), md = bench_median(t_disc, runs);
 
 	printf("open+discover: median %.2f ms over %d runs = %.1f M sites/s\n",
 	       mo * 1e3, runs, sites / mo / 1e6);

@@ -16,34 +16,10 @@
 #include <time.h>
 
 #include "image.h"
+#include "bench_util.h"
 #include "patch.h"
 
 #define MAX_RUNS 64
-
-/*
- * Thread CPU time: on a shared machine the wall clock also counts the time
- * other processes held the core; both are reported.
- */
-static double now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* N functions (32 bytes each: preamble + endbr + ret) then N call sites. */
 static int synth(struct fi_image *im, size_t n)
@@ -120,17 +96,19 @@ static int bench_mode(struct fi_image *im, const uint8_t *pristine,
 		int err;
 
 		memcpy(im->file, pristine, im->file_size);
-		w0 = now(CLOCK_MONOTONIC);
-		t0 = now(CLOCK_THREAD_CPUTIME_ID);
+		/* Thread CPU time and wall clock: on a shared machine the wall
+		 * clock also counts the time other processes held the core. */
+		w0 = bench_now(CLOCK_MONOTONIC);
+		t0 = bench_now(CLOCK_THREAD_CPUTIME_ID);
 		err = fi_patch_image(im, &o, &st);
-		t[r] = now(CLOCK_THREAD_CPUTIME_ID) - t0;
-		w[r] = now(CLOCK_MONOTONIC) - w0;
+		t[r] = bench_now(CLOCK_THREAD_CPUTIME_ID) - t0;
+		w[r] = bench_now(CLOCK_MONOTONIC) - w0;
 		if (err) {
 			fprintf(stderr, "%s: fi_patch_image: %d\n", m->name, err);
 			return 1;
 		}
 	}
-	double med = median(t, runs), wmed = median(w, runs);
+	double med = bench_median(t, runs), wmed = bench_median(w, runs);
 
 	printf("%-22s %7zu sites  cpu %7.3f ms = %5.1f M sites/s  wall %7.3f ms = %5.1f M/s"
 	       "  (%zu pre, %zu call, %zu deth, %zu skip)\n",

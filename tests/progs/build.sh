@@ -24,7 +24,7 @@ flock 9
 stamp=$out/.built
 if [ -f "$stamp" ]; then
 	stale=0
-	for f in "$src"/*.c "$src"/*.S "$src"/*.h "$src/../../src/bhi.S" "$0"; do
+	for f in "$src"/*.c "$src"/*.S "$src"/*.h "$src/../../src/bhi.S" "$src/../../src/thunks.S" "$0"; do
 		[ "$f" -nt "$stamp" ] && stale=1
 	done
 	[ "$stale" = 0 ] && exit 0
