@@ -119,8 +119,11 @@ static bool fi_dw_unit(struct fi_dw *d, struct fi_dw_unit *u)
 	u->std_lens = h.p;
 	fi_dw_skip(&h, u->opcode_base ? u->opcode_base - 1u : 0);
 	u->tables = h.p;
+	/* header_length must cover the fields just read: the tables lie
+	 * between them and the program, never past its start. */
 	if (h.bad || !u->line_range || !u->opcode_base ||
-	    hlen > (uint64_t)(u->end - after_hlen) || u->addr_size > 8)
+	    hlen > (uint64_t)(u->end - after_hlen) ||
+	    hlen < (uint64_t)(u->tables - after_hlen) || u->addr_size > 8)
 		return false;
 	u->prog = after_hlen + hlen;
 	return true;
