@@ -300,7 +300,8 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
 		return 0;
 	}
 	memcpy(want, p, FI_PRE_WINDOW);
-	hash = fi_patch_hash(ps->o, pi.hash);
+	/* An empty-parentheses definition gets its implied prototype (knr.c). */
+	hash = fi_patch_hash(ps->o, fi_knr_hash(pi.hash));
 	if (ps->fineibt && fi_is_endbr(p + FI_PREAMBLE_SIZE))
 		err = fi_build_fineibt(ps, fm, want, at + ps->bias, hash, pi.arity);
 	else	/* kcfi, off, or no ENDBR: only the rehash (cfi_rand_preamble) */

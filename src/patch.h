@@ -55,6 +55,18 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash);
 
 /*
+ * src/knr.c. The hash a preamble of an empty-parentheses definition
+ * (`R f()`, typed `_ZTSF<R>E` by clang) should carry: that of `R f(void)`.
+ * Any other hash is returned unchanged. fi_image_has_knr: does @im hold
+ * such a preamble (still in kCFI form)?
+ */
+uint32_t fi_knr_hash(uint32_t hash);
+bool fi_image_has_knr(const struct fi_image *im);
+/* clang-22's kCFI type id of a mangled type name (xxHash64, low 32 bits). */
+uint32_t fi_kcfi_type_id(const char *mangled);
+uint64_t fi_xxhash64(const void *data, size_t len);
+
+/*
  * Write a statically patched copy of @im (whose file buffer the passes have
  * rewritten) to @out, with a .fineibt section recording @o and @st's
  * counts (@st may be NULL), atomically (temporary file in @out's directory,

@@ -383,9 +383,10 @@ static void fi_rt_take(struct fi_module *m)
 		fi_rt_take_static(m);
 		goto reg;
 	}
-	/* kcfi without rand: the compiler's bytes are the mode already. */
+	/* kcfi without rand: the compiler's bytes are the mode already,
+	 * unless an empty-parentheses definition needs its hash (knr.c). */
 	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
-	    !(o.cfg.flags & FINEIBT_F_RAND)) {
+	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img)) {
 		fi_rt_report(m, NULL, "kept");
 		goto reg;
 	}
