@@ -90,7 +90,8 @@ $(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S in
 $(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
 	ln -sf fineibt-cc $@
 
-$(BUILD)/libfineibt.a: $(LIB_OBJ)
+# src/dlsym_so.c interposes dlsym in the shared runtime only (see there).
+$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 

@@ -631,3 +631,100 @@ const char *fi_arity_reg_name(int arity)
 		return "?";
 	return names[arity];
 }
+
+/* ---------------------------------------- foreign targets (src/foreign.c) */
+
+static const uint8_t fi_fven_head[] = {
+	0xf3, 0x0f, 0x1e, 0xfa,			/* endbr64 */
+	0xeb, 0x0a,				/* jmp 16 */
+};
+static const uint8_t fi_fven_entry[] = {
+	0xf3, 0x0f, 0x1e, 0xfa,			/* endbr64 */
+	0xff, 0x25, 0x06, 0x00, 0x00, 0x00,	/* jmp *32(%rip) */
+};
+#define FI_FVEN_PTR	32
+
+void fi_emit_foreign_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn)
+{
+	memset(slot, 0xcc, FI_FVEN_SLOT);
+	memcpy(slot, fi_fven_head, sizeof(fi_fven_head));
+	memcpy(slot + FI_FVEN_ENTRY, fi_fven_entry, sizeof(fi_fven_entry));
+	memcpy(slot + FI_FVEN_PTR, &fn, sizeof(fn));
+}
+
+/* The check each stub repeats after the site's movl: kcfi, paranoid. */
+static const uint8_t fi_fstub_kcfi_check[] = {
+	0x45, 0x03, 0x53, 0xf1,			/* addl -15(%r11), %r10d */
+	0x74, 0x1c,				/* je 40 */
+};
+static const uint8_t fi_fstub_paranoid_check[] = {
+	0x45, 0x3b, 0x53, 0xf7,			/* cmpl -9(%r11), %r10d */
+	0x74, 0x25,				/* je 49 */
+};
+/* At 12: r11 a veneer entry? (fail offsets patched per kind) */
+static const uint8_t fi_fstub_range[] = {
+	0x49, 0xba, 0, 0, 0, 0, 0, 0, 0, 0,	/* movabs $-entry0, %r10 */
+	0x4d, 0x01, 0xda,			/* add %r11, %r10 */
+	0x41, 0xf6, 0xc2, FI_FVEN_SLOT - 1,	/* test $63, %r10b */
+	0x75, 0x00,				/* jne fail */
+	0x49, 0x81, 0xfa, 0, 0, 0, 0,		/* cmp $size, %r10 */
+	0x73, 0x00,				/* jae fail */
+};
+static const uint8_t fi_fstub_lea[] = { 0x4d, 0x8d, 0x5b, 0xf0 };
+
+bool fi_emit_site_jmp(uint8_t out[5], uint64_t site_ip, uint64_t stub_ip)
+{
+	int64_t rel = (int64_t)(stub_ip - (site_ip + 5));
+
+	if (rel != (int32_t)rel)
+		return false;
+	out[0] = 0xe9;
+	fi_store32(out + 1, (uint32_t)rel);
+	return true;
+}
+
+bool fi_decode_site_jmp(const uint8_t *p, uint64_t ip, uint64_t *target)
+{
+	if (p[0] != 0xe9)
+		return false;
+	*target = ip + 5 + (uint64_t)(int64_t)(int32_t)fi_load32(p + 1);
+	return true;
+}
+
+size_t fi_emit_foreign_stub(uint8_t out[FI_FSTUB_SIZE], const uint8_t *site,
+			    uint64_t site_ip, uint64_t stub_ip, bool paranoid,
+			    uint64_t ven_entry0, uint32_t ven_size)
+{
+	const uint8_t *mov = fi_seq_kcfi_caller.bytes;
+	size_t n = 0, fail, range;
+	uint64_t neg = 0 - ven_entry0;
+
+	if (site[0] != mov[0] || site[1] != mov[1])
+		return 0;
+	memset(out, 0xcc, FI_FSTUB_SIZE);
+	memcpy(out, site, 6);
+	n = 6;
+	memcpy(out + n, paranoid ? fi_fstub_paranoid_check : fi_fstub_kcfi_check, 6);
+	n += 6;
+	range = n;
+	memcpy(out + n, fi_fstub_range, sizeof(fi_fstub_range));
+	memcpy(out + n + 2, &neg, 8);
+	fi_store32(out + n + 22, ven_size);
+	n += sizeof(fi_fstub_range);
+	if (paranoid) {
+		memcpy(out + n, fi_fstub_lea, sizeof(fi_fstub_lea));
+		n += sizeof(fi_fstub_lea);
+	}
+	/* On to the call: kcfi site+14, paranoid site+16. */
+	if (!fi_emit_site_jmp(out + n, stub_ip + n, site_ip + (paranoid ? 16 : 14)))
+		return 0;
+	n += 5;
+	fail = n;
+	out[range + 18] = (uint8_t)(fail - (range + 19));	/* jne fail */
+	out[range + 27] = (uint8_t)(fail - (range + 28));	/* jae fail */
+	memcpy(out + n, site, 6);				/* reload r10 */
+	n += 6;
+	if (!fi_emit_site_jmp(out + n, stub_ip + n, site_ip + 6))
+		return 0;
+	return n + 5;
+}

@@ -256,4 +256,65 @@ enum fi_ud_kind fi_decode_ud(const uint8_t *p, size_t avail, int *len);
 /* Name of an arity register ("eax", "ecx", ...). */
 const char *fi_arity_reg_name(int arity);
 
+/* ---------------------------------------- foreign targets (src/foreign.c) */
+
+/*
+ * A veneer slot for an uninstrumented function F (docs/compat.md). The
+ * entry V is slot + FI_FVEN_ENTRY: FineIBT callers land at V - 16 and
+ * every other caller at V; both take an ENDBR and jump to F, whose
+ * address sits in the slot itself (the slot is never written again).
+ *
+ *   0:  f3 0f 1e fa          endbr64               (V-16)
+ *   4:  eb 0a                jmp 16
+ *   6:  cc x 10
+ *   16: f3 0f 1e fa          endbr64               (V)
+ *   20: ff 25 06 00 00 00    jmp *32(%rip)         -> F
+ *   26: cc x 6
+ *   32: F (8 bytes)
+ *   40: cc x 24
+ */
+#define FI_FVEN_SLOT	64
+#define FI_FVEN_ENTRY	16
+void fi_emit_foreign_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn);
+
+/*
+ * A call site that has met a foreign veneer gets its first five bytes
+ * replaced by "e9 rel32" (jmp to a per-site stub; byte 5 is left as it
+ * was and never executed); every other byte of the site, and so every
+ * instruction boundary another thread may stand on, is unchanged. The
+ * stub (at most FI_FSTUB_SIZE bytes) starts with the site's own first
+ * instruction (movl $-hash / $hash, %r10d), so a decoder finds the hash
+ * there, then: the site's check, passing on to the call; else, if r11 is
+ * a veneer entry (r11 - @ven_entry0 < @ven_size and a multiple of the
+ * slot size), on to the call (paranoid: after the lea); else back to
+ * the site's own check at site+6 with r10 reloaded, which traps as before.
+ *
+ * kcfi (after the site's movl $-H, %r10d):
+ *   6:  45 03 53 f1          addl -15(%r11), %r10d
+ *   10: 74 1c                je 40
+ *   12: 49 ba imm64          movabs $-ven_entry0, %r10
+ *   22: 4d 01 da             add %r11, %r10
+ *   25: 41 f6 c2 3f          test $63, %r10b
+ *   29: 75 0e                jne 45
+ *   31: 49 81 fa imm32       cmp $ven_size, %r10
+ *   38: 73 05                jae 45
+ *   40: e9 rel32             jmp site+14           (the call)
+ *   45: 41 ba imm32          movl $-H, %r10d
+ *   51: e9 rel32             jmp site+6
+ * paranoid (after movl $H, %r10d): cmpl -9(%r11), %r10d; je 49; the same
+ * range check (jne/jae 49); 40: lea -16(%r11), %r11; 44: jmp site+16;
+ * 49: movl $H, %r10d; 55: jmp site+6.
+ *
+ * Returns the stub's length, or 0 if @site's first bytes are not a kCFI
+ * or paranoid caller's movl or a rel32 is out of reach.
+ */
+#define FI_FSTUB_SIZE	64
+size_t fi_emit_foreign_stub(uint8_t out[FI_FSTUB_SIZE], const uint8_t *site,
+			    uint64_t site_ip, uint64_t stub_ip, bool paranoid,
+			    uint64_t ven_entry0, uint32_t ven_size);
+/* "e9 rel32" from @site_ip to @stub_ip into @out (5 bytes); false if out of reach. */
+bool fi_emit_site_jmp(uint8_t out[5], uint64_t site_ip, uint64_t stub_ip);
+/* @p is "e9 rel32" at @ip: its target. */
+bool fi_decode_site_jmp(const uint8_t *p, uint64_t ip, uint64_t *target);
+
 #endif /* FI_INSN_H */

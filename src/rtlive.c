@@ -200,8 +200,8 @@ static uint64_t fi_stub_map_at(uint64_t hint, const uint8_t *src,
 }
 
 /* Try page-aligned spots above and below the text, nearest first. */
-static uint64_t fi_stub_map_near(uint64_t lo, uint64_t hi,
-				 const uint8_t *src, size_t size)
+uint64_t fi_live_map_near(uint64_t lo, uint64_t hi, const uint8_t *src,
+			  size_t size)
 {
 	static const uint64_t step = 1ULL << 21;
 
@@ -254,7 +254,7 @@ int fi_live_stubs_for(const struct fi_image *im, uint64_t *out)
 	}
 	if (fi_rt()->nstub_copies == FI_MAX_MODULES)
 		return -ENOSPC;
-	got = fi_stub_map_near(lo, hi, own, size);
+	got = fi_live_map_near(lo, hi, own, size);
 	if (!got)
 		return -ENOMEM;
 	err = fi_rt_add_stub_copy(got, size);

@@ -30,4 +30,11 @@ bool fi_live_in_reach(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi);
  */
 int fi_live_stubs_for(const struct fi_image *im, uint64_t *out);
 
+/*
+ * Map a read-execute copy of @src (@size bytes, page-rounded) within rel32
+ * reach of [lo, hi): its address, or 0. Signal-safe (mmap and copies).
+ */
+uint64_t fi_live_map_near(uint64_t lo, uint64_t hi, const uint8_t *src,
+			  size_t size);
+
 #endif

@@ -33,6 +33,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "foreign.h"
 #include "insn.h"
 #include "report.h"
 #include "trap.h"
@@ -107,6 +108,9 @@ static bool fi_decode_kcfi(const struct fi_trap_regs *r,
 	if (!fi_image_is_trap(&m->img, r->ip - m->img.bias))
 		return false;
 	p = fi_trap_text(site, FI_KCFI_CALLER_UD, NULL);
+	/* A site opened for foreign veneers keeps its movl in its stub. */
+	if (p && fi_foreign_site_head(p))
+		p = fi_foreign_site_head(p);
 	/* 0 if the movl is not there (cannot happen for a compiled site). */
 	t->type = p ? fi_decode_caller_hash(p) : 0;
 	t->target = r->r11;
@@ -153,12 +157,19 @@ static bool fi_decode_paranoid(const struct fi_trap_regs *r,
 			       struct fi_trap *t)
 {
 	uint64_t site = r->ip - FI_PARANOID_UD;
-	const uint8_t *p;
+	uint8_t opened[FI_CALLSITE_SIZE];
+	const uint8_t *p, *head;
 
 	/* The site's ud2 slot is still what .kcfi_traps lists. */
 	if (!fi_image_is_trap(&m->img, site + FI_KCFI_CALLER_UD - m->img.bias))
 		return false;
 	p = fi_trap_text(site, FI_CALLSITE_SIZE, NULL);
+	/* A site opened for foreign veneers: its movl is in its stub. */
+	if (p && (head = fi_foreign_site_head(p))) {
+		__builtin_memcpy(opened, p, sizeof(opened));
+		__builtin_memcpy(opened, head, 6);
+		p = opened;
+	}
 	if (!p || fi_classify_caller(p, site, NULL) != FI_CALL_PARANOID)
 		return false;
 	t->type = (uint32_t)r->r10;
@@ -269,11 +280,61 @@ static void fi_put_hex(struct fi_line *l, uint64_t v, int min_digits)
 	fi_put(l, p);
 }
 
+/*
+ * An address outside every kCFI module: "cos+0x10 in libm.so.6, not
+ * instrumented", through the loader's dynamic symbols (dladdr takes the
+ * loader's lock; the trapping thread, running instrumented code, does
+ * not hold it). A dlsym veneer is named after its function.
+ */
+static bool fi_put_foreign(struct fi_line *l, uint64_t addr)
+{
+	uint64_t entry, fn = fi_foreign_slot_target(addr, &entry), sym;
+	const char *base, *name;
+	Dl_info info;
+
+	if (fn) {
+		fi_put(l, "dlsym veneer");
+		if (addr != entry) {
+			fi_put(l, "+");
+			fi_put_hex(l, addr - entry, 1);
+		}
+		fi_put(l, " of ");
+		addr = fn;
+	}
+	if (!dladdr((void *)(uintptr_t)addr, &info) || !info.dli_fname) {
+		if (fn)
+			fi_put_hex(l, addr, 1);
+		return fn != 0;
+	}
+	/* An IFUNC's implementation has no dynamic symbol of its own: the
+	 * name dlsym was asked for is nearer then. */
+	sym = (uint64_t)(uintptr_t)info.dli_saddr;
+	name = info.dli_sname;
+	if (!name || !sym)
+		sym = 0;
+	fi_foreign_name_near(addr, sym, &sym, &name);
+	if (name && sym) {
+		fi_put(l, name);
+		fi_put(l, "+");
+		fi_put_hex(l, addr - sym, 1);
+	} else {
+		fi_put_hex(l, addr, 1);
+	}
+	base = strrchr(info.dli_fname, '/');
+	fi_put(l, " in ");
+	fi_put(l, base ? base + 1 : info.dli_fname);
+	fi_put(l, ", not instrumented");
+	return true;
+}
+
 /* "sym+0xoff" through the module containing @addr, else "0xaddr". */
 static void fi_put_addr(struct fi_line *l, uint64_t addr)
 {
 	const struct fi_module *m = fi_rt_module_at(addr);
 	char sym[256];
+
+	if (!m && fi_put_foreign(l, addr))
+		return;
 
 	if (m) {
 		sym[0] = '\0';
@@ -553,10 +614,13 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		.r10 = (uint64_t)g[REG_R10], .r11 = (uint64_t)g[REG_R11],
 	};
 	int saved_errno = errno;
-	struct fi_trap t;
+	struct fi_trap t = { .kind = FI_TRAP_NONE };
 
 	/* si_code > 0: raised by the CPU, not sent by kill(). */
-	if (si->si_code > 0 && fi_trap_decode(&r, &t)) {
+	if (si->si_code > 0 && fi_trap_decode(&r, &t) && fi_foreign_take(&t)) {
+		/* A checking caller met a dlsym veneer: accepted (foreign.c). */
+		g[REG_RIP] = (greg_t)t.resume;
+	} else if (t.kind != FI_TRAP_NONE) {
 		fi_trap_report(&t, r.sp);
 		if (t.warn)
 			g[REG_RIP] = (greg_t)t.resume;

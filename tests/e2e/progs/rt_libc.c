@@ -7,9 +7,9 @@
  *   rt_libc FILE        copy FILE to stdout through the table, and sort
  *                       with qsort (libc calls our comparator through a
  *                       pointer: uninstrumented code entering at func+0)
- *   rt_libc FILE dlsym  the same with read() taken from dlsym(): a pointer
- *                       uninstrumented code hands over (no veneer; traps
- *                       by policy, see docs/runtime.md)
+ *   rt_libc FILE dlsym  the same with read() taken from dlsym(): no
+ *                       link-time veneer; the runtime's dlsym gives one
+ *                       (docs/compat.md)
  */
 #include <dlfcn.h>
 #include <fcntl.h>

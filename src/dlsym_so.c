@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dlsym()/dlvsym() interposers of libfineibt.so (foreign.c, docs/compat.md):
+ * what libc finds for an uninstrumented function is handed out as a veneer.
+ *
+ * Exported as dlsym@GLIBC_2.34 and dlvsym@GLIBC_2.34 (libfineibt.map);
+ * libc's own are reached through their GLIBC_2.2.5 compat versions, which
+ * we do not define. Only in the shared runtime (the Makefile leaves this
+ * file out of libfineibt.a): an executable that defined dlsym itself
+ * would bind that compat reference back to its own definition.
+ *
+ * RTLD_NEXT depends on who calls: a tail call keeps the caller's return
+ * address, so glibc searches after the caller, and the result is left as
+ * it is (an interposer's "next" is rarely called through kCFI).
+ */
+#include <dlfcn.h>
+
+#include "foreign.h"
+
+#define FI_EXPORT	__attribute__((visibility("default")))
+
+extern void *fi_libc_dlsym(void *, const char *);
+extern void *fi_libc_dlvsym(void *, const char *, const char *);
+__asm__(".symver fi_libc_dlsym, dlsym@GLIBC_2.2.5");
+__asm__(".symver fi_libc_dlvsym, dlvsym@GLIBC_2.2.5");
+
+FI_EXPORT void *dlsym(void *handle, const char *name)
+{
+	if (handle == RTLD_NEXT)
+		__attribute__((musttail)) return fi_libc_dlsym(handle, name);
+	return fi_foreign_wrap(fi_libc_dlsym(handle, name), name);
+}
+
+FI_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
+{
+	if (handle == RTLD_NEXT)
+		__attribute__((musttail)) return fi_libc_dlvsym(handle, name, version);
+	return fi_foreign_wrap(fi_libc_dlvsym(handle, name, version), name);
+}

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Function pointers into uninstrumented code that the program obtains
+ * from dlsym()/dlvsym() (docs/compat.md, "Foreign function pointers").
+ *
+ * Such a function has no type hash in front of it, and no single hash
+ * could satisfy every caller. So:
+ *
+ *  - dlsym/dlvsym (interposed by dlsym_so.c) return, for a function in an executable segment of a
+ *    module that is not kCFI, a veneer (insn.h, FI_FVEN_SLOT): ENDBR + jmp
+ *    at V-16 for FineIBT callers and at V for every other, in a region of
+ *    read-execute pages reserved once; each page is built on a scratch
+ *    copy and moved in place with mremap, so published veneers are never
+ *    writable. The same function always gets the same veneer.
+ *  - In the callee-checking modes (fineibt, bhi) that is all: the caller
+ *    lands on the veneer's ENDBR, never 16 bytes before the function.
+ *  - A checking caller (kcfi, paranoid) traps the first time it meets a
+ *    veneer. The SIGILL handler sees that the target is a veneer entry,
+ *    lets the call go on, and opens the site: a per-site stub near the
+ *    module repeats the site's check and, when it fails, accepts exactly
+ *    the veneer entries (a range and alignment test) before going back to
+ *    the site's own check, which traps as before. The site's first five
+ *    bytes become a jmp to the stub (insn.h, fi_emit_foreign_stub). From
+ *    then on that site costs two jumps and a few instructions per call,
+ *    and no more signals.
+ *
+ * Everything the handler does here is mmap/mprotect/mremap and copies:
+ * no allocation, no lock (one busy flag taken with an atomic exchange;
+ * a thread that finds it taken lets its call go on and tries next time).
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "foreign.h"
+#include "insn.h"
+#include "rtlive.h"
+#include "runtime.h"
+
+#define FI_PAGE		4096ULL
+#define FI_FVEN_REGION	(1ULL << 20)	/* 16384 veneers */
+#define FI_FVEN_MAX	(FI_FVEN_REGION / FI_FVEN_SLOT)
+#define FI_FSTUB_PAGES	64
+
+/* The veneer region: base, and how many slots are published (atomic). */
+static uint64_t fi_fven_base;
+static uint64_t fi_fven_count;
+/* The name dlsym was asked for, per slot, for reports (written before
+ * the slot is counted, never changed after). */
+struct fi_fven_name {
+	uint64_t fn;
+	char name[56];
+};
+static struct fi_fven_name *fi_fven_names;
+static pthread_mutex_t fi_fven_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Stub pages, each near some module's text; filled from the bottom. */
+struct fi_fstub_page {
+	uint64_t page, used;
+};
+static struct fi_fstub_page fi_fstub_pages[FI_FSTUB_PAGES];
+static size_t fi_nfstub_pages;
+static int fi_fstub_busy;
+static uint64_t fi_nopened;
+
+static uint64_t fi_page_down(uint64_t a)
+{
+	return a & ~(FI_PAGE - 1);
+}
+
+/*
+ * Write @len bytes at @addr into read-execute memory: a scratch copy of
+ * the pages is written, sealed read-execute and moved over the originals
+ * in one mremap. @fresh: the pages hold nothing yet (PROT_NONE); start
+ * from int3s instead of copying.
+ */
+static int fi_fx_publish(uint64_t addr, const void *bytes, size_t len,
+			 bool fresh)
+{
+	uint64_t lo = fi_page_down(addr);
+	uint64_t n = fi_page_down(addr + len + FI_PAGE - 1) - lo;
+	uint8_t *copy = mmap(NULL, n, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (copy == MAP_FAILED)
+		return -errno;
+	if (fresh)
+		memset(copy, 0xcc, n);
+	else
+		memcpy(copy, (const void *)(uintptr_t)lo, n);
+	memcpy(copy + (addr - lo), bytes, len);
+	if (mprotect(copy, n, PROT_READ | PROT_EXEC) ||
+	    mremap(copy, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)(uintptr_t)lo) == MAP_FAILED) {
+		int err = -errno;
+
+		munmap(copy, n);
+		return err;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- veneers */
+
+bool fi_foreign_is_veneer(uint64_t addr)
+{
+	uint64_t base = __atomic_load_n(&fi_fven_base, __ATOMIC_ACQUIRE);
+	uint64_t n = __atomic_load_n(&fi_fven_count, __ATOMIC_ACQUIRE);
+	uint64_t off = addr - base - FI_FVEN_ENTRY;
+
+	return base && addr >= base + FI_FVEN_ENTRY &&
+	       off % FI_FVEN_SLOT == 0 && off / FI_FVEN_SLOT < n;
+}
+
+uint64_t fi_foreign_veneer_target(uint64_t addr)
+{
+	uint64_t entry;
+	uint64_t fn = fi_foreign_slot_target(addr, &entry);
+
+	return entry == addr ? fn : 0;
+}
+
+uint64_t fi_foreign_slot_target(uint64_t addr, uint64_t *entry)
+{
+	uint64_t base = __atomic_load_n(&fi_fven_base, __ATOMIC_ACQUIRE);
+	uint64_t n = __atomic_load_n(&fi_fven_count, __ATOMIC_ACQUIRE);
+	uint64_t i = (addr - base) / FI_FVEN_SLOT;
+
+	*entry = 0;
+	if (!base || addr < base || i >= n)
+		return 0;
+	*entry = base + i * FI_FVEN_SLOT + FI_FVEN_ENTRY;
+	return fi_fven_names[i].fn;
+}
+
+/* Is @addr in an executable segment of a module that is not kCFI? */
+static bool fi_fx_is_foreign_code(uint64_t addr)
+{
+	const ElfW(Phdr) *ph;
+	struct link_map *lm;
+	Dl_info info;
+
+	if (fi_rt_module_at(addr) || !fi_rt()->active)
+		return false;
+	if (!dladdr1((void *)(uintptr_t)addr, &info, (void **)&lm,
+		     RTLD_DL_LINKMAP) || !lm)
+		return false;
+	ph = (const ElfW(Phdr) *)((const char *)info.dli_fbase +
+				  ((const ElfW(Ehdr) *)info.dli_fbase)->e_phoff);
+	for (int i = 0; i < ((const ElfW(Ehdr) *)info.dli_fbase)->e_phnum; i++) {
+		uint64_t lo = lm->l_addr + ph[i].p_vaddr;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    addr >= lo && addr - lo < ph[i].p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/* The veneer of @fn: found among the published ones, or published now. */
+static void *fi_fx_veneer(uint64_t fn, const char *name)
+{
+	uint8_t slot[FI_FVEN_SLOT];
+	uint64_t n, at;
+	void *ret = (void *)(uintptr_t)fn;
+
+	pthread_mutex_lock(&fi_fven_lock);
+	if (!fi_fven_base) {
+		void *p = mmap(NULL, FI_FVEN_REGION, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (p == MAP_FAILED)
+			goto out;
+		fi_fven_names = mmap(NULL, FI_FVEN_MAX * sizeof(*fi_fven_names),
+				     PROT_READ | PROT_WRITE, MAP_PRIVATE |
+				     MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (fi_fven_names == MAP_FAILED) {
+			fi_fven_names = NULL;
+			munmap(p, FI_FVEN_REGION);
+			goto out;
+		}
+		__atomic_store_n(&fi_fven_base, (uint64_t)(uintptr_t)p,
+				 __ATOMIC_RELEASE);
+	}
+	n = fi_fven_count;
+	for (uint64_t i = 0; i < n; i++) {
+		at = fi_fven_base + i * FI_FVEN_SLOT;
+		if (fi_foreign_veneer_target(at + FI_FVEN_ENTRY) == fn) {
+			ret = (void *)(uintptr_t)(at + FI_FVEN_ENTRY);
+			goto out;
+		}
+	}
+	if (n == FI_FVEN_MAX)
+		goto out;	/* full: the plain pointer (checking callers trap) */
+	at = fi_fven_base + n * FI_FVEN_SLOT;
+	fi_emit_foreign_veneer(slot, fn);
+	if (fi_fx_publish(at, slot, sizeof(slot), at % FI_PAGE == 0))
+		goto out;
+	fi_fven_names[n].fn = fn;
+	snprintf(fi_fven_names[n].name, sizeof(fi_fven_names[n].name), "%s",
+		 name);
+	__atomic_store_n(&fi_fven_count, n + 1, __ATOMIC_RELEASE);
+	ret = (void *)(uintptr_t)(at + FI_FVEN_ENTRY);
+out:
+	pthread_mutex_unlock(&fi_fven_lock);
+	return ret;
+}
+
+void *fi_foreign_wrap(void *p, const char *name)
+{
+	if (!p || !fi_fx_is_foreign_code((uint64_t)(uintptr_t)p))
+		return p;
+	return fi_fx_veneer((uint64_t)(uintptr_t)p, name);
+}
+
+bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
+			  const char **name)
+{
+	uint64_t n = __atomic_load_n(&fi_fven_count, __ATOMIC_ACQUIRE);
+	const struct fi_fven_name *best = NULL;
+
+	for (uint64_t i = 0; i < n; i++) {
+		const struct fi_fven_name *e = &fi_fven_names[i];
+
+		if (e->fn <= addr && e->fn > after && addr - e->fn < 0x10000 &&
+		    (!best || e->fn > best->fn))
+			best = e;
+	}
+	if (!best)
+		return false;
+	*start = best->fn;
+	*name = best->name;
+	return true;
+}
+
+/* ----------------------------------------------------------- call sites */
+
+const uint8_t *fi_foreign_site_head(const uint8_t *site)
+{
+	uint64_t stub;
+
+	if (!fi_decode_site_jmp(site, (uint64_t)(uintptr_t)site, &stub))
+		return NULL;
+	for (size_t i = 0; i < __atomic_load_n(&fi_nfstub_pages, __ATOMIC_ACQUIRE); i++) {
+		const struct fi_fstub_page *pg = &fi_fstub_pages[i];
+
+		if (stub >= pg->page && stub - pg->page < FI_PAGE &&
+		    (stub - pg->page) % FI_FSTUB_SIZE == 0)
+			return (const uint8_t *)(uintptr_t)stub;
+	}
+	return NULL;
+}
+
+/* A free stub slot within rel32 reach of [lo, hi), mapping a page if needed. */
+static uint64_t fi_fx_stub_slot(uint64_t lo, uint64_t hi)
+{
+	static const uint8_t none[FI_FSTUB_SIZE];
+	uint64_t page;
+
+	for (size_t i = 0; i < fi_nfstub_pages; i++) {
+		struct fi_fstub_page *pg = &fi_fstub_pages[i];
+
+		if (pg->used < FI_PAGE &&
+		    fi_live_in_reach(pg->page, FI_PAGE, lo, hi))
+			return pg->page + pg->used;
+	}
+	if (fi_nfstub_pages == FI_FSTUB_PAGES)
+		return 0;
+	page = fi_live_map_near(lo, hi, none, sizeof(none));
+	if (!page)
+		return 0;
+	fi_fstub_pages[fi_nfstub_pages] = (struct fi_fstub_page){ .page = page };
+	__atomic_store_n(&fi_nfstub_pages, fi_nfstub_pages + 1, __ATOMIC_RELEASE);
+	return page;
+}
+
+static struct fi_fstub_page *fi_fx_page_of(uint64_t stub)
+{
+	for (size_t i = 0; i < fi_nfstub_pages; i++) {
+		if (stub - fi_fstub_pages[i].page < FI_PAGE)
+			return &fi_fstub_pages[i];
+	}
+	return NULL;
+}
+
+/* Give the site at @site (of module @m) its stub; 0 or -errno. */
+static int fi_fx_open_site(const struct fi_module *m, uint64_t site,
+			   bool paranoid)
+{
+	uint8_t stub[FI_FSTUB_SIZE], jmp[5];
+	const uint8_t *p = (const uint8_t *)(uintptr_t)site;
+	uint64_t at, base = __atomic_load_n(&fi_fven_base, __ATOMIC_ACQUIRE);
+	int err;
+
+	if (fi_foreign_site_head(p))
+		return 0;		/* another thread opened it */
+	at = fi_fx_stub_slot(m->text_lo, m->text_hi);
+	if (!at)
+		return -ENOMEM;
+	if (!fi_emit_foreign_stub(stub, p, site, at, paranoid,
+				  base + FI_FVEN_ENTRY, FI_FVEN_REGION) ||
+	    !fi_emit_site_jmp(jmp, site, at))
+		return -ERANGE;
+	err = fi_fx_publish(at, stub, sizeof(stub), false);
+	if (err)
+		return err;
+	fi_fx_page_of(at)->used += FI_FSTUB_SIZE;
+	/* The stub is in place and sealed before any jump leads to it. */
+	err = fi_fx_publish(site, jmp, sizeof(jmp), false);
+	if (!err)
+		__atomic_add_fetch(&fi_nopened, 1, __ATOMIC_RELAXED);
+	return err;
+}
+
+bool fi_foreign_take(const struct fi_trap *t)
+{
+	const struct fi_module *m = t->mod;
+	uint64_t site;
+	bool paranoid;
+
+	if (t->kind == FI_TRAP_KCFI) {
+		site = t->addr - FI_KCFI_CALLER_UD;
+		paranoid = false;
+	} else if (t->kind == FI_TRAP_PARANOID) {
+		site = t->addr - FI_PARANOID_UD;
+		paranoid = true;
+	} else {
+		return false;
+	}
+	if (!m || !fi_foreign_is_veneer(t->target))
+		return false;
+	/* The call goes on either way; only one thread rewrites at a time. */
+	if (!__atomic_exchange_n(&fi_fstub_busy, 1, __ATOMIC_ACQUIRE)) {
+		fi_fx_open_site(m, site, paranoid);
+		__atomic_store_n(&fi_fstub_busy, 0, __ATOMIC_RELEASE);
+	}
+	return true;
+}
+
+uint64_t fi_foreign_sites_opened(void)
+{
+	return __atomic_load_n(&fi_nopened, __ATOMIC_RELAXED);
+}

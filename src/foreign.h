@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* Function pointers into uninstrumented code: dlsym veneers, opened sites (foreign.c). */
+#ifndef FI_FOREIGN_H
+#define FI_FOREIGN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trap.h"
+
+/*
+ * What dlsym/dlvsym return for @p, the address libc's found for @name:
+ * a veneer when @p is code in a module that is not kCFI, else @p.
+ */
+void *fi_foreign_wrap(void *p, const char *name);
+
+/* Is @addr the entry of a published dlsym veneer? Signal-safe. */
+bool fi_foreign_is_veneer(uint64_t addr);
+/* The function a veneer entry @addr jumps to, or 0. Signal-safe. */
+uint64_t fi_foreign_veneer_target(uint64_t addr);
+/* The same for any @addr inside a published slot; its entry in @entry. */
+uint64_t fi_foreign_slot_target(uint64_t addr, uint64_t *entry);
+
+/*
+ * For reports: the function dlsym was asked for whose (real) address is
+ * nearest at or below @addr, above @after and within 64 KiB: its address
+ * in @start and the name asked for in @name. Signal-safe.
+ */
+bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
+			  const char **name);
+
+/*
+ * From the SIGILL handler: @t (decoded, kcfi or paranoid) was a checking
+ * caller meeting a veneer. Opens the site (per-site stub, see foreign.c)
+ * unless another thread is doing so, and returns true: the caller lets
+ * the call go on at t->resume, unreported. False: not such a trap.
+ */
+bool fi_foreign_take(const struct fi_trap *t);
+
+/*
+ * @site (the first byte of a call site) jumps to a per-site stub: the
+ * stub, whose first instruction is the site's original movl; else NULL.
+ */
+const uint8_t *fi_foreign_site_head(const uint8_t *site);
+
+/* How many call sites were opened so far (FINEIBT_VERBOSE, tests). */
+uint64_t fi_foreign_sites_opened(void);
+
+#endif

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# compat_dlsym: function pointers from dlsym/dlvsym into uninstrumented
+# libraries (issue 14, docs/compat.md). libm's cos and libc's strlen
+# (dlvsym), called through their own type, another type and a tail call,
+# work in every mode; a checking caller traps once per site and never
+# again (counted with strace when it is installed); cos + 16 and the
+# veneer + 16 still trap where the caller checks, with a report naming
+# the function and the library; a type-confused call through a site that
+# has met a veneer is still caught in every mode that checks; data
+# symbols and RTLD_NEXT are left alone. With the runtime linked
+# statically there is no dlsym interposer: the raw pointer is caught.
+. "$(dirname "$0")/progs/rt_lib.bash"
+
+P=$RT_OUT/compat_dlsym
+rt_build "$P" -O2 "$RT_SRC/compat_dlsym.c" ||
+	{ rt_fail build "fineibt-cc could not build compat_dlsym"; exit 1; }
+PS=$RT_OUT/compat_dlsym_static
+rt_build "$PS" -O2 -static-fineibt "$RT_SRC/compat_dlsym.c" ||
+	{ rt_fail build "fineibt-cc -static-fineibt could not build compat_dlsym"; exit 1; }
+HAVE_STRACE=0
+command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null && HAVE_STRACE=1
+
+# sigills CFI ROUNDS: SIGILLs the program takes (strace).
+sigills() {
+	FINEIBT_CFI=$1 strace -f -o "$RT_OUT/dlsym.strace" -e trace=none \
+		-e signal=SIGILL "$P" "$2" >/dev/null 2>&1
+	grep -c 'SIGILL' "$RT_OUT/dlsym.strace"
+}
+
+for m in "${RT_MODES[@]}"; do
+	mode=$(rt_mode_name "$m")
+	[ "$m" = off,norand ] && mode=off
+	rt_run dlsym "$m" "$P" 200
+	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = 2200.0 ] && [ -z "$RT_ERR_TXT" ]; then
+		rt_pass "dlsym-calls[$m]"
+	else
+		rt_fail "dlsym-calls[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+	# -static-fineibt has no dlsym interposer (src/dlsym_so.c): the
+	# pointer is the function itself, caught where the caller checks.
+	if rt_checks_caller "$m"; then
+		rt_run dlsym-static "$m" "$PS" 1
+		if [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}[^;]* in libm\.so\.6, not instrumented; expected type: 0x[0-9a-f]{8}; mode: $mode\)" <<<"$RT_ERR_TXT"; then
+			rt_pass "dlsym-static[$m]: no veneer, caught (documented)"
+		else
+			rt_fail "dlsym-static[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+		fi
+	fi
+	if [ "$HAVE_STRACE" = 1 ]; then
+		one=$(sigills "$m" 1)
+		many=$(sigills "$m" 200)
+		# Three sites meet a veneer: cos, strlen by tail call, strlen as long().
+		want=0
+		rt_checks_caller "$m" && want=3
+		if [ "$one" = "$want" ] && [ "$many" = "$want" ]; then
+			rt_pass "dlsym-steady[$m]: $want SIGILL for 1 or 200 rounds"
+		else
+			rt_fail "dlsym-steady[$m]" "SIGILLs: $one for 1 round, $many for 200, want $want"
+		fi
+	fi
+	for w in data same; do
+		rt_run "dlsym-$w" "$m" "$P" "$w"
+		if [ "$RT_RC" = 0 ]; then
+			rt_pass "dlsym-$w[$m]"
+		else
+			rt_fail "dlsym-$w[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+		fi
+	done
+	rt_is_off "$m" && continue
+	rt_run dlsym-confused "$m" "$P" confused
+	if [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}not_a_double_fn\+0x0; expected type: 0x[0-9a-f]{8}; mode: $mode\)" <<<"$RT_ERR_TXT"; then
+		rt_pass "dlsym-confused[$m]: caught"
+	else
+		rt_fail "dlsym-confused[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+	fi
+	# Callee-only modes cannot check a target that has no preamble
+	# (docs/compat.md): cos+16 runs there, as documented.
+	rt_checks_caller "$m" || continue
+	rt_run dlsym-plus16 "$m" "$P" plus16
+	if [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}cos\+0x10 in libm\.so\.6, not instrumented; expected type: 0x[0-9a-f]{8}; mode: $mode\)" <<<"$RT_ERR_TXT"; then
+		rt_pass "dlsym-plus16[$m]: caught, named"
+	else
+		rt_fail "dlsym-plus16[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+	fi
+	rt_run dlsym-veneer16 "$m" "$P" veneer16
+	if [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}dlsym veneer\+0x10 of cos\+0x0 in libm\.so\.6, not instrumented;" <<<"$RT_ERR_TXT"; then
+		rt_pass "dlsym-veneer16[$m]: caught, named"
+	else
+		rt_fail "dlsym-veneer16[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+	fi
+done

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Function pointers from dlsym/dlvsym into uninstrumented libraries
+ * (docs/compat.md, "Foreign function pointers"): libm's cos called
+ * through its own type and through another one, libc's strlen from
+ * dlvsym, many calls from the same sites and from a tail call.
+ *
+ *   compat_dlsym N          N rounds of every call; prints a checksum
+ *   compat_dlsym plus16     cos + 16 (an address inside cos, not from
+ *                           dlsym; RTLD_NEXT results are left as they
+ *                           are) through double (*)(double): must trap
+ *                           where the caller checks
+ *   compat_dlsym veneer16   the pointer dlsym gave + 16: the same
+ *   compat_dlsym confused   an instrumented function of another type
+ *                           through the same site: must trap
+ * Each of the last three first calls cos through the site once, so the
+ * site has met a veneer before it meets the bad target.
+ *   compat_dlsym data       dlsym of a data object is left alone
+ *   compat_dlsym same       dlsym twice gives the same pointer
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef double (*d_fn)(double);
+typedef size_t (*len_fn)(const char *);
+typedef long (*other_fn)(const char *);
+
+static d_fn volatile vcos;
+
+__attribute__((noinline)) int not_a_double_fn(int a, int b)
+{
+	return a + b;
+}
+static len_fn volatile vlen;
+
+__attribute__((noinline)) static double call_d(d_fn f, double x)
+{
+	return f(x);
+}
+
+/* A tail call through the pointer (a `cs jmp` site). */
+__attribute__((noinline)) static size_t tail_len(const char *s)
+{
+	return vlen(s);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "1";
+	void *m = dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL);
+	void *c = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	double sum = 0;
+	long n;
+
+	if (!m || !c)
+		return 2;
+	vcos = (d_fn)dlsym(m, "cos");
+	vlen = (len_fn)dlvsym(c, "strlen", "GLIBC_2.2.5");
+	if (!vcos || !vlen)
+		return 3;
+	if (!strcmp(what, "confused")) {
+		sum = call_d(vcos, 0.0);
+		printf("%f\n", call_d((d_fn)(void *)not_a_double_fn, sum));
+		return 0;
+	}
+	if (!strcmp(what, "plus16") || !strcmp(what, "veneer16")) {
+		char *f = what[0] == 'p' ? dlsym(RTLD_NEXT, "cos") : (char *)vcos;
+
+		if (!f || (what[0] == 'p' && f == (char *)vcos))
+			return 4;
+		sum = call_d(vcos, 0.0);
+		printf("%f\n", call_d((d_fn)(f + 16), sum));
+		return 0;
+	}
+	if (!strcmp(what, "data"))
+		return dlsym(c, "environ") == (void *)&environ ? 0 : 1;
+	if (!strcmp(what, "same"))
+		return dlsym(m, "cos") == (void *)vcos &&
+		       dlsym(RTLD_DEFAULT, "cos") == (void *)vcos ? 0 : 1;
+	n = atol(what);
+	for (long i = 0; i < n; i++) {
+		sum += call_d(vcos, 0.0);
+		sum += (double)tail_len("four");
+		sum += (double)((other_fn)vlen)("sixsix");
+	}
+	printf("%.1f\n", sum);
+	return 0;
+}
