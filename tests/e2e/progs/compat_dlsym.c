@@ -17,9 +17,13 @@
  * site has met a veneer before it meets the bad target.
  *   compat_dlsym data       dlsym of a data object is left alone
  *   compat_dlsym same       dlsym twice gives the same pointer
+ *   compat_dlsym threads    8 threads released at once into the same
+ *                           sites (several may trap before one opens
+ *                           them); prints a checksum
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,45 @@ __attribute__((noinline)) static double call_d(d_fn f, double x)
 __attribute__((noinline)) static size_t tail_len(const char *s)
 {
 	return vlen(s);
+}
+
+static pthread_barrier_t go;
+
+static double rounds(long n)
+{
+	double sum = 0;
+
+	for (long i = 0; i < n; i++) {
+		sum += call_d(vcos, 0.0);
+		sum += (double)tail_len("four");
+		sum += (double)((other_fn)vlen)("sixsix");
+	}
+	return sum;
+}
+
+static void *worker(void *arg)
+{
+	pthread_barrier_wait(&go);
+	*(double *)arg = rounds(2000);
+	return NULL;
+}
+
+static int threads(void)
+{
+	pthread_t t[8];
+	double r[8], sum = 0;
+
+	pthread_barrier_init(&go, NULL, 8);
+	for (int i = 0; i < 8; i++) {
+		if (pthread_create(&t[i], NULL, worker, &r[i]))
+			return 5;
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		sum += r[i];
+	}
+	printf("%.1f\n", sum);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -81,12 +124,9 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "same"))
 		return dlsym(m, "cos") == (void *)vcos &&
 		       dlsym(RTLD_DEFAULT, "cos") == (void *)vcos ? 0 : 1;
+	if (!strcmp(what, "threads"))
+		return threads();
 	n = atol(what);
-	for (long i = 0; i < n; i++) {
-		sum += call_d(vcos, 0.0);
-		sum += (double)tail_len("four");
-		sum += (double)((other_fn)vlen)("sixsix");
-	}
-	printf("%.1f\n", sum);
+	printf("%.1f\n", rounds(n));
 	return 0;
 }
