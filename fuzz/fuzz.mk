@@ -13,7 +13,8 @@ FUZZ_CFLAGS  := -std=gnu11 $(WARN) -O1 -g -Iinclude -Isrc -Itools -Ifuzz \
 		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC     := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN     := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
-FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRC))
+# Not the dlsym interposer: it belongs in the shared runtime only (src/dlsym_so.c).
+FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/dlsym_so.c,$(LIB_SRC)))
 
 $(FUZZ_BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -23,9 +24,10 @@ $(FUZZ_BUILD)/obj/%.S.o: src/%.S | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(FUZZ_CFLAGS) -c $< -o $@
 
-$(FUZZ_BUILD)/libfineibt-fuzz.a: $(FUZZ_LIBOBJ)
+# fuzz.mk too: a change of the object list must drop stale members.
+$(FUZZ_BUILD)/libfineibt-fuzz.a: $(FUZZ_LIBOBJ) fuzz/fuzz.mk
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(filter %.o,$^)
 
 $(FUZZ_BUILD)/obj/cmd_inspect.o: tools/cmd_inspect.c $(HDRS)
 	@mkdir -p $(@D)
