@@ -9,9 +9,12 @@
  * file out of libfineibt.a): an executable that defined dlsym itself
  * would bind that compat reference back to its own definition.
  *
- * RTLD_NEXT depends on who calls: a tail call keeps the caller's return
- * address, so glibc searches after the caller, and the result is left as
- * it is (an interposer's "next" is rarely called through kCFI).
+ * Only callers in a kCFI module get veneers: uninstrumented code (a GL
+ * loader, an interpreter's FFI) calls without checks and may hand the
+ * pointer to dladdr(), which knows nothing of veneers. Those calls, and
+ * RTLD_NEXT (which depends on who calls; an interposer's "next" is rarely
+ * called through kCFI), are tail calls to libc's, so that glibc still
+ * sees the real caller's return address.
  */
 #include <dlfcn.h>
 
@@ -26,14 +29,16 @@ __asm__(".symver fi_libc_dlvsym, dlvsym@GLIBC_2.2.5");
 
 FI_EXPORT void *dlsym(void *handle, const char *name)
 {
-	if (handle == RTLD_NEXT)
+	if (handle == RTLD_NEXT ||
+	    !fi_foreign_for_caller(__builtin_return_address(0)))
 		__attribute__((musttail)) return fi_libc_dlsym(handle, name);
 	return fi_foreign_wrap(fi_libc_dlsym(handle, name), name);
 }
 
 FI_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 {
-	if (handle == RTLD_NEXT)
+	if (handle == RTLD_NEXT ||
+	    !fi_foreign_for_caller(__builtin_return_address(0)))
 		__attribute__((musttail)) return fi_libc_dlvsym(handle, name, version);
 	return fi_foreign_wrap(fi_libc_dlvsym(handle, name, version), name);
 }

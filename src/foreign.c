@@ -146,7 +146,7 @@ static bool fi_fx_is_foreign_code(uint64_t addr)
 	struct link_map *lm;
 	Dl_info info;
 
-	if (fi_rt_module_at(addr) || !fi_rt()->active)
+	if (!fi_rt()->active || fi_rt_module_at(addr))
 		return false;
 	if (!dladdr1((void *)(uintptr_t)addr, &info, (void **)&lm,
 		     RTLD_DL_LINKMAP) || !lm)
@@ -210,6 +210,11 @@ static void *fi_fx_veneer(uint64_t fn, const char *name)
 out:
 	pthread_mutex_unlock(&fi_fven_lock);
 	return ret;
+}
+
+bool fi_foreign_for_caller(const void *ret)
+{
+	return fi_rt()->active && fi_rt_module_at((uint64_t)(uintptr_t)ret);
 }
 
 void *fi_foreign_wrap(void *p, const char *name)

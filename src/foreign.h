@@ -13,6 +13,8 @@
  * a veneer when @p is code in a module that is not kCFI, else @p.
  */
 void *fi_foreign_wrap(void *p, const char *name);
+/* Does a dlsym called from return address @ret hand out veneers (a kCFI caller)? */
+bool fi_foreign_for_caller(const void *ret);
 
 /* Is @addr the entry of a published dlsym veneer? Signal-safe. */
 bool fi_foreign_is_veneer(uint64_t addr);

@@ -8,7 +8,8 @@
 # the function and the library; a type-confused call through a site that
 # has met a veneer is still caught in every mode that checks; data
 # symbols and RTLD_NEXT are left alone; 8 threads released at once into
-# sites that have not met a veneer yet all get through. With the runtime linked
+# sites that have not met a veneer yet all get through; an uninstrumented
+# library calling dlsym gets the plain pointer (dladdr knows it). With the runtime linked
 # statically there is no dlsym interposer: the raw pointer is caught.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
@@ -18,6 +19,9 @@ rt_build "$P" -O2 "$RT_SRC/compat_dlsym.c" ||
 PS=$RT_OUT/compat_dlsym_static
 rt_build "$PS" -O2 -static-fineibt "$RT_SRC/compat_dlsym.c" ||
 	{ rt_fail build "fineibt-cc -static-fineibt could not build compat_dlsym"; exit 1; }
+RAW=$RT_OUT/libcompat_raw.so
+clang-22 -O2 -shared -fPIC -o "$RAW" "$RT_SRC/compat_rawlib.c" ||
+	{ rt_fail build "clang-22 could not build libcompat_raw.so"; exit 1; }
 HAVE_STRACE=0
 command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null && HAVE_STRACE=1
 
@@ -64,6 +68,12 @@ for m in "${RT_MODES[@]}"; do
 		rt_pass "dlsym-threads[$m]: 8 threads into fresh sites"
 	else
 		rt_fail "dlsym-threads[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+	FINEIBT_EXPECT_VENEER=1 rt_run dlsym-uninst "$m" "$P" uninst "$RAW"
+	if [ "$RT_RC" = 0 ]; then
+		rt_pass "dlsym-uninst[$m]: plain pointer for uninstrumented callers"
+	else
+		rt_fail "dlsym-uninst[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
 	fi
 	for w in data same; do
 		rt_run "dlsym-$w" "$m" "$P" "$w"

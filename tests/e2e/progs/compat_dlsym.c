@@ -17,6 +17,9 @@
  * site has met a veneer before it meets the bad target.
  *   compat_dlsym data       dlsym of a data object is left alone
  *   compat_dlsym same       dlsym twice gives the same pointer
+ *   compat_dlsym uninst LIB  LIB's raw_dlsym (uninstrumented code calling
+ *                           dlsym) gets the plain pointer, which dladdr
+ *                           knows; this program's dlsym gets a veneer
  *   compat_dlsym threads    8 threads released at once into the same
  *                           sites (several may trap before one opens
  *                           them); prints a checksum
@@ -124,6 +127,21 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "same"))
 		return dlsym(m, "cos") == (void *)vcos &&
 		       dlsym(RTLD_DEFAULT, "cos") == (void *)vcos ? 0 : 1;
+	if (!strcmp(what, "uninst") && argc > 2) {
+		void *lib = dlopen(argv[2], RTLD_NOW);
+		void *(*raw)(void *, const char *);
+		Dl_info info;
+		void *p;
+
+		if (!lib)
+			return 6;
+		raw = (void *(*)(void *, const char *))dlsym(lib, "raw_dlsym");
+		p = raw ? raw(m, "cos") : NULL;
+		if (!p || !dladdr(p, &info) || !strstr(info.dli_fname, "libm"))
+			return 7;
+		/* A veneer only where the checks need one. */
+		return p != (void *)vcos || !getenv("FINEIBT_EXPECT_VENEER") ? 0 : 8;
+	}
 	if (!strcmp(what, "threads"))
 		return threads();
 	n = atol(what);
