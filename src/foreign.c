@@ -340,7 +340,14 @@ bool fi_foreign_take(const struct fi_trap *t)
 	}
 	if (!m || !fi_foreign_is_veneer(t->target))
 		return false;
-	/* The call goes on either way; only one thread rewrites at a time. */
+	/*
+	 * The call goes on either way; only one thread rewrites at a time.
+	 * JIT code (jit.c registers it as "[jit]") belongs to its JIT, which
+	 * may rewrite or free it: its sites are not opened, and take a
+	 * signal per call to a veneer.
+	 */
+	if (m->img.path && !strcmp(m->img.path, "[jit]"))
+		return true;
 	if (!__atomic_exchange_n(&fi_fstub_busy, 1, __ATOMIC_ACQUIRE)) {
 		fi_fx_open_site(m, site, paranoid);
 		__atomic_store_n(&fi_fstub_busy, 0, __ATOMIC_RELEASE);
