@@ -490,8 +490,26 @@ struct pid_summary {
  * from them with the same rules as for a file (fi_image_mode), on a
  * copy of the image whose site forms are the live ones.
  */
+/*
+ * A call site the runtime opened for dlsym veneers (src/foreign.c) starts
+ * with a jmp to its stub, whose first 6 bytes are the site's own: put
+ * them back in @copy so that the site classifies as what it is.
+ */
+static const uint8_t *pid_opened_site(const uint8_t *p, uint64_t ip, int memfd,
+				      uint8_t copy[FI_CALLSITE_SIZE])
+{
+	uint64_t stub;
+
+	if (!fi_decode_site_jmp(p, ip, &stub))
+		return p;
+	memcpy(copy, p, FI_CALLSITE_SIZE);
+	if (pread(memfd, copy, 6, (off_t)stub) != 6)
+		return p;
+	return copy;
+}
+
 static int pid_summarise(struct fi_image *im, uint8_t **bufs, uint64_t bias,
-			 struct pid_summary *ps)
+			 int memfd, struct pid_summary *ps)
 {
 	struct fi_image live = *im;
 	struct fineibt_config cfg;
@@ -522,7 +540,10 @@ static int pid_summarise(struct fi_image *im, uint8_t **bufs, uint64_t bias,
 	for (size_t i = 0; i < im->ncalls; i++) {
 		struct fi_caller_info ci = { 0 };
 		const uint8_t *p = pid_bytes(im, bufs, im->calls[i].addr, FI_CALLSITE_SIZE);
+		uint8_t copy[FI_CALLSITE_SIZE];
 
+		if (p)
+			p = pid_opened_site(p, im->calls[i].addr + bias, memfd, copy);
 		calls[i] = im->calls[i];
 		if (p && fi_classify_caller(p, im->calls[i].addr + bias, &ci) != FI_CALL_NONE) {
 			calls[i].form = ci.form;
@@ -631,7 +652,7 @@ static int pid_module(const struct pid_mod *pm, int memfd, bool json, bool *firs
 	bufs = calloc(im.nviews, sizeof(*bufs));
 	ret = bufs ? pid_read_views(&im, memfd, bias, bufs) : -ENOMEM;
 	if (!ret)
-		ret = pid_summarise(&im, bufs, bias, &ps);
+		ret = pid_summarise(&im, bufs, bias, memfd, &ps);
 	if (!ret)
 		pid_print(json, first, pm->path, &ps);
 	for (size_t i = 0; bufs && i < im.nviews; i++)

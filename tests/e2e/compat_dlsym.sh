@@ -106,3 +106,30 @@ for m in "${RT_MODES[@]}"; do
 		rt_fail "dlsym-veneer16[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
 	fi
 done
+
+# fineibt inspect --pid reads an opened site through its stub: the module
+# is in one mode (not "mixed"), every call site in its rewritten form.
+FIFO=$RT_OUT/dlsym.fifo
+for m in kcfi auto fineibt,paranoid,bhi; do
+	rm -f "$FIFO"
+	mkfifo "$FIFO"
+	FINEIBT_CFI=$m "$P" hold <"$FIFO" >"$RT_OUT/hold.out" 2>&1 &
+	pid=$!
+	exec 3>"$FIFO"
+	for _ in $(seq 1 200); do
+		grep -q ready "$RT_OUT/hold.out" 2>/dev/null && break
+		sleep 0.05
+	done
+	line=$("$FIBT" inspect --pid "$pid" 2>&1 | grep -F "$P")
+	exec 3>&-
+	wait "$pid"
+	read -r _ mode _ calls _ <<<"$line"
+	want=$(rt_mode_name "$m" | tr -d '\\' | sed 's/^paranoid+bhi$/fineibt,paranoid,bhi/; s/^paranoid$/fineibt,paranoid/')
+	# kcfi keeps the compiler's forms (only hashes change): 0/N is right.
+	if [ "$mode" = "$want" ] && { [ "$m" = kcfi ] || [ "${calls%/*}" = "${calls#*/}" ]; }; then
+		rt_pass "dlsym-inspect-pid[$m]: $mode, calls $calls"
+	else
+		rt_fail "dlsym-inspect-pid[$m]" "line='$line' want mode $want"
+	fi
+done
+rm -f "$FIFO"

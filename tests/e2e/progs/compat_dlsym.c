@@ -20,6 +20,8 @@
  *   compat_dlsym uninst LIB  LIB's raw_dlsym (uninstrumented code calling
  *                           dlsym) gets the plain pointer, which dladdr
  *                           knows; this program's dlsym gets a veneer
+ *   compat_dlsym hold       one round (sites opened), "ready", then wait
+ *                           for stdin to close (fineibt inspect --pid)
  *   compat_dlsym threads    8 threads released at once into the same
  *                           sites (several may trap before one opens
  *                           them); prints a checksum
@@ -144,6 +146,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "threads"))
 		return threads();
+	if (!strcmp(what, "hold")) {
+		char c;
+
+		printf("%.1f\nready\n", rounds(1));
+		fflush(stdout);
+		while (read(0, &c, 1) > 0)
+			;
+		return 0;
+	}
 	n = atol(what);
 	printf("%.1f\n", rounds(n));
 	return 0;
