@@ -323,8 +323,10 @@ static int fi_fx_open_site(const struct fi_module *m, uint64_t site,
 	return err;
 }
 
-bool fi_foreign_take(const struct fi_trap *t)
+bool fi_foreign_take(const struct fi_trap *t, bool *opened)
 {
+	bool t_opened = false;
+
 	const struct fi_module *m = t->mod;
 	uint64_t site;
 	bool paranoid;
@@ -346,12 +348,14 @@ bool fi_foreign_take(const struct fi_trap *t)
 	 * may rewrite or free it: its sites are not opened, and take a
 	 * signal per call to a veneer.
 	 */
+	*opened = false;
 	if (m->img.path && !strcmp(m->img.path, "[jit]"))
 		return true;
 	if (!__atomic_exchange_n(&fi_fstub_busy, 1, __ATOMIC_ACQUIRE)) {
-		fi_fx_open_site(m, site, paranoid);
+		t_opened = fi_fx_open_site(m, site, paranoid) == 0;
 		__atomic_store_n(&fi_fstub_busy, 0, __ATOMIC_RELEASE);
 	}
+	*opened = t_opened;
 	return true;
 }
 

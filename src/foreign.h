@@ -35,9 +35,10 @@ bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
  * From the SIGILL handler: @t (decoded, kcfi or paranoid) was a checking
  * caller meeting a veneer. Opens the site (per-site stub, see foreign.c)
  * unless another thread is doing so, and returns true: the caller lets
- * the call go on at t->resume, unreported. False: not such a trap.
+ * the call go on at t->resume, unreported; @opened says whether this
+ * call opened the site. False: not such a trap.
  */
-bool fi_foreign_take(const struct fi_trap *t);
+bool fi_foreign_take(const struct fi_trap *t, bool *opened);
 
 /*
  * @site (the first byte of a call site) jumps to a per-site stub: the

@@ -90,6 +90,11 @@ static void fi_rt_say(const char *fmt, ...)
 		return;
 }
 
+bool fi_rt_verbose_on(void)
+{
+	return __atomic_load_n(&fi_rt_verbose, __ATOMIC_RELAXED);
+}
+
 /* --------------------------------------------------------- module walk */
 
 static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)

@@ -420,6 +420,23 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
 	return l.len;
 }
 
+/* FINEIBT_VERBOSE: "fineibt: call_d+0xf: call site opened for dlsym veneers (target: ...)". */
+static void fi_trap_say_opened(const struct fi_trap *t)
+{
+	char buf[512];
+	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
+	uint64_t site = t->addr - (t->kind == FI_TRAP_KCFI ? FI_KCFI_CALLER_UD :
+				   FI_PARANOID_UD);
+
+	fi_put(&l, "fineibt: ");
+	fi_put_addr(&l, site);
+	fi_put(&l, ": call site opened for dlsym veneers (target: ");
+	fi_put_addr(&l, t->target);
+	fi_put(&l, ")\n");
+	if (write(STDERR_FILENO, buf, l.len) < 0)
+		return;
+}
+
 /*
  * The line above, then the details of src/report.c (expected type by
  * example, call site's source line), and the FINEIBT_LOG record.
@@ -615,11 +632,15 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 	};
 	int saved_errno = errno;
 	struct fi_trap t = { .kind = FI_TRAP_NONE };
+	bool opened;
 
 	/* si_code > 0: raised by the CPU, not sent by kill(). */
-	if (si->si_code > 0 && fi_trap_decode(&r, &t) && fi_foreign_take(&t)) {
+	if (si->si_code > 0 && fi_trap_decode(&r, &t) &&
+	    fi_foreign_take(&t, &opened)) {
 		/* A checking caller met a dlsym veneer: accepted (foreign.c). */
 		g[REG_RIP] = (greg_t)t.resume;
+		if (opened && fi_rt_verbose_on())
+			fi_trap_say_opened(&t);
 	} else if (t.kind != FI_TRAP_NONE) {
 		fi_trap_report(&t, r.sp);
 		if (t.warn)

@@ -63,6 +63,15 @@ for m in "${RT_MODES[@]}"; do
 			rt_fail "dlsym-steady[$m]" "SIGILLs: $one for 1 round, $many for 200, want $want"
 		fi
 	fi
+	FINEIBT_VERBOSE=1 rt_run dlsym-verbose "$m" "$P" 200
+	opened=$(grep -c 'call site opened for dlsym veneers (target: dlsym veneer of [a-z]*+0x0 in lib[cm]\.so\.6, not instrumented)' <<<"$RT_ERR_TXT")
+	want=0
+	rt_checks_caller "$m" && want=3
+	if [ "$RT_RC" = 0 ] && [ "$opened" = "$want" ]; then
+		rt_pass "dlsym-verbose[$m]: $want sites opened once"
+	else
+		rt_fail "dlsym-verbose[$m]" "opened $opened, want $want; err='$RT_ERR_TXT'"
+	fi
 	rt_run dlsym-threads "$m" "$P" threads
 	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = 176000.0 ] && [ -z "$RT_ERR_TXT" ]; then
 		rt_pass "dlsym-threads[$m]: 8 threads into fresh sites"
