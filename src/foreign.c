@@ -190,9 +190,9 @@ static void *fi_fx_veneer(uint64_t fn, const char *name)
 	}
 	n = fi_fven_count;
 	for (uint64_t i = 0; i < n; i++) {
-		at = fi_fven_base + i * FI_FVEN_SLOT;
-		if (fi_foreign_veneer_target(at + FI_FVEN_ENTRY) == fn) {
-			ret = (void *)(uintptr_t)(at + FI_FVEN_ENTRY);
+		if (fi_fven_names[i].fn == fn) {
+			ret = (void *)(uintptr_t)(fi_fven_base + i * FI_FVEN_SLOT +
+						  FI_FVEN_ENTRY);
 			goto out;
 		}
 	}
