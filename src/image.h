@@ -96,6 +96,11 @@ struct fi_image {
 	/* Function symbols, sorted by address (symtab, else dynsym). */
 	struct fi_sym *syms;
 	size_t nsyms;
+	/*
+	 * Read from memory (fi_image_from_index): no symbols were read; the
+	 * lookups below read them from @path when asked (src/symfile.c).
+	 */
+	bool lazy_syms;
 
 	struct fi_func *funcs;		/* sorted by addr */
 	size_t nfuncs;
