@@ -61,7 +61,6 @@ struct fi_found {
 
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool fi_rt_started;
-static bool fi_rt_verbose;
 /* The mode and seed are read from fi_rt() only: read-only state. */
 static struct fi_seen fi_seen[FI_MAX_SEEN];
 static size_t fi_nseen;
@@ -88,11 +87,6 @@ static void fi_rt_say(const char *fmt, ...)
 		n = sizeof(buf) - 1;
 	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
 		return;
-}
-
-bool fi_rt_verbose_on(void)
-{
-	return __atomic_load_n(&fi_rt_verbose, __ATOMIC_RELAXED);
 }
 
 /* --------------------------------------------------------- module walk */
@@ -336,7 +330,7 @@ static void fi_rt_report(const struct fi_module *m,
 {
 	char mode[64];
 
-	if (!fi_rt_verbose)
+	if (!fi_verbose_on())
 		return;
 	fineibt_config_str(&m->cfg, mode, sizeof(mode));
 	if (!st) {
@@ -553,7 +547,7 @@ static void fi_rt_start_locked(void)
 	size_t nmods;
 	int err;
 
-	fi_rt_verbose = verbose && strcmp(verbose, "0");
+	fi_verbose_set(verbose && strcmp(verbose, "0"));
 	fi_rt_scan();
 	fi_rt_started = true;
 	err = fi_trap_install();
@@ -564,7 +558,7 @@ static void fi_rt_start_locked(void)
 	fi_rt_set_active(true);
 	/* Start-up is over: mode and seed are final (docs/protection.md). */
 	fi_rt_seal();
-	if (fi_rt_verbose) {
+	if (fi_verbose_on()) {
 		nmods = 0;
 		for (size_t i = 0; i < fi_nseen; i++)
 			nmods += fi_seen[i].m != NULL;
