@@ -87,6 +87,22 @@ static const uint32_t *fi_ix_scan_notes(const uint8_t *p, uint64_t size)
 	return NULL;
 }
 
+bool fi_index_unfill(uint8_t *note, size_t size)
+{
+	const uint32_t *d;
+	uint32_t flags = 0;
+
+	if ((uintptr_t)note & 3)
+		return false;
+	d = fi_ix_scan_notes(note, size);
+	if (!d)
+		return false;
+	/* The descriptor lies inside @note: write through our own pointer. */
+	memcpy(note + ((const uint8_t *)&d[FI_INDEX_W_FLAGS] - note), &flags,
+	       sizeof(flags));
+	return true;
+}
+
 const uint32_t *fi_index_find(const Elf64_Phdr *ph, size_t phnum,
 			      uint64_t bias)
 {
@@ -249,6 +265,8 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 	}
 	im->live = true;
 	im->lazy_syms = true;
+	im->phdr = ph;
+	im->phnum = phnum;
 	im->bias = bias;
 	im->e_type = bias ? ET_DYN : ET_EXEC;
 	ret = fi_ix_views(im, ph, phnum, err, errlen);
