@@ -46,26 +46,23 @@
 #define FI_PAGE		4096ULL
 #define FI_FVEN_REGION	(1ULL << 20)	/* 16384 veneers */
 #define FI_FVEN_MAX	(FI_FVEN_REGION / FI_FVEN_SLOT)
-#define FI_FSTUB_PAGES	64
 
-/* The veneer region: base, and how many slots are published (atomic). */
-static uint64_t fi_fven_base;
-static uint64_t fi_fven_count;
+/*
+ * The veneer region's base, the count of published slots, the names
+ * and the stub pages are in the read-only state (fi_rt()->foreign).
+ */
+#define FI_FX()		(&fi_rt()->foreign)
+#define fi_fven_names	((struct fi_fven_name *)FI_FX()->fven_names)
 /* The name dlsym was asked for, per slot, for reports (written before
  * the slot is counted, never changed after). */
 struct fi_fven_name {
 	uint64_t fn;
 	char name[56];
 };
-static struct fi_fven_name *fi_fven_names;
 static pthread_mutex_t fi_fven_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Stub pages, each near some module's text; filled from the bottom. */
-struct fi_fstub_page {
-	uint64_t page, used;
-};
-static struct fi_fstub_page fi_fstub_pages[FI_FSTUB_PAGES];
-static size_t fi_nfstub_pages;
+/* Stub pages (FI_FX()->stub_pages), each near some module's text;
+ * filled from the bottom. */
 static int fi_fstub_busy;
 static uint64_t fi_nopened;
 
@@ -110,8 +107,8 @@ static int fi_fx_publish(uint64_t addr, const void *bytes, size_t len,
 
 bool fi_foreign_is_veneer(uint64_t addr)
 {
-	uint64_t base = __atomic_load_n(&fi_fven_base, __ATOMIC_ACQUIRE);
-	uint64_t n = __atomic_load_n(&fi_fven_count, __ATOMIC_ACQUIRE);
+	uint64_t base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
+	uint64_t n = __atomic_load_n(&FI_FX()->fven_count, __ATOMIC_ACQUIRE);
 	uint64_t off = addr - base - FI_FVEN_ENTRY;
 
 	return base && addr >= base + FI_FVEN_ENTRY &&
@@ -128,8 +125,8 @@ uint64_t fi_foreign_veneer_target(uint64_t addr)
 
 uint64_t fi_foreign_slot_target(uint64_t addr, uint64_t *entry)
 {
-	uint64_t base = __atomic_load_n(&fi_fven_base, __ATOMIC_ACQUIRE);
-	uint64_t n = __atomic_load_n(&fi_fven_count, __ATOMIC_ACQUIRE);
+	uint64_t base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
+	uint64_t n = __atomic_load_n(&FI_FX()->fven_count, __ATOMIC_ACQUIRE);
 	uint64_t i = (addr - base) / FI_FVEN_SLOT;
 
 	*entry = 0;
@@ -163,49 +160,83 @@ static bool fi_fx_is_foreign_code(uint64_t addr)
 	return false;
 }
 
+/* Reserve the veneer region and the names (read-only) once. */
+static bool fi_fx_reserve(void)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	void *p, *names;
+
+	if (FI_FX()->fven_base)
+		return true;
+	p = mmap(NULL, FI_FVEN_REGION, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	names = mmap(NULL, FI_FVEN_MAX * sizeof(struct fi_fven_name), PROT_READ,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	rt = names == MAP_FAILED ? NULL : fi_rt_write_begin(&saved);
+	if (!rt) {
+		if (names != MAP_FAILED)
+			munmap(names, FI_FVEN_MAX * sizeof(struct fi_fven_name));
+		munmap(p, FI_FVEN_REGION);
+		return false;
+	}
+	rt->foreign.fven_names = names;
+	__atomic_store_n(&rt->foreign.fven_base, (uint64_t)(uintptr_t)p,
+			 __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
+	return true;
+}
+
+/* Record slot @n's function and name, then publish it (count + 1). */
+static int fi_fx_record(uint64_t n, uint64_t fn, const char *name)
+{
+	struct fi_fven_name *e = &fi_fven_names[n];
+	uint64_t pg = fi_page_down((uint64_t)(uintptr_t)e);
+	uint64_t len = fi_page_down((uint64_t)(uintptr_t)(e + 1) - 1) + FI_PAGE - pg;
+	struct fi_runtime *rt;
+	sigset_t saved;
+
+	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ | PROT_WRITE))
+		return -errno;
+	e->fn = fn;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	mprotect((void *)(uintptr_t)pg, len, PROT_READ);
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	__atomic_store_n(&rt->foreign.fven_count, n + 1, __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
+	return 0;
+}
+
 /* The veneer of @fn: found among the published ones, or published now. */
 static void *fi_fx_veneer(uint64_t fn, const char *name)
 {
 	uint8_t slot[FI_FVEN_SLOT];
-	uint64_t n, at;
+	uint64_t n, at, base;
 	void *ret = (void *)(uintptr_t)fn;
 
 	pthread_mutex_lock(&fi_fven_lock);
-	if (!fi_fven_base) {
-		void *p = mmap(NULL, FI_FVEN_REGION, PROT_NONE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-		if (p == MAP_FAILED)
-			goto out;
-		fi_fven_names = mmap(NULL, FI_FVEN_MAX * sizeof(*fi_fven_names),
-				     PROT_READ | PROT_WRITE, MAP_PRIVATE |
-				     MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (fi_fven_names == MAP_FAILED) {
-			fi_fven_names = NULL;
-			munmap(p, FI_FVEN_REGION);
-			goto out;
-		}
-		__atomic_store_n(&fi_fven_base, (uint64_t)(uintptr_t)p,
-				 __ATOMIC_RELEASE);
-	}
-	n = fi_fven_count;
+	if (!fi_fx_reserve())
+		goto out;
+	base = FI_FX()->fven_base;
+	n = FI_FX()->fven_count;
 	for (uint64_t i = 0; i < n; i++) {
 		if (fi_fven_names[i].fn == fn) {
-			ret = (void *)(uintptr_t)(fi_fven_base + i * FI_FVEN_SLOT +
+			ret = (void *)(uintptr_t)(base + i * FI_FVEN_SLOT +
 						  FI_FVEN_ENTRY);
 			goto out;
 		}
 	}
 	if (n == FI_FVEN_MAX)
 		goto out;	/* full: the plain pointer (checking callers trap) */
-	at = fi_fven_base + n * FI_FVEN_SLOT;
+	at = base + n * FI_FVEN_SLOT;
 	fi_emit_foreign_veneer(slot, fn);
-	if (fi_fx_publish(at, slot, sizeof(slot), at % FI_PAGE == 0))
+	if (fi_fx_publish(at, slot, sizeof(slot), at % FI_PAGE == 0) ||
+	    fi_fx_record(n, fn, name))
 		goto out;
-	fi_fven_names[n].fn = fn;
-	snprintf(fi_fven_names[n].name, sizeof(fi_fven_names[n].name), "%s",
-		 name);
-	__atomic_store_n(&fi_fven_count, n + 1, __ATOMIC_RELEASE);
 	ret = (void *)(uintptr_t)(at + FI_FVEN_ENTRY);
 out:
 	pthread_mutex_unlock(&fi_fven_lock);
@@ -227,7 +258,7 @@ void *fi_foreign_wrap(void *p, const char *name)
 bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
 			  const char **name)
 {
-	uint64_t n = __atomic_load_n(&fi_fven_count, __ATOMIC_ACQUIRE);
+	uint64_t n = __atomic_load_n(&FI_FX()->fven_count, __ATOMIC_ACQUIRE);
 	const struct fi_fven_name *best = NULL;
 
 	for (uint64_t i = 0; i < n; i++) {
@@ -252,8 +283,8 @@ const uint8_t *fi_foreign_site_head(const uint8_t *site)
 
 	if (!fi_decode_site_jmp(site, (uint64_t)(uintptr_t)site, &stub))
 		return NULL;
-	for (size_t i = 0; i < __atomic_load_n(&fi_nfstub_pages, __ATOMIC_ACQUIRE); i++) {
-		const struct fi_fstub_page *pg = &fi_fstub_pages[i];
+	for (size_t i = 0; i < __atomic_load_n(&FI_FX()->nstub_pages, __ATOMIC_ACQUIRE); i++) {
+		const __typeof__(FI_FX()->stub_pages[0]) *pg = &FI_FX()->stub_pages[i];
 
 		if (stub >= pg->page && stub - pg->page < FI_PAGE &&
 		    (stub - pg->page) % FI_FSTUB_SIZE == 0)
@@ -266,32 +297,43 @@ const uint8_t *fi_foreign_site_head(const uint8_t *site)
 static uint64_t fi_fx_stub_slot(uint64_t lo, uint64_t hi)
 {
 	static const uint8_t none[FI_FSTUB_SIZE];
+	const struct fi_rt_foreign *fx = FI_FX();
+	struct fi_runtime *rt;
+	sigset_t saved;
 	uint64_t page;
 
-	for (size_t i = 0; i < fi_nfstub_pages; i++) {
-		struct fi_fstub_page *pg = &fi_fstub_pages[i];
-
-		if (pg->used < FI_PAGE &&
-		    fi_live_in_reach(pg->page, FI_PAGE, lo, hi))
-			return pg->page + pg->used;
+	for (size_t i = 0; i < fx->nstub_pages; i++) {
+		if (fx->stub_pages[i].used < FI_PAGE &&
+		    fi_live_in_reach(fx->stub_pages[i].page, FI_PAGE, lo, hi))
+			return fx->stub_pages[i].page + fx->stub_pages[i].used;
 	}
-	if (fi_nfstub_pages == FI_FSTUB_PAGES)
+	if (fx->nstub_pages == FI_FSTUB_PAGES)
 		return 0;
 	page = fi_live_map_near(lo, hi, none, sizeof(none));
-	if (!page)
+	if (!page || !(rt = fi_rt_write_begin(&saved)))
 		return 0;
-	fi_fstub_pages[fi_nfstub_pages] = (struct fi_fstub_page){ .page = page };
-	__atomic_store_n(&fi_nfstub_pages, fi_nfstub_pages + 1, __ATOMIC_RELEASE);
+	rt->foreign.stub_pages[rt->foreign.nstub_pages].page = page;
+	rt->foreign.stub_pages[rt->foreign.nstub_pages].used = 0;
+	__atomic_store_n(&rt->foreign.nstub_pages, rt->foreign.nstub_pages + 1,
+			 __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
 	return page;
 }
 
-static struct fi_fstub_page *fi_fx_page_of(uint64_t stub)
+/* The page holding @stub has @len more bytes used (inside a window). */
+static void fi_fx_page_use(uint64_t stub, uint64_t len)
 {
-	for (size_t i = 0; i < fi_nfstub_pages; i++) {
-		if (stub - fi_fstub_pages[i].page < FI_PAGE)
-			return &fi_fstub_pages[i];
+	struct fi_runtime *rt;
+	sigset_t saved;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return;
+	for (size_t i = 0; i < rt->foreign.nstub_pages; i++) {
+		if (stub - rt->foreign.stub_pages[i].page < FI_PAGE)
+			rt->foreign.stub_pages[i].used += len;
 	}
-	return NULL;
+	fi_rt_write_end(&saved);
 }
 
 /* Give the site at @site (of module @m) its stub; 0 or -errno. */
@@ -300,7 +342,7 @@ static int fi_fx_open_site(const struct fi_module *m, uint64_t site,
 {
 	uint8_t stub[FI_FSTUB_SIZE], jmp[5];
 	const uint8_t *p = (const uint8_t *)(uintptr_t)site;
-	uint64_t at, base = __atomic_load_n(&fi_fven_base, __ATOMIC_ACQUIRE);
+	uint64_t at, base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
 	int err;
 
 	if (fi_foreign_site_head(p))
@@ -315,7 +357,7 @@ static int fi_fx_open_site(const struct fi_module *m, uint64_t site,
 	err = fi_fx_publish(at, stub, sizeof(stub), false);
 	if (err)
 		return err;
-	fi_fx_page_of(at)->used += FI_FSTUB_SIZE;
+	fi_fx_page_use(at, FI_FSTUB_SIZE);
 	/* The stub is in place and sealed before any jump leads to it. */
 	err = fi_fx_publish(site, jmp, sizeof(jmp), false);
 	if (!err)

@@ -63,6 +63,22 @@ struct fi_rt_calls {
 	bool print_set;			/* false: the built-in stderr printer */
 };
 
+/*
+ * foreign.c's veneer and stub-page bookkeeping (docs/compat.md): it
+ * decides which targets the SIGILL handler accepts as veneers and where
+ * stubs are written, and holds executable addresses, so it is read-only
+ * too (written in windows: at dlsym time, and by the handler opening a
+ * site). The names mapping is read-only outside its own writes.
+ */
+#define FI_FSTUB_PAGES	64
+struct fi_rt_foreign {
+	uint64_t fven_base;		/* the veneer region, 0 until reserved */
+	uint64_t fven_count;		/* veneers published */
+	void *fven_names;		/* struct fi_fven_name[], foreign.c */
+	size_t nstub_pages;
+	struct { uint64_t page, used; } stub_pages[FI_FSTUB_PAGES];
+};
+
 struct fi_runtime {
 	bool active;			/* constructor ran and installed the handler */
 	bool sealed;			/* start-up over: config and active are final */
@@ -82,6 +98,7 @@ struct fi_runtime {
 	uint64_t stub_copies[FI_MAX_MODULES];
 	struct fi_rt_sig sig;
 	struct fi_rt_calls calls;
+	struct fi_rt_foreign foreign;
 	struct fi_arena arena;
 };
 

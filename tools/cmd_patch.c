@@ -155,7 +155,7 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 	if (fi_parse_cfi_cli(a->cfi ? a->cfi : "auto", patch_have_arity(im),
 			     &o->cfg, msgs, sizeof(msgs), bad, sizeof(bad)) < 0) {
 		fprintf(stderr, "Error: --cfi: unknown word '%s' (want auto, off, kcfi, "
-			"fineibt, norand, warn, paranoid, bhi)\n", bad);
+			"fineibt, norand, warn, paranoid, bhi, debug, seq=SET)\n", bad);
 		return -1;
 	}
 	if (msgs[0])

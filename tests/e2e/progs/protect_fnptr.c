@@ -5,7 +5,8 @@
  * runtime or -static-fineibt.
  *
  *   protect_fnptr scan [LIB]   after start-up, dlopen LIB and a call into
- *                    it, a library message through the default print hook
+ *                    it, a call through dlsym's veneer for strlen, a
+ *                    library message through the default print hook
  *                    and one through a hook of our own (set and restored),
  *                    scan the writable part of the object that holds
  *                    libfineibt (libfineibt.so, or this executable with
@@ -27,6 +28,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,7 +186,7 @@ static int own_hook(enum fineibt_print_level level, const char *fmt, va_list ap)
 }
 
 /* Paths that used to leave code pointers behind: dlopen, messages. */
-static int exercise(const char *lib)
+static int exercise(const char *lib, bool veneer)
 {
 	struct fineibt_config cfg;
 	fineibt_print_fn old;
@@ -195,6 +197,18 @@ static int exercise(const char *lib)
 
 		if (!apply || apply(0, 21) != 42) {
 			printf("dlopen/call failed\n");
+			return 2;
+		}
+	}
+	/* A dlsym veneer for a libc function, called through the pointer:
+	 * checking modes open the call site (foreign.c's stub pages).
+	 * Shared runtime only: -static-fineibt does not interpose dlsym. */
+	if (veneer) {
+		size_t (*sl)(const char *) =
+			(size_t (*)(const char *))dlsym(RTLD_DEFAULT, "strlen");
+
+		if (!sl || sl("four") != 4 || sl("fours") != 5) {
+			printf("dlsym veneer failed\n");
 			return 2;
 		}
 	}
@@ -224,7 +238,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: protect_fnptr scan|scan-exe [LIB] | control\n");
 		return 2;
 	}
-	rc = exercise(argc > 2 ? argv[2] : NULL);
+	rc = exercise(argc > 2 ? argv[2] : NULL, !strcmp(cmd, "scan"));
 	if (rc)
 		return rc;
 	return scan(strcmp(cmd, "scan-exe") ? 0 : (uintptr_t)&planted);
