@@ -407,9 +407,17 @@ static void fi_rt_take(struct fi_module *m)
 		}
 	}
 	err = fi_live_patch(&m->img, &o, &st);
-	if (err) {
+	if (err == -EBADMSG) {
+		/* The copy did not verify: something wrote into it. */
+		fi_rt_say("fineibt: error: %s: the rewritten copy of its text "
+			  "changed while it was written (another thread wrote "
+			  "into it); rewrite abandoned, left in kCFI form\n",
+			  m->img.path);
+	} else if (err) {
 		fi_rt_say("fineibt: warning: %s: cannot rewrite (%s); left in "
 			  "kCFI form\n", m->img.path, strerror(-err));
+	}
+	if (err) {
 		m->cfg.mode = FINEIBT_MODE_KCFI;
 		m->cfg.flags &= FINEIBT_F_WARN;
 		goto reg;
