@@ -478,16 +478,19 @@ static void test_traps(void)
 }
 
 /*
- * Fatal means the faulting instruction faults again once the report is
- * out, with the ip where the CPU left it (what a core or a debugger shows):
- * watched from a tracer, both SIGILL stops have the same ip. Returns
- * false with *skip set when ptrace is not permitted here.
+ * Fatal means the process dies of SIGILL from inside the handler, never
+ * returning through the (writable) signal frame: watched from a tracer,
+ * the CPU's SIGILL at the trap site is followed by one the thread sent
+ * itself (SI_TKILL) while still in the handler, then death by SIGILL.
+ * Returns false with *skip set when ptrace is not permitted here.
  */
-static bool refaults_at_same_ip(struct fineibt_config cfg, struct call_arg *ca,
+static bool dies_inside_handler(struct fineibt_config cfg, struct call_arg *ca,
 				bool *skip)
 {
 	struct user_regs_struct regs;
 	uint64_t ip[2] = { 0, 0 };
+	int code[2] = { 0, 0 };
+	siginfo_t si;
 	int st, n = 0;
 	pid_t pid;
 
@@ -510,15 +513,19 @@ static bool refaults_at_same_ip(struct fineibt_config cfg, struct call_arg *ca,
 	while (waitpid(pid, &st, 0) == pid && WIFSTOPPED(st)) {
 		int sig = WSTOPSIG(st);
 
-		if (sig == SIGILL && n < 2 && !ptrace(PTRACE_GETREGS, pid, NULL, &regs))
+		if (sig == SIGILL && n < 2 && !ptrace(PTRACE_GETREGS, pid, NULL, &regs) &&
+		    !ptrace(PTRACE_GETSIGINFO, pid, NULL, &si)) {
+			code[n] = si.si_code;
 			ip[n++] = regs.rip;
+		}
 		ptrace(PTRACE_CONT, pid, NULL, (void *)(uintptr_t)(sig == SIGSTOP ? 0 : sig));
 	}
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 97) {
 		*skip = true;
 		return false;
 	}
-	return WIFSIGNALED(st) && WTERMSIG(st) == SIGILL && n == 2 && ip[0] == ip[1];
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGILL && n == 2 &&
+	       code[0] > 0 && code[1] == SI_TKILL && ip[0] != ip[1];
 }
 
 static void test_refault(void)
@@ -535,7 +542,7 @@ static void test_refault(void)
 		struct call_arg ca = { cases[i].c, cases[i].target };
 		enum fineibt_mode m = cases[i].c == C_KCFI_BAD ? FINEIBT_MODE_KCFI :
 				      FINEIBT_MODE_FINEIBT;
-		bool skip, ok = refaults_at_same_ip(cfg_of(m, cases[i].flags), &ca, &skip);
+		bool skip, ok = dies_inside_handler(cfg_of(m, cases[i].flags), &ca, &skip);
 
 		if (skip) {
 			printf("note: %s skipped: ptrace not permitted\n", cases[i].name);
