@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# protect_escape (issue 18, items 1 and 3): escapes through the runtime's
-# own work.
+# protect_escape (issue 18, items 1, 3 and 6): escapes through the
+# runtime's own work. (tests/unit/test_protect_escape.c: the rest.)
 #  - race: a writer thread hammers the runtime's scratch copy of a
 #    library's text (process_vm_writev) while the library is dlopen'ed,
 #    called and dlclose'd in a loop. What becomes code is verified after
@@ -10,6 +10,7 @@
 #    fail their check (its hashes are not the process's): fatal, reported.
 #    Removing the check (src/rtlive.c, fi_scratch_verify) makes this fail:
 #    "injected" or a crash within a few rounds.
+#  - mapfull: see below.
 #  - jitfull: after every JIT slot is taken, a dlopen'ed kCFI library is
 #    still registered: its confused call is reported and fatal.
 #  - modfull: 260 copies of the library take every module slot; the last
@@ -52,6 +53,19 @@ for m in kcfi kcfi,norand fineibt fineibt,bhi fineibt,paranoid auto auto,warn; d
 	abandoned=$((abandoned + $(grep -c 'rewrite abandoned, left in kCFI form' "$PR_OUT/race.err")))
 done
 echo "note: race: $abandoned rewrites abandoned (a write landed in the copy)"
+
+# mapfull: the state and the arena are read-only again after every
+# window, with the process at its map-count limit and a thread taking
+# each slot that frees up (before issue 18, the state stayed writable).
+for m in kcfi fineibt auto; do
+	pr_run mapfull "$m" "$PROG" mapfull "$LIB"
+	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'mapfull ok\ndl ok' ] &&
+	   grep -q '^fineibt: CFI failure at ' <<<"$PR_ERR_TXT"; then
+		pr_pass "mapfull[$m]: state and arena read-only at the map-count limit; trap fatal"
+	else
+		pr_fail "mapfull[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
+done
 
 for m in kcfi fineibt fineibt,bhi auto; do
 	pr_run jitfull "$m" "$PROG" jitfull "$LIB"

@@ -11,6 +11,13 @@
  *                       bytes. Prints "injected" and exits 1 as soon as
  *                       el_apply returns 1337; else "race ok N hits H"
  *                       (H: writes that landed in some mapping)
+ *   escape_prog mapfull LIB  dlopen LIB, fill the process's map count
+ *                       while a thread takes every slot that frees up,
+ *                       open and close 300 write windows of the state
+ *                       (sigaction(SIGILL)); then no object of the state
+ *                       or the arena is writable ("writable NAME", exit 1)
+ *                       ("mapfull ok"), and a confused call in LIB as
+ *                       jitfull
  *   escape_prog jitfull LIB  register JIT regions until the runtime says
  *                       no ("jit N"), then dlopen LIB, a legal call
  *                       ("dl ok") and a confused call ("survived")
@@ -23,7 +30,10 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +198,79 @@ static int call_lib(void *h)
 	return 0;
 }
 
+/* ------------------------------------------------ map count exhaustion */
+
+/* Test-only export of libfineibt (src/rtdebug.c); weak: see mapfull. */
+const void *fineibt_debug_object(const char *name) __attribute__((weak));
+
+static volatile int eat_stop;
+
+/* Takes every mapping slot that frees up, as a benign busy thread may. */
+static void *eater(void *arg)
+{
+	unsigned long n = 0;
+
+	(void)arg;
+	while (!eat_stop) {
+		if (mmap(NULL, 4096, (n & 1) ? PROT_READ : PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED)
+			n++;
+		else
+			sched_yield();
+	}
+	return NULL;
+}
+
+static bool writable(const char *name)
+{
+	const uint8_t *p = fineibt_debug_object(name);
+	struct iovec l, r;
+	uint8_t b;
+
+	if (!p)
+		return true;
+	b = *p;
+	l = (struct iovec){ &b, 1 };
+	r = (struct iovec){ (void *)p, 1 };
+	return process_vm_writev(getpid(), &l, 1, &r, 1, 0) == 1;
+}
+
+static int do_mapfull(const char *lib)
+{
+	static const char *const objs[] = { "flags", "mods", "sigill", "arena",
+					    "module_flags", "module_traps" };
+	struct sigaction sa = { .sa_handler = own_sigill };
+	void *h = dlopen(lib, RTLD_NOW);
+	unsigned long n = 0;
+	pthread_t t;
+	int bad = 0;
+
+	if (!h || !fineibt_debug_object) {
+		printf("setup failed\n");
+		return 2;
+	}
+	sigemptyset(&sa.sa_mask);
+	pthread_create(&t, NULL, eater, NULL);
+	while (mmap(NULL, 4096, (n & 1) ? PROT_READ : PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED)
+		n++;
+	/* Each sigaction(SIGILL) opens and closes a window of the state. */
+	for (int i = 0; i < 300; i++)
+		sigaction(SIGILL, &sa, NULL);
+	eat_stop = 1;
+	pthread_join(t, NULL);
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		if (writable(objs[i])) {
+			printf("writable %s\n", objs[i]);
+			bad++;
+		}
+	}
+	if (bad)
+		return 1;
+	printf("mapfull ok\n");
+	return call_lib(h);
+}
+
 static int do_jitfull(const char *lib)
 {
 	size_t len = 64, max = 4096, n = 0;
@@ -225,6 +308,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 4 && !strcmp(argv[1], "race"))
 		return do_race(argv[2], atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "mapfull"))
+		return do_mapfull(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "jitfull"))
 		return do_jitfull(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "modfull"))
