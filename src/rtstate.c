@@ -105,13 +105,16 @@ static int fi_rt_guard(void)
  */
 void fi_rt_die(const char *why)
 {
-	static const char pre[] = "fineibt: fatal: ";
-	static const char post[] = "; terminating\n";
+	static const char pre[] = "fineibt: fatal: ", post[] = "; terminating\n";
+	char line[256];
+	size_t n = strnlen(why, sizeof(line) - sizeof(pre) - sizeof(post));
 
-	if (write(STDERR_FILENO, pre, sizeof(pre) - 1) < 0 ||
-	    write(STDERR_FILENO, why, strlen(why)) < 0 ||
-	    write(STDERR_FILENO, post, sizeof(post) - 1) < 0)
-		why = NULL;
+	/* One write: the line never interleaves with another thread's. */
+	memcpy(line, pre, sizeof(pre) - 1);
+	memcpy(line + sizeof(pre) - 1, why, n);
+	memcpy(line + sizeof(pre) - 1 + n, post, sizeof(post) - 1);
+	if (write(STDERR_FILENO, line, sizeof(pre) - 1 + n + sizeof(post) - 1) < 0)
+		n = 0;	/* nowhere to say it: terminate all the same */
 	for (;;)
 		syscall(SYS_exit_group, FI_RT_DIE_STATUS);
 }
