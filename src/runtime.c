@@ -519,8 +519,8 @@ reg:
 	err = fi_rt_add_module(m);
 	if (err && err != -EEXIST)
 		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
-			  "CFI failures will not be decoded\n", m->img.path,
-			  strerror(-err));
+			  "CFI failures will not be decoded (they stay "
+			  "fatal)\n", m->img.path, strerror(-err));
 }
 
 /* --------------------------------------------------------------- start */
