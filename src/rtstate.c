@@ -357,54 +357,53 @@ const struct fi_module *fi_rt_module_at(uint64_t addr)
 
 /* ------------------------------------------------------------ the scans */
 
-int fi_rt_seen_add(const struct fi_rt_seen *e)
+size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
 {
 	struct fi_runtime *rt;
 	sigset_t saved;
-	size_t i;
-	int ret = -ENOSPC;
+	size_t i = 0, done = 0;
 
-	if (!e->key)
-		return -EINVAL;
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
-		return -errno;
-	for (i = 0; i < FI_MAX_SEEN; i++) {
-		if (i < rt->nseen && rt->seen[i].key)
-			continue;
+		return 0;
+	for (; done < n && e[done].key; done++) {
+		while (i < FI_MAX_SEEN && i < rt->nseen && rt->seen[i].key)
+			i++;
+		if (i == FI_MAX_SEEN)
+			break;
 		/* Everything, then the key that makes readers look. */
-		rt->seen[i] = *e;
+		rt->seen[i] = e[done];
 		rt->seen[i].key = 0;
-		STORE_REL(&rt->seen[i].key, e->key);
+		STORE_REL(&rt->seen[i].key, e[done].key);
 		if (i >= rt->nseen)
 			STORE_REL(&rt->nseen, i + 1);
-		ret = 0;
-		break;
 	}
 	fi_rt_write_end(&saved);
-	return ret;
+	return done;
 }
 
-int fi_rt_seen_set(uint64_t key, const struct fi_module *mod, uint64_t fp)
+size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
 {
 	struct fi_runtime *rt;
 	sigset_t saved;
-	int ret = -ENOENT;
+	size_t done = 0;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
-		return -errno;
-	for (size_t i = 0; key && i < rt->nseen; i++) {
-		if (rt->seen[i].key != key)
-			continue;
-		rt->seen[i].mod = mod;
-		rt->seen[i].fp = fp;
-		rt->seen[i].fp_set = true;
-		ret = 0;
-		break;
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		for (size_t i = 0; e[k].key && i < rt->nseen; i++) {
+			if (rt->seen[i].key != e[k].key)
+				continue;
+			rt->seen[i].mod = e[k].mod;
+			rt->seen[i].fp = e[k].fp;
+			rt->seen[i].fp_set = true;
+			done++;
+			break;
+		}
 	}
 	fi_rt_write_end(&saved);
-	return ret;
+	return done;
 }
 
 void fi_rt_seen_drop(size_t i)

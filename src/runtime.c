@@ -62,8 +62,9 @@ static bool fi_rt_started;
  */
 static struct fi_found fi_found[FI_MAX_SEEN];
 static size_t fi_nfound;
-/* The text key of each module fi_rt_scan takes, by its index in fresh[]. */
-static uint64_t fi_fresh_key[FI_MAX_MODULES];
+/* The modules a scan found new: their record-to-be and kCFI module. */
+static struct fi_rt_seen fi_scan_new[FI_MAX_SEEN];
+static struct fi_module *fi_scan_mod[FI_MAX_SEEN];
 /* dl_iterate_phdr's count of unloads, at this walk and the previous one. */
 static unsigned long long fi_subs_now, fi_subs_last;
 
@@ -594,7 +595,7 @@ static void fi_rt_scan(void)
 	/* Bitmaps: over the record (alive, stale) and over fi_found (news). */
 	uint64_t alive[FI_SEEN_WORDS] = { 0 }, stale[FI_SEEN_WORDS] = { 0 };
 	uint64_t news[FI_SEEN_WORDS] = { 0 };
-	size_t nfresh = 0;
+	size_t nfresh = 0, nnew;
 	bool have_arity = false;
 
 	fi_nfound = 0;
@@ -612,27 +613,36 @@ static void fi_rt_scan(void)
 	}
 	/* Stale entries first: a new module may have taken their key. */
 	fi_rt_forget_dead(alive, stale);
+	nnew = 0;
 	for (size_t i = 0; i < fi_nfound; i++) {
 		const struct fi_found *f = &fi_found[i];
-		struct fi_module *m;
-		struct fi_rt_seen e;
+		/* The trap handler's table is the limit (FI_MAX_MODULES). */
+		struct fi_module *m = NULL;
 
 		if (!(news[i / 64] & (1ull << (i % 64))))
 			continue;
-		/* The trap handler's table is the limit (FI_MAX_MODULES). */
-		m = nfresh < FI_MAX_MODULES ? fi_rt_open(f) : NULL;
-		e = (struct fi_rt_seen){
+		if (nfresh < FI_MAX_MODULES)
+			m = fi_rt_open(f);
+		fi_scan_new[nnew] = (struct fi_rt_seen){
 			.key = f->key, .size = f->size,
 			.fbase = fi_rt_fbase(f->key),
 			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
 		};
-		/* Recorded before any byte of it is rewritten. */
-		if (fi_rt_seen_add(&e))
-			break;
-		if (m) {
-			fi_fresh_key[nfresh] = f->key;
-			fresh[nfresh++] = m;
-			have_arity |= fi_rt_has_arity(m);
+		fi_scan_mod[nnew++] = m;
+		if (m)
+			nfresh++;
+	}
+	/*
+	 * Recorded, in one window, before any byte of them is rewritten;
+	 * what does not fit in the record is left alone.
+	 */
+	nnew = fi_rt_seen_add(fi_scan_new, nnew);
+	nfresh = 0;
+	for (size_t i = 0; i < nnew; i++) {
+		if (fi_scan_mod[i]) {
+			fi_scan_new[nfresh] = fi_scan_new[i];
+			fresh[nfresh++] = fi_scan_mod[i];
+			have_arity |= fi_rt_has_arity(fi_scan_mod[i]);
 		}
 	}
 	if (!fi_rt_started)
@@ -642,8 +652,10 @@ static void fi_rt_scan(void)
 
 		fi_rt_take(fresh[i]);
 		c = fi_rt_module_of(fresh[i]);
-		fi_rt_seen_set(fi_fresh_key[i], c, fi_rt_fingerprint(c ? c : fresh[i]));
+		fi_scan_new[i].mod = c;
+		fi_scan_new[i].fp = fi_rt_fingerprint(c ? c : fresh[i]);
 	}
+	fi_rt_seen_set(fi_scan_new, nfresh);
 	fi_subs_last = fi_subs_now;
 }
 

@@ -162,14 +162,16 @@ const struct fi_module *fi_rt_module_of(const void *key);
 int fi_rt_del_module(const struct fi_module *m);
 
 /*
- * The scans' record (struct fi_rt_seen). fi_rt_seen_add() fills a free
- * slot (-ENOSPC when none); fi_rt_seen_set() records the registered copy
- * and fingerprint of the entry keyed @key (-ENOENT); fi_rt_seen_drop()
- * retires entry @i and withdraws its registered module in the same window:
- * call it only once the module is known to be unloaded.
+ * The scans' record (struct fi_rt_seen), one window per call.
+ * fi_rt_seen_add() records @e[0..@n) in free slots, in order, and returns
+ * how many it could (it stops at a key of 0 or a full record).
+ * fi_rt_seen_set() copies .mod and .fp of each @e[k] to the entry with
+ * its key; returns how many it found. fi_rt_seen_drop() retires entry @i
+ * and withdraws its registered module in the same window: call it only
+ * once the module is known to be unloaded.
  */
-int fi_rt_seen_add(const struct fi_rt_seen *s);
-int fi_rt_seen_set(uint64_t key, const struct fi_module *mod, uint64_t fp);
+size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n);
+size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n);
 void fi_rt_seen_drop(size_t i);
 /* Does @addr lie in recorded kCFI text? Async-signal-safe. */
 bool fi_rt_rewritten_at(uint64_t addr);
