@@ -135,14 +135,26 @@ static struct fi_knr_pair {
 } fi_knr_map[FI_KNR_N];
 static pthread_once_t fi_knr_once = PTHREAD_ONCE_INIT;
 
-static int fi_knr_cmp(const void *a, const void *b)
+/* "_ZTSF" @ret @mid "E" @suffix into @name (64 bytes hold every one). */
+static size_t fi_knr_name(char *name, const char *ret, const char *mid,
+			  const char *suffix)
 {
-	uint32_t x = ((const struct fi_knr_pair *)a)->from;
-	uint32_t y = ((const struct fi_knr_pair *)b)->from;
+	const char *parts[] = { "_ZTSF", ret, mid, "E", suffix };
+	size_t n = 0;
 
-	return (x > y) - (x < y);
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		size_t len = strlen(parts[i]);
+
+		memcpy(name + n, parts[i], len);
+		n += len;
+	}
+	return n;
 }
 
+/*
+ * Runs at every start-up (the preamble pass asks): plain copies and an
+ * insertion sort, since snprintf and qsort cost more than the hashing.
+ */
 static void fi_knr_init(void)
 {
 	size_t n = 0;
@@ -150,26 +162,38 @@ static void fi_knr_init(void)
 
 	for (size_t s = 0; s < sizeof(fi_knr_suffix) / sizeof(*fi_knr_suffix); s++) {
 		for (size_t r = 0; r < sizeof(fi_knr_ret) / sizeof(*fi_knr_ret); r++) {
-			snprintf(name, sizeof(name), "_ZTSF%sE%s", fi_knr_ret[r],
-				 fi_knr_suffix[s]);
-			fi_knr_map[n].from = fi_kcfi_type_id(name);
-			snprintf(name, sizeof(name), "_ZTSF%svE%s", fi_knr_ret[r],
-				 fi_knr_suffix[s]);
-			fi_knr_map[n].to = fi_kcfi_type_id(name);
+			struct fi_knr_pair p;
+			size_t k;
+
+			p.from = (uint32_t)fi_xxhash64(name, fi_knr_name(name,
+					fi_knr_ret[r], "", fi_knr_suffix[s]));
+			p.to = (uint32_t)fi_xxhash64(name, fi_knr_name(name,
+					fi_knr_ret[r], "v", fi_knr_suffix[s]));
+			for (k = n; k > 0 && fi_knr_map[k - 1].from > p.from; k--)
+				fi_knr_map[k] = fi_knr_map[k - 1];
+			fi_knr_map[k] = p;
 			n++;
 		}
 	}
-	qsort(fi_knr_map, n, sizeof(fi_knr_map[0]), fi_knr_cmp);
 }
 
 uint32_t fi_knr_hash(uint32_t hash)
 {
-	struct fi_knr_pair key = { .from = hash };
-	const struct fi_knr_pair *hit;
+	size_t lo = 0, hi = FI_KNR_N;
 
+	/* Asked once per preamble at start-up: no bsearch callback. */
 	pthread_once(&fi_knr_once, fi_knr_init);
-	hit = bsearch(&key, fi_knr_map, FI_KNR_N, sizeof(key), fi_knr_cmp);
-	return hit ? hit->to : hash;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fi_knr_map[mid].from == hash)
+			return fi_knr_map[mid].to;
+		if (fi_knr_map[mid].from < hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return hash;
 }
 
 bool fi_image_has_knr(const struct fi_image *im)
