@@ -629,6 +629,7 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 		.paranoid = o->cfg.flags & FINEIBT_F_PARANOID,
 		.bhi = o->cfg.flags & FINEIBT_F_BHI,
 		.warn = o->cfg.flags & FINEIBT_F_WARN,
+		.set = o->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4,
 		.check = ck,
 	};
 	size_t f = 0, c = 0, t = 0;

@@ -36,8 +36,14 @@ done
 
 ROUNDS=${ES_ROUNDS:-40}
 abandoned=0
-for m in kcfi kcfi,norand fineibt fineibt,bhi fineibt,paranoid auto auto,warn; do
-	pr_run race "$m" "$PROG" race "$LIB" "$ROUNDS"
+# MODE[:SET]: the v6.18 sequence set (FINEIBT_SEQ) is verified too.
+for ms in kcfi kcfi,norand fineibt fineibt,bhi fineibt,paranoid auto auto,warn \
+	  fineibt:v6.18 auto:v6.18; do
+	m=${ms%%:*}
+	seq=v4
+	[[ $ms == *:* ]] && seq=${ms#*:}
+	pr_run race "$m" env FINEIBT_SEQ="$seq" "$PROG" race "$LIB" "$ROUNDS"
+	[ "$seq" = v4 ] || m="$m][seq=$seq"
 	if [ "$PR_RC" = 0 ] && [[ "$PR_OUT_TXT" == "race ok $ROUNDS hits "* ]]; then
 		pr_pass "race[$m]: the writer's bytes never ran (${PR_OUT_TXT#race ok $ROUNDS })"
 	elif [ "$PR_RC" = 132 ] && [ -z "$PR_OUT_TXT" ] &&
