@@ -742,10 +742,12 @@ static size_t fi_rt_scan(void)
 	}
 	fi_rt_seen_set(fi_scan_new, nfresh);
 	fi_subs_last = fi_subs_now;
-	/* fi_found is scratch: leave no code address behind in writable
-	 * memory once the walk is done (docs/protection.md). */
+	/* fi_found and fi_scan_new are scratch: leave no code address
+	 * behind in writable memory once the walk is done (the record is
+	 * in the read-only state; docs/protection.md). */
 	memset(fi_found, 0, fi_nfound * sizeof(fi_found[0]));
 	fi_nfound = 0;
+	memset(fi_scan_new, 0, nnew * sizeof(fi_scan_new[0]));
 	return nfresh;
 }
 
