@@ -45,3 +45,33 @@ for m in kcfi fineibt fineibt,paranoid fineibt,bhi auto; do
 		 fi)
 	done
 done
+
+# ---- sig ENTRY: each entry point that installs a SIGILL disposition
+ENTRIES=(signal_c11 ssignal sigset sigset_hold __sigaction bsd_signal
+	 sysv_signal __sysv_signal sigaction sigaction_info sigvec sigignore
+	 next_sigaction default_sigaction deepbind)
+# sigignore: a CFI trap still reported; a plain ud2 meets SIG_IGN, which a
+# fault cannot have (the kernel forces the default): dies, no handler.
+for prog in prog prog_static; do
+	for e in "${ENTRIES[@]}"; do
+		for m in kcfi auto fineibt,bhi; do
+			tag="sig[$e,$m${prog#prog}]"
+			(ulimit -c 0; rt_run "sig-$prog-$e-$m" "$m" "$O/$prog" sig "$e"
+			 if [ "$RT_RC" = 132 ] && [ "$RT_OUT_TXT" = installed ] &&
+			    [[ $RT_ERR_TXT =~ $REPORT ]] && [[ $RT_ERR_TXT != *"; warn)"* ]]; then
+				rt_pass "$tag: CFI trap reported and fatal"
+			 else
+				rt_fail "$tag" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
+			 fi)
+		done
+		want_rc=3 want_out=$'installed\nhandler'
+		[ "$e" = sigignore ] && want_rc=132 want_out=installed
+		(ulimit -c 0; rt_run "ill-$prog-$e" auto "$O/$prog" sig "$e" ill
+		 if [ "$RT_RC" = "$want_rc" ] && [ "$RT_OUT_TXT" = "$want_out" ] &&
+		    [ -z "$RT_ERR_TXT" ]; then
+			rt_pass "ill[$e${prog#prog}]: a plain ud2 goes to the program"
+		 else
+			rt_fail "ill[$e${prog#prog}]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
+		 fi)
+	done
+done

@@ -106,6 +106,21 @@ static void on_ill_info(int sig, siginfo_t *si, void *uc)
 	on_ill(sig);
 }
 
+/* Called without a kCFI check: under -static-fineibt dlsym hands out no
+ * veneers for libc's functions. */
+__attribute__((no_sanitize("kcfi"))) static int
+call_sigaction(int (*f)(int, const struct sigaction *, struct sigaction *),
+	       const struct sigaction *sa)
+{
+	return f(SIGILL, sa, NULL);
+}
+
+__attribute__((no_sanitize("kcfi"))) static void
+call_plugin(void (*f)(void (*)(int)))
+{
+	f(on_ill);
+}
+
 static int install(const char *e)
 {
 	struct sigaction sa = { .sa_handler = on_ill };
@@ -134,6 +149,8 @@ static int install(const char *e)
 		sa.sa_sigaction = on_ill_info;
 		sa.sa_flags = SA_SIGINFO;
 		return sigaction(SIGILL, &sa, NULL);
+	} else if (!strcmp(e, "sigignore")) {
+		return sigignore(SIGILL);
 	} else if (!strcmp(e, "sigvec")) {
 		struct fi_sigvec sv = { .sv_handler = on_ill };
 
@@ -142,14 +159,14 @@ static int install(const char *e)
 		int (*f)(int, const struct sigaction *, struct sigaction *) =
 			dlsym(e[0] == 'n' ? RTLD_NEXT : RTLD_DEFAULT, "sigaction");
 
-		return !f || f(SIGILL, &sa, NULL);
+		return !f || call_sigaction(f, &sa);
 	} else if (!strcmp(e, "deepbind")) {
 		void *h = dlopen(getenv("SIGS_PLUGIN"), RTLD_NOW | RTLD_DEEPBIND);
 		void (*f)(void (*)(int)) = h ? (void (*)(void (*)(int)))dlsym(h, "plugin_install") : NULL;
 
 		if (!f)
 			return 1;
-		f(on_ill);
+		call_plugin(f);
 	} else {
 		return 1;
 	}
