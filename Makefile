@@ -90,13 +90,14 @@ $(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S in
 $(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
 	ln -sf fineibt-cc $@
 
-# src/dlsym_so.c interposes dlsym in the shared runtime only (see there).
+# src/dlsym_so.c interposes dlsym in the shared runtime only (see there);
+# src/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
 $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
-	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,libfineibt.so.$(SOVER) \
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
 		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
 

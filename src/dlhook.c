@@ -17,6 +17,8 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
+#include "sigbind.h"
+
 #define FI_EXPORT	__attribute__((visibility("default")))
 
 typedef void *(*fi_dlopen_fn)(const char *, int);
@@ -39,6 +41,9 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 		__atomic_store_n(&fi_real_dlopen, f, __ATOMIC_RELEASE);
 	}
 	h = f(file, mode);
+	/* Deep-bound: its sigaction & co. are libc's (src/sigbind.c). */
+	if (h && (mode & RTLD_DEEPBIND))
+		fi_sigbind_rebind(h);
 	if (h && fineibt_rt_hook)
 		fineibt_rt_hook();
 	return h;

@@ -936,7 +936,7 @@ static const void *fi_trap_object_of(const void *p)
 /* sigset and sigignore are ours here; libc marks its declarations deprecated. */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
-void *fi_trap_sig_entry(const char *name, void *p)
+void *fi_trap_sig_own(const char *name)
 {
 	static const struct { const char *name; void *fn; } entries[] = {
 		{ "sigaction", (void *)sigaction },
@@ -950,19 +950,32 @@ void *fi_trap_sig_entry(const char *name, void *p)
 		{ "sigignore", (void *)sigignore },
 		{ "sigvec", (void *)fi_sigvec },
 	};
-	const void *libc;
 
-	if (!p || !name)
-		return p;
-	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-		if (strcmp(name, entries[i].name))
-			continue;
-		libc = fi_trap_object_of(
-			__atomic_load_n(&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE));
-		if (libc && fi_trap_object_of(p) == libc)
+	for (size_t i = 0; name && i < sizeof(entries) / sizeof(entries[0]); i++) {
+		if (!strcmp(name, entries[i].name))
 			return entries[i].fn;
-		return p;
 	}
-	return p;
+	return NULL;
 }
 #pragma clang diagnostic pop
+
+/*
+ * NULL until fi_trap_resolve() has stored libc's sigaction: its own
+ * lookups (through the dlsym interposer) must get libc's functions.
+ */
+const void *fi_trap_libc_base(void)
+{
+	return fi_trap_object_of(__atomic_load_n(&FI_SIG()->real_sigaction,
+						 __ATOMIC_ACQUIRE));
+}
+
+void *fi_trap_sig_entry(const char *name, void *p)
+{
+	void *ours = fi_trap_sig_own(name);
+	const void *libc;
+
+	if (!p || !ours)
+		return p;
+	libc = fi_trap_libc_base();
+	return libc && fi_trap_object_of(p) == libc ? ours : p;
+}

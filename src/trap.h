@@ -67,6 +67,9 @@ bool fi_trap_installed(void);
  * handle) would otherwise bypass the interposition.
  */
 void *fi_trap_sig_entry(const char *name, void *p);
+/* The interposer of that name, or NULL; libc's base (its sigaction's). */
+void *fi_trap_sig_own(const char *name);
+const void *fi_trap_libc_base(void);
 
 /*
  * Decode a #UD at @r->ip. Returns true and fills @t for a CFI trap of a
