@@ -47,7 +47,7 @@ struct fi_drv {
 	const char *nm;
 	char ld[PATH_MAX];		/* empty: clang's default linker */
 	char libdir[PATH_MAX];		/* libfineibt.{so,a}, libfineibt_crt.a */
-	bool exact, static_rt, veneers, jump_tables, runtime;
+	bool exact, static_rt, full_static, veneers, jump_tables, runtime;
 	bool link, shared, passthrough, has_x, partial;
 	struct fi_argv args;		/* user arguments, driver options removed */
 };
@@ -331,7 +331,7 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 			d->partial = true;
 		}
 		if (!strcmp(a, "-static") || !strcmp(a, "-static-pie"))
-			d->static_rt = true;
+			d->static_rt = d->full_static = true;
 		if (!strncmp(a, "-x", 2))
 			d->has_x = true;
 		if (fi_takes_value(a) && i + 1 < argc) {
@@ -419,7 +419,8 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");
 			/* The executable's lookups of libc's sigaction & co.
 			 * get the interposers (src/dlsym_a.c). */
-			fi_argv_add(a, "-Wl,--wrap=dlsym,--wrap=dlvsym");
+			if (!d->full_static)
+				fi_argv_add(a, "-Wl,--wrap=dlsym,--wrap=dlvsym");
 		}
 		return;
 	}

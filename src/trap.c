@@ -515,6 +515,45 @@ __attribute__((constructor)) static void fi_trap_resolve(void)
 	fi_rt_write_end(&saved);
 }
 
+/*
+ * A fully static program has no libc "after" us (RTLD_NEXT finds
+ * nothing): the system call, with a restorer of our own as glibc's
+ * (rt_sigreturn; the bytes debuggers recognise as a signal trampoline).
+ */
+void fi_trap_restore_rt(void);
+__asm__(".text\n.p2align 4\n.type fi_trap_restore_rt,@function\n"
+	"fi_trap_restore_rt:\n\tmovq $15, %rax\n\tsyscall\n"
+	".size fi_trap_restore_rt, .-fi_trap_restore_rt\n");
+
+#define FI_SA_RESTORER	0x04000000
+
+static int fi_raw_sigaction(int sig, const struct sigaction *act,
+			    struct sigaction *old)
+{
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
+		k = { 0 }, ko = { 0 };
+	long ret;
+
+	if (act) {
+		k.handler = (void *)act->sa_handler;
+		k.flags = (unsigned long)act->sa_flags | FI_SA_RESTORER;
+		k.restorer = (void *)fi_trap_restore_rt;
+		__builtin_memcpy(&k.mask, &act->sa_mask, sizeof(k.mask));
+	}
+	ret = syscall(SYS_rt_sigaction, sig, act ? &k : NULL, old ? &ko : NULL,
+		      sizeof(k.mask));
+	if (ret < 0)
+		return -1;
+	if (old) {
+		memset(old, 0, sizeof(*old));
+		old->sa_handler = (sighandler_t)ko.handler;
+		old->sa_flags = (int)ko.flags;
+		old->sa_restorer = (void (*)(void))ko.restorer;
+		__builtin_memcpy(&old->sa_mask, &ko.mask, sizeof(ko.mask));
+	}
+	return 0;
+}
+
 static int fi_sys_sigaction(int sig, const struct sigaction *act,
 			    struct sigaction *old)
 {
@@ -526,10 +565,8 @@ static int fi_sys_sigaction(int sig, const struct sigaction *act,
 		f = (fi_sigaction_fn)__atomic_load_n(&FI_SIG()->real_sigaction,
 						     __ATOMIC_ACQUIRE);
 	}
-	if (!f) {
-		errno = ENOSYS;		/* no libc after us: cannot happen */
-		return -1;
-	}
+	if (!f)
+		return fi_raw_sigaction(sig, act, old);
 	return f(sig, act, old);
 }
 
