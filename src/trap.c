@@ -560,11 +560,8 @@ static int fi_sys_sigaction(int sig, const struct sigaction *act,
 	fi_sigaction_fn f = (fi_sigaction_fn)__atomic_load_n(
 		&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE);
 
-	if (!f) {		/* called before our constructor */
-		fi_trap_resolve();
-		f = (fi_sigaction_fn)__atomic_load_n(&FI_SIG()->real_sigaction,
-						     __ATOMIC_ACQUIRE);
-	}
+	/* Fully static, or called before our constructor (and possibly
+	 * inside a write window: no lookup from here). */
 	if (!f)
 		return fi_raw_sigaction(sig, act, old);
 	return f(sig, act, old);
