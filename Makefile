@@ -96,13 +96,16 @@ $(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
 
 # src/dlsym_so.c interposes dlsym in the shared runtime only (see there);
 # src/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
+# libfineibt.so: full RELRO (its GOT read-only once relocated) and no
+# executable stack (docs/protection.md, "No code pointer in writable memory").
 $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
 	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
-		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack $(LDSAN) -ldl -lpthread
+		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
+		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
 
 $(BUILD)/fineibt: $(TOOL_OBJ) $(BUILD)/libfineibt.a
@@ -130,6 +133,12 @@ demo: all
 .PHONY: bench
 bench: all
 	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
+
+# make bench-startup: start-up against program size (docs/bench.md);
+# the 100k program takes long to compile the first time.
+.PHONY: bench-startup
+bench-startup: all
+	@python3 bench/startup_scale.py
 
 clean:
 	rm -rf $(BUILD)
