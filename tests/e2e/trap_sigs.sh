@@ -11,6 +11,10 @@
 #   sigvec, sigignore, dlsym(RTLD_NEXT/RTLD_DEFAULT, "sigaction"), an
 #   uninstrumented plug-in loaded with RTLD_DEEPBIND): a confused call is
 #   still reported and fatal; a plain ud2 still reaches the handler.
+# - fake: a SIGILL queued to ourselves with a forged si_code > 0 neither
+#   changes the disposition (next CFI trap reported and fatal) nor, with
+#   no program handler, lets the process run on (it used to reset SIGILL
+#   to SIG_DFL and return: the next trap died without a report).
 . "$(dirname "$0")/progs/rt_lib.bash"
 O=$RT_OUT/sigs
 mkdir -p "$O"
@@ -74,4 +78,21 @@ for prog in prog prog_static; do
 			rt_fail "ill[$e${prog#prog}]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
 		 fi)
 	done
+done
+
+# ---- fake: a self-queued SIGILL with a forged si_code (ILL_ILLOPN)
+for m in kcfi auto fineibt,bhi; do
+	(ulimit -c 0; rt_run "fake-$m" "$m" "$O/prog" fake
+	 if [ "$RT_RC" = 132 ] && [ "$RT_OUT_TXT" = "after fake" ] &&
+	    [[ $RT_ERR_TXT =~ $REPORT ]]; then
+		rt_pass "fake[$m]: handler ran, the next CFI trap still reported and fatal"
+	 else
+		rt_fail "fake[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
+	 fi)
+	(ulimit -c 0; rt_run "fake-nohandler-$m" "$m" "$O/prog" fake nohandler
+	 if [ "$RT_RC" = 132 ] && [ -z "$RT_OUT_TXT" ] && [ -z "$RT_ERR_TXT" ]; then
+		rt_pass "fake-nohandler[$m]: dies of it as without fineibt"
+	 else
+		rt_fail "fake-nohandler[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
+	 fi)
 done

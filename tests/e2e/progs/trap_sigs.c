@@ -15,6 +15,8 @@
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
 #include <dlfcn.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -173,8 +175,42 @@ static int install(const char *e)
 	return 0;
 }
 
+static sigjmp_buf fake_env;
+
+static void on_ill_jmp(int sig)
+{
+	siglongjmp(fake_env, 1);
+}
+
+/*
+ * A SIGILL queued to ourselves with a CPU-looking si_code (ILL_ILLOPN):
+ * with a program handler it reaches that handler; afterwards a confused
+ * call must still be reported and fatal (the disposition is unchanged).
+ * With "nohandler", it kills the process as the kernel would.
+ */
+static int fake(int handler)
+{
+	struct sigaction sa = { .sa_handler = on_ill_jmp };
+	siginfo_t si;
+
+	sigemptyset(&sa.sa_mask);
+	if (handler && sigaction(SIGILL, &sa, NULL))
+		return 4;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGILL;
+	si.si_code = ILL_ILLOPN;
+	if (!sigsetjmp(fake_env, 1))
+		syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), SIGILL, &si);
+	printf("after fake\n");
+	fflush(stdout);
+	printf("returned %d\n", confused_call());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "fake"))
+		return fake(argc < 3);
 	if (argc > 1 && !strcmp(argv[1], "race"))
 		return race();
 	if (argc > 2 && !strcmp(argv[1], "sig")) {
