@@ -94,7 +94,8 @@ $(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
 $(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
 	ln -sf fineibt-cc $@
 
-# src/dlsym_so.c interposes dlsym in the shared runtime only (see there).
+# src/dlsym_so.c interposes dlsym in the shared runtime only (see there);
+# src/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
 $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
@@ -102,7 +103,7 @@ $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
 	ar rcs $@ $^
 
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
-	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,libfineibt.so.$(SOVER) \
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
 		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
 		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
@@ -128,10 +129,13 @@ demo: all
 	@$(BUILD)/fineibt demo
 
 # make bench [BENCH_ARGS=--quick]: per-call, start-up and whole-program
-# benchmarks (docs/bench.md); ~10 minutes, never part of check.
+# benchmarks (docs/bench.md); ~10 minutes, never part of check. Then the
+# peers (bench/peers.py: plain -O2/-flto, CFI-icall, kCFI, every mode;
+# hot, chained and independent cold loops, 4k and 16k callees).
 .PHONY: bench
 bench: all
 	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
+	@BUILD=$(BUILD) python3 bench/peers.py $(PEERS_ARGS)
 
 # make bench-startup: start-up against program size (docs/bench.md);
 # the 100k program takes long to compile the first time.

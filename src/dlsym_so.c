@@ -17,8 +17,11 @@
  * sees the real caller's return address.
  */
 #include <dlfcn.h>
+#include <stdbool.h>
+#include <string.h>
 
 #include "foreign.h"
+#include "trap.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
 
@@ -27,8 +30,26 @@ extern void *fi_libc_dlvsym(void *, const char *, const char *);
 __asm__(".symver fi_libc_dlsym, dlsym@GLIBC_2.2.5");
 __asm__(".symver fi_libc_dlvsym, dlvsym@GLIBC_2.2.5");
 
+/* Names of the functions src/trap.c interposes for SIGILL start "s"/"_"/"b". */
+static bool fi_maybe_sig(const char *name)
+{
+	return name && (name[0] == 's' || name[0] == '_' || name[0] == 'b') &&
+	       strstr(name, "sig");
+}
+
+/* A kCFI caller gets a veneer of whichever it is. */
+static void *fi_sig_wrap(void *p, const char *name, const void *ret)
+{
+	p = fi_trap_sig_entry(name, p);
+	return fi_foreign_for_caller(ret) ? fi_foreign_wrap(p, name) : p;
+}
+
 FI_EXPORT void *dlsym(void *handle, const char *name)
 {
+	/* libc's own sigaction & co. found past libfineibt: ours instead. */
+	if (fi_maybe_sig(name))
+		return fi_sig_wrap(fi_libc_dlsym(handle, name), name,
+				   __builtin_return_address(0));
 	if (handle == RTLD_NEXT ||
 	    !fi_foreign_for_caller(__builtin_return_address(0)))
 		__attribute__((musttail)) return fi_libc_dlsym(handle, name);
@@ -37,6 +58,9 @@ FI_EXPORT void *dlsym(void *handle, const char *name)
 
 FI_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 {
+	if (fi_maybe_sig(name))
+		return fi_sig_wrap(fi_libc_dlvsym(handle, name, version), name,
+				   __builtin_return_address(0));
 	if (handle == RTLD_NEXT ||
 	    !fi_foreign_for_caller(__builtin_return_address(0)))
 		__attribute__((musttail)) return fi_libc_dlvsym(handle, name, version);
