@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -556,6 +557,10 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
  * Walk the loaded modules, open the new ones, and (after the first walk
  * has settled the mode) rewrite and register every new kCFI module.
  */
+/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and
+ * dlopen to ours whatever the lookup order. */
+void fi_bind_interposers(void) __attribute__((weak));
+
 static void fi_rt_scan(void)
 {
 	struct fi_module *fresh[FI_MAX_MODULES];
@@ -594,6 +599,8 @@ static void fi_rt_scan(void)
 		fi_rt_config(have_arity, fresh, nfresh);
 	for (size_t i = 0; i < nfresh; i++)
 		fi_rt_take(fresh[i]);
+	if (nfresh && fi_bind_interposers)
+		fi_bind_interposers();
 	for (size_t i = 0; i < fi_nseen; i++) {
 		if (fi_seen[i].m && !fi_seen[i].fp_set) {
 			fi_seen[i].fp = fi_rt_fingerprint(fi_seen[i].m);
@@ -607,7 +614,10 @@ static uint64_t fi_rt_now_us(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* Not clock_gettime(): an LD_PRELOAD interposer of it (libfaketime)
+	 * is kCFI code that may run before it is rewritten, from inside the
+	 * runtime's start-up (issue 14). */
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
