@@ -613,11 +613,19 @@ static void fi_rt_scan(void)
 static uint64_t fi_rt_now_us(void)
 {
 	struct timespec ts;
+	long ret;
 
-	/* Not clock_gettime(): an LD_PRELOAD interposer of it (libfaketime)
-	 * is kCFI code that may run before it is rewritten, from inside the
-	 * runtime's start-up (issue 14). */
-	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	/* The system call itself, not clock_gettime() or syscall(): an
+	 * LD_PRELOAD interposer of either (libfaketime) is kCFI code that
+	 * would run before it is rewritten, inside the runtime's start-up,
+	 * and trap there (issue 14). */
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"((long)SYS_clock_gettime), "D"((long)CLOCK_MONOTONIC),
+			   "S"(&ts)
+			 : "rcx", "r11", "memory");
+	if (ret)
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 

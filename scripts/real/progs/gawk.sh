@@ -19,8 +19,10 @@ PROBE="gawk --version"
 build_prog() {
 	./configure CC="$CC" CFLAGS="$CFLAGS" --disable-nls --without-readline \
 		--disable-dependency-tracking &&
-	# doc/ is not buildable from the Debian (DFSG) source: no gawktexi.in.
-	make -j"$JOBS" SUBDIRS="support . extension"
+	# Not `make`: doc/ is not buildable from the Debian (DFSG) source
+	# (no gawktexi.in). The program and its extensions:
+	make -j"$JOBS" -C support && make -j"$JOBS" gawk &&
+	make -j"$JOBS" -C extension
 }
 
 run_test() {
