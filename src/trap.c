@@ -152,6 +152,23 @@ static bool fi_decode_preamble(const struct fi_trap_regs *r,
 	return true;
 }
 
+/*
+ * The call a paranoid caller refused goes on under cfi=warn into the
+ * callee's preamble, which checks r10 again: with the hash it compares
+ * (the word the caller's cmpl read) the second check passes, so one
+ * violation is reported once. Only for a FineIBT preamble we recognise.
+ */
+static void fi_paranoid_resume_hash(struct fi_trap *t)
+{
+	struct fi_preamble_info info;
+	const struct fi_module *m;
+
+	if (!fi_trap_preamble(t->target - FI_PREAMBLE_SIZE, &m, &info))
+		return;
+	t->set_r10 = true;
+	t->resume_r10 = info.hash;
+}
+
 static bool fi_decode_paranoid(const struct fi_trap_regs *r,
 			       const struct fi_module *m, int len,
 			       struct fi_trap *t)
@@ -176,6 +193,7 @@ static bool fi_decode_paranoid(const struct fi_trap_regs *r,
 	t->target = r->r11 + FI_PREAMBLE_SIZE;	/* the lea already moved r11 */
 	t->resume = r->ip + (uint64_t)len;	/* on to the call */
 	t->mod = m;
+	fi_paranoid_resume_hash(t);
 	return true;
 }
 
@@ -664,6 +682,8 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		if (!t.warn)
 			fi_trap_die();
 		g[REG_RIP] = (greg_t)t.resume;
+		if (t.set_r10)
+			g[REG_R10] = (greg_t)t.resume_r10;
 	} else {
 		fi_trap_chain(sig, si, uc);
 	}
