@@ -37,6 +37,7 @@
 #include "options.h"
 #include "patch.h"
 #include "print.h"
+#include "rawsys.h"
 #include "rtlive.h"
 #include "runtime.h"
 #include "trap.h"
@@ -650,18 +651,9 @@ static size_t fi_rt_scan(void)
 static uint64_t fi_rt_now_us(void)
 {
 	struct timespec ts;
-	long ret;
 
-	/* The system call itself, not clock_gettime() or syscall(): an
-	 * LD_PRELOAD interposer of either (libfaketime) is kCFI code that
-	 * would run before it is rewritten, inside the runtime's start-up,
-	 * and trap there (issue 14). */
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"((long)SYS_clock_gettime), "D"((long)CLOCK_MONOTONIC),
-			   "S"(&ts)
-			 : "rcx", "r11", "memory");
-	if (ret)
+	/* Not clock_gettime(): src/rawsys.h. */
+	if (fi_sys3(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
