@@ -138,6 +138,12 @@ demo: all
 bench: all
 	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
 
+# make bench-startup: start-up against program size (docs/bench.md);
+# the 100k program takes long to compile the first time.
+.PHONY: bench-startup
+bench-startup: all
+	@python3 bench/startup_scale.py
+
 clean:
 	rm -rf $(BUILD)
 
