@@ -103,13 +103,16 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 		-fno-sanitize=kcfi -D_GNU_SOURCE -shared -Wl,-z,noexecstack -o $@ $<
 
 # src/dlsym_so.c interposes dlsym in the shared runtime only (see there).
+# libfineibt.so: full RELRO (its GOT read-only once relocated) and no
+# executable stack (docs/protection.md, "No code pointer in writable memory").
 $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
 	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,libfineibt.so.$(SOVER) \
-		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack $(LDSAN) -ldl -lpthread
+		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
+		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
 
 $(BUILD)/fineibt: $(TOOL_OBJ) $(BUILD)/libfineibt.a
@@ -133,10 +136,13 @@ demo: all
 	@$(BUILD)/fineibt demo
 
 # make bench [BENCH_ARGS=--quick]: per-call, start-up and whole-program
-# benchmarks (docs/bench.md); ~10 minutes, never part of check.
+# benchmarks (docs/bench.md); ~10 minutes, never part of check. Then the
+# peers (bench/peers.py: plain -O2/-flto, CFI-icall, kCFI, every mode;
+# hot, chained and independent cold loops, 4k and 16k callees).
 .PHONY: bench
 bench: all
 	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
+	@BUILD=$(BUILD) python3 bench/peers.py $(PEERS_ARGS)
 
 # make bench-startup: start-up against program size (docs/bench.md);
 # the 100k program takes long to compile the first time.
