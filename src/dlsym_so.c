@@ -28,12 +28,14 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "foreign.h"
 #include "runtime.h"
+#include "trap.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
 
@@ -112,10 +114,28 @@ static void *fi_next_veneer(const void *ret, const char *name,
 	return v != p ? v : NULL;
 }
 
+/* Names of the functions src/trap.c interposes for SIGILL start "s"/"_"/"b". */
+static bool fi_maybe_sig(const char *name)
+{
+	return name && (name[0] == 's' || name[0] == '_' || name[0] == 'b') &&
+	       strstr(name, "sig");
+}
+
+/* A kCFI caller gets a veneer of whichever it is. */
+static void *fi_sig_wrap(void *p, const char *name, const void *ret)
+{
+	p = fi_trap_sig_entry(name, p);
+	return fi_foreign_for_caller(ret) ? fi_foreign_wrap(p, name) : p;
+}
+
 FI_EXPORT void *dlsym(void *handle, const char *name)
 {
 	void *v;
 
+	/* libc's own sigaction & co. found past libfineibt: ours instead. */
+	if (fi_maybe_sig(name))
+		return fi_sig_wrap(fi_libc_dlsym(handle, name), name,
+				   __builtin_return_address(0));
 	if (handle == RTLD_NEXT) {
 		v = fi_next_veneer(__builtin_return_address(0), name, NULL);
 		if (v)
@@ -131,6 +151,9 @@ FI_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 {
 	void *v;
 
+	if (fi_maybe_sig(name))
+		return fi_sig_wrap(fi_libc_dlvsym(handle, name, version), name,
+				   __builtin_return_address(0));
 	if (handle == RTLD_NEXT) {
 		v = fi_next_veneer(__builtin_return_address(0), name, version);
 		if (v)
