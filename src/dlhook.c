@@ -76,3 +76,8 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 		fineibt_rt_hook();
 	return h;
 }
+
+/* This dlopen, whatever the process's lookup order binds the name to
+ * (dlsym_so.c points kCFI modules' GOT slots here). */
+void *fi_dlopen_local(const char *file, int mode)
+	__attribute__((alias("dlopen"), visibility("hidden")));
