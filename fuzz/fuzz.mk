@@ -29,16 +29,13 @@ $(FUZZ_BUILD)/libfineibt-fuzz.a: $(FUZZ_LIBOBJ) fuzz/fuzz.mk
 	@rm -f $@
 	ar rcs $@ $(filter %.o,$^)
 
-$(FUZZ_BUILD)/obj/cmd_inspect.o: tools/cmd_inspect.c $(HDRS)
+$(FUZZ_BUILD)/obj/cmd_%.o: tools/cmd_%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(FUZZ_CFLAGS) -c $< -o $@
 
-$(FUZZ_BUILD)/obj/cmd_inspect_ext.o: tools/cmd_inspect_ext.c $(HDRS)
-	@mkdir -p $(@D)
-	$(CC) $(FUZZ_CFLAGS) -c $< -o $@
-
-# fuzz_inspect runs the CLI's own cmd_inspect() (and its --diff/--pid part).
-$(FUZZ_BUILD)/fuzz_inspect: $(FUZZ_BUILD)/obj/cmd_inspect.o $(FUZZ_BUILD)/obj/cmd_inspect_ext.o
+# fuzz_inspect runs the CLI's own cmd_inspect() (its --diff/--pid part and
+# its hardening audit too): every tools/cmd_inspect*.c.
+$(FUZZ_BUILD)/fuzz_inspect: $(patsubst tools/%.c,$(FUZZ_BUILD)/obj/%.o,$(wildcard tools/cmd_inspect*.c))
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(HDRS) $(FUZZ_BUILD)/libfineibt-fuzz.a
 	$(CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
 		$(filter %.o,$^) $(FUZZ_BUILD)/libfineibt-fuzz.a -ldl -lpthread
