@@ -86,13 +86,31 @@ const uint8_t *fi_bhi_stubs(size_t *size)
 
 /* ------------------------------------------------------------ the window */
 
+/*
+ * LeakSanitizer reads every writable segment's pages at exit and dies on a
+ * PROT_NONE page inside .bss: in sanitizer builds (SAN=1 tests, fuzz
+ * harnesses) the guards are read-only instead. They still keep writes off
+ * the state's neighbours, but merge with the read-only state, so opening a
+ * window there needs a mapping slot (it fails cleanly when none is left).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define FI_GUARD_PROT	PROT_READ
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FI_GUARD_PROT	PROT_READ
+#endif
+#endif
+#ifndef FI_GUARD_PROT
+#define FI_GUARD_PROT	PROT_NONE
+#endif
+
 /* The guard pages around the state: done once, by the first window. */
 static int fi_rt_guard(void)
 {
 	if (fi_rt_guarded)
 		return 0;
-	if (mprotect(fi_rt_area.guard_lo, FI_PAGE, PROT_NONE) ||
-	    mprotect(fi_rt_area.guard_hi, FI_PAGE, PROT_NONE))
+	if (mprotect(fi_rt_area.guard_lo, FI_PAGE, FI_GUARD_PROT) ||
+	    mprotect(fi_rt_area.guard_hi, FI_PAGE, FI_GUARD_PROT))
 		return -1;
 	fi_rt_guarded = true;
 	return 0;

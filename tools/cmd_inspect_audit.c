@@ -25,10 +25,16 @@ struct insp_elf {
 	const Elf64_Ehdr *eh;
 };
 
-/* @n entries of @esz bytes at @off, inside the file. */
+/*
+ * @n entries of @esz bytes at @off, inside the file. Tables of 8-byte
+ * records (headers, dynamic entries) must be 8-byte aligned, as in every
+ * file a linker writes: a misaligned one is treated as absent.
+ */
 static const void *insp_at(const struct insp_elf *e, uint64_t off,
 			   uint64_t n, uint64_t esz)
 {
+	if (esz % 8 == 0 && ((uintptr_t)e->p + off) % 8)
+		return NULL;
 	if (esz && n > e->size / esz)
 		return NULL;
 	if (off > e->size || n * esz > e->size - off)
