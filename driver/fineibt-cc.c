@@ -14,8 +14,11 @@
  *   --fineibt-exact / FINEIBT_CC_EXACT=1     exact pointer types in hashes
  *   -static-fineibt / FINEIBT_CC_STATIC=1    link libfineibt.a
  *   --fineibt-no-veneers                     no link-time veneers
- *   --fineibt-jump-tables / FINEIBT_CC_JUMP_TABLES=1
- *                                            keep jump tables (DESIGN §1)
+ *   --fineibt-no-jump-tables / FINEIBT_CC_JUMP_TABLES=0
+ *                                            compare chains instead of
+ *                                            switch jump tables (the default
+ *                                            keeps them: DESIGN §1)
+ *   --fineibt-jump-tables                    keep them (the default)
  *   --fineibt-no-runtime                     kCFI flags only, no runtime
  *   FINEIBT_CC_CLANG=path   the compiler (default clang-22, clang++-22
  *                           when invoked as fineibt-c++)
@@ -300,6 +303,10 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 			d->jump_tables = true;
 			continue;
 		}
+		if (!strcmp(a, "--fineibt-no-jump-tables")) {
+			d->jump_tables = false;
+			continue;
+		}
 		if (!strcmp(a, "--fineibt-no-runtime")) {
 			d->runtime = false;
 			continue;
@@ -581,6 +588,7 @@ static void fi_setup(struct fi_drv *d, const char *argv0)
 {
 	const char *base = strrchr(argv0, '/');
 	const char *ld = getenv("FINEIBT_CC_LD");
+	const char *jt;
 
 	base = base ? base + 1 : argv0;
 	d->cc = getenv("FINEIBT_CC_CLANG");
@@ -595,7 +603,15 @@ static void fi_setup(struct fi_drv *d, const char *argv0)
 		d->ld[0] = '\0';
 	d->exact = fi_env_on("FINEIBT_CC_EXACT");
 	d->static_rt = fi_env_on("FINEIBT_CC_STATIC");
-	d->jump_tables = fi_env_on("FINEIBT_CC_JUMP_TABLES");
+	/*
+	 * Jump tables are kept unless asked otherwise: without them a switch
+	 * becomes a compare chain, ~10% more instructions in interpreters.
+	 * The `notrack jmp` of a table reads its target from a read-only
+	 * table indexed by a bounds-checked value, so it is no new indirect
+	 * call edge (docs/runtime.md, "Jump tables").
+	 */
+	jt = getenv("FINEIBT_CC_JUMP_TABLES");
+	d->jump_tables = !jt || strcmp(jt, "0");
 	fi_verbose = fi_env_on("FINEIBT_CC_VERBOSE");
 }
 
