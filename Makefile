@@ -65,7 +65,7 @@ $(BUILD)/obj/crt/%.c.o: crt/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/crt/%.S.o: crt/%.S src/thunks.S | $(DEPS_STAMP)
+$(BUILD)/obj/crt/%.S.o: crt/%.S src/thunks.S src/index.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 

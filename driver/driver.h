@@ -43,4 +43,13 @@ int fi_veneers(const char *cc, const char *nm, const char *dir,
 	       const struct fi_argv *objs, const struct fi_argv *shlibs,
 	       struct fi_argv *link);
 
+/*
+ * Fill in the module index (src/index.h) of the module just linked at
+ * @path: the ranges of __patchable_function_entries and .kcfi_traps from
+ * its section table. Nothing happens to files that are not ELF modules
+ * with an index. Returns 0, or -errno after printing a warning (the
+ * module still works: the runtime then reads its file at start-up).
+ */
+int fi_index_fill(const char *path);
+
 #endif

@@ -526,6 +526,24 @@ static void fi_user_shlibs(const struct fi_argv *args, struct fi_argv *out)
 	fi_argv_free(&names);
 }
 
+/* The file the link writes: the last -o, else clang's a.out. */
+static const char *fi_output(const struct fi_argv *args)
+{
+	const char *out = "a.out";
+
+	for (size_t i = 0; i < args->n; i++) {
+		const char *s = args->v[i];
+
+		if (!strcmp(s, "-o") && i + 1 < args->n)
+			out = args->v[++i];
+		else if (!strncmp(s, "-o", 2) && s[2])
+			out = s + 2;
+		else if (fi_takes_value(s))
+			i++;
+	}
+	return out;
+}
+
 static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 {
 	struct fi_argv link = { 0 }, objs = { 0 }, shlibs = { 0 };
@@ -577,6 +595,8 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 		fi_argv_addf(&link, "--ld-path=%s", d->ld);
 	fi_argv_add(&link, "-Wno-unused-command-line-argument");
 	rc = fi_run(&link, false);
+	if (!rc && d->runtime)
+		fi_index_fill(fi_output(&d->args));
 out:
 	fi_argv_free(&link);
 	fi_argv_free(&objs);

@@ -1,6 +1,6 @@
 # libFuzzer harnesses (fuzz/fuzz_*.c), included by the Makefile.
 #
-#   make fuzz [FUZZ_SECONDS=60] [FUZZ=elf]   build every harness (or those
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ=elf] [FUZZ_SEED=n]  build every harness (or those
 #       whose name contains FUZZ), seed corpora, run each for FUZZ_SECONDS
 #       and print execs and coverage (fuzz/run.sh; docs/robustness.md).
 #
@@ -46,5 +46,5 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(HDRS) $(FUZZ_BUILD)/libfineibt
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BIN)
 fuzz: fuzz-build all
-	@BUILD=$(BUILD) FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	@BUILD=$(BUILD) FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) \
 		bash fuzz/run.sh $(FUZZ)

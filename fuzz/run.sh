@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_BUILD=${FUZZ_BUILD:-$BUILD/fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+# FUZZ_SEED fixes libFuzzer's random seed (the smoke run in make check uses
+# one, so CI walks the same inputs every time); empty = a new seed per run.
+FUZZ_SEED=${FUZZ_SEED:-}
 filter=${1:-}
 seeds=$FUZZ_BUILD/seeds
 rc=0
@@ -57,6 +60,7 @@ run_one() {
 		fi
 	fi
 	"$bin" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+		${FUZZ_SEED:+-seed=$FUZZ_SEED} \
 		-print_final_stats=1 -artifact_prefix="$FUZZ_BUILD/crash/$name-" \
 		"$corpus" "$(seed_dir "$name")" >"$log" 2>&1
 	local st=$? execs cov ft

@@ -23,6 +23,7 @@
 
 #include "dwarf.h"
 #include "report.h"
+#include "symfile.h"
 
 /* ------------------------------------------------------------ sections */
 
@@ -449,6 +450,11 @@ int fi_dw_file_open(const struct fi_image *im, struct fi_dw_sect *bytes)
 	close(fd);
 	if (map == MAP_FAILED)
 		return -ENOENT;
+	/* A module read from memory: is this still its file? */
+	if (!fi_symfile_same(im, map, (size_t)st.st_size)) {
+		munmap(map, (size_t)st.st_size);
+		return -ESTALE;
+	}
 	*bytes = (struct fi_dw_sect){ map, (size_t)st.st_size };
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "elf_int.h"
+#include "symfile.h"
 #include "note.h"
 
 #ifndef SHT_RELR
@@ -1243,18 +1244,22 @@ int fi_image_poke(struct fi_image *im, uint64_t addr, const void *bytes,
 
 const struct fi_sym *fi_image_sym(const struct fi_image *im, uint64_t addr)
 {
+	const struct fi_sym *syms = im->syms;
 	size_t lo = 0, hi = im->nsyms;
 
+	/* Read from memory at start-up: symbols come from the file now. */
+	if (im->lazy_syms && !hi)
+		fi_symfile_get(im, &syms, &hi);
 	/* The last symbol whose address is <= @addr. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (im->syms[mid].addr <= addr)
+		if (syms[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo ? &im->syms[lo - 1] : NULL;
+	return lo ? &syms[lo - 1] : NULL;
 }
 
 /* Append @s to @buf (async-signal-safe, always NUL-terminated). */

@@ -11,7 +11,8 @@
  * table and header table stay behind as unreferenced bytes: nothing that
  * is loaded moves, so every address, segment and offset the program uses
  * is unchanged, and a byte diff against the input shows only the patched
- * sites, the two header fields and the tail.
+ * sites, the two header fields, the flags word of the module index (if
+ * fineibt-cc linked one: cleared, see fi_unfill_index) and the tail.
  *
  * The output is written to a temporary file in the destination directory,
  * fsync'd and renamed over the destination, so a reader never sees a
@@ -28,6 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "imgindex.h"
+#include "index.h"
 #include "note.h"
 #include "patch.h"
 
@@ -103,6 +106,30 @@ static bool fi_has_section(const uint8_t *file, const Elf64_Ehdr *eh,
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The runtime would take a file fineibt-cc linked by its module index,
+ * from memory, and never see the .fineibt section added here: mark the
+ * index as not filled so that it reads this file (src/index.h).
+ */
+static void fi_unfill_index(uint8_t *file, size_t size, const Elf64_Ehdr *eh)
+{
+	const Elf64_Shdr *shdrs = (const Elf64_Shdr *)(file + eh->e_shoff);
+	const Elf64_Shdr *str = &shdrs[eh->e_shstrndx];
+	const char *names = (const char *)file + str->sh_offset;
+	size_t len = strlen(FI_INDEX_SECTION);
+
+	for (unsigned int i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *sh = &shdrs[i];
+
+		if (sh->sh_type != SHT_NOTE || sh->sh_name >= str->sh_size ||
+		    str->sh_size - sh->sh_name <= len ||
+		    memcmp(names + sh->sh_name, FI_INDEX_SECTION, len + 1) ||
+		    sh->sh_offset > size || sh->sh_size > size - sh->sh_offset)
+			continue;
+		fi_index_unfill(file + sh->sh_offset, sh->sh_size);
+	}
 }
 
 /* Lay out the tail and the updated header (see the top of the file). */
@@ -245,6 +272,7 @@ int fi_image_write_file(struct fi_image *im, const struct fi_patch_opts *o,
 	if (fi_has_section(im->file, eh, FI_NOTE_SECTION))
 		return fi_werr(err, errlen, -EALREADY, "already has a %s section",
 			       FI_NOTE_SECTION);
+	fi_unfill_index(im->file, im->file_size, eh);
 	ret = fi_build_tail(im, o, st, &t);
 	if (ret) {
 		free(t.buf);

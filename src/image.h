@@ -96,6 +96,16 @@ struct fi_image {
 	/* Function symbols, sorted by address (symtab, else dynsym). */
 	struct fi_sym *syms;
 	size_t nsyms;
+	/*
+	 * Read from memory (fi_image_from_index): no symbols were read; the
+	 * lookups below read them from @path when asked (src/symfile.c),
+	 * after checking that the file is still the module's: its program
+	 * headers (@phdr, @phnum: the loaded module's own, Elf64_Phdr) and
+	 * notes must match.
+	 */
+	bool lazy_syms;
+	const void *phdr;
+	size_t phnum;
 
 	struct fi_func *funcs;		/* sorted by addr */
 	size_t nfuncs;

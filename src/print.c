@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The one place the library prints: a replaceable hook (libbpf-style). */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "fineibt.h"
@@ -32,6 +33,20 @@ void fi_print(enum fineibt_print_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	fi_print_hook(level, fmt, ap);
 	va_end(ap);
+}
+
+/* FINEIBT_VERBOSE, set once at start-up by the runtime; read by the
+ * trap side too, which must not depend on the runtime's constructor. */
+static bool fi_verbose;
+
+void fi_verbose_set(bool on)
+{
+	__atomic_store_n(&fi_verbose, on, __ATOMIC_RELAXED);
+}
+
+bool fi_verbose_on(void)
+{
+	return __atomic_load_n(&fi_verbose, __ATOMIC_RELAXED);
 }
 
 FINEIBT_API const char *fineibt_version(void)

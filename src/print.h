@@ -2,11 +2,16 @@
 #ifndef FI_PRINT_H
 #define FI_PRINT_H
 
+#include <stdbool.h>
 #include "fineibt.h"
 
 /* Messages are one line each and start with "fineibt: ". */
 void fi_print(enum fineibt_print_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* FINEIBT_VERBOSE diagnostics on/off (async-signal-safe read). */
+void fi_verbose_set(bool on);
+bool fi_verbose_on(void);
 
 #define fi_warn(...)	fi_print(FINEIBT_WARN, "fineibt: " __VA_ARGS__)
 #define fi_info(...)	fi_print(FINEIBT_INFO, "fineibt: " __VA_ARGS__)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "symfile.h"
 
 static const struct fi_module *fi_debug_first(const struct fi_runtime *rt)
 {
@@ -27,6 +28,17 @@ static const struct fi_module *fi_debug_first(const struct fi_runtime *rt)
 			return rt->mods[i];
 	}
 	return NULL;
+}
+
+/* A module read from memory loads its symbols when first asked. */
+static const struct fi_sym *fi_debug_syms(const struct fi_image *im)
+{
+	const struct fi_sym *syms = im->syms;
+	size_t n = im->nsyms;
+
+	if (!n && im->lazy_syms)
+		fi_symfile_get(im, &syms, &n);
+	return n ? syms : NULL;
 }
 
 static const void *fi_debug_module(const struct fi_module *m, const char *n)
@@ -48,9 +60,9 @@ static const void *fi_debug_module(const struct fi_module *m, const char *n)
 	if (!strcmp(n, "module_funcs"))
 		return im->funcs;
 	if (!strcmp(n, "module_syms"))
-		return im->syms;
+		return fi_debug_syms(im);
 	if (!strcmp(n, "module_symname"))
-		return im->nsyms ? im->syms[0].name : NULL;
+		return fi_debug_syms(im) ? fi_debug_syms(im)[0].name : NULL;
 	return NULL;
 }
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "fineibt.h"
+#include "imgindex.h"
 #include "options.h"
 #include "patch.h"
 #include "print.h"
@@ -57,11 +58,12 @@ struct fi_found {
 	const char *name;
 	uint64_t bias;
 	uint64_t key, size;
+	const ElfW(Phdr) *phdr;	/* the loaded module's program headers */
+	size_t phnum;
 };
 
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool fi_rt_started;
-static bool fi_rt_verbose;
 /* The mode and seed are read from fi_rt() only: read-only state. */
 static struct fi_seen fi_seen[FI_MAX_SEEN];
 static size_t fi_nseen;
@@ -90,11 +92,6 @@ static void fi_rt_say(const char *fmt, ...)
 		return;
 }
 
-bool fi_rt_verbose_on(void)
-{
-	return __atomic_load_n(&fi_rt_verbose, __ATOMIC_RELAXED);
-}
-
 /* --------------------------------------------------------- module walk */
 
 static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -117,6 +114,8 @@ static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	fi_found[fi_nfound].bias = info->dlpi_addr;
 	fi_found[fi_nfound].key = key;
 	fi_found[fi_nfound].size = tsize;
+	fi_found[fi_nfound].phdr = info->dlpi_phdr;
+	fi_found[fi_nfound].phnum = info->dlpi_phnum;
 	fi_nfound++;
 	return 0;
 }
@@ -266,27 +265,93 @@ static bool fi_rt_image_is_kcfi(const struct fi_image *im)
 	return false;
 }
 
-/* Open and attach module @f; NULL if it is not a kCFI module. */
-static struct fi_module *fi_rt_open(const struct fi_found *f)
+/* The executable's path (a readlink: no file is opened), or "". */
+static void fi_rt_exe_path(char *exe, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, len - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+}
+
+/*
+ * Module @f from memory only, through the index fineibt-cc linked into it
+ * (src/imgindex.c): no file is opened. NULL with *@fall set when the file
+ * must be read after all: the index was not filled in, or the sites are
+ * not in compiler form (`fineibt patch` rewrote the file: its mode is in
+ * a section only the file has).
+ */
+static struct fi_module *fi_rt_open_index(const struct fi_found *f,
+					  const uint32_t *desc, bool *fall)
+{
+	char exe[4096], err[160];
+	const char *path = f->name;
+	struct fi_module *m;
+	int ret;
+
+	*fall = true;
+	if (!path[0]) {
+		fi_rt_exe_path(exe, sizeof(exe));
+		path = exe;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	err[0] = '\0';
+	ret = fi_image_from_index(&m->img, path, f->bias, f->phdr, f->phnum,
+				  desc, err, sizeof(err));
+	if (!ret && fi_image_mode(&m->img, NULL) == FINEIBT_MODE_KCFI) {
+		*fall = false;
+		if (!fi_rt_image_is_kcfi(&m->img))
+			goto drop;
+		fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
+		return m;
+	}
+	if (ret && ret != -ENOENT)
+		fi_rt_say("fineibt: warning: %s: bad module index (%s); "
+			  "reading the file\n", path, err);
+drop:
+	fi_image_close(&m->img);
+	free(m);
+	return NULL;
+}
+
+/*
+ * Open and attach module @f; NULL if it is not a kCFI module. Not inlined:
+ * its path buffers must not deepen fi_rt_scan's frame, below which the
+ * seed passes during patching (fi_rt_scrub_stack wipes 32 KiB).
+ */
+static __attribute__((noinline)) struct fi_module *
+fi_rt_open(const struct fi_found *f)
 {
 	const char *path = f->name;
+	const uint32_t *desc;
 	char exe[4096];
 	struct fi_module *m;
 	char err[160];
-	ssize_t n;
+	bool fall;
 	int ret;
 
 	/* The vdso and other nameless mappings have no file to read. */
 	if (f->name[0] && !strchr(f->name, '/'))
 		return NULL;
+	desc = fi_index_find(f->phdr, f->phnum, f->bias);
+	if (desc) {
+		m = fi_rt_open_index(f, desc, &fall);
+		if (m || !fall)
+			return m;
+	} else if (f->name[0] && !fi_live_maybe_kcfi(f->phdr, f->phnum,
+						     f->bias)) {
+		/* No index and no kCFI preamble in memory: libc, ld.so,
+		 * libfineibt... never opened. */
+		return NULL;
+	}
 	/* The executable (dl_iterate_phdr names it ""): read through
 	 * /proc/self/exe, the very file we run even if its path was
 	 * replaced since; named by its real path in messages. */
 	exe[0] = '\0';
 	if (!path[0]) {
 		path = "/proc/self/exe";
-		n = readlink(path, exe, sizeof(exe) - 1);
-		exe[n > 0 ? n : 0] = '\0';
+		fi_rt_exe_path(exe, sizeof(exe));
 	}
 	if (!fi_rt_file_has_kcfi(path))
 		return NULL;
@@ -336,7 +401,7 @@ static void fi_rt_report(const struct fi_module *m,
 {
 	char mode[64];
 
-	if (!fi_rt_verbose)
+	if (!fi_verbose_on())
 		return;
 	fineibt_config_str(&m->cfg, mode, sizeof(mode));
 	if (!st) {
@@ -553,7 +618,7 @@ static void fi_rt_start_locked(void)
 	size_t nmods;
 	int err;
 
-	fi_rt_verbose = verbose && strcmp(verbose, "0");
+	fi_verbose_set(verbose && strcmp(verbose, "0"));
 	fi_rt_scan();
 	fi_rt_started = true;
 	err = fi_trap_install();
@@ -564,7 +629,7 @@ static void fi_rt_start_locked(void)
 	fi_rt_set_active(true);
 	/* Start-up is over: mode and seed are final (docs/protection.md). */
 	fi_rt_seal();
-	if (fi_rt_verbose) {
+	if (fi_verbose_on()) {
 		nmods = 0;
 		for (size_t i = 0; i < fi_nseen; i++)
 			nmods += fi_seen[i].m != NULL;
@@ -573,6 +638,60 @@ static void fi_rt_start_locked(void)
 			  (unsigned long long)(fi_rt_now_us() - t0), nmods,
 			  fi_nseen);
 	}
+}
+
+/*
+ * The seed also passes through vector registers (struct copies, memcpy of
+ * a module): a signal delivered later would have the kernel save them in
+ * its frame on the stack, where fi_rt_scrub_stack has already been. They
+ * are caller-saved, so clearing them on the way out costs nothing else.
+ */
+#define FI_VREGS "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", \
+	"xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", \
+	"xmm15"
+
+__attribute__((target("avx512f"))) static void fi_rt_clear_zmm(void)
+{
+	__asm__ volatile("vpxord %%zmm16, %%zmm16, %%zmm16\n\t"
+			 "vpxord %%zmm17, %%zmm17, %%zmm17\n\t"
+			 "vpxord %%zmm18, %%zmm18, %%zmm18\n\t"
+			 "vpxord %%zmm19, %%zmm19, %%zmm19\n\t"
+			 "vpxord %%zmm20, %%zmm20, %%zmm20\n\t"
+			 "vpxord %%zmm21, %%zmm21, %%zmm21\n\t"
+			 "vpxord %%zmm22, %%zmm22, %%zmm22\n\t"
+			 "vpxord %%zmm23, %%zmm23, %%zmm23\n\t"
+			 "vpxord %%zmm24, %%zmm24, %%zmm24\n\t"
+			 "vpxord %%zmm25, %%zmm25, %%zmm25\n\t"
+			 "vpxord %%zmm26, %%zmm26, %%zmm26\n\t"
+			 "vpxord %%zmm27, %%zmm27, %%zmm27\n\t"
+			 "vpxord %%zmm28, %%zmm28, %%zmm28\n\t"
+			 "vpxord %%zmm29, %%zmm29, %%zmm29\n\t"
+			 "vpxord %%zmm30, %%zmm30, %%zmm30\n\t"
+			 "vpxord %%zmm31, %%zmm31, %%zmm31\n\t"
+			 "vzeroall" ::: "memory", FI_VREGS);
+}
+
+__attribute__((target("avx"))) static void fi_rt_clear_ymm(void)
+{
+	__asm__ volatile("vzeroall" ::: "memory", FI_VREGS);
+}
+
+static void fi_rt_clear_vregs(void)
+{
+	if (__builtin_cpu_supports("avx512f"))
+		fi_rt_clear_zmm();
+	else if (__builtin_cpu_supports("avx"))
+		fi_rt_clear_ymm();
+	else
+		__asm__ volatile("pxor %%xmm0, %%xmm0\n\tpxor %%xmm1, %%xmm1\n\t"
+				 "pxor %%xmm2, %%xmm2\n\tpxor %%xmm3, %%xmm3\n\t"
+				 "pxor %%xmm4, %%xmm4\n\tpxor %%xmm5, %%xmm5\n\t"
+				 "pxor %%xmm6, %%xmm6\n\tpxor %%xmm7, %%xmm7\n\t"
+				 "pxor %%xmm8, %%xmm8\n\tpxor %%xmm9, %%xmm9\n\t"
+				 "pxor %%xmm10, %%xmm10\n\tpxor %%xmm11, %%xmm11\n\t"
+				 "pxor %%xmm12, %%xmm12\n\tpxor %%xmm13, %%xmm13\n\t"
+				 "pxor %%xmm14, %%xmm14\n\tpxor %%xmm15, %%xmm15"
+				 ::: "memory", FI_VREGS);
 }
 
 /*
@@ -597,6 +716,7 @@ FINEIBT_API void fineibt_rt_hook(void)
 		fi_rt_scan();
 	pthread_mutex_unlock(&fi_rt_mutex);
 	fi_rt_scrub_stack();
+	fi_rt_clear_vregs();
 	errno = saved_errno;
 }
 

@@ -167,7 +167,4 @@ struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
  */
 void fi_rt_scrub_stack(void);
 
-/* FINEIBT_VERBOSE was set at start-up (runtime.c). Signal-safe. */
-bool fi_rt_verbose_on(void);
-
 #endif /* FI_RUNTIME_H */

@@ -35,6 +35,7 @@
 
 #include "foreign.h"
 #include "insn.h"
+#include "print.h"
 #include "report.h"
 #include "trap.h"
 
@@ -639,7 +640,7 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 	    fi_foreign_take(&t, &opened)) {
 		/* A checking caller met a dlsym veneer: accepted (foreign.c). */
 		g[REG_RIP] = (greg_t)t.resume;
-		if (opened && fi_rt_verbose_on())
+		if (opened && fi_verbose_on())
 			fi_trap_say_opened(&t);
 	} else if (t.kind != FI_TRAP_NONE) {
 		fi_trap_report(&t, r.sp);

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * After a link: fill in the module index (src/index.h) of the output, so
+ * that the runtime finds __patchable_function_entries and .kcfi_traps in
+ * the loaded image without reading the file (docs/runtime.md, "The module
+ * index"). Linkers define __start_/__stop_ symbols only for sections whose
+ * name is a C identifier, which .kcfi_traps is not; the section table of
+ * the output knows both ranges, so the driver copies them into the note.
+ *
+ * The note is written in place with one pwrite of its first six words.
+ * Before that write the output is a complete module whose index says
+ * "not filled" (the runtime then reads the file, as it does for modules
+ * built without fineibt-cc), so no reader ever sees a wrong index. Only
+ * the section headers, their names and the note are read: no symbols.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "index.h"
+
+/* Section name tables larger than this are not ours to read. */
+#define FI_IDX_MAX_SHSTR	(16u << 20)
+
+struct fi_idx_out {
+	int fd;
+	uint64_t size;
+	Elf64_Shdr *sh;
+	size_t shnum;
+	char *names;
+	size_t names_size;
+};
+
+/* One section range for the index: found once, or not usable. */
+struct fi_idx_range {
+	uint64_t addr, size;
+	unsigned int count;
+};
+
+static bool fi_idx_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+static bool fi_idx_fits(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/* Header and section table; false: not an ELF module we index. */
+static bool fi_idx_read_shdrs(struct fi_idx_out *o)
+{
+	Elf64_Ehdr eh;
+	const Elf64_Shdr *ns;
+
+	if (!fi_idx_pread(o->fd, &eh, sizeof(eh), 0) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64 ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum ||
+	    eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum ||
+	    !fi_idx_fits(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr),
+			 o->size))
+		return false;
+	o->shnum = eh.e_shnum;
+	o->sh = malloc(o->shnum * sizeof(*o->sh));
+	if (!o->sh || !fi_idx_pread(o->fd, o->sh, o->shnum * sizeof(*o->sh),
+				    eh.e_shoff))
+		return false;
+	ns = &o->sh[eh.e_shstrndx];
+	if (!ns->sh_size || ns->sh_size > FI_IDX_MAX_SHSTR ||
+	    !fi_idx_fits(ns->sh_offset, ns->sh_size, o->size))
+		return false;
+	o->names_size = ns->sh_size;
+	o->names = malloc(o->names_size + 1);
+	if (!o->names || !fi_idx_pread(o->fd, o->names, o->names_size,
+				       ns->sh_offset))
+		return false;
+	o->names[o->names_size] = '\0';
+	return true;
+}
+
+static bool fi_idx_named(const struct fi_idx_out *o, const Elf64_Shdr *s,
+			 const char *name)
+{
+	return s->sh_name < o->names_size && !strcmp(o->names + s->sh_name, name);
+}
+
+/* The allocated PROGBITS section(s) called @name. */
+static struct fi_idx_range fi_idx_find(const struct fi_idx_out *o,
+				       const char *name)
+{
+	struct fi_idx_range r = { 0 };
+
+	for (size_t i = 1; i < o->shnum; i++) {
+		const Elf64_Shdr *s = &o->sh[i];
+
+		if (s->sh_type != SHT_PROGBITS || !(s->sh_flags & SHF_ALLOC) ||
+		    !fi_idx_named(o, s, name))
+			continue;
+		r.count++;
+		r.addr = s->sh_addr;
+		r.size = s->sh_size;
+	}
+	return r;
+}
+
+/* Self-relative offset of @r from the descriptor at @desc, or false. */
+static bool fi_idx_put(uint32_t *w, const struct fi_idx_range *r,
+		       uint64_t desc)
+{
+	int64_t off = (int64_t)(r->addr - desc);
+
+	if (!r->count) {
+		w[0] = w[1] = 0;
+		return true;
+	}
+	if (r->count != 1 || off < INT32_MIN || off > INT32_MAX ||
+	    r->size > UINT32_MAX)
+		return false;
+	w[0] = (uint32_t)(int32_t)off;
+	w[1] = (uint32_t)r->size;
+	return true;
+}
+
+/* Fill every index note of section @s; -errno on a write error. */
+static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
+			       const struct fi_idx_range *pfe,
+			       const struct fi_idx_range *traps)
+{
+	uint64_t at = 0;
+
+	while (at + 12 <= s->sh_size) {
+		uint32_t hdr[3], w[FI_INDEX_W_THUNKS];
+		char name[FI_INDEX_NAMESZ];
+		uint64_t name_at = at + 12, desc_at;
+
+		if (!fi_idx_pread(o->fd, hdr, sizeof(hdr), s->sh_offset + at))
+			return -EIO;
+		desc_at = name_at + (((uint64_t)hdr[0] + 3) & ~3ull);
+		if (desc_at + hdr[1] > s->sh_size)
+			return 0;	/* malformed: leave it alone */
+		if (hdr[0] == FI_INDEX_NAMESZ && hdr[1] == FI_INDEX_DESCSZ &&
+		    hdr[2] == FI_INDEX_TYPE &&
+		    fi_idx_pread(o->fd, name, sizeof(name),
+				 s->sh_offset + name_at) &&
+		    !memcmp(name, FI_INDEX_NAME, FI_INDEX_NAMESZ) &&
+		    fi_idx_pread(o->fd, w, sizeof(w), s->sh_offset + desc_at) &&
+		    w[FI_INDEX_W_VERSION] == FI_INDEX_VERSION) {
+			uint64_t desc = s->sh_addr + desc_at;
+
+			w[FI_INDEX_W_FLAGS] = 0;
+			if (fi_idx_put(w + FI_INDEX_W_PFE, pfe, desc) &&
+			    fi_idx_put(w + FI_INDEX_W_TRAPS, traps, desc))
+				w[FI_INDEX_W_FLAGS] = FI_INDEX_FILLED;
+			if (pwrite(o->fd, w, sizeof(w),
+				   (off_t)(s->sh_offset + desc_at)) !=
+			    (ssize_t)sizeof(w))
+				return -EIO;
+		}
+		at = desc_at + (((uint64_t)hdr[1] + 3) & ~3ull);
+	}
+	return 0;
+}
+
+int fi_index_fill(const char *path)
+{
+	struct fi_idx_out o = { .fd = -1 };
+	struct fi_idx_range pfe, traps;
+	struct stat st;
+	int ret = 0;
+
+	o.fd = open(path, O_RDWR | O_CLOEXEC);
+	if (o.fd < 0 || fstat(o.fd, &st) || !S_ISREG(st.st_mode))
+		goto out;	/* not a file we produced (/dev/null, ...) */
+	o.size = (uint64_t)st.st_size;
+	if (!fi_idx_read_shdrs(&o))
+		goto out;
+	pfe = fi_idx_find(&o, "__patchable_function_entries");
+	traps = fi_idx_find(&o, ".kcfi_traps");
+	for (size_t i = 1; i < o.shnum && !ret; i++) {
+		const Elf64_Shdr *s = &o.sh[i];
+
+		if (s->sh_type == SHT_NOTE && (s->sh_flags & SHF_ALLOC) &&
+		    fi_idx_named(&o, s, FI_INDEX_SECTION) &&
+		    fi_idx_fits(s->sh_offset, s->sh_size, o.size))
+			ret = fi_idx_fill_section(&o, s, &pfe, &traps);
+	}
+	if (ret)
+		fprintf(stderr, "fineibt-cc: warning: %s: cannot write the "
+			"module index (%s); the runtime will read the file "
+			"at start-up\n", path, strerror(-ret));
+out:
+	if (o.fd >= 0)
+		close(o.fd);
+	free(o.sh);
+	free(o.names);
+	return ret;
+}

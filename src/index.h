@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The module index (docs/runtime.md, "The module index"): an ELF note that
+ * fineibt-cc links into every module (crt/index.S) and fills in after the
+ * link (driver/index.c), so that the runtime finds a module's kCFI
+ * metadata in the loaded image, through its program headers, without
+ * opening its file.
+ *
+ * Note: namesz 8, name "FineIBT\0", type FI_INDEX_TYPE, in a section
+ * .note.fineibt (SHT_NOTE, allocated: the linker puts it in a PT_NOTE
+ * segment). Descriptor, FI_INDEX_DESCSZ bytes of little-endian 32-bit
+ * words; every "off" is signed and relative to the first byte of the
+ * descriptor, so the note needs no relocation and reads the same at any
+ * load address:
+ *
+ *   word  0     version (FI_INDEX_VERSION)
+ *   word  1     flags: FI_INDEX_FILLED once the driver wrote words 2-5
+ *   word  2, 3  __patchable_function_entries: off, size in bytes (0, 0: none)
+ *   word  4, 5  .kcfi_traps: off, size in bytes (0, 0: none)
+ *   words 6-21  __x86_indirect_thunk_<reg> of the module for reg 0..15
+ *               (rax, rcx, ..., r15 in encoding order): off, 0 if none
+ *
+ * Only assembler-friendly definitions here: crt/index.S includes it.
+ */
+#ifndef FI_INDEX_H
+#define FI_INDEX_H
+
+#define FI_INDEX_NAME		"FineIBT"
+#define FI_INDEX_NAMESZ		8
+#define FI_INDEX_TYPE		0x46490001
+#define FI_INDEX_VERSION	1
+#define FI_INDEX_FILLED		1
+#define FI_INDEX_SECTION	".note.fineibt"
+
+#define FI_INDEX_W_VERSION	0
+#define FI_INDEX_W_FLAGS	1
+#define FI_INDEX_W_PFE		2
+#define FI_INDEX_W_TRAPS	4
+#define FI_INDEX_W_THUNKS	6
+#define FI_INDEX_WORDS		22
+#define FI_INDEX_DESCSZ		(FI_INDEX_WORDS * 4)
+
+#endif /* FI_INDEX_H */

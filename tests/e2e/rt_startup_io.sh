@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# rt_startup_io: the runtime's start-up path reads no file (issue 12,
+# docs/index.md). Under strace, in every cfi= mode, a program built by
+# fineibt-cc (executable + linked kCFI library + dlopen'ed kCFI library):
+# the executable and /proc/self/exe are never opened, and no file is
+# opened more often than the dynamic loader opens it itself (once: libc,
+# the kCFI libraries, libfineibt; ld.so never). Control: the same program
+# with its module index marked "not filled" (as a build without the index)
+# still runs, through the file-reading path, and that path's opens are
+# seen. Reports read symbols and lines lazily: names and source line when
+# the file is there; addresses when it was deleted after start-up.
+. "$(dirname "$0")/progs/rt_lib.bash"
+
+command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
+
+D=$RT_OUT/startup_io
+mkdir -p "$D"
+{ rt_build "$D/libfi_rta.so" -O2 -fPIC -shared -Wl,-soname,libfi_rta.so "$RT_SRC/rt_liba.c" &&
+  rt_build "$D/libfi_rtb.so" -O2 -fPIC -shared "$RT_SRC/rt_libb.c" -L"$D" -lfi_rta &&
+  rt_build "$D/rt_mods" -O2 "$RT_SRC/rt_mods.c" -L"$D" -lfi_rta '-Wl,-rpath,$ORIGIN' &&
+  rt_build "$D/rt_lazy" -O1 -g "$RT_SRC/rt_lazy.c"; } ||
+	{ rt_fail build "fineibt-cc could not build the programs"; exit 1; }
+
+# unfill FILE: clear the module index's "filled" flag (src/index.h), as
+# `fineibt patch` does and as a build without the index looks.
+unfill() {
+	python3 - "$1" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+i = b.find(b'FineIBT\0')
+assert i > 12 and struct.unpack_from('<I', b, i - 4)[0] == 0x46490001
+struct.pack_into('<I', b, i + 8 + 4, 0)
+open(sys.argv[1], 'wb').write(b)
+PY
+}
+
+# opens TRACE: "COUNT PATH" of every successful open, most first.
+opens() {
+	grep -E 'open(at)?\(' "$1" | grep -v '= -1' |
+		sed -E 's/.*open(at)?\((AT_FDCWD, )?"([^"]*)".*/\3/' | sort | uniq -c | sort -rn
+}
+
+check_io() {
+	local tag=$1 exe=$2 trace=$D/$1.trace o
+	shift 2
+	{ FINEIBT_CFI=$m strace -f -qq -e trace=open,openat -o "$trace" \
+		"$exe" "$@" >"$D/$tag.out" 2>"$D/$tag.err" </dev/null; RT_RC=$?; } 2>/dev/null
+	o=$(opens "$trace")
+	if [ "$RT_RC" != 0 ] || [ "$(cat "$D/$tag.out")" != "modules ok" ]; then
+		rt_fail "$tag" "program failed: rc=$RT_RC $(cat "$D/$tag.err")"
+	elif grep -Eq " (/proc/self/exe|$exe)$" <<<"$o"; then
+		rt_fail "$tag" "the executable was opened: $o"
+	elif grep -Eq '/ld-linux[^/]*$' <<<"$o"; then
+		rt_fail "$tag" "the dynamic loader's file was opened: $o"
+	elif awk '$1 > 1 && $2 != "/etc/ld.so.cache" { bad = 1 } END { exit !bad }' <<<"$o"; then
+		rt_fail "$tag" "a file was opened twice: $o"
+	elif ! grep -q 'libfi_rtb\.so$' <<<"$o" || ! grep -q 'libc\.so' <<<"$o"; then
+		rt_fail "$tag" "trace incomplete (strace broken?): $o"
+	else
+		rt_pass "$tag: only the loader's opens ($(wc -l <<<"$o") files)"
+	fi
+}
+
+cp "$D/rt_mods" "$D/rt_mods_noindex"
+unfill "$D/rt_mods_noindex"
+
+for m in "${RT_MODES[@]}"; do
+	check_io "startup-io[$m]" "$D/rt_mods" "$D/libfi_rtb.so"
+
+	# Control: the same program without a usable index reads its file.
+	{ FINEIBT_CFI=$m strace -f -qq -e trace=open,openat -o "$D/noindex.trace" \
+		"$D/rt_mods_noindex" "$D/libfi_rtb.so" >"$D/noindex.out" 2>&1 </dev/null; RT_RC=$?; } 2>/dev/null
+	if [ "$RT_RC" = 0 ] && [ "$(head -1 "$D/noindex.out")" = "modules ok" ] &&
+	   opens "$D/noindex.trace" | grep -q ' /proc/self/exe$'; then
+		rt_pass "startup-io-control[$m]: without the index the file is read (and seen)"
+	else
+		rt_fail "startup-io-control[$m]" "rc=$RT_RC $(cat "$D/noindex.out"); $(opens "$D/noindex.trace")"
+	fi
+
+	rt_is_off "$m" && continue
+	# Lazy symbols and lines: the file is still there.
+	rt_run lazy "$m" "$D/rt_lazy"
+	# (callee-side modes know no call site when the call is a tail jmp)
+	if [ "$RT_RC" = 132 ] &&
+	   grep -Eq "^fineibt: CFI failure at (lz_call|__cfi_lz_two|__bhi_args)\+0x[0-9a-f]+ \(target: lz_two\+0x0;" <<<"$RT_ERR_TXT" &&
+	   grep -q '^fineibt:   expected type 0x[0-9a-f]*, as in: lz_one$' <<<"$RT_ERR_TXT" &&
+	   grep -q '^fineibt:   target: long lz_two(long, long)$' <<<"$RT_ERR_TXT" &&
+	   { ! rt_checks_caller "$m" ||
+	     grep -Eq '^fineibt:   call site: .*rt_lazy\.c:[0-9]+' <<<"$RT_ERR_TXT"; }; then
+		rt_pass "lazy-symbols[$m]: names and source line read at report time"
+	else
+		rt_fail "lazy-symbols[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+	fi
+	# The file deleted after start-up: a report with addresses.
+	cp "$D/rt_lazy" "$D/rt_lazy_gone"
+	rt_run lazy_gone "$m" "$D/rt_lazy_gone" "$D/rt_lazy_gone" gone
+	if [ "$RT_RC" = 132 ] && [ ! -e "$D/rt_lazy_gone" ] &&
+	   grep -Eq "^fineibt: CFI failure at (__bhi_args\+)?0x[0-9a-f]+ \(target: 0x[0-9a-f]+; expected type: 0x[0-9a-f]{8}; mode: $(rt_mode_name "$m")" <<<"$RT_ERR_TXT"; then
+		rt_pass "lazy-gone[$m]: report with addresses"
+	else
+		rt_fail "lazy-gone[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+	fi
+done
