@@ -32,7 +32,8 @@ CALLS_DEP := $(CALLS_SRC) bench/calls.h bench/bench.mk $(NF_STAMP)
 
 .PHONY: calls
 calls: $(B)/calls-nocfi $(B)/calls-cc $(B)/calls-cc-nort \
-       $(patsubst %,$(B)/calls-floor-%,$(FLOOR_MODES))
+       $(patsubst %,$(B)/calls-floor-%,$(FLOOR_MODES)) \
+       $(B)/calls-lto $(B)/calls-cfi-icall
 
 $(NF_STAMP):
 	@mkdir -p $(@D)
@@ -46,6 +47,17 @@ $(B)/callees.c: bench/gen_callees.sh bench/bench.mk $(NF_STAMP)
 # No CFI at all: the same C, plain clang-22.
 $(B)/calls-nocfi: $(CALLS_DEP)
 	$(CC_PLAIN) $(OPT) $(LDFLAGS_PLAIN) -DNFUNCS=$(NFUNCS) -o $@ $(CALLS_SRC)
+
+# Peers (issue 13): the same C with plain LTO, and with clang's own CFI
+# for indirect calls (LTO, hidden visibility, generalized pointers as
+# fineibt-cc hashes them, trap mode: no runtime library).
+$(B)/calls-lto: $(CALLS_DEP)
+	$(CC_PLAIN) $(OPT) -flto $(LDFLAGS_PLAIN) -DNFUNCS=$(NFUNCS) -o $@ $(CALLS_SRC)
+
+$(B)/calls-cfi-icall: $(CALLS_DEP)
+	$(CC_PLAIN) $(OPT) -flto -fvisibility=hidden -fsanitize=cfi-icall \
+		-fsanitize-cfi-icall-generalize-pointers -fsanitize-trap=cfi-icall \
+		$(LDFLAGS_PLAIN) -DNFUNCS=$(NFUNCS) -o $@ $(CALLS_SRC)
 
 # The product: fineibt-cc; the runtime patches it per FINEIBT_CFI. It also
 # carries every floor under its own prefix (calls -f MODE): the runtime

@@ -7,7 +7,12 @@
  *   cold: bench_cold() calls NFUNCS callees, 256 bytes apart (1 MiB of
  *         text for 4096), each round in a fresh shuffled order, so the
  *         target is mispredicted and kCFI's load of the hash at target-15
- *         misses L1d (and L2 too when NFUNCS=16384 or more).
+ *         misses L1d (and L2 too when NFUNCS=16384 or more). Each call
+ *         takes the previous result, so the calls form one chain;
+ *   indep: bench_indep() makes the same calls in the same order without
+ *         the chain (acc += tab[i](i, 1)), so the CPU overlaps them and a
+ *         load of the target's hash is no longer hidden behind the call
+ *         before it (only builds from C: the floors have no such loop).
  *
  * Usage: calls [-H hot_calls] [-C cold_calls] [-r reps] [-p cpu] [-d]
  *              [-f floor]
@@ -216,6 +221,23 @@ static void measure(const struct floor *f, const struct floor *g,
 	       hot[reps / 2], cold[reps / 2], hot[0], cold[0]);
 }
 
+/* The independent-call loop of this build, when it has one. */
+static void measure_indep(long n, int reps, const bench_fn *order)
+{
+	double t[MAX_REPS];
+
+	if (!bench_indep)
+		return;
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_ns();
+
+		bench_indep(n, order);
+		t[r] = (now_ns() - t0) / n;
+	}
+	sort_doubles(t, reps);
+	printf(" indep_ns=%.4f indep_min=%.4f", t[reps / 2], t[0]);
+}
+
 __attribute__((no_sanitize("kcfi")))
 static bool sums_ok(const struct floor *f, long hot_n, long cold_n,
 		    const bench_fn *order)
@@ -266,11 +288,14 @@ int main(int argc, char **argv)
 	}
 	/* Warm up (page faults, predictors), and check the sums once. */
 	if (!sums_ok(&self, hot_n, cold_n, order) ||
-	    (g && !sums_ok(g, hot_n, cold_n, gorder))) {
+	    (g && !sums_ok(g, hot_n, cold_n, gorder)) ||
+	    (bench_indep &&
+	     bench_indep(cold_n, order) != cold_n * (cold_n + 1) / 2)) {
 		fprintf(stderr, "calls: wrong result: the loops are broken\n");
 		return 1;
 	}
 	measure(&self, g, hot_n, cold_n, reps, order, gorder);
+	measure_indep(cold_n, reps, order);
 	if (do_dump) {
 		dump("hot_code", (const char *)bench_hot - DUMP_PRE,
 		     DUMP_PRE + DUMP_HOT);

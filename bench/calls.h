@@ -22,6 +22,12 @@ long bench_hot(long n, bench_fn fp);
 /* acc = tab[i](acc, i) for i in [0, n). */
 long bench_cold(long n, const bench_fn *tab);
 
+/*
+ * acc += tab[i](i, 1) for i in [0, n): independent calls. Weak: the
+ * floor builds (bench/floor.S) do not have it.
+ */
+long bench_indep(long n, const bench_fn *tab) __attribute__((weak));
+
 /* The callees (each returns a + b), in address order. */
 extern const bench_fn bench_funcs[NFUNCS];
 #endif

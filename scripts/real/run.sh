@@ -13,6 +13,9 @@
 #                     switches as compare chains, the driver's old default)
 #   --cc standin      scripts/real/standin-cc with link-time libc veneers
 #   --cc standin-raw  scripts/real/standin-cc without veneers (kCFI as compiled)
+#   --cc clang-lto    scripts/real/peer-cc: plain clang-22 -flto (a peer)
+#   --cc clang-cfi-icall  scripts/real/peer-cc: clang's CFI-icall (LTO,
+#                     hidden visibility, generalized pointers, trap mode)
 #   --modes "M ..."   FINEIBT_CFI values to run (fineibt only)
 #   --quick           each program's reduced test list (CI), no timing
 #   --reps N          timing runs per workload and mode (default 3; 0 = none)
@@ -116,7 +119,12 @@ standin|standin-raw)
 	if [ "$cc_kind" = standin ]; then export FINEIBT_STANDIN_VENEERS=1
 	else export FINEIBT_STANDIN_VENEERS=0; fi
 	cc_id=$(cat "$here/standin-cc" "$here/thunk.S" | md5sum | cut -c1-16) ;;
-*) echo "run.sh: --cc fineibt|fineibt-exact|fineibt-jt|fineibt-nojt|standin|standin-raw" >&2; exit 2 ;;
+clang-lto|clang-cfi-icall)
+	TEST_CC=$here/peer-cc
+	modes=unpatched
+	export FINEIBT_PEER=${cc_kind#clang-}
+	cc_id=$(cat "$here/peer-cc" | md5sum | cut -c1-16).$FINEIBT_PEER ;;
+*) echo "run.sh: --cc fineibt|fineibt-exact|fineibt-jt|fineibt-nojt|standin|standin-raw|clang-lto|clang-cfi-icall" >&2; exit 2 ;;
 esac
 # Run against a snapshot of the runtime: others rebuild $BUILD/libfineibt.so
 # while a long run goes on ("file too short" halfway through a test suite).
