@@ -40,7 +40,7 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all check check-real clean demo deps
 all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt \
-     $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++) \
+     $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
 # scripts/deps.sh is quiet and quick when everything is installed.
@@ -88,6 +88,10 @@ $(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S in
 
 # The same driver; invoked as fineibt-c++ it compiles and links with clang++-22.
 $(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
+	ln -sf fineibt-cc $@
+
+# The same binary as a linker wrapper (driver/ld.c) for stock clang builds.
+$(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
 	ln -sf fineibt-cc $@
 
 # src/dlsym_so.c interposes dlsym in the shared runtime only (see there).
@@ -149,18 +153,19 @@ install: all
 		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(BUILD)/fineibt $(BUILD)/fineibt-cc $(DESTDIR)$(BINDIR)/
 	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-c++
+	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-ld
 	install -m 755 $(BUILD)/libfineibt.so $(DESTDIR)$(LIBDIR)/libfineibt.so.$(VERSION)
 	ln -sf libfineibt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libfineibt.so.$(SOVER)
 	ln -sf libfineibt.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libfineibt.so
 	install -m 644 $(BUILD)/libfineibt.a $(BUILD)/libfineibt_crt.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/fineibt.h $(DESTDIR)$(INCDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    pkgconfig/fineibt.pc.in >$(DESTDIR)$(PCDIR)/fineibt.pc
 	for m in $(INST_MAN); do install -m 644 man/$${m#*/} $(DESTDIR)$(MANDIR)/$$m || exit 1; done
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN) fineibt-c++) \
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN) fineibt-c++ fineibt-ld) \
 	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(INST_LIB)) \
 	      $(DESTDIR)$(INCDIR)/fineibt.h $(DESTDIR)$(PCDIR)/fineibt.pc \
 	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN))

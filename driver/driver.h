@@ -30,6 +30,21 @@ int fi_tmpfile(void);
 
 extern bool fi_verbose;
 
+/* fineibt-cc.c's helpers shared with ld.c. */
+bool fi_exists(const char *path);
+bool fi_has_suffix(const char *s, const char *suf);
+bool fi_is_shlib(const char *s);
+bool fi_which(const char *name, char *out, size_t len);
+int fi_rmtree(const char *dir);
+
+/*
+ * fineibt-ld (ld.c): the driver invoked under that name is a linker
+ * wrapper for stock clang (`--ld-path=.../fineibt-ld`, which
+ * `pkg-config --libs fineibt` gives): the veneers, then the real linker
+ * with the same arguments. Returns the exit status.
+ */
+int fi_ld_main(int argc, char **argv);
+
 /*
  * Link-time veneers (DESIGN §5). Scan the objects and archives in @objs
  * for __kcfi_typeid_<name> whose <name> none of them defines and no kCFI

@@ -19,7 +19,8 @@
  *                                            switch jump tables (the default
  *                                            keeps them: DESIGN §1)
  *   --fineibt-jump-tables                    keep them (the default)
- *   --fineibt-no-runtime                     kCFI flags only, no runtime
+ *   --fineibt-no-runtime                     kCFI flags, thunks, veneers; no runtime
+ *   --fineibt-help                           list these (fi_help)
  *   FINEIBT_CC_CLANG=path   the compiler (default clang-22, clang++-22
  *                           when invoked as fineibt-c++)
  *   FINEIBT_CC_LD=path      the linker (default ld.lld-22 when present)
@@ -50,7 +51,7 @@ struct fi_drv {
 	char ld[PATH_MAX];		/* empty: clang's default linker */
 	char libdir[PATH_MAX];		/* libfineibt.{so,a}, libfineibt_crt.a */
 	bool exact, static_rt, veneers, jump_tables, runtime;
-	bool link, shared, passthrough, has_x;
+	bool link, shared, passthrough, has_x, partial;
 	struct fi_argv args;		/* user arguments, driver options removed */
 };
 
@@ -167,16 +168,24 @@ static bool fi_env_on(const char *name)
 	return v && *v && strcmp(v, "0");
 }
 
-static bool fi_exists(const char *path)
+bool fi_exists(const char *path)
 {
 	return access(path, R_OK) == 0;
 }
 
-static bool fi_has_suffix(const char *s, const char *suf)
+bool fi_has_suffix(const char *s, const char *suf)
 {
 	size_t n = strlen(s), m = strlen(suf);
 
 	return n >= m && !strcmp(s + n - m, suf);
+}
+
+/* The last component of @path. */
+static const char *fi_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
 }
 
 /* ---------------------------------------------------------- locating */
@@ -210,7 +219,7 @@ static int fi_find_libdir(struct fi_drv *d)
 }
 
 /* The first of @names found in PATH, into @out; false if none. */
-static bool fi_which(const char *name, char *out, size_t len)
+bool fi_which(const char *name, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
 	char buf[PATH_MAX];
@@ -324,8 +333,10 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 			d->shared = true;
 		/* A partial link (-r) makes an object for a later link, which
 		 * gets the runtime then; a fully static one cannot use the .so. */
-		if (!strcmp(a, "-r") || !strcmp(a, "-Wl,-r"))
+		if (!strcmp(a, "-r") || !strcmp(a, "-Wl,-r")) {
 			d->runtime = false;
+			d->partial = true;
+		}
 		if (!strcmp(a, "-static") || !strcmp(a, "-static-pie"))
 			d->static_rt = true;
 		if (!strncmp(a, "-x", 2))
@@ -392,8 +403,15 @@ static void fi_add_kcfi_flags(const struct fi_drv *d, struct fi_argv *a,
 
 static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 {
-	if (!d->runtime)
+	/* Without the runtime the module still calls through the indirect
+	 * thunks (-mretpoline-external-thunk): the crt archive, not whole,
+	 * gives just those, and no module hook. A partial link (-r) leaves
+	 * them to the final link. */
+	if (!d->runtime) {
+		if (!d->partial)
+			fi_argv_addf(a, "%s/libfineibt_crt.a", d->libdir);
 		return;
+	}
 	fi_argv_add(a, "-Wl,--whole-archive");
 	fi_argv_addf(a, "%s/libfineibt_crt.a", d->libdir);
 	fi_argv_add(a, "-Wl,--no-whole-archive");
@@ -411,6 +429,44 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 	}
 	fi_argv_addf(a, "%s/libfineibt.so", d->libdir);
 	fi_argv_addf(a, "-Wl,-rpath,%s", d->libdir);
+}
+
+/* ------------------------------------------------------------- help */
+
+/*
+ * Every option and variable the driver itself reads (tests/e2e/
+ * compat_build.sh checks that each one it parses is listed here and in
+ * man/fineibt-cc.1).
+ */
+static void fi_help(void)
+{
+	fputs("usage: fineibt-cc [clang options] file...\n"
+	      "clang-22 with the kCFI flags, the fineibt crt, runtime and "
+	      "libc veneers.\n"
+	      "Driver options (removed before clang sees them):\n"
+	      "  --fineibt-exact        exact pointer types in the type hashes\n"
+	      "  -static-fineibt        link libfineibt.a instead of libfineibt.so\n"
+	      "  --fineibt-no-veneers   no link-time veneers for libc functions\n"
+	      "  --fineibt-no-jump-tables  switches as compare chains (default:\n"
+	      "                         jump tables, notrack jumps; computed goto\n"
+	      "                         is then an unchecked jmp: fineibt-cc(1))\n"
+	      "  --fineibt-jump-tables  keep jump tables (the default)\n"
+	      "  --fineibt-no-runtime   kCFI flags, thunks and veneers only; no\n"
+	      "                         runtime (the program runs kCFI as compiled)\n"
+	      "  --fineibt-version      print the driver's version\n"
+	      "  --fineibt-help         this list (--help is clang's)\n"
+	      "Environment:\n"
+	      "  FINEIBT_CC_EXACT=1, FINEIBT_CC_STATIC=1, FINEIBT_CC_JUMP_TABLES=0\n"
+	      "                         as the options above\n"
+	      "  FINEIBT_CC_CLANG, FINEIBT_CC_LD, FINEIBT_CC_NM\n"
+	      "                         compiler, linker and nm to run\n"
+	      "  FINEIBT_CC_ARITY=0|1   -fsanitize-kcfi-arity off/on (default: probed)\n"
+	      "  FINEIBT_CC_VERBOSE=1   print each command\n"
+	      "  FINEIBT_CC_KEEP_TEMPS=1  keep the temporary directory\n"
+	      "Invoked as fineibt-ld (pkg-config's --ld-path), it is a linker\n"
+	      "wrapper that adds the veneers; FINEIBT_LD_REAL is the linker it runs.\n"
+	      "Programs read FINEIBT_CFI at start-up: see fineibt-cfi(7).\n",
+	      stdout);
 }
 
 /* ----------------------------------------------------------- the steps */
@@ -469,7 +525,7 @@ static int fi_compile_one(const struct fi_drv *d, bool arity,
 	return rc;
 }
 
-static int fi_rmtree(const char *dir)
+int fi_rmtree(const char *dir)
 {
 	struct fi_argv a = { 0 };
 	int rc;
@@ -482,7 +538,7 @@ static int fi_rmtree(const char *dir)
 	return rc;
 }
 
-static bool fi_is_shlib(const char *s)
+bool fi_is_shlib(const char *s)
 {
 	const char *so = strstr(s, ".so");
 
@@ -580,7 +636,7 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 			fi_argv_add(&objs, s);
 	}
 	fi_user_shlibs(&d->args, &shlibs);
-	if (d->veneers && d->runtime &&
+	if (d->veneers && !d->partial &&
 	    fi_veneers(d->cc, d->nm, tmp, &objs, &shlibs, &link) < 0) {
 		rc = 1;
 		goto out;
@@ -643,11 +699,21 @@ int main(int argc, char **argv)
 	int rc;
 
 	fi_setup(&d, argv[0]);
+	if (!strcmp(fi_base(argv[0]), "fineibt-ld"))
+		return fi_ld_main(argc, argv);
 	if (argc == 2 && !strcmp(argv[1], "--fineibt-version")) {
 		printf("fineibt-cc %s\n", fineibt_version());
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--fineibt-help")) {
+		fi_help();
+		return 0;
+	}
 	fi_parse(&d, argc, argv);
+	/* clang's --help knows nothing of ours: say where they are. */
+	if (d.passthrough && argc == 2 && !strcmp(argv[1], "--help"))
+		fprintf(stderr, "fineibt-cc: clang's options follow; the "
+				"driver's own: fineibt-cc --fineibt-help\n");
 	if (fi_env_on("FINEIBT_CC_EXACT"))
 		d.exact = true;
 	if (d.passthrough)
@@ -655,7 +721,7 @@ int main(int argc, char **argv)
 	arity = fi_probe_arity(&d);
 	if (!d.link)
 		return fi_exec_clang(&d, true, arity);
-	if (d.runtime && fi_find_libdir(&d)) {
+	if (fi_find_libdir(&d)) {
 		fprintf(stderr, "fineibt-cc: error: cannot find libfineibt_crt.a "
 				"next to this driver or in ../lib/fineibt\n");
 		return 1;

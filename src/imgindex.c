@@ -30,8 +30,8 @@
 #include "imgindex.h"
 #include "index.h"
 
-/* Symbols sampled by fi_live_maybe_kcfi. */
-#define FI_PROBE_SYMS	64
+/* Functions sampled by fi_live_maybe_kcfi: the lowest-addressed ones. */
+#define FI_PROBE_SYMS	16
 
 static bool fi_ix_fail(char *err, size_t errlen, const char *why)
 {
@@ -374,25 +374,50 @@ static bool fi_ix_in_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 	return false;
 }
 
-bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
+/*
+ * The @n lowest entry points among the defined functions of @sym (@nsym
+ * of them) into @out (sorted), so that the probe touches the first few
+ * pages of the text, not one page per function: in this process those
+ * pages may not be mapped yet, and each first touch is a page fault.
+ */
+static size_t fi_ix_lowest(const Elf64_Sym *sym, size_t nsym, uint64_t bias,
+			   uint64_t *out, size_t n)
 {
-	const Elf64_Sym *sym;
-	size_t n, seen = 0;
+	size_t got = 0;
 
-	if (!fi_ix_dynsym(ph, phnum, bias, &sym, &n))
-		return false;
-	for (size_t i = 1; i < n && seen < FI_PROBE_SYMS; i++) {
+	for (size_t i = 1; i < nsym; i++) {
 		int type = ELF64_ST_TYPE(sym[i].st_info);
-		uint64_t func = sym[i].st_value + bias, pre;
-		struct fi_preamble_info info;
+		uint64_t func = sym[i].st_value + bias;
+		size_t k;
 
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
 		    sym[i].st_shndx == SHN_UNDEF || !sym[i].st_value)
 			continue;
-		pre = func - FI_PREAMBLE_SIZE;
+		if (got == n && func >= out[n - 1])
+			continue;
+		k = got < n ? got++ : n - 1;
+		for (; k > 0 && out[k - 1] > func; k--)
+			out[k] = out[k - 1];
+		out[k] = func;
+	}
+	return got;
+}
+
+bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
+{
+	uint64_t funcs[FI_PROBE_SYMS];
+	const Elf64_Sym *sym;
+	size_t n;
+
+	if (!fi_ix_dynsym(ph, phnum, bias, &sym, &n))
+		return false;
+	n = fi_ix_lowest(sym, n, bias, funcs, FI_PROBE_SYMS);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pre = funcs[i] - FI_PREAMBLE_SIZE;
+		struct fi_preamble_info info;
+
 		if (!fi_ix_in_text(ph, phnum, bias, pre, FI_PREAMBLE_SIZE + 4))
 			continue;
-		seen++;
 		if (fi_classify_preamble((const uint8_t *)(uintptr_t)pre, pre,
 					 &info) != FI_PRE_NONE)
 			return true;

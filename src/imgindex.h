@@ -35,9 +35,10 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 
 /*
  * For a module without an index: could it be a kCFI module? Looks, in
- * memory, at the 16 bytes before up to 64 of the functions its dynamic
- * symbol table defines; false when none is a kCFI-family preamble (libc,
- * the dynamic loader, libfineibt itself). Never reads a file.
+ * memory, at the 16 bytes before the 16 lowest-addressed functions its
+ * dynamic symbol table defines (every exported function of a kCFI module
+ * has a preamble); false when none is a kCFI-family preamble (libc, the
+ * dynamic loader, libfineibt itself). Never reads a file.
  */
 bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias);
 

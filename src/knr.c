@@ -143,6 +143,26 @@ static int fi_knr_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* "_ZTSF" @ret @mid "E" @suffix into @name (64 bytes hold every one). */
+static size_t fi_knr_name(char *name, const char *ret, const char *mid,
+			  const char *suffix)
+{
+	const char *parts[] = { "_ZTSF", ret, mid, "E", suffix };
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		size_t len = strlen(parts[i]);
+
+		memcpy(name + n, parts[i], len);
+		n += len;
+	}
+	return n;
+}
+
+/*
+ * Runs at every start-up (the preamble pass asks): plain copies and an
+ * insertion sort, since snprintf and qsort cost more than the hashing.
+ */
 static void fi_knr_init(void)
 {
 	size_t n = 0;
@@ -150,16 +170,19 @@ static void fi_knr_init(void)
 
 	for (size_t s = 0; s < sizeof(fi_knr_suffix) / sizeof(*fi_knr_suffix); s++) {
 		for (size_t r = 0; r < sizeof(fi_knr_ret) / sizeof(*fi_knr_ret); r++) {
-			snprintf(name, sizeof(name), "_ZTSF%sE%s", fi_knr_ret[r],
-				 fi_knr_suffix[s]);
-			fi_knr_map[n].from = fi_kcfi_type_id(name);
-			snprintf(name, sizeof(name), "_ZTSF%svE%s", fi_knr_ret[r],
-				 fi_knr_suffix[s]);
-			fi_knr_map[n].to = fi_kcfi_type_id(name);
+			struct fi_knr_pair p;
+			size_t k;
+
+			p.from = (uint32_t)fi_xxhash64(name, fi_knr_name(name,
+					fi_knr_ret[r], "", fi_knr_suffix[s]));
+			p.to = (uint32_t)fi_xxhash64(name, fi_knr_name(name,
+					fi_knr_ret[r], "v", fi_knr_suffix[s]));
+			for (k = n; k > 0 && fi_knr_map[k - 1].from > p.from; k--)
+				fi_knr_map[k] = fi_knr_map[k - 1];
+			fi_knr_map[k] = p;
 			n++;
 		}
 	}
-	qsort(fi_knr_map, n, sizeof(fi_knr_map[0]), fi_knr_cmp);
 }
 
 uint32_t fi_knr_hash(uint32_t hash)

@@ -7,6 +7,7 @@
  * Runs in the runtime's constructor, so: no allocation and no stdio; the
  * messages are assembled by hand into the caller's buffer.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "fineibt.h"
@@ -20,6 +21,11 @@ struct fi_msgs {
 	size_t len;
 	size_t used;
 	int count;
+	/* Command line (fi_parse_cfi_cli): the first unknown word, shown. */
+	bool strict;
+	char *bad;
+	size_t bad_len;
+	bool have_bad;
 };
 
 static void fi_msgs_add(struct fi_msgs *m, const char *s)
@@ -37,14 +43,13 @@ static void fi_msgs_add(struct fi_msgs *m, const char *s)
 	m->buf[m->used] = '\0';
 }
 
-/* "fineibt: ignoring '<word>': <why>\n", the word cut to a sane length. */
-static void fi_msgs_ignore(struct fi_msgs *m, const char *word, size_t wlen,
-			   const char *why)
+/* @word cut to a sane length, without terminal escapes (it comes from
+ * the environment or a command line and is printed on stderr). */
+static void fi_word_show(char shown[FI_WORD_MAX + 4], const char *word,
+			 size_t wlen)
 {
-	char shown[FI_WORD_MAX + 4];
 	size_t n = wlen > FI_WORD_MAX ? FI_WORD_MAX : wlen;
 
-	/* The word comes from the environment: no terminal escapes on stderr. */
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)word[i];
 
@@ -54,6 +59,15 @@ static void fi_msgs_ignore(struct fi_msgs *m, const char *word, size_t wlen,
 		memcpy(shown + FI_WORD_MAX, "...", 4);
 	else
 		shown[n] = '\0';
+}
+
+/* "fineibt: ignoring '<word>': <why>\n". */
+static void fi_msgs_ignore(struct fi_msgs *m, const char *word, size_t wlen,
+			   const char *why)
+{
+	char shown[FI_WORD_MAX + 4];
+
+	fi_word_show(shown, word, wlen);
 	m->count++;
 	if (!m->buf) {
 		fi_warn("ignoring '%s': %s\n", shown, why);
@@ -64,6 +78,22 @@ static void fi_msgs_ignore(struct fi_msgs *m, const char *word, size_t wlen,
 	fi_msgs_add(m, "': ");
 	fi_msgs_add(m, why);
 	fi_msgs_add(m, "\n");
+}
+
+/* Command line: remember the first unknown word for the caller's error. */
+static void fi_msgs_unknown(struct fi_msgs *m, const char *word, size_t wlen)
+{
+	char shown[FI_WORD_MAX + 4];
+
+	m->count++;
+	if (m->have_bad)
+		return;
+	m->have_bad = true;
+	fi_word_show(shown, word, wlen);
+	if (m->bad && m->bad_len) {
+		strncpy(m->bad, shown, m->bad_len - 1);
+		m->bad[m->bad_len - 1] = '\0';
+	}
 }
 
 static bool fi_word_is(const char *w, size_t n, const char *name)
@@ -134,9 +164,50 @@ static void fi_apply_word(const char *w, size_t n, bool have_arity,
 			cfg->flags |= FINEIBT_F_BHI;
 		else
 			fi_msgs_ignore(m, w, n, "needs fineibt");
+	} else if (m->strict) {
+		fi_msgs_unknown(m, w, n);
 	} else {
 		fi_msgs_ignore(m, w, n, "unknown cfi option");
 	}
+}
+
+static int fi_parse(const char *list, bool have_arity, bool secure,
+		    struct fineibt_config *cfg, struct fi_msgs *m)
+{
+	const char *p = list ? list : "";
+
+	cfg->mode = FINEIBT_MODE_AUTO;
+	cfg->flags = FINEIBT_F_RAND;
+	if (m->buf && m->len)
+		m->buf[0] = '\0';
+
+	while (*p) {
+		const char *w, *e;
+
+		while (*p == ',' || fi_is_space(*p))
+			p++;
+		w = p;
+		while (*p && *p != ',')
+			p++;
+		e = p;
+		while (e > w && fi_is_space(e[-1]))
+			e--;
+		if (e > w && !(secure && fi_secure_refuses(w, (size_t)(e - w), m)))
+			fi_apply_word(w, (size_t)(e - w), have_arity, cfg, m);
+	}
+
+	/* A later mode word leaves fineibt: its refinements go with it. */
+	if (cfg->mode != FINEIBT_MODE_FINEIBT) {
+		if (cfg->flags & FINEIBT_F_PARANOID)
+			fi_msgs_ignore(m, "paranoid", 8, "a later word left fineibt");
+		if (cfg->flags & FINEIBT_F_BHI)
+			fi_msgs_ignore(m, "bhi", 3, "a later word left fineibt");
+		cfg->flags &= ~(FINEIBT_F_PARANOID | FINEIBT_F_BHI);
+	}
+	/* Plain fineibt is the default minus paranoid: keep the default's. */
+	if (secure && cfg->mode == FINEIBT_MODE_FINEIBT)
+		cfg->flags |= FINEIBT_F_PARANOID;
+	return m->count;
 }
 
 FINEIBT_API int fineibt_parse_cfi(const char *list, bool have_arity,
@@ -150,40 +221,19 @@ int fi_parse_cfi_secure(const char *list, bool have_arity, bool secure,
 			struct fineibt_config *cfg, char *msgs, size_t msgs_len)
 {
 	struct fi_msgs m = { .buf = msgs, .len = msgs_len };
-	const char *p = list ? list : "";
 
-	cfg->mode = FINEIBT_MODE_AUTO;
-	cfg->flags = FINEIBT_F_RAND;
-	if (msgs && msgs_len)
-		msgs[0] = '\0';
+	return fi_parse(list, have_arity, secure, cfg, &m);
+}
 
-	while (*p) {
-		const char *w, *e;
+int fi_parse_cfi_cli(const char *list, bool have_arity,
+		     struct fineibt_config *cfg, char *msgs, size_t msgs_len,
+		     char *bad, size_t bad_len)
+{
+	struct fi_msgs m = { .buf = msgs, .len = msgs_len, .strict = true,
+			     .bad = bad, .bad_len = bad_len };
+	int n = fi_parse(list, have_arity, false, cfg, &m);
 
-		while (*p == ',' || fi_is_space(*p))
-			p++;
-		w = p;
-		while (*p && *p != ',')
-			p++;
-		e = p;
-		while (e > w && fi_is_space(e[-1]))
-			e--;
-		if (e > w && !(secure && fi_secure_refuses(w, (size_t)(e - w), &m)))
-			fi_apply_word(w, (size_t)(e - w), have_arity, cfg, &m);
-	}
-
-	/* A later mode word leaves fineibt: its refinements go with it. */
-	if (cfg->mode != FINEIBT_MODE_FINEIBT) {
-		if (cfg->flags & FINEIBT_F_PARANOID)
-			fi_msgs_ignore(&m, "paranoid", 8, "a later word left fineibt");
-		if (cfg->flags & FINEIBT_F_BHI)
-			fi_msgs_ignore(&m, "bhi", 3, "a later word left fineibt");
-		cfg->flags &= ~(FINEIBT_F_PARANOID | FINEIBT_F_BHI);
-	}
-	/* Plain fineibt is the default minus paranoid: keep the default's. */
-	if (secure && cfg->mode == FINEIBT_MODE_FINEIBT)
-		cfg->flags |= FINEIBT_F_PARANOID;
-	return m.count;
+	return m.have_bad ? -EINVAL : n;
 }
 
 FINEIBT_API void fineibt_resolve_auto(struct fineibt_config *cfg)

@@ -20,4 +20,15 @@
 int fi_parse_cfi_secure(const char *list, bool have_arity, bool secure,
 			struct fineibt_config *cfg, char *msgs, size_t msgs_len);
 
+/*
+ * fineibt_parse_cfi() for a command line (fineibt patch --cfi=): an unknown
+ * word is an error there, not a message. Returns -EINVAL with the first
+ * unknown word (cut and cleaned for printing) in @bad; otherwise the count
+ * of ignored words, whose messages (missing dependency) are in @msgs.
+ * The environment variable keeps the kernel's "ignore with a message".
+ */
+int fi_parse_cfi_cli(const char *list, bool have_arity,
+		     struct fineibt_config *cfg, char *msgs, size_t msgs_len,
+		     char *bad, size_t bad_len);
+
 #endif

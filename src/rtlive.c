@@ -101,8 +101,10 @@ static int fi_scratch_make(struct fi_image *im, struct fi_scratch *sc,
 		s->live = v->mem;
 		s->lo = fi_page_down(start);
 		s->len = fi_page_up(start + v->size) - s->lo;
+		/* Populated: every page is written at once below, and one
+		 * call allocating them costs far less than a fault each. */
 		p = mmap(NULL, s->len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (p == MAP_FAILED) {
 			s->copy = NULL;
 			fi_scratch_drop(sc, *n);

@@ -130,13 +130,28 @@ static struct fi_seen *fi_rt_seen(uint64_t key)
 }
 
 /*
+ * The frozen copy of @m that the trap handler reads (its sites: @m's own
+ * were dropped once it was registered), or @m itself if not registered.
+ */
+static const struct fi_module *fi_rt_registered(const struct fi_module *m)
+{
+	const struct fi_runtime *rt = fi_rt();
+
+	for (size_t i = 0; i < rt->nmods; i++) {
+		if (rt->mod_keys[i] == m && rt->mods[i])
+			return rt->mods[i];
+	}
+	return m;
+}
+
+/*
  * FNV-1a over the live bytes of every site of @m: after a dlclose, tells
  * the module we rewrote from a new one mapped at the same address (whose
  * sites are back in compiler form).
  */
 static uint64_t fi_rt_fingerprint(const struct fi_module *m)
 {
-	const struct fi_image *im = &m->img;
+	const struct fi_image *im = &fi_rt_registered(m)->img;
 	uint64_t h = 0xcbf29ce484222325ULL;
 
 	for (size_t i = 0; i < im->ncalls + im->nfuncs; i++) {
@@ -265,12 +280,30 @@ static bool fi_rt_image_is_kcfi(const struct fi_image *im)
 	return false;
 }
 
+#define FI_RT_SELF	"/proc/self/exe"
+
 /* The executable's path (a readlink: no file is opened), or "". */
 static void fi_rt_exe_path(char *exe, size_t len)
 {
-	ssize_t n = readlink("/proc/self/exe", exe, len - 1);
+	ssize_t n = readlink(FI_RT_SELF, exe, len - 1);
 
 	exe[n > 0 ? n : 0] = '\0';
+}
+
+/*
+ * @m's name in messages. An executable read from memory is known as
+ * /proc/self/exe (which also finds its symbols after the file is replaced
+ * or deleted); its real path costs a system call, paid only for a message.
+ */
+static const char *fi_rt_name(const struct fi_module *m)
+{
+	static char exe[4096];
+
+	if (strcmp(m->img.path, FI_RT_SELF))
+		return m->img.path;
+	if (!exe[0])
+		fi_rt_exe_path(exe, sizeof(exe));
+	return exe[0] ? exe : m->img.path;
 }
 
 /*
@@ -283,16 +316,12 @@ static void fi_rt_exe_path(char *exe, size_t len)
 static struct fi_module *fi_rt_open_index(const struct fi_found *f,
 					  const uint32_t *desc, bool *fall)
 {
-	char exe[4096], err[160];
-	const char *path = f->name;
+	const char *path = f->name[0] ? f->name : FI_RT_SELF;
 	struct fi_module *m;
+	char err[160];
 	int ret;
 
 	*fall = true;
-	if (!path[0]) {
-		fi_rt_exe_path(exe, sizeof(exe));
-		path = exe;
-	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
@@ -350,7 +379,7 @@ fi_rt_open(const struct fi_found *f)
 	 * replaced since; named by its real path in messages. */
 	exe[0] = '\0';
 	if (!path[0]) {
-		path = "/proc/self/exe";
+		path = FI_RT_SELF;
 		fi_rt_exe_path(exe, sizeof(exe));
 	}
 	if (!fi_rt_file_has_kcfi(path))
@@ -405,12 +434,12 @@ static void fi_rt_report(const struct fi_module *m,
 		return;
 	fineibt_config_str(&m->cfg, mode, sizeof(mode));
 	if (!st) {
-		fi_rt_say("fineibt: %s: %s %s\n", m->img.path, what, mode);
+		fi_rt_say("fineibt: %s: %s %s\n", fi_rt_name(m), what, mode);
 		return;
 	}
 	fi_rt_say("fineibt: %s: %s %s (seed %s; %zu preambles, %zu call "
 		  "sites, %zu bhi, %zu poisoned, %zu skipped)\n",
-		  m->img.path, what, mode,
+		  fi_rt_name(m), what, mode,
 		  (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
 		  st->preambles, st->callers, st->bhi + st->bhi_inline,
 		  st->poisoned, st->skipped);
@@ -436,7 +465,7 @@ static void fi_rt_take_static(struct fi_module *m)
 		fi_rt_say("fineibt: warning: %s was patched statically with "
 			  "another mode or seed than the process's; calls "
 			  "between it and other modules may trap\n",
-			  m->img.path);
+			  fi_rt_name(m));
 	fi_rt_report(m, NULL, "kept static");
 }
 
@@ -467,14 +496,14 @@ static void fi_rt_take(struct fi_module *m)
 		if (err) {
 			fi_rt_say("fineibt: warning: %s: no BHI stubs within "
 				  "reach (%s); bhi dropped for this module\n",
-				  m->img.path, strerror(-err));
+				  fi_rt_name(m), strerror(-err));
 			o.cfg.flags &= ~FINEIBT_F_BHI;
 		}
 	}
 	err = fi_live_patch(&m->img, &o, &st);
 	if (err) {
 		fi_rt_say("fineibt: warning: %s: cannot rewrite (%s); left in "
-			  "kCFI form\n", m->img.path, strerror(-err));
+			  "kCFI form\n", fi_rt_name(m), strerror(-err));
 		m->cfg.mode = FINEIBT_MODE_KCFI;
 		m->cfg.flags &= FINEIBT_F_WARN;
 		goto reg;
@@ -487,8 +516,14 @@ reg:
 	err = fi_rt_add_module(m);
 	if (err && err != -EEXIST)
 		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
-			  "CFI failures will not be decoded\n", m->img.path,
+			  "CFI failures will not be decoded\n", fi_rt_name(m),
 			  strerror(-err));
+	/* The registered copy has the sites: ours would be private memory
+	 * kept for nothing (m stays, as the module's key). */
+	if (!err) {
+		fi_image_close(&m->img);
+		memset(&m->img, 0, sizeof(m->img));
+	}
 }
 
 /* --------------------------------------------------------------- start */
@@ -514,7 +549,7 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 			fineibt_config_str(&note->cfg, got, sizeof(got));
 			fi_rt_say("fineibt: note: %s was patched statically "
 				  "(%s); the process uses that mode, not %s\n",
-				  mods[i]->img.path, got, want);
+				  fi_rt_name(mods[i]), got, want);
 		}
 		*cfg = note->cfg;
 		*seed = note->seed;
@@ -555,8 +590,9 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 /*
  * Walk the loaded modules, open the new ones, and (after the first walk
  * has settled the mode) rewrite and register every new kCFI module.
+ * Returns the number of modules taken.
  */
-static void fi_rt_scan(void)
+static size_t fi_rt_scan(void)
 {
 	struct fi_module *fresh[FI_MAX_MODULES];
 	size_t nfresh = 0;
@@ -601,6 +637,7 @@ static void fi_rt_scan(void)
 		}
 	}
 	fi_subs_last = fi_subs_now;
+	return nfresh;
 }
 
 static uint64_t fi_rt_now_us(void)
@@ -708,15 +745,19 @@ FINEIBT_API void fineibt_rt_hook(void)
 	 * was taken, a file probe) must not show.
 	 */
 	int saved_errno = errno;
+	bool took = true;
 
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (!fi_rt_started)
 		fi_rt_start_locked();
 	else
-		fi_rt_scan();
+		took = fi_rt_scan() != 0;
 	pthread_mutex_unlock(&fi_rt_mutex);
-	fi_rt_scrub_stack();
-	fi_rt_clear_vregs();
+	/* The seed went through the patching code only if a module was taken. */
+	if (took) {
+		fi_rt_scrub_stack();
+		fi_rt_clear_vregs();
+	}
 	errno = saved_errno;
 }
 

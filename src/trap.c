@@ -12,10 +12,9 @@
  *   LOCK Jcc.d8 at caller+0xd		paranoid: type = r10, target = r11+16
  *   ud2 in a BHI stub array		type = r10 + hash, target = (%rsp)
  *
- * and reports it with one write(2). Fatal (default): the ip is left at the
- * faulting instruction, SIGILL goes back to SIG_DFL and the handler
- * returns, so the instruction faults again and the process dies of SIGILL
- * with a core that shows it. cfi=warn: continue as the kernel does.
+ * and reports it with one write(2). Fatal (default): the process dies of
+ * SIGILL from inside the handler (fi_trap_die), never returning through
+ * the writable signal frame. cfi=warn: continue as the kernel does.
  * Anything else belongs to the program: chain to its handler.
  *
  * Nothing here allocates, locks (in the handler) or uses stdio. Memory is
@@ -153,6 +152,23 @@ static bool fi_decode_preamble(const struct fi_trap_regs *r,
 	return true;
 }
 
+/*
+ * The call a paranoid caller refused goes on under cfi=warn into the
+ * callee's preamble, which checks r10 again: with the hash it compares
+ * (the word the caller's cmpl read) the second check passes, so one
+ * violation is reported once. Only for a FineIBT preamble we recognise.
+ */
+static void fi_paranoid_resume_hash(struct fi_trap *t)
+{
+	struct fi_preamble_info info;
+	const struct fi_module *m;
+
+	if (!fi_trap_preamble(t->target - FI_PREAMBLE_SIZE, &m, &info))
+		return;
+	t->set_r10 = true;
+	t->resume_r10 = info.hash;
+}
+
 static bool fi_decode_paranoid(const struct fi_trap_regs *r,
 			       const struct fi_module *m, int len,
 			       struct fi_trap *t)
@@ -177,6 +193,7 @@ static bool fi_decode_paranoid(const struct fi_trap_regs *r,
 	t->target = r->r11 + FI_PREAMBLE_SIZE;	/* the lea already moved r11 */
 	t->resume = r->ip + (uint64_t)len;	/* on to the call */
 	t->mod = m;
+	fi_paranoid_resume_hash(t);
 	return true;
 }
 
@@ -564,27 +581,42 @@ bool fi_trap_installed(void)
 
 /* --------------------------------------------------------- the handler */
 
-/* SIGILL back to SIG_DFL, straight to the kernel (no wrapper in between). */
-static void fi_trap_sig_dfl(void)
+/* A raw system call: no libc wrapper (nor its return address) in between. */
+static long fi_trap_sys(long nr, long a, long b, long c, long d)
 {
-	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
-		ksa = { .handler = NULL };
+	register long r10 __asm__("r10") = d;
+	long ret;
 
-	syscall(SYS_rt_sigaction, SIGILL, &ksa, NULL, sizeof(ksa.mask));
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
 }
 
 /*
- * Let the default action happen: for a fault, returning re-executes the
- * instruction, which faults again and kills the process (with a core, at
- * the faulting ip); a SIGILL sent by kill() has no instruction to repeat,
- * so send it again.
+ * A fatal CFI trap ends here, inside the handler: never by returning to
+ * the faulting instruction, because the signal frame holding the saved
+ * registers is ordinary writable stack and another thread could point its
+ * ip elsewhere before sigreturn loads it. SIGILL goes back to SIG_DFL and
+ * is unblocked, the thread sends it to itself (the process dies of SIGILL
+ * and dumps core as before, status 132, the core's registers those of
+ * this frame); should anything have replaced the disposition in between
+ * (a raw rt_sigaction from another thread), exit_group(128 + SIGILL).
  */
-static void fi_trap_default(siginfo_t *si, ucontext_t *uc)
+static __attribute__((noreturn)) void fi_trap_die(void)
 {
-	fi_trap_sig_dfl();
-	sigdelset(&uc->uc_sigmask, SIGILL);
-	if (si->si_code <= 0)
-		syscall(SYS_tgkill, (long)getpid(), (long)syscall(SYS_gettid), SIGILL);
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
+		ksa = { .handler = NULL };
+	uint64_t ill = 1ULL << (SIGILL - 1);
+
+	for (;;) {
+		fi_trap_sys(SYS_rt_sigaction, SIGILL, (long)&ksa, 0, sizeof(ksa.mask));
+		fi_trap_sys(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&ill, 0, sizeof(ill));
+		fi_trap_sys(SYS_tgkill, fi_trap_sys(SYS_getpid, 0, 0, 0, 0),
+			    fi_trap_sys(SYS_gettid, 0, 0, 0, 0), SIGILL, 0);
+		fi_trap_sys(SYS_exit_group, 128 + SIGILL, 0, 0, 0);
+	}
 }
 
 /* Not ours: do what the kernel would have done with the program's handler. */
@@ -596,11 +628,14 @@ static void fi_trap_chain(int sig, siginfo_t *si, ucontext_t *uc)
 	fi_user_get(&pa);
 	if (pa.sa_handler == SIG_IGN && si->si_code <= 0)
 		return;
-	/* A faulting SIGILL cannot be ignored: the kernel forces SIG_DFL. */
-	if (pa.sa_handler == SIG_DFL || pa.sa_handler == SIG_IGN) {
-		fi_trap_default(si, uc);
-		return;
-	}
+	/*
+	 * A faulting SIGILL cannot be ignored: the kernel forces SIG_DFL.
+	 * Die from here too (a fault at an ip that is no trap of ours would
+	 * die on re-execution; returning would only let a rewritten frame
+	 * resume somewhere else).
+	 */
+	if (pa.sa_handler == SIG_DFL || pa.sa_handler == SIG_IGN)
+		fi_trap_die();
 	if (pa.sa_flags & SA_RESETHAND) {
 		struct sigaction dfl = { .sa_handler = SIG_DFL };
 		struct fi_runtime *rt;
@@ -644,10 +679,11 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 			fi_trap_say_opened(&t);
 	} else if (t.kind != FI_TRAP_NONE) {
 		fi_trap_report(&t, r.sp);
-		if (t.warn)
-			g[REG_RIP] = (greg_t)t.resume;
-		else
-			fi_trap_default(si, uc);	/* ip untouched: dies on it */
+		if (!t.warn)
+			fi_trap_die();
+		g[REG_RIP] = (greg_t)t.resume;
+		if (t.set_r10)
+			g[REG_R10] = (greg_t)t.resume_r10;
 	} else {
 		fi_trap_chain(sig, si, uc);
 	}

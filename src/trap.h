@@ -42,6 +42,13 @@ struct fi_trap {
 	/* The module whose sequence trapped (its cfg gives mode and warn). */
 	const struct fi_module *mod;
 	bool warn;
+	/*
+	 * FI_TRAP_PARANOID at a FineIBT callee: cfi=warn resumes with r10 =
+	 * the callee's hash, so that its own preamble check passes and one
+	 * violation gives one report (the kernel prints two).
+	 */
+	bool set_r10;
+	uint32_t resume_r10;
 };
 
 /*

@@ -13,6 +13,7 @@
 
 #include "fineibt.h"
 #include "image.h"
+#include "options.h"
 #include "patch.h"
 #include "cli.h"
 
@@ -30,7 +31,8 @@ int cmd_patch_help(void)
 	       "section recording the mode, flags and seed. FILE is never modified.\n\n"
 	       "  -o, --output OUT   where to write (must not be FILE)\n"
 	       "  --cfi=LIST         cfi= words: auto (default; = fineibt,paranoid),\n"
-	       "                     off, kcfi, fineibt, norand, warn, paranoid, bhi\n"
+	       "                     off, kcfi, fineibt, norand, warn, paranoid, bhi;\n"
+	       "                     an unknown word is an error\n"
 	       "  --seed HEX         rehash seed (default: random); for reproducible output\n"
 	       "  --in-place         replace FILE (atomically, through a new file)\n"
 	       "  --no-dethunk       keep 'cs call __x86_indirect_thunk_*' calls\n"
@@ -145,10 +147,14 @@ static size_t patch_kcfi_funcs(const struct fi_image *im)
 static int patch_options(const struct patch_args *a, const struct fi_image *im,
 			 struct fi_patch_opts *o)
 {
-	char msgs[1024];
+	char msgs[1024], bad[64];
 
-	fineibt_parse_cfi(a->cfi ? a->cfi : "auto", patch_have_arity(im), &o->cfg,
-			  msgs, sizeof(msgs));
+	if (fi_parse_cfi_cli(a->cfi ? a->cfi : "auto", patch_have_arity(im),
+			     &o->cfg, msgs, sizeof(msgs), bad, sizeof(bad)) < 0) {
+		fprintf(stderr, "Error: --cfi: unknown word '%s' (want auto, off, kcfi, "
+			"fineibt, norand, warn, paranoid, bhi)\n", bad);
+		return -1;
+	}
 	if (msgs[0])
 		fputs(msgs, stderr);
 	fineibt_resolve_auto(&o->cfg);

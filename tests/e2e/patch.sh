@@ -484,12 +484,25 @@ printf '\0\0' | dd of="$E/noshdr" bs=1 seek=$((0x3c)) conv=notrunc status=none
 expect_error error_no_section_headers "$E/noshdr.out" "^Error: " -- \
 	"$E/noshdr" -o "$E/noshdr.out"
 
-# ignored cfi= words are reported, not fatal
-msg=$($FI patch "$P/prog_pie" -o "$E/ign" --cfi=kcfi,paranoid,bogus --seed 1 2>&1)
-if [ $? = 0 ] && echo "$msg" | grep -q "ignoring 'paranoid'" &&
-	echo "$msg" | grep -q "ignoring 'bogus'" && [ -x "$E/ign" ]; then
+# words whose dependency is missing are reported, not fatal
+msg=$($FI patch "$P/prog_pie" -o "$E/ign" --cfi=kcfi,paranoid --seed 1 2>&1)
+if [ $? = 0 ] && echo "$msg" | grep -q "ignoring 'paranoid'" && [ -x "$E/ign" ]; then
 	pass ignored_words_not_fatal
 else
 	fail ignored_words_not_fatal "$msg"
 fi
+# an unknown word on the command line is an error: exit 1, one line, no
+# output (FINEIBT_CFI keeps "ignore with a message": tests/unit/test_options)
+for bad in bogus "kcfi,paranoia" "fineibt,,warn,bh1"; do
+	n=${bad//[^a-z]/_}
+	err=$($FI patch "$P/prog_pie" -o "$E/unk_$n" --cfi="$bad" --seed 1 2>&1)
+	rc=$?
+	want=${bad##*,}
+	if [ $rc = 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
+	   [[ $err == "Error: --cfi: unknown word '$want' "* ]] && [ ! -e "$E/unk_$n" ]; then
+		pass "unknown_word_error[$bad]"
+	else
+		fail "unknown_word_error[$bad]" "rc=$rc, '$err'"
+	fi
+done
 exit 0

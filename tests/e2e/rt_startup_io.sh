@@ -8,7 +8,8 @@
 # with its module index marked "not filled" (as a build without the index)
 # still runs, through the file-reading path, and that path's opens are
 # seen. Reports read symbols and lines lazily: names and source line when
-# the file is there; addresses when it was deleted after start-up.
+# the file is there (an executable is read through /proc/self/exe, so even
+# after it was deleted); addresses for a library deleted after loading.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
@@ -18,7 +19,8 @@ mkdir -p "$D"
 { rt_build "$D/libfi_rta.so" -O2 -fPIC -shared -Wl,-soname,libfi_rta.so "$RT_SRC/rt_liba.c" &&
   rt_build "$D/libfi_rtb.so" -O2 -fPIC -shared "$RT_SRC/rt_libb.c" -L"$D" -lfi_rta &&
   rt_build "$D/rt_mods" -O2 "$RT_SRC/rt_mods.c" -L"$D" -lfi_rta '-Wl,-rpath,$ORIGIN' &&
-  rt_build "$D/rt_lazy" -O1 -g "$RT_SRC/rt_lazy.c"; } ||
+  rt_build "$D/rt_lazy" -O1 -g "$RT_SRC/rt_lazy.c" -ldl &&
+  rt_build "$D/librt_lazylib.so" -O1 -g -fPIC -shared "$RT_SRC/rt_lazylib.c"; } ||
 	{ rt_fail build "fineibt-cc could not build the programs"; exit 1; }
 
 # unfill FILE: clear the module index's "filled" flag (src/index.h), as
@@ -91,13 +93,31 @@ for m in "${RT_MODES[@]}"; do
 	else
 		rt_fail "lazy-symbols[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
 	fi
-	# The file deleted after start-up: a report with addresses.
+	# The executable deleted after start-up: still symbolised (it is
+	# read through /proc/self/exe, the file the process runs).
 	cp "$D/rt_lazy" "$D/rt_lazy_gone"
 	rt_run lazy_gone "$m" "$D/rt_lazy_gone" "$D/rt_lazy_gone" gone
 	if [ "$RT_RC" = 132 ] && [ ! -e "$D/rt_lazy_gone" ] &&
-	   grep -Eq "^fineibt: CFI failure at (__bhi_args\+)?0x[0-9a-f]+ \(target: 0x[0-9a-f]+; expected type: 0x[0-9a-f]{8}; mode: $(rt_mode_name "$m")" <<<"$RT_ERR_TXT"; then
-		rt_pass "lazy-gone[$m]: report with addresses"
+	   grep -Eq "^fineibt: CFI failure at (lz_call|__cfi_lz_two|__bhi_args)\+0x[0-9a-f]+ \(target: lz_two\+0x0;" <<<"$RT_ERR_TXT"; then
+		rt_pass "lazy-exe-gone[$m]: still named through /proc/self/exe"
 	else
-		rt_fail "lazy-gone[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+		rt_fail "lazy-exe-gone[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+	fi
+	# A library: named while its file is there...
+	cp "$D/librt_lazylib.so" "$D/librt_lazylib_copy.so"
+	rt_run lazy_lib "$m" "$D/rt_lazy" lib "$D/librt_lazylib_copy.so"
+	if [ "$RT_RC" = 132 ] &&
+	   grep -Eq "^fineibt: CFI failure at (ll_call|__cfi_ll_two|__bhi_args)\+0x[0-9a-f]+ \(target: ll_two\+0x0;" <<<"$RT_ERR_TXT"; then
+		rt_pass "lazy-lib[$m]: library symbols read at report time"
+	else
+		rt_fail "lazy-lib[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+	fi
+	# ...and deleted after it was loaded: a report with addresses.
+	rt_run lazy_lib_gone "$m" "$D/rt_lazy" lib "$D/librt_lazylib_copy.so" gone
+	if [ "$RT_RC" = 132 ] && [ ! -e "$D/librt_lazylib_copy.so" ] &&
+	   grep -Eq "^fineibt: CFI failure at (__bhi_args\+)?0x[0-9a-f]+ \(target: 0x[0-9a-f]+; expected type: 0x[0-9a-f]{8}; mode: $(rt_mode_name "$m")" <<<"$RT_ERR_TXT"; then
+		rt_pass "lazy-lib-gone[$m]: report with addresses"
+	else
+		rt_fail "lazy-lib-gone[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
 	fi
 done

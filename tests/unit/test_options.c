@@ -4,6 +4,7 @@
  * they must give (mode, flags, messages, count), then the edges: lengths,
  * truncation, the print hook, fineibt_resolve_auto, fineibt_config_str.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "check.h"
 #include "fineibt.h"
+#include "options.h"
 
 #define R	FINEIBT_F_RAND
 #define W	FINEIBT_F_WARN
@@ -333,6 +335,35 @@ static void test_round_trip(void)
 	CHECK("config_str -> parse round trip over all 4096 four-word lists", ok && seen == 4096);
 }
 
+/* The command line's parser: unknown words are errors, the rest as usual. */
+static void test_cli_strict(void)
+{
+	struct fineibt_config cfg;
+	char msgs[256], bad[64];
+	int n;
+
+	n = fi_parse_cfi_cli("fineibt,paranoid,warn", true, &cfg, msgs, sizeof(msgs),
+			     bad, sizeof(bad));
+	CHECK("cli: known words parse as in the environment",
+	      n == 0 && cfg.mode == FIBT && cfg.flags == (R | P | W) && !msgs[0]);
+	bad[0] = '\0';
+	n = fi_parse_cfi_cli("kcfi,paranoid,nope,zap", true, &cfg, msgs, sizeof(msgs),
+			     bad, sizeof(bad));
+	CHECK("cli: an unknown word is -EINVAL and names the first one",
+	      n == -EINVAL && !strcmp(bad, "nope") && !strstr(msgs, "nope"));
+	n = fi_parse_cfi_cli("kcfi,paranoid", true, &cfg, msgs, sizeof(msgs),
+			     bad, sizeof(bad));
+	CHECK("cli: a missing dependency stays a message",
+	      n == 1 && !strcmp(msgs, NEEDS_FIBT("paranoid")));
+	n = fi_parse_cfi_cli("\x1b[31mredredredredredredredredredredredred", true, &cfg,
+			     msgs, sizeof(msgs), bad, sizeof(bad));
+	CHECK("cli: the bad word is cut and cleaned",
+	      n == -EINVAL && bad[0] == '?' && strlen(bad) == 32 + 3);
+	n = fineibt_parse_cfi("nope", true, &cfg, msgs, sizeof(msgs));
+	CHECK("environment: still ignored with a message",
+	      n == 1 && !strcmp(msgs, UNKNOWN("nope")));
+}
+
 int main(void)
 {
 	test_table();
@@ -342,5 +373,6 @@ int main(void)
 	test_resolve_auto();
 	test_config_str();
 	test_round_trip();
+	test_cli_strict();
 	return fi_check_exit();
 }

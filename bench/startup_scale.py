@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Start-up cost of the runtime against program size (issue 12).
+
+Usage: bench/startup_scale.py [--sizes 1000,10000,100000] [--cycles N]
+                              [--sqlite PATH-TO-FINEIBT-SPEEDTEST1 PATH-TO-REF]
+
+For hello world and for bench/gen_big.py programs of each size (every
+function address-taken with one call site through a pointer: about two
+sites per function), builds two executables from the same objects with
+fineibt-cc: with the runtime (libfineibt.so, FINEIBT_CFI=auto) and with
+--fineibt-no-runtime (kCFI as compiled, crt/thunks.S). Both run main from
+bench/startup_main.c, which prints the time from the executable's
+preinit_array to main (the constructors: the runtime's whole start-up) and
+Private_Dirty from /proc/self/smaps_rollup. Runs are interleaved, CYCLES
+of each; medians of the per-cycle differences are reported:
+
+  extra wall  : fork to exit, auto minus no runtime (includes the dynamic
+                loader mapping and relocating libfineibt.so)
+  extra init  : preinit to main, auto minus no runtime (the runtime itself)
+  sites/s     : sites rewritten / extra init
+  extra PD    : Private_Dirty, auto minus no runtime, against the issue's
+                budget: rewritten text + 64 KiB + 8 bytes per site
+
+With --sqlite, the sqlite3 speedtest1 built by scripts/real (fineibt-cc vs
+plain clang, tests/e2e/real_sqlite3.sh) is timed doing no work (--help
+on /dev/null): wall time only, since its main is not ours.
+
+Not a test: prints numbers (and writes build/bench/scale/startup-scale.csv).
+"""
+import argparse
+import csv
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+OUT = os.path.join(BUILD, "bench", "scale")
+FCC = os.path.join(BUILD, "fineibt-cc")
+PAGE = 4096
+
+HELLO = r"""
+#include <stdio.h>
+typedef int (*fn_t)(const char *);
+static int say(const char *s) { return puts(s); }
+fn_t volatile hook = say;
+int gen_big_main(void) { return hook("hello, world") < 0; }
+"""
+
+
+def sh(argv, **kw):
+    subprocess.run(argv, check=True, **kw)
+
+
+def build_pair(name, sources, opt="-O1"):
+    """name (runtime) and name-nort from @sources; objects compiled once."""
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    exe, nort = os.path.join(d, name), os.path.join(d, name + "-nort")
+    if os.path.exists(exe) and os.path.exists(nort) and \
+       os.path.getmtime(exe) > os.path.getmtime(os.path.join(BUILD, "libfineibt.so")):
+        return exe, nort
+    objs, procs = [], []
+    for src in sources:
+        obj = os.path.join(d, os.path.basename(src) + ".o")
+        extra = ["-Dmain=gen_big_main"] if os.path.basename(src) == "main.c" else []
+        procs.append(subprocess.Popen([FCC, opt] + extra + ["-c", src, "-o", obj]))
+        objs.append(obj)
+        if len(procs) == 2:
+            for p in procs:
+                if p.wait():
+                    sys.exit("compile failed")
+            procs = []
+    for p in procs:
+        if p.wait():
+            sys.exit("compile failed")
+    main = os.path.join(d, "startup_main.o")
+    sh([FCC, "-O2", "-c", os.path.join(ROOT, "bench", "startup_main.c"), "-o", main])
+    sh([FCC, "-o", exe, main] + objs)
+    sh([FCC, "--fineibt-no-runtime", "-o", nort, main] + objs +
+       [os.path.join(ROOT, "crt", "thunks.S")])
+    return exe, nort
+
+
+def gen_program(n):
+    d = os.path.join(OUT, "gen%d" % n)
+    parts = max(1, n // 5000)
+    os.makedirs(d, exist_ok=True)
+    if not os.path.exists(os.path.join(d, "main.c")):
+        sh([sys.executable, os.path.join(ROOT, "bench", "gen_big.py"), d, str(n), str(parts)])
+    srcs = [os.path.join(d, "part_%02d.c" % k) for k in range(parts)]
+    return build_pair("gen%d" % n, srcs + [os.path.join(d, "main.c")])
+
+
+def hello_program():
+    d = os.path.join(OUT, "hello")
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "hello.c")
+    if not os.path.exists(src):
+        with open(src, "w") as f:
+            f.write(HELLO)
+    return build_pair("hello", [src], opt="-O2")
+
+
+def run_once(argv, env):
+    e = dict(os.environ)
+    e.update(env)
+    t0 = time.perf_counter_ns()
+    r = subprocess.run(argv, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       stdin=subprocess.DEVNULL, text=True)
+    wall = (time.perf_counter_ns() - t0) / 1e3
+    kv = dict(re.findall(r"(\w+)=([\d.]+)", r.stdout))
+    return wall, kv, r
+
+
+def sites_of(exe):
+    _, _, r = run_once([exe], {"FINEIBT_CFI": "auto", "FINEIBT_VERBOSE": "1"})
+    pre = sum(int(x) for x in re.findall(r"(\d+) preambles", r.stderr))
+    cs = sum(int(x) for x in re.findall(r"(\d+) call sites", r.stderr))
+    return pre + cs
+
+
+def text_bytes(exe):
+    """Page-rounded size of the executable segments (what gets rewritten)."""
+    out = subprocess.run(["readelf", "-lW", exe], stdout=subprocess.PIPE,
+                         text=True, check=True).stdout
+    total = 0
+    for m in re.finditer(r"^\s+LOAD\s+\S+\s+(0x[0-9a-f]+)\s+\S+\s+\S+\s+(0x[0-9a-f]+)\s+(R E|RWE)",
+                         out, re.M):
+        va, sz = int(m.group(1), 16), int(m.group(2), 16)
+        lo, hi = va // PAGE * PAGE, (va + sz + PAGE - 1) // PAGE * PAGE
+        total += hi - lo
+    return total
+
+
+def measure(exe, nort, cycles):
+    xwall, xinit, xpd, init = [], [], [], []
+    for c in range(cycles):
+        pair = [(nort, {}), (exe, {"FINEIBT_CFI": "auto"})]
+        if c % 2:
+            pair.reverse()
+        res = {}
+        for argv0, env in pair:
+            res[argv0] = run_once([argv0], env)
+        (wb, kb, _), (wa, ka, _) = res[nort], res[exe]
+        xwall.append(wa - wb)
+        xinit.append(float(ka["init_us"]) - float(kb["init_us"]))
+        init.append(float(ka["init_us"]))
+        xpd.append(int(ka["private_dirty_kb"]) - int(kb["private_dirty_kb"]))
+    return {"xwall": statistics.median(xwall), "xinit": statistics.median(xinit),
+            "init": statistics.median(init), "xpd": statistics.median(xpd)}
+
+
+def measure_sqlite(fi, ref, cycles):
+    xs, rt = [], []
+    for c in range(cycles):
+        order = [(ref, {}), (fi, {"FINEIBT_CFI": "auto", "FINEIBT_VERBOSE": "1"})]
+        if c % 2:
+            order.reverse()
+        w = {}
+        for exe, env in order:
+            wall, _, r = run_once([exe, "--help"], env)
+            w[exe] = wall
+            m = re.search(r"runtime started in (\d+) us", r.stderr)
+            if m:
+                rt.append(int(m.group(1)))
+        xs.append(w[fi] - w[ref])
+    return statistics.median(xs), statistics.median(rt) if rt else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--cycles", type=int, default=31)
+    ap.add_argument("--sqlite", nargs=2, metavar=("FINEIBT", "REF"))
+    a = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    progs = [("hello", hello_program())]
+    for n in [int(x) for x in a.sizes.split(",") if x]:
+        progs.append(("gen%d" % n, gen_program(n)))
+    rows = []
+    print("Start-up, FINEIBT_CFI=auto vs the same objects without the runtime;")
+    print("medians over %d interleaved cycles (extra = auto - no runtime)" % a.cycles)
+    hdr = "%-12s %8s %10s %13s %13s %11s %12s %12s %s" % (
+        "program", "sites", "text KiB", "extra wall ms", "extra init ms",
+        "M sites/s", "extra PD KiB", "budget KiB", "PD within")
+    print(hdr)
+    print("-" * len(hdr))
+    for name, (exe, nort) in progs:
+        n = sites_of(exe)
+        text = text_bytes(exe)
+        m = measure(exe, nort, a.cycles)
+        budget = (text + 64 * 1024 + 8 * n) / 1024
+        rate = n / (m["xinit"] / 1e6) / 1e6 if m["xinit"] > 0 else float("inf")
+        ok = "yes" if m["xpd"] <= budget else "NO"
+        print("%-12s %8d %10.0f %13.3f %13.3f %11.1f %12.0f %12.0f %s" % (
+            name, n, text / 1024, m["xwall"] / 1e3, m["xinit"] / 1e3, rate,
+            m["xpd"], budget, ok))
+        rows.append([name, n, text, "%.3f" % (m["xwall"] / 1e3),
+                     "%.3f" % (m["xinit"] / 1e3), "%.2f" % rate, m["xpd"],
+                     "%.0f" % budget])
+    if a.sqlite:
+        x, rt = measure_sqlite(a.sqlite[0], a.sqlite[1], a.cycles)
+        print("%-12s extra wall %.3f ms vs plain clang (runtime's own time %.0f us)"
+              % ("speedtest1", x / 1e3, rt))
+        rows.append(["speedtest1", "", "", "%.3f" % (x / 1e3), "%.3f" % (rt / 1e3),
+                     "", "", ""])
+    with open(os.path.join(OUT, "startup-scale.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["program", "sites", "text_bytes", "extra_wall_ms",
+                    "extra_init_ms", "msites_per_s", "extra_private_dirty_kb",
+                    "budget_kb"])
+        w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

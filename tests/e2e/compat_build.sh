@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# compat_build (issue 14, build routes): a program that stores libc
+# functions (strlen, puts) in a table and calls them through kCFI, built
+#  (a) with a stock clang-22 and `pkg-config --cflags --libs fineibt` from
+#      an installed prefix (veneers come from fineibt-ld, the --ld-path the
+#      .pc file names): works in every mode, a type-confused call through
+#      the same table is still caught;
+#  (b) with `fineibt-cc --fineibt-no-runtime`: links (thunks from the crt),
+#      no libfineibt, keeps its veneers, runs kCFI as compiled, confused
+#      call dies of SIGILL;
+#  (c) `fineibt-cc --fineibt-help` and man/fineibt-cc.1 name every option
+#      and environment variable the driver's sources parse.
+set -u
+BUILD=${BUILD:-build}
+ROOT=${FINEIBT_ROOT:-$PWD}
+OUT=$ROOT/$BUILD/e2e/compat_build
+rm -rf "$OUT"
+mkdir -p "$OUT"
+unset FINEIBT_CFI FINEIBT_LOG LD_PRELOAD PKG_CONFIG_PATH FINEIBT_VERBOSE
+MODES="off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto"
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; }
+check() {	# check NAME WHY CMD...
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
+}
+
+cat >"$OUT/prog.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libc functions in a table: their addresses are taken in this module. */
+static size_t (*volatile len)(const char *) = strlen;
+static int (*volatile out)(const char *) = puts;
+
+int main(int argc, char **argv)
+{
+	long sum = 0;
+
+	for (int i = 0; i < 100; i++)
+		sum += (long)len("fineibt");
+	printf("sum %ld\n", sum);
+	out("puts ok");
+	if (argc > 1) {
+		/* puts through strlen's type: a type confusion. */
+		size_t (*bad)(const char *) = (size_t (*)(const char *))(void *)out;
+		printf("confused %zu\n", bad("x"));
+	}
+	fflush(stdout);
+	return 0;
+}
+EOF
+want=$(printf 'sum 700\nputs ok')
+
+# ------------------------------------------ (a) stock clang + pkg-config
+P=$OUT/prefix
+if ! make -s -C "$ROOT" BUILD="$BUILD" install PREFIX="$P" >"$OUT/install.log" 2>&1; then
+	fail compat_build_install "make install failed: $(tail -n 3 "$OUT/install.log")"
+	exit 0
+fi
+export PKG_CONFIG_PATH=$P/lib/pkgconfig
+check compat_build_pc_ldpath "pkg-config --libs names no fineibt-ld" \
+	grep -q -- "--ld-path=$P/bin/fineibt-ld" <<<"$(pkg-config --libs fineibt)"
+check compat_build_ld_link "bin/fineibt-ld is not a link to fineibt-cc" \
+	test "$(readlink "$P/bin/fineibt-ld")" = fineibt-cc
+# shellcheck disable=SC2046  # pkg-config output is a list of words
+if clang-22 -O2 $(pkg-config --cflags fineibt) -o "$OUT/pc" "$OUT/prog.c" \
+		$(pkg-config --libs fineibt) >"$OUT/pc.log" 2>&1; then
+	pass compat_build_pc_link
+else
+	fail compat_build_pc_link "$(tail -n 3 "$OUT/pc.log")"
+fi
+check compat_build_pc_veneers "no __wrap_strlen/__wrap_puts veneer in the program" \
+	sh -c "llvm-nm-22 '$OUT/pc' | grep -q ' __wrap_strlen\$' && llvm-nm-22 '$OUT/pc' | grep -q ' __wrap_puts\$'"
+# The same without the wrapper: what the .pc file gave before (the bug).
+# shellcheck disable=SC2046
+clang-22 -O2 $(pkg-config --cflags fineibt) -o "$OUT/pc-nover" "$OUT/prog.c" \
+	$(pkg-config --libs fineibt | sed 's/--ld-path=[^ ]*//') >/dev/null 2>&1
+for m in $MODES; do
+	got=$(FINEIBT_CFI=$m "$OUT/pc" 2>"$OUT/pc.$m.err")
+	check "compat_build_pc_run[$m]" "rc $? output '$got' $(head -n 1 "$OUT/pc.$m.err")" \
+		test "$got" = "$want"
+	FINEIBT_CFI=$m "$OUT/pc" confuse >"$OUT/pc.$m.bad" 2>&1
+	rc=$?
+	check "compat_build_pc_confused[$m]" "rc $rc, want 132: $(tail -n 1 "$OUT/pc.$m.bad")" \
+		test "$rc" = 132 -o "$m" = off
+done
+# Without veneers the checking modes trap on &strlen: proves the test sees
+# the difference the wrapper makes.
+FINEIBT_CFI=kcfi "$OUT/pc-nover" >/dev/null 2>&1
+rc=$?
+check compat_build_pc_without_wrapper_traps "a build without fineibt-ld ran (rc $rc): the test proves nothing" \
+	test "$rc" = 132
+
+# ------------------------------------------- (b) --fineibt-no-runtime
+if "$ROOT/$BUILD/fineibt-cc" --fineibt-no-runtime -O2 -o "$OUT/nort" "$OUT/prog.c" \
+		>"$OUT/nort.log" 2>&1; then
+	pass compat_build_nort_link
+else
+	fail compat_build_nort_link "$(tail -n 3 "$OUT/nort.log")"
+fi
+check compat_build_nort_no_runtime "libfineibt is a dependency" \
+	sh -c "! llvm-readelf-22 -d '$OUT/nort' | grep -q libfineibt"
+check compat_build_nort_veneers "no __wrap_strlen veneer" \
+	sh -c "llvm-nm-22 '$OUT/nort' | grep -q ' __wrap_strlen\$'"
+check compat_build_nort_no_hook "the module hook was linked" \
+	sh -c "! llvm-nm-22 '$OUT/nort' | grep -q fineibt_rt_hook"
+got=$("$OUT/nort" 2>&1)
+check compat_build_nort_run "output '$got'" test "$got" = "$want"
+"$OUT/nort" confuse >"$OUT/nort.bad" 2>&1
+rc=$?
+check compat_build_nort_confused "rc $rc, want 132 (kCFI ud2)" test "$rc" = 132
+# A partial link keeps thunks and veneers for the final link.
+"$ROOT/$BUILD/fineibt-cc" --fineibt-no-runtime -O2 -r -o "$OUT/part.o" "$OUT/prog.c" \
+	>"$OUT/part.log" 2>&1
+check compat_build_nort_partial "-r failed: $(tail -n 1 "$OUT/part.log")" \
+	sh -c "llvm-nm-22 '$OUT/part.o' | grep -q ' U __x86_indirect_thunk_r11'"
+
+# ------------------------------------------------- (c) --fineibt-help
+help=$("$ROOT/$BUILD/fineibt-cc" --fineibt-help 2>&1)
+check compat_build_help_rc "--fineibt-help failed" \
+	sh -c "\"$ROOT/$BUILD/fineibt-cc\" --fineibt-help >/dev/null"
+man=$(sed 's/\\-/-/g' "$ROOT/man/fineibt-cc.1")
+# What the sources parse: option literals compared with strcmp, and the
+# variables read with getenv / fi_env_on / fi_env_or.
+opts=$(grep -ohE 'strcmp\([^,]+, "-[-a-z]*fineibt[-a-z]*"' "$ROOT"/driver/*.c |
+	sed 's/.*"\(.*\)"/\1/' | sort -u)
+envs=$(grep -ohE '(getenv|fi_env_on|fi_env_or)\("FINEIBT_[A-Z_]+"' "$ROOT"/driver/*.c |
+	sed 's/.*"\(.*\)"/\1/' | sort -u)
+check compat_build_help_found "found only $(wc -w <<<"$opts") options, $(wc -w <<<"$envs") variables in driver/" \
+	test "$(wc -w <<<"$opts")" -ge 6 -a "$(wc -w <<<"$envs")" -ge 8
+for o in $opts $envs; do
+	check "compat_build_help[$o]" "not in fineibt-cc --fineibt-help" \
+		grep -qF -- "$o" <<<"$help"
+	check "compat_build_man[$o]" "not in man/fineibt-cc.1" \
+		grep -qF -- "$o" <<<"$man"
+done
+"$ROOT/$BUILD/fineibt-cc" --help >/dev/null 2>"$OUT/help.err"
+check compat_build_help_pointer "--help does not point to --fineibt-help" \
+	grep -q -- --fineibt-help "$OUT/help.err"
+exit 0
