@@ -125,10 +125,13 @@ demo: all
 	@$(BUILD)/fineibt demo
 
 # make bench [BENCH_ARGS=--quick]: per-call, start-up and whole-program
-# benchmarks (docs/bench.md); ~10 minutes, never part of check.
+# benchmarks (docs/bench.md); ~10 minutes, never part of check. Then the
+# peers (bench/peers.py: plain -O2/-flto, CFI-icall, kCFI, every mode;
+# hot, chained and independent cold loops, 4k and 16k callees).
 .PHONY: bench
 bench: all
 	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
+	@BUILD=$(BUILD) python3 bench/peers.py $(PEERS_ARGS)
 
 clean:
 	rm -rf $(BUILD)
