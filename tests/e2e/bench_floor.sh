@@ -69,3 +69,29 @@ check fineibt,norand fineibt same
 check fineibt paranoid differ
 check kcfi off differ
 check fineibt,bhi fineibt differ
+
+# The peers of bench/peers.py and the independent-call loop: every build
+# from C runs all three loops to the right sums (calls exits 1 otherwise)
+# and prints the indep loop; the floors, which have none, do not.
+peer() {
+	local name=$1 out
+	shift
+	out=$("$@" -r 1 -H 1000 -C 256 2>&1)
+	if [ $? = 0 ] && grep -q 'indep_min=' <<<"$out"; then
+		echo "PASS: bench_floor/peer-$name"
+	else
+		echo "FAIL: bench_floor/peer-$name: $out"
+	fi
+}
+peer nocfi "$out/calls-nocfi"
+peer lto "$out/calls-lto"
+peer cfi-icall "$out/calls-cfi-icall"
+peer kcfi-nort "$out/calls-cc-nort"
+for m in off kcfi auto; do
+	peer "cc-$m" env FINEIBT_CFI=$m "$out/calls-cc"
+done
+if "$out/calls-floor-kcfi" -r 1 -H 1000 -C 256 | grep -q indep_; then
+	echo "FAIL: bench_floor/floor-no-indep: a floor printed an indep loop"
+else
+	echo "PASS: bench_floor/floor-no-indep"
+fi
