@@ -133,6 +133,12 @@ bench: all
 	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
 	@BUILD=$(BUILD) python3 bench/peers.py $(PEERS_ARGS)
 
+# make bench-startup: start-up against program size (docs/bench.md);
+# the 100k program takes long to compile the first time.
+.PHONY: bench-startup
+bench-startup: all
+	@python3 bench/startup_scale.py
+
 clean:
 	rm -rf $(BUILD)
 

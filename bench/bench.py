@@ -44,6 +44,10 @@ STARTUP_MODES = ["off", "kcfi", "kcfi,norand", "fineibt", "fineibt,norand",
                  "fineibt,paranoid", "fineibt,bhi", "fineibt,paranoid,bhi",
                  "auto"]
 
+# Modes measured again with FINEIBT_SEQ=v6.18 (auto is fineibt,paranoid).
+SEQ618_MODES = ["off", "kcfi", "fineibt", "fineibt,paranoid", "fineibt,bhi",
+                "fineibt,paranoid,bhi"]
+
 TARGET_FLOOR = 1.02         # runtime-patched within 2% of hand-written
 TARGET_SITES = 20e6         # sites patched per second
 
@@ -86,6 +90,7 @@ def build(args):
 def run(argv, env=None, check=True):
     e = dict(os.environ)
     e.pop("FINEIBT_VERBOSE", None)
+    e.pop("FINEIBT_SEQ", None)
     e.update(env or {})
     for attempt in range(2):
         t0 = time.perf_counter_ns()
@@ -116,6 +121,11 @@ def calls_variants():
         v.append(("patched " + m, "cc", m, [os.path.join(B, "calls-cc"), "-f",
                                              FLOOR[m].replace("-", "_")],
                   {"FINEIBT_CFI": m}))
+    # The v6.18 sequence set (docs/sequences.md), same binary and loops.
+    for m in SEQ618_MODES:
+        v.append(("patched " + m + " v6.18", "cc618", m,
+                  [os.path.join(B, "calls-cc"), "-f", FLOOR[m].replace("-", "_")],
+                  {"FINEIBT_CFI": m, "FINEIBT_SEQ": "v6.18"}))
     for f in FLOOR_BUILDS:
         v.append(("hand " + f, "floor", f,
                   [os.path.join(B, "calls-floor-" + f)], {}))
@@ -297,6 +307,21 @@ def print_calls(summ, cg, same, ncycles):
                 spread(s[loop + "_vs_nocfi"], "%.3f"),
                 "%.1f" % ir if ir is not None else "-",
                 "%.2f" % d1 if d1 is not None else "-"))
+    say()
+    say("Sequence sets: v6.18 / v4, same mode, same cycle (median ratio of the")
+    say("per-cycle best ns; Ir/call from callgrind, v4 -> v6.18):")
+    for m in SEQ618_MODES:
+        a, b = summ.get("patched " + m), summ.get("patched " + m + " v6.18")
+        if not a or not b:
+            continue
+        parts = []
+        for loop in ("hot", "cold"):
+            r = med([y / x for x, y in zip(a[loop], b[loop])])
+            ca = cg.get("patched " + m, {}).get(loop + "_ir")
+            cb = cg.get("patched " + m + " v6.18", {}).get(loop + "_ir")
+            ir = "Ir %.1f -> %.1f" % (ca, cb) if ca is not None and cb is not None else ""
+            parts.append("%s %.3f %s" % (loop, r, ir))
+        say("  %-22s %s" % (m, "; ".join(parts)))
     say()
     say("Same code: the patched loop and callee bytes equal the hand-written ones")
     say("except hash/rel32 immediates: " +

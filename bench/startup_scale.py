@@ -18,6 +18,9 @@ of each; medians of the per-cycle differences are reported:
                 loader mapping and relocating libfineibt.so)
   extra init  : preinit to main, auto minus no runtime (the runtime itself)
   sites/s     : sites rewritten / extra init
+  extra flt   : minor page faults, auto minus no runtime (about 15 us each
+                on this virtual machine: most of the start-up time)
+  rt Ir/site  : instructions of the runtime's start-up (callgrind) per site
   extra PD    : Private_Dirty, auto minus no runtime, against the issue's
                 budget: rewritten text + 64 KiB + 8 bytes per site
 
@@ -31,6 +34,8 @@ import argparse
 import csv
 import os
 import re
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -67,8 +72,10 @@ def build_pair(name, sources, opt="-O1"):
     for src in sources:
         obj = os.path.join(d, os.path.basename(src) + ".o")
         extra = ["-Dmain=gen_big_main"] if os.path.basename(src) == "main.c" else []
-        procs.append(subprocess.Popen([FCC, opt] + extra + ["-c", src, "-o", obj]))
         objs.append(obj)
+        if os.path.exists(obj) and os.path.getmtime(obj) > os.path.getmtime(src):
+            continue    # objects depend on the compiler flags only
+        procs.append(subprocess.Popen([FCC, opt] + extra + ["-c", src, "-o", obj]))
         if len(procs) == 2:
             for p in procs:
                 if p.wait():
@@ -108,11 +115,13 @@ def hello_program():
 def run_once(argv, env):
     e = dict(os.environ)
     e.update(env)
+    f0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
     t0 = time.perf_counter_ns()
     r = subprocess.run(argv, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        stdin=subprocess.DEVNULL, text=True)
     wall = (time.perf_counter_ns() - t0) / 1e3
     kv = dict(re.findall(r"(\w+)=([\d.]+)", r.stdout))
+    kv["minflt"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - f0
     return wall, kv, r
 
 
@@ -137,7 +146,7 @@ def text_bytes(exe):
 
 
 def measure(exe, nort, cycles):
-    xwall, xinit, xpd, init = [], [], [], []
+    xwall, xinit, xpd, init, xflt = [], [], [], [], []
     for c in range(cycles):
         pair = [(nort, {}), (exe, {"FINEIBT_CFI": "auto"})]
         if c % 2:
@@ -150,8 +159,33 @@ def measure(exe, nort, cycles):
         xinit.append(float(ka["init_us"]) - float(kb["init_us"]))
         init.append(float(ka["init_us"]))
         xpd.append(int(ka["private_dirty_kb"]) - int(kb["private_dirty_kb"]))
+        xflt.append(ka["minflt"] - kb["minflt"])
     return {"xwall": statistics.median(xwall), "xinit": statistics.median(xinit),
-            "init": statistics.median(init), "xpd": statistics.median(xpd)}
+            "init": statistics.median(init), "xpd": statistics.median(xpd),
+            "xflt": statistics.median(xflt)}
+
+
+def runtime_ir(exe, args=()):
+    """Instructions of the runtime's start-up (fineibt_rt_hook, inclusive),
+    from callgrind; valgrind 3.19 cannot read clang-22's DWARF 5, so it
+    runs copies without debug info (libfineibt.so via LD_LIBRARY_PATH)."""
+    if not shutil.which("valgrind"):
+        return None
+    d = os.path.join(OUT, "vg")
+    os.makedirs(d, exist_ok=True)
+    lib = os.path.join(d, "libfineibt.so.0")
+    sh(["strip", "-g", "-o", lib, os.path.join(BUILD, "libfineibt.so")])
+    copy = os.path.join(d, os.path.basename(exe))
+    sh(["strip", "-g", "-o", copy, exe])
+    out = os.path.join(d, "cg.out")
+    e = dict(os.environ, FINEIBT_CFI="auto", LD_LIBRARY_PATH=d)
+    subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                    copy] + list(args), env=e, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", out],
+                         stdout=subprocess.PIPE, text=True).stdout
+    m = re.search(r"^\s*([\d,]+) .*fineibt_rt_hook ", ann, re.M)
+    return int(m.group(1).replace(",", "")) if m else None
 
 
 def measure_sqlite(fi, ref, cycles):
@@ -171,6 +205,11 @@ def measure_sqlite(fi, ref, cycles):
     return statistics.median(xs), statistics.median(rt) if rt else float("nan")
 
 
+def sites_of_sqlite(exe):
+    _, _, r = run_once([exe, "--help"], {"FINEIBT_CFI": "auto", "FINEIBT_VERBOSE": "1"})
+    return sum(int(x) for x in re.findall(r"(\d+) (?:preambles|call sites)", r.stderr))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000,100000")
@@ -184,9 +223,10 @@ def main():
     rows = []
     print("Start-up, FINEIBT_CFI=auto vs the same objects without the runtime;")
     print("medians over %d interleaved cycles (extra = auto - no runtime)" % a.cycles)
-    hdr = "%-12s %8s %10s %13s %13s %11s %12s %12s %s" % (
+    hdr = "%-12s %8s %9s %13s %13s %10s %10s %10s %12s %11s %s" % (
         "program", "sites", "text KiB", "extra wall ms", "extra init ms",
-        "M sites/s", "extra PD KiB", "budget KiB", "PD within")
+        "M sites/s", "extra flt", "rt Ir/site", "extra PD KiB", "budget KiB",
+        "PD within")
     print(hdr)
     print("-" * len(hdr))
     for name, (exe, nort) in progs:
@@ -196,23 +236,27 @@ def main():
         budget = (text + 64 * 1024 + 8 * n) / 1024
         rate = n / (m["xinit"] / 1e6) / 1e6 if m["xinit"] > 0 else float("inf")
         ok = "yes" if m["xpd"] <= budget else "NO"
-        print("%-12s %8d %10.0f %13.3f %13.3f %11.1f %12.0f %12.0f %s" % (
+        ir = runtime_ir(exe)
+        print("%-12s %8d %9.0f %13.3f %13.3f %10.2f %10.0f %10s %12.0f %11.0f %s" % (
             name, n, text / 1024, m["xwall"] / 1e3, m["xinit"] / 1e3, rate,
-            m["xpd"], budget, ok))
+            m["xflt"], "%.0f" % (ir / n) if ir else "-", m["xpd"], budget, ok))
         rows.append([name, n, text, "%.3f" % (m["xwall"] / 1e3),
-                     "%.3f" % (m["xinit"] / 1e3), "%.2f" % rate, m["xpd"],
-                     "%.0f" % budget])
+                     "%.3f" % (m["xinit"] / 1e3), "%.2f" % rate, m["xflt"],
+                     ir or "", m["xpd"], "%.0f" % budget])
     if a.sqlite:
         x, rt = measure_sqlite(a.sqlite[0], a.sqlite[1], a.cycles)
-        print("%-12s extra wall %.3f ms vs plain clang (runtime's own time %.0f us)"
-              % ("speedtest1", x / 1e3, rt))
-        rows.append(["speedtest1", "", "", "%.3f" % (x / 1e3), "%.3f" % (rt / 1e3),
-                     "", "", ""])
+        n = sites_of_sqlite(a.sqlite[0])
+        ir = runtime_ir(a.sqlite[0], ["--help"])
+        print("%-12s extra wall %.3f ms vs plain clang; runtime's own time %.0f us;"
+              " %d sites; runtime %s Ir (%s Ir/site)"
+              % ("speedtest1", x / 1e3, rt, n, ir, "%.0f" % (ir / n) if ir and n else "-"))
+        rows.append(["speedtest1", n, "", "%.3f" % (x / 1e3), "%.3f" % (rt / 1e3),
+                     "", "", ir or "", "", ""])
     with open(os.path.join(OUT, "startup-scale.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["program", "sites", "text_bytes", "extra_wall_ms",
-                    "extra_init_ms", "msites_per_s", "extra_private_dirty_kb",
-                    "budget_kb"])
+                    "extra_init_ms", "msites_per_s", "extra_minflt",
+                    "runtime_ir", "extra_private_dirty_kb", "budget_kb"])
         w.writerows(rows)
 
 

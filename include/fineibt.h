@@ -42,6 +42,8 @@ enum fineibt_flag {
 	FINEIBT_F_WARN		= 1u << 1,	/* report and continue */
 	FINEIBT_F_PARANOID	= 1u << 2,	/* caller-side check too (fineibt) */
 	FINEIBT_F_BHI		= 1u << 3,	/* clobber args on mismatch (fineibt) */
+	FINEIBT_F_SEQ_V618	= 1u << 4,	/* v6.18 sequence set (FINEIBT_SEQ) */
+	FINEIBT_F_DEBUG		= 1u << 5,	/* cfi=debug: start-up diagnostics */
 };
 
 struct fineibt_config {

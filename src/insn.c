@@ -143,6 +143,152 @@ SEQ(fi_seq_thunk_call, "thunk_call", -1, -1, 0x2e, 0xe8, 0, 0, 0, 0);
 /* 2e e9 rel32		cs jmp __x86_indirect_thunk_r11 */
 SEQ(fi_seq_thunk_jmp, "thunk_jmp", -1, -1, 0x2e, 0xe9, 0, 0, 0, 0);
 
+/* ------------------------------------------------ the v6.18 set's forms */
+
+/*
+ * v6.18 FineIBT preamble, func-16, in its userspace form (hash in %r10d,
+ * not %eax: see docs/sequences.md). The jne is forward and not-taken
+ * hinted (2e); the two further CS prefixes pad it to end at func+0:
+ *  0:  f3 0f 1e fa		endbr64
+ *  4:  41 81 ea 78 56 34 12	subl   $0x12345678, %r10d
+ *  b:  2e 2e 2e 75 03		jne,pn 13	; func+3: the UDB of the poison
+ */
+SEQ(fi_seq_v618_preamble, "v618_preamble", FI_FINEIBT_PREAMBLE_HASH, -1,
+    0xf3, 0x0f, 0x1e, 0xfa,
+    0x41, 0x81, 0xea, 0x78, 0x56, 0x34, 0x12,
+    0x2e, 0x2e, 0x2e, 0x75, 0x03);
+
+/*
+ * v6.18 poison, func+0, written with the preamble (its jne needs it):
+ *  0:  0f 1f 40 <d6>		nopl   -0x2a(%rax)	; d6 alone: UDB, #UD
+ */
+SEQ(fi_seq_v618_poison, "v618_poison", -1, 3, 0x0f, 0x1f, 0x40, 0xd6);
+
+/*
+ * Linux 7.3's kCFI caller: the failure branch is the not-taken one.
+ *  0:  41 ba 78 56 34 12	movl   $0x12345678, %r10d	; -hash
+ *  6:  45 03 53 f1		addl   -0xf(%r11), %r10d
+ *  a:  75 01			jne    d	; into the d6 of the test: UDB
+ *  c:  a8 d6			testb  $0xd6, %al	; flags only
+ *  e:  2e e8 00 00 00 00	cs call __x86_indirect_thunk_r11
+ */
+SEQ(fi_seq_v618_kcfi_caller, "v618_kcfi_caller", FI_KCFI_CALLER_HASH,
+    FI_V618_KCFI_UD,
+    0x41, 0xba, 0x78, 0x56, 0x34, 0x12,
+    0x45, 0x03, 0x53, 0xf1,
+    0x75, 0x01,
+    0xa8, 0xd6,
+    0x2e, 0xe8, 0x00, 0x00, 0x00, 0x00);
+
+/* The same as a tail call: e: 2e e9 rel32 */
+SEQ(fi_seq_v618_kcfi_caller_jmp, "v618_kcfi_caller_jmp", FI_KCFI_CALLER_HASH,
+    FI_V618_KCFI_UD,
+    0x41, 0xba, 0x78, 0x56, 0x34, 0x12,
+    0x45, 0x03, 0x53, 0xf1,
+    0x75, 0x01,
+    0xa8, 0xd6,
+    0x2e, 0xe9, 0x00, 0x00, 0x00, 0x00);
+
+/*
+ * The de-thunked call padded with CS prefixes instead of a NOP:
+ *  e:  2e 2e 2e 41 ff d3	cs cs cs call *%r11
+ */
+SEQ(fi_seq_v618_indirect_call, "v618_indirect_call", -1, -1,
+    0x2e, 0x2e, 0x2e, 0x41, 0xff, 0xd3);
+/*  e:  2e 2e 2e 41 ff e3	cs cs cs jmp *%r11 */
+SEQ(fi_seq_v618_indirect_jmp, "v618_indirect_jmp", -1, -1,
+    0x2e, 0x2e, 0x2e, 0x41, 0xff, 0xe3);
+
+/*
+ * v6.18 paranoid caller, userspace form: v4's check (the hash stays in
+ * %r10d, so the lea's f0 falls at +0xd with no CS prefix on the lea),
+ * then the call padded by a CS prefix:
+ *  0:  41 ba 78 56 34 12	movl   $0x12345678, %r10d
+ *  6:  45 3b 53 f7		cmpl   -0x9(%r11), %r10d
+ *  a:  4d 8d 5b <f0>		lea    -0x10(%r11), %r11
+ *  e:  75 fd			jne    d	; lock jne: #UD
+ * 10:  2e 41 ff d3		cs call *%r11
+ */
+SEQ(fi_seq_v618_paranoid_call, "v618_paranoid_call", FI_PARANOID_HASH,
+    FI_PARANOID_UD,
+    0x41, 0xba, 0x78, 0x56, 0x34, 0x12,
+    0x45, 0x3b, 0x53, 0xf7,
+    0x4d, 0x8d, 0x5b, 0xf0,
+    0x75, 0xfd,
+    0x2e, 0x41, 0xff, 0xd3);
+
+/* The same as a tail call; 10: 2e 41 ff e3  cs jmp *%r11 */
+SEQ(fi_seq_v618_paranoid_jmp, "v618_paranoid_jmp", FI_PARANOID_HASH,
+    FI_PARANOID_UD,
+    0x41, 0xba, 0x78, 0x56, 0x34, 0x12,
+    0x45, 0x3b, 0x53, 0xf7,
+    0x4d, 0x8d, 0x5b, 0xf0,
+    0x75, 0xfd,
+    0x2e, 0x41, 0xff, 0xe3);
+
+/* 2e		cs: the padding prefix of de-thunked calls in v6.18 */
+SEQ(fi_seq_cs, "cs", -1, -1, 0x2e);
+
+static const struct fi_set_forms fi_sets[FI_NSETS] = {
+	[FI_SET_V4] = {
+		.name = "v4",
+		.preamble = &fi_seq_fineibt_preamble,
+		.poison = &fi_seq_endbr_poison,
+		.preamble_ud = FI_FINEIBT_PREAMBLE_UD,
+		.kcfi_caller = { &fi_seq_kcfi_caller, &fi_seq_kcfi_caller_jmp },
+		.kcfi_ud = FI_KCFI_CALLER_UD,
+		.indirect = { &fi_seq_indirect_call, &fi_seq_indirect_jmp },
+		.paranoid = { &fi_seq_paranoid_call, &fi_seq_paranoid_jmp },
+		.arity1 = &fi_seq_arity1_inline,
+	},
+	[FI_SET_V618] = {
+		.name = "v6.18",
+		.preamble = &fi_seq_v618_preamble,
+		.poison = &fi_seq_v618_poison,
+		.poison_needed = true,
+		.preamble_ud = FI_V618_PREAMBLE_UD,
+		.kcfi_caller = { &fi_seq_v618_kcfi_caller,
+				 &fi_seq_v618_kcfi_caller_jmp },
+		.kcfi_ud = FI_V618_KCFI_UD,
+		.indirect = { &fi_seq_v618_indirect_call,
+			      &fi_seq_v618_indirect_jmp },
+		.paranoid = { &fi_seq_v618_paranoid_call,
+			      &fi_seq_v618_paranoid_jmp },
+		/*
+		 * No inline arity-1 form: with the 7-byte subl there is no
+		 * room for cmovne + jne before func+0, so arity 1 calls its
+		 * stub like every other arity.
+		 */
+		.arity1 = NULL,
+		.cs_pad = true,
+	},
+};
+
+const struct fi_set_forms *fi_set_forms(int set)
+{
+	if (set < 0 || set >= FI_NSETS)
+		set = FI_SET_V4;
+	return &fi_sets[set];
+}
+
+const char *fi_set_name(int set)
+{
+	return set >= 0 && set < FI_NSETS ? fi_sets[set].name : "?";
+}
+
+int fi_set_parse(const char *name)
+{
+	static const struct { const char *name; int set; } alias[] = {
+		{ "v4", FI_SET_V4 }, { "v6.18", FI_SET_V618 },
+		{ "v6_18", FI_SET_V618 }, { "v618", FI_SET_V618 },
+	};
+
+	for (size_t i = 0; name && i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (!strcmp(name, alias[i].name))
+			return alias[i].set;
+	return -1;
+}
+
 /* ff d0		call   *%rax	(ModRM 11 010 reg: d0+r for register r) */
 SEQ(fi_seq_call_reg, "call_reg", -1, -1, 0xff, 0xd0);
 /* ff e0		jmp    *%rax	(ModRM 11 100 reg: e0+r) */
@@ -177,6 +323,10 @@ const struct fi_seq *const fi_seq_all[] = {
 	&fi_seq_endbr64, &fi_seq_endbr32, &fi_seq_endbr_poison,
 	&fi_seq_bhi_magic, &fi_seq_caller_off,
 	&fi_seq_thunk_call, &fi_seq_thunk_jmp,
+	&fi_seq_v618_preamble, &fi_seq_v618_poison,
+	&fi_seq_v618_kcfi_caller, &fi_seq_v618_kcfi_caller_jmp,
+	&fi_seq_v618_indirect_call, &fi_seq_v618_indirect_jmp,
+	&fi_seq_v618_paranoid_call, &fi_seq_v618_paranoid_jmp,
 	NULL,
 };
 
@@ -189,6 +339,17 @@ void fi_buf_init(struct fi_buf *b, void *mem, size_t cap, uint64_t ip)
 	b->len = 0;
 	b->ip = ip;
 	b->err = 0;
+	b->set = FI_SET_V4;
+}
+
+void fi_buf_init_set(struct fi_buf *b, void *mem, size_t cap, uint64_t ip,
+		     int set)
+{
+	fi_buf_init(b, mem, cap, ip);
+	if (set < 0 || set >= FI_NSETS)
+		b->err = -EINVAL;
+	else
+		b->set = set;
 }
 
 static uint8_t *fi_buf_reserve(struct fi_buf *b, size_t n)
@@ -272,7 +433,7 @@ void fi_emit_kcfi_preamble(struct fi_buf *b, uint32_t hash, int arity)
 void fi_emit_kcfi_caller(struct fi_buf *b, uint32_t hash, bool jmp,
 			 uint64_t thunk)
 {
-	const struct fi_seq *s = jmp ? &fi_seq_kcfi_caller_jmp : &fi_seq_kcfi_caller;
+	const struct fi_seq *s = fi_set_forms(b->set)->kcfi_caller[jmp];
 
 	/* The check part (imm = -hash), then the rel32 call that ends it. */
 	fi_emit_bytes(b, s->bytes, FI_KCFI_CALLER_CALL);
@@ -284,23 +445,29 @@ void fi_emit_kcfi_caller(struct fi_buf *b, uint32_t hash, bool jmp,
 
 void fi_emit_fineibt_preamble(struct fi_buf *b, uint32_t hash)
 {
-	fi_emit_seq(b, &fi_seq_fineibt_preamble, hash);
+	fi_emit_seq(b, fi_set_forms(b->set)->preamble, hash);
+}
+
+void fi_emit_poison(struct fi_buf *b)
+{
+	fi_emit_seq(b, fi_set_forms(b->set)->poison, 0);
 }
 
 void fi_emit_fineibt_caller(struct fi_buf *b, uint32_t hash, bool jmp)
 {
 	fi_emit_seq(b, &fi_seq_fineibt_caller, hash);
-	fi_emit_seq(b, jmp ? &fi_seq_indirect_jmp : &fi_seq_indirect_call, 0);
+	fi_emit_seq(b, fi_set_forms(b->set)->indirect[jmp], 0);
 }
 
 void fi_emit_paranoid_caller(struct fi_buf *b, uint32_t hash, bool jmp)
 {
-	fi_emit_seq(b, jmp ? &fi_seq_paranoid_jmp : &fi_seq_paranoid_call, hash);
+	fi_emit_seq(b, fi_set_forms(b->set)->paranoid[jmp], hash);
 }
 
 void fi_emit_bhi_tail(struct fi_buf *b, int arity, bool warn, uint64_t stubs)
 {
-	const struct fi_seq *pre = &fi_seq_fineibt_preamble;
+	const struct fi_set_forms *f = fi_set_forms(b->set);
+	const struct fi_seq *pre = f->preamble;
 
 	if (arity < 0 || arity > FI_MAX_ARITY) {
 		if (!b->err)
@@ -313,8 +480,8 @@ void fi_emit_bhi_tail(struct fi_buf *b, int arity, bool warn, uint64_t stubs)
 		return;
 	}
 	/* The inline form clobbers rdi unconditionally: not with warn. */
-	if (arity == 1 && !warn) {
-		fi_emit_seq(b, &fi_seq_arity1_inline, 0);
+	if (arity == 1 && !warn && f->arity1) {
+		fi_emit_seq(b, f->arity1, 0);
 		return;
 	}
 	fi_emit_rel32(b, &fi_seq_bhi_call,
@@ -341,6 +508,10 @@ void fi_emit_indirect(struct fi_buf *b, int reg, bool jmp, size_t size)
 			b->err = -EINVAL;
 		return;
 	}
+	/* v6.18 pads in front, with CS prefixes: still one instruction. */
+	len = s->len + (reg >= 8);
+	for (size_t i = len; fi_set_forms(b->set)->cs_pad && i < size; i++)
+		fi_emit_seq(b, &fi_seq_cs, 0);
 	if (reg >= 8)
 		fi_emit_seq(b, &fi_seq_rex_b, 0);
 	fi_emit_seq(b, s, 0);
@@ -356,7 +527,7 @@ void fi_emit_indirect(struct fi_buf *b, int reg, bool jmp, size_t size)
 
 void fi_emit_kcfi_check(struct fi_buf *b, uint32_t hash, bool off)
 {
-	const struct fi_seq *k = &fi_seq_kcfi_caller;
+	const struct fi_seq *k = fi_set_forms(b->set)->kcfi_caller[0];
 	size_t at = b->len;
 
 	fi_emit_bytes(b, k->bytes, FI_KCFI_CALLER_CALL);
@@ -391,7 +562,8 @@ void fi_emit_mov_r11(struct fi_buf *b, int reg)
 
 bool fi_is_endbr_val(uint32_t v)
 {
-	if (v == FI_POISON_VAL || v == FI_BHI_MAGIC_VAL)
+	if (v == FI_POISON_VAL || v == FI_BHI_MAGIC_VAL ||
+	    v == FI_V618_POISON_VAL)
 		return true;
 	return v == FI_ENDBR64_VAL || v == FI_ENDBR32_VAL;
 }
@@ -447,11 +619,21 @@ enum fi_preamble_form fi_classify_preamble(const uint8_t *p, uint64_t ip,
 	struct fi_preamble_info info = { .form = FI_PRE_NONE, .arity = -1 };
 	int n = pre->len - FI_FINEIBT_PREAMBLE_BHI;
 
+	const struct fi_seq *v618 = &fi_seq_v618_preamble;
+
 	if (fi_match_kcfi_preamble(p, &info.hash, &info.arity)) {
 		info.form = FI_PRE_KCFI;
 	} else if (fi_seq_range(p, pre, 0, FI_FINEIBT_PREAMBLE_BHI)) {
+		/* Both sets share bytes 0..b; func+0 tells them apart. */
 		info.hash = fi_load32(p + FI_FINEIBT_PREAMBLE_HASH);
+		if (fi_load32(p + FI_PREAMBLE_SIZE) == FI_V618_POISON_VAL)
+			info.set = FI_SET_V618;
 		if (!memcmp(tail, pre->bytes + FI_FINEIBT_PREAMBLE_BHI, n)) {
+			info.form = FI_PRE_FINEIBT;
+			info.arity = 0;
+			info.set = FI_SET_V4;
+		} else if (!memcmp(tail, v618->bytes + FI_FINEIBT_PREAMBLE_BHI, n) &&
+			   info.set == FI_SET_V618) {
 			info.form = FI_PRE_FINEIBT;
 			info.arity = 0;
 		} else if (tail[0] == fi_seq_bhi_call.bytes[0]) {
@@ -462,6 +644,7 @@ enum fi_preamble_form fi_classify_preamble(const uint8_t *p, uint64_t ip,
 				   fi_seq_arity1_inline.len)) {
 			info.form = FI_PRE_FINEIBT_ARITY1;
 			info.arity = 1;
+			info.set = FI_SET_V4;
 		}
 	}
 	if (out)
@@ -529,14 +712,54 @@ static bool fi_match_site_call(const uint8_t *p, uint64_t ip,
 /* A de-thunked call/jmp *%r11 (+ nop3) at @c: thunk left 0. */
 static bool fi_match_direct_call(const uint8_t *c, struct fi_caller_info *info)
 {
-	if (!memcmp(c, fi_seq_indirect_call.bytes, fi_seq_indirect_call.len))
-		info->jmp = false;
-	else if (!memcmp(c, fi_seq_indirect_jmp.bytes, fi_seq_indirect_jmp.len))
-		info->jmp = true;
-	else
-		return false;
-	info->thunk = 0;
-	return true;
+	for (int set = 0; set < FI_NSETS; set++) {
+		for (int jmp = 0; jmp < 2; jmp++) {
+			const struct fi_seq *ind = fi_sets[set].indirect[jmp];
+
+			if (memcmp(c, ind->bytes, ind->len))
+				continue;
+			info->jmp = jmp;
+			info->thunk = 0;
+			if (set != FI_SET_V4)
+				info->set = set;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Bytes 2..13 of a kCFI caller (hash excepted, the first two bytes left
+ * to the caller: movl or eb 0c): the compiler's je/ud2 or v6.18's jne/test.
+ */
+static bool fi_match_kcfi_check(const uint8_t *p, struct fi_caller_info *info)
+{
+	const int from = fi_seq_caller_off.len, to = FI_KCFI_CALLER_CALL;
+
+	for (int set = 0; set < FI_NSETS; set++) {
+		if (fi_seq_range(p, fi_sets[set].kcfi_caller[0], from, to)) {
+			if (set != FI_SET_V4)
+				info->set = set;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A paranoid caller of either set: its set and whether a tail call. */
+static bool fi_match_paranoid(const uint8_t *p, struct fi_caller_info *info)
+{
+	for (int set = 0; set < FI_NSETS; set++) {
+		for (int jmp = 0; jmp < 2; jmp++) {
+			if (!fi_seq_range(p, fi_sets[set].paranoid[jmp], 0,
+					  FI_CALLSITE_SIZE))
+				continue;
+			info->jmp = jmp;
+			info->set = set;
+			return true;
+		}
+	}
+	return false;
 }
 
 static enum fi_caller_form fi_caller_none(struct fi_caller_info *out)
@@ -552,9 +775,8 @@ enum fi_caller_form fi_classify_caller(const uint8_t *p, uint64_t ip,
 	const struct fi_seq *k = &fi_seq_kcfi_caller;
 	const struct fi_seq *off = &fi_seq_caller_off;
 	struct fi_caller_info info = { .form = FI_CALL_NONE };
-	const int check = FI_KCFI_CALLER_CALL;
 
-	if (fi_seq_range(p, k, off->len, check)) {
+	if (fi_match_kcfi_check(p, &info)) {
 		/* kCFI check, live (41 ba) or jumped over (eb 0c) */
 		if (!fi_match_site_call(p, ip, &info) &&
 		    !fi_match_direct_call(p + FI_KCFI_CALLER_CALL, &info))
@@ -570,24 +792,16 @@ enum fi_caller_form fi_classify_caller(const uint8_t *p, uint64_t ip,
 		const uint8_t *c = p + FI_FINEIBT_CALLER_SIZE;
 
 		info.hash = fi_load32(p + FI_FINEIBT_CALLER_HASH);
-		if (!memcmp(c, fi_seq_indirect_call.bytes, fi_seq_indirect_call.len)) {
+		if (fi_match_direct_call(c, &info)) {
 			info.form = FI_CALL_FINEIBT;
-		} else if (!memcmp(c, fi_seq_indirect_jmp.bytes,
-				   fi_seq_indirect_jmp.len)) {
-			info.form = FI_CALL_FINEIBT;
-			info.jmp = true;
 		} else if (fi_match_site_call(p, ip, &info)) {
 			info.form = FI_CALL_FINEIBT_THUNK;
 		} else {
 			return fi_caller_none(out);
 		}
-	} else if (fi_seq_range(p, &fi_seq_paranoid_call, 0, FI_CALLSITE_SIZE)) {
+	} else if (fi_match_paranoid(p, &info)) {
 		info.form = FI_CALL_PARANOID;
 		info.hash = fi_load32(p + FI_PARANOID_HASH);
-	} else if (fi_seq_range(p, &fi_seq_paranoid_jmp, 0, FI_CALLSITE_SIZE)) {
-		info.form = FI_CALL_PARANOID;
-		info.hash = fi_load32(p + FI_PARANOID_HASH);
-		info.jmp = true;
 	} else {
 		return fi_caller_none(out);
 	}
@@ -604,6 +818,7 @@ enum fi_ud_kind fi_decode_ud(const uint8_t *p, size_t avail, int *len)
 	const uint8_t ud2_1 = fi_seq_kcfi_caller.bytes[FI_KCFI_CALLER_UD + 1];
 	const uint8_t ea = fi_seq_fineibt_preamble.bytes[FI_FINEIBT_PREAMBLE_UD];
 	const uint8_t lock = fi_seq_paranoid_call.bytes[FI_PARANOID_UD];
+	const uint8_t udb = fi_seq_v618_poison.bytes[fi_seq_v618_poison.ud];
 
 	if (avail >= 2 && p[0] == ud2_0 && p[1] == ud2_1) {
 		*len = 2;
@@ -616,6 +831,10 @@ enum fi_ud_kind fi_decode_ud(const uint8_t *p, size_t avail, int *len)
 	if (avail >= 3 && p[0] == lock && (p[1] & 0xf0) == 0x70) {
 		*len = 3;
 		return FI_UD_LOCK_JCC;
+	}
+	if (avail >= 1 && p[0] == udb) {
+		*len = 1;
+		return FI_UD_UDB;
 	}
 	*len = 0;
 	return FI_UD_NONE;

@@ -48,11 +48,31 @@
 #define FI_PARANOID_UD		0xd	/* the f0 byte: LOCK Jcc.d8 */
 #define FI_PARANOID_IND		0x10	/* the call/jmp *%r11 */
 
+/*
+ * The sequence sets (docs/sequences.md). FI_SET_V4 is the seeds' v4 series
+ * (Linux 6.15); FI_SET_V618 is the kernel's newer set (v6.18 UDB preamble,
+ * CS-prefix padding, Linux 7.3's kCFI jne/test form) in its userspace form:
+ * the hash stays in %r10d, because %al carries the vector-register count of
+ * a SysV variadic call and a matching "sub $hash, %eax" would zero it.
+ */
+enum fi_set {
+	FI_SET_V4 = 0,
+	FI_SET_V618,
+	FI_NSETS,
+};
+
+/* v6.18: the jne of the preamble lands on func+3, the 0xD6 (UDB) byte of
+ * the poison at func+0; a kCFI caller's jne lands on +13, the UDB byte of
+ * its "test $0xd6, %al", one past the .kcfi_traps address. */
+#define FI_V618_PREAMBLE_UD	(FI_PREAMBLE_SIZE + 3)
+#define FI_V618_KCFI_UD		(FI_KCFI_CALLER_UD + 1)
+
 /* The four-byte values an ENDBR test knows, as read little-endian. */
 #define FI_ENDBR64_VAL		0xfa1e0ff3u
 #define FI_ENDBR32_VAL		0xfb1e0ff3u
 #define FI_POISON_VAL		0x001f0f66u	/* osp nopl (%rax) */
 #define FI_BHI_MAGIC_VAL	0x001f0ff5u	/* cmc; nopl (%rax) */
+#define FI_V618_POISON_VAL	0xd6401f0fu	/* nopl -0x2a(%rax) */
 
 /* ------------------------------------------------------------ templates */
 
@@ -83,6 +103,40 @@ extern const struct fi_seq fi_seq_caller_off;		/* eb 0c */
 extern const struct fi_seq fi_seq_thunk_call;		/* 2e e8 rel32 */
 extern const struct fi_seq fi_seq_thunk_jmp;		/* 2e e9 rel32 */
 extern const struct fi_seq fi_seq_mov_r11;		/* mov %rax, %r11 (JIT) */
+/* The v6.18 set's own forms (the others are shared with v4). */
+extern const struct fi_seq fi_seq_v618_preamble;
+extern const struct fi_seq fi_seq_v618_poison;		/* 0f 1f 40 d6 */
+extern const struct fi_seq fi_seq_v618_kcfi_caller;	/* jne .+3; test $0xd6,%al */
+extern const struct fi_seq fi_seq_v618_kcfi_caller_jmp;
+extern const struct fi_seq fi_seq_v618_indirect_call;	/* cs cs cs call *%r11 */
+extern const struct fi_seq fi_seq_v618_indirect_jmp;
+extern const struct fi_seq fi_seq_v618_paranoid_call;	/* ... cs call *%r11 */
+extern const struct fi_seq fi_seq_v618_paranoid_jmp;
+extern const struct fi_seq fi_seq_cs;			/* 2e: CS-prefix padding */
+
+/*
+ * One set's choice of template for each form that differs between sets
+ * (the kCFI preamble, the FineIBT caller, the BHI call and the ENDBRs are
+ * common). arity1 is NULL when the set has no inline arity-1 form.
+ */
+struct fi_set_forms {
+	const char *name;			/* "v4", "v6.18" */
+	const struct fi_seq *preamble;		/* 16 bytes at func-16 */
+	const struct fi_seq *poison;		/* func+0 */
+	bool poison_needed;			/* the preamble traps inside it */
+	int preamble_ud;			/* #UD byte, from func-16 */
+	const struct fi_seq *kcfi_caller[2];	/* [jmp] */
+	int kcfi_ud;				/* #UD byte of a kCFI caller */
+	const struct fi_seq *indirect[2];	/* [jmp], the 6-byte call */
+	const struct fi_seq *paranoid[2];	/* [jmp] */
+	const struct fi_seq *arity1;
+	bool cs_pad;				/* de-thunked calls: CS prefixes */
+};
+
+const struct fi_set_forms *fi_set_forms(int set);
+/* "v4" / "v6.18" (also "v6_18", "618") -> FI_SET_*, or -1. */
+int fi_set_parse(const char *name);
+const char *fi_set_name(int set);
 /*
  * De-thunking an unchecked call through __x86_indirect_thunk_<reg>: the
  * register forms (ModRM reg field 2 = call, 4 = jmp; r8..r15 take the REX.B
@@ -112,9 +166,13 @@ struct fi_buf {
 	size_t len;
 	uint64_t ip;
 	int err;
+	int set;	/* FI_SET_*: the sequence set emitters write (v4) */
 };
 
 void fi_buf_init(struct fi_buf *b, void *mem, size_t cap, uint64_t ip);
+/* fi_buf_init for sequence set @set (FI_SET_*; out of range: -EINVAL). */
+void fi_buf_init_set(struct fi_buf *b, void *mem, size_t cap, uint64_t ip,
+		     int set);
 void fi_emit_bytes(struct fi_buf *b, const void *bytes, size_t n);
 /* Emit template @s, with @hash at its hash offset when it has one. */
 void fi_emit_seq(struct fi_buf *b, const struct fi_seq *s, uint32_t hash);
@@ -125,7 +183,10 @@ void fi_emit_kcfi_preamble(struct fi_buf *b, uint32_t hash, int arity);
 /* A whole kCFI call site for @hash, calling/jumping to @thunk. */
 void fi_emit_kcfi_caller(struct fi_buf *b, uint32_t hash, bool jmp,
 			 uint64_t thunk);
+/* 16 bytes at func-16 (the set's); func+0 follows: fi_emit_poison. */
 void fi_emit_fineibt_preamble(struct fi_buf *b, uint32_t hash);
+/* The set's ENDBR poison for func+0 (v6.18: carries the preamble's UDB). */
+void fi_emit_poison(struct fi_buf *b);
 /* FineIBT caller + the de-thunked call (20 bytes in all). */
 void fi_emit_fineibt_caller(struct fi_buf *b, uint32_t hash, bool jmp);
 void fi_emit_paranoid_caller(struct fi_buf *b, uint32_t hash, bool jmp);
@@ -191,6 +252,7 @@ struct fi_preamble_info {
 	uint32_t hash;		/* the type hash as the check compares it */
 	int arity;		/* kcfi: from the register; bhi: -1 unless known */
 	uint64_t bhi_target;	/* FI_PRE_FINEIBT_BHI: the call's target */
+	int set;		/* FineIBT forms: FI_SET_* they belong to */
 };
 
 /*
@@ -217,6 +279,8 @@ struct fi_caller_info {
 	uint64_t thunk;		/* KCFI/OFF/FINEIBT_THUNK: the call's target;
 				 * 0 for KCFI/OFF whose call is already
 				 * direct (call/jmp *%r11, de-thunked) */
+	int set;		/* FI_SET_V618 when a form only it writes
+				 * (jne/test check, CS-padded call) is seen */
 };
 
 /* Classify the 20 bytes of a call site at @p, at run-time address @ip. */
@@ -245,6 +309,7 @@ enum fi_ud_kind {
 	FI_UD_UD2,		/* 0f 0b */
 	FI_UD_EA,		/* ea (bad) */
 	FI_UD_LOCK_JCC,		/* f0 7x d8 */
+	FI_UD_UDB,		/* d6 (v6.18 set) */
 };
 
 /*

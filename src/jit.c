@@ -65,6 +65,12 @@ static bool fi_jit_is_fineibt(const struct fi_jit_env *env)
 	return env->cfg.mode == FINEIBT_MODE_FINEIBT;
 }
 
+/* The sequence set @env's process runs (FINEIBT_SEQ). */
+static int fi_jit_set(const struct fi_jit_env *env)
+{
+	return env->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4;
+}
+
 /* A stub array whose slot @arity a call ending at @call_end can reach. */
 static int fi_jit_pick_stubs(const struct fi_jit_env *env, uint64_t call_end,
 			     int arity, uint64_t *stubs)
@@ -85,14 +91,14 @@ static int fi_jit_fineibt_preamble(const struct fi_jit_env *env,
 				   struct fi_buf *b, uint32_t hash, int arity)
 {
 	bool warn = env->cfg.flags & FINEIBT_F_WARN;
-	bool inl = arity == 1 && !warn;
+	bool inl = arity == 1 && !warn && fi_set_forms(b->set)->arity1;
 	size_t at = b->len;
 	uint64_t stubs = 0;
 	int err;
 
 	fi_emit_fineibt_preamble(b, hash);
 	if (b->err || !(env->cfg.flags & FINEIBT_F_BHI)) {
-		fi_emit_seq(b, &fi_seq_endbr_poison, 0);
+		fi_emit_poison(b);
 		return b->err;
 	}
 	if (arity > 0 && !inl) {
@@ -106,7 +112,7 @@ static int fi_jit_fineibt_preamble(const struct fi_jit_env *env,
 	fi_emit_bhi_tail(b, arity, warn, stubs);
 	/* The inline form already wrote func+0 (the 0x001f0ff5 magic). */
 	if (!inl)
-		fi_emit_seq(b, &fi_seq_endbr_poison, 0);
+		fi_emit_poison(b);
 	return b->err;
 }
 
@@ -117,6 +123,7 @@ int fi_jit_preamble(const struct fi_jit_env *env, struct fi_buf *b,
 		return -EINVAL;
 	if (b->err)
 		return b->err;
+	b->set = fi_jit_set(env);
 	if (fi_jit_is_fineibt(env))
 		return fi_jit_fineibt_preamble(env, b, hash, arity);
 	/* kcfi and off: the compiler's preamble and a live ENDBR. */
@@ -132,6 +139,7 @@ int fi_jit_call(const struct fi_jit_env *env, struct fi_buf *b,
 		return -EINVAL;
 	if (b->err)
 		return b->err;
+	b->set = fi_jit_set(env);
 	fi_emit_mov_r11(b, reg);
 	if (!fi_jit_is_fineibt(env)) {
 		/*
@@ -140,7 +148,7 @@ int fi_jit_call(const struct fi_jit_env *env, struct fi_buf *b,
 		 * has no reason to go through __x86_indirect_thunk_r11.
 		 */
 		fi_emit_kcfi_check(b, hash, env->cfg.mode == FINEIBT_MODE_OFF);
-		fi_emit_seq(b, tail ? &fi_seq_indirect_jmp : &fi_seq_indirect_call, 0);
+		fi_emit_seq(b, fi_set_forms(b->set)->indirect[tail], 0);
 	} else if (env->cfg.flags & FINEIBT_F_PARANOID) {
 		fi_emit_paranoid_caller(b, hash, tail);
 	} else {
@@ -289,7 +297,8 @@ static size_t fi_jit_scan(const struct fi_jit_env *env, const uint8_t *lo,
 	bool kcfi = env->cfg.mode == FINEIBT_MODE_KCFI;
 	bool paranoid = fi_jit_is_fineibt(env) &&
 			(env->cfg.flags & FINEIBT_F_PARANOID);
-	const struct fi_seq *t = kcfi ? &fi_seq_kcfi_caller : &fi_seq_paranoid_call;
+	const struct fi_set_forms *f = fi_set_forms(fi_jit_set(env));
+	const struct fi_seq *t = kcfi ? f->kcfi_caller[0] : f->paranoid[0];
 	const int fixed = t->hash + 4;	/* 4 opcode bytes after the hash */
 	size_t n = 0;
 

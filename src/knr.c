@@ -135,14 +135,6 @@ static struct fi_knr_pair {
 } fi_knr_map[FI_KNR_N];
 static pthread_once_t fi_knr_once = PTHREAD_ONCE_INIT;
 
-static int fi_knr_cmp(const void *a, const void *b)
-{
-	uint32_t x = ((const struct fi_knr_pair *)a)->from;
-	uint32_t y = ((const struct fi_knr_pair *)b)->from;
-
-	return (x > y) - (x < y);
-}
-
 /* "_ZTSF" @ret @mid "E" @suffix into @name (64 bytes hold every one). */
 static size_t fi_knr_name(char *name, const char *ret, const char *mid,
 			  const char *suffix)
@@ -187,12 +179,21 @@ static void fi_knr_init(void)
 
 uint32_t fi_knr_hash(uint32_t hash)
 {
-	struct fi_knr_pair key = { .from = hash };
-	const struct fi_knr_pair *hit;
+	size_t lo = 0, hi = FI_KNR_N;
 
+	/* Asked once per preamble at start-up: no bsearch callback. */
 	pthread_once(&fi_knr_once, fi_knr_init);
-	hit = bsearch(&key, fi_knr_map, FI_KNR_N, sizeof(key), fi_knr_cmp);
-	return hit ? hit->to : hash;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fi_knr_map[mid].from == hash)
+			return fi_knr_map[mid].to;
+		if (fi_knr_map[mid].from < hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return hash;
 }
 
 bool fi_image_has_knr(const struct fi_image *im)

@@ -14,7 +14,8 @@ static const char fi_note_magic[4] = { 'F', 'I', 'B', 'T' };
 
 #define FI_NOTE_COUNTS	7
 #define FI_NOTE_KNOWN_FLAGS \
-	(FINEIBT_F_RAND | FINEIBT_F_WARN | FINEIBT_F_PARANOID | FINEIBT_F_BHI)
+	(FINEIBT_F_RAND | FINEIBT_F_WARN | FINEIBT_F_PARANOID | FINEIBT_F_BHI | \
+	 FINEIBT_F_SEQ_V618)
 
 static void put_le(uint8_t *p, uint64_t v, int n)
 {

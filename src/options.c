@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fineibt.h"
+#include "insn.h"
 #include "options.h"
 #include "print.h"
 
@@ -136,10 +137,39 @@ static bool fi_secure_refuses(const char *w, size_t n, struct fi_msgs *m)
 	return false;
 }
 
+int fi_seq_apply(const char *name, size_t n, struct fineibt_config *cfg)
+{
+	char buf[FI_WORD_MAX];
+	int set;
+
+	if (n >= sizeof(buf))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = name[i] >= 'A' && name[i] <= 'Z' ?
+			 (char)(name[i] - 'A' + 'a') : name[i];
+	buf[n] = '\0';
+	set = fi_set_parse(buf);
+	if (set < 0)
+		return -1;
+	cfg->flags &= ~FINEIBT_F_SEQ_V618;
+	if (set == FI_SET_V618)
+		cfg->flags |= FINEIBT_F_SEQ_V618;
+	return set;
+}
+
 static void fi_apply_word(const char *w, size_t n, bool have_arity,
 			  struct fineibt_config *cfg, struct fi_msgs *m)
 {
-	if (fi_word_is(w, n, "auto")) {
+	if (n > 4 && fi_word_is(w, 4, "seq=")) {
+		if (fi_seq_apply(w + 4, n - 4, cfg) >= 0)
+			return;
+		if (m->strict)
+			fi_msgs_unknown(m, w, n);
+		else
+			fi_msgs_ignore(m, w, n, "unknown sequence set (v4, v6.18)");
+	} else if (fi_word_is(w, n, "debug")) {
+		cfg->flags |= FINEIBT_F_DEBUG;
+	} else if (fi_word_is(w, n, "auto")) {
 		cfg->mode = FINEIBT_MODE_AUTO;
 	} else if (fi_word_is(w, n, "off")) {
 		cfg->mode = FINEIBT_MODE_OFF;
@@ -282,5 +312,9 @@ FINEIBT_API int fineibt_config_str(const struct fineibt_config *cfg,
 		at = fi_cat(buf, len, at, ",warn");
 	if (!(cfg->flags & FINEIBT_F_RAND) && cfg->mode != FINEIBT_MODE_OFF)
 		at = fi_cat(buf, len, at, ",norand");
+	if (cfg->flags & FINEIBT_F_DEBUG)
+		at = fi_cat(buf, len, at, ",debug");
+	if (cfg->flags & FINEIBT_F_SEQ_V618)
+		at = fi_cat(buf, len, at, ",seq=v6.18");
 	return (int)at;
 }

@@ -21,6 +21,13 @@ int fi_parse_cfi_secure(const char *list, bool have_arity, bool secure,
 			struct fineibt_config *cfg, char *msgs, size_t msgs_len);
 
 /*
+ * Select the sequence set named by the @n bytes at @name ("v4", "v6.18",
+ * case-insensitive) in @cfg (FINEIBT_F_SEQ_V618). Returns the FI_SET_*
+ * chosen, or -1 (and @cfg untouched) for an unknown name.
+ */
+int fi_seq_apply(const char *name, size_t n, struct fineibt_config *cfg);
+
+/*
  * fineibt_parse_cfi() for a command line (fineibt patch --cfi=): an unknown
  * word is an error there, not a message. Returns -EINVAL with the first
  * unknown word (cut and cleaned for printing) in @bad; otherwise the count

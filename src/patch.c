@@ -48,6 +48,7 @@ struct fi_pass {
 	struct fi_patch_stats *st;
 	uint64_t bias;		/* link-time -> the address text runs at */
 	bool fineibt, paranoid, bhi, warn;
+	int set;		/* FI_SET_*: the sequences written */
 	struct fi_window win;
 };
 
@@ -188,11 +189,11 @@ struct fi_forms {
 
 static int fi_forms_caller(const struct fi_pass *ps, struct fi_forms *fm, bool jmp)
 {
-	const struct fi_seq *ind = jmp ? &fi_seq_indirect_jmp : &fi_seq_indirect_call;
+	const struct fi_seq *ind = fi_set_forms(ps->set)->indirect[jmp];
 	uint8_t *w = fm->caller[jmp];
 	struct fi_buf b;
 
-	fi_buf_init(&b, w, FI_CALLSITE_SIZE, 0);
+	fi_buf_init_set(&b, w, FI_CALLSITE_SIZE, 0, ps->set);
 	if (ps->paranoid) {
 		fi_emit_paranoid_caller(&b, 0, jmp);
 		fm->caller_hash = fi_seq_paranoid_call.hash;
@@ -209,7 +210,8 @@ static int fi_forms_caller(const struct fi_pass *ps, struct fi_forms *fm, bool j
 		fi_buf_init(&b, w, fi_seq_caller_off.len, 0);
 		fi_emit_seq(&b, &fi_seq_caller_off, 0);
 	}
-	fi_buf_init(&b, w + FI_KCFI_CALLER_CALL, ind->len, FI_KCFI_CALLER_CALL);
+	fi_buf_init_set(&b, w + FI_KCFI_CALLER_CALL, ind->len,
+			FI_KCFI_CALLER_CALL, ps->set);
 	fi_emit_seq(&b, ind, 0);
 	fm->caller_hash = fi_seq_kcfi_caller.hash;
 	fm->caller_neg = true;
@@ -223,15 +225,16 @@ static int fi_forms_init(const struct fi_pass *ps, struct fi_forms *fm)
 	int err;
 
 	memset(fm, 0, sizeof(*fm));
-	fi_buf_init(&b, fm->pre, sizeof(fm->pre), 0);
+	fi_buf_init_set(&b, fm->pre, sizeof(fm->pre), 0, ps->set);
 	fi_emit_fineibt_preamble(&b, 0);
-	if (!b.err) {
-		fi_buf_init(&b, fm->inline1, sizeof(fm->inline1), bhi_at);
+	if (!b.err && fi_set_forms(ps->set)->arity1) {
+		fi_buf_init_set(&b, fm->inline1, sizeof(fm->inline1), bhi_at,
+				ps->set);
 		fi_emit_bhi_tail(&b, 1, false, 0);
 	}
 	if (!b.err) {
-		fi_buf_init(&b, fm->poison, sizeof(fm->poison), 0);
-		fi_emit_seq(&b, &fi_seq_endbr_poison, 0);
+		fi_buf_init_set(&b, fm->poison, sizeof(fm->poison), 0, ps->set);
+		fi_emit_poison(&b);
 	}
 	if (b.err)
 		return b.err;
@@ -247,7 +250,9 @@ static int fi_forms_init(const struct fi_pass *ps, struct fi_forms *fm)
 /* Does this (kCFI, ENDBR) preamble need a call into the BHI stubs? */
 static bool fi_needs_stub(const struct fi_pass *ps, int arity)
 {
-	return ps->bhi && arity >= 1 && !(arity == 1 && !ps->warn);
+	bool inl = fi_set_forms(ps->set)->arity1 && !ps->warn;
+
+	return ps->bhi && arity >= 1 && !(arity == 1 && inl);
 }
 
 /*
@@ -259,13 +264,16 @@ static int fi_build_fineibt(struct fi_pass *ps, const struct fi_forms *fm,
 			    uint8_t *w, uint64_t ip, uint32_t hash, int arity)
 {
 	const size_t bhi_at = FI_FINEIBT_PREAMBLE_BHI;
-	bool poison = fi_exact_endbr(w + FI_PREAMBLE_SIZE);
+	/* v6.18's preamble traps on the poison's UDB: it is always there. */
+	bool poison = fi_exact_endbr(w + FI_PREAMBLE_SIZE) ||
+		      fi_set_forms(ps->set)->poison_needed;
 	struct fi_buf b;
 
 	memcpy(w, fm->pre, FI_PREAMBLE_SIZE);
 	fi_store32(w + FI_FINEIBT_PREAMBLE_HASH, hash);
 	if (fi_needs_stub(ps, arity)) {
-		fi_buf_init(&b, w + bhi_at, FI_PRE_WINDOW - bhi_at, ip + bhi_at);
+		fi_buf_init_set(&b, w + bhi_at, FI_PRE_WINDOW - bhi_at,
+				ip + bhi_at, ps->set);
 		fi_emit_bhi_tail(&b, arity, ps->warn, ps->o->bhi_args);
 		if (b.err)
 			return b.err;
@@ -404,7 +412,7 @@ static int fi_pass_tcall(struct fi_pass *ps, const struct fi_tcall *tc)
 			     "a cs call/jmp to its thunk");
 		return 0;
 	}
-	fi_buf_init(&b, want, n, tc->addr + ps->bias);
+	fi_buf_init_set(&b, want, n, tc->addr + ps->bias, ps->set);
 	fi_emit_indirect(&b, reg, jmp, n);
 	if (b.err)
 		return b.err;
@@ -544,6 +552,7 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		.paranoid = o->cfg.flags & FINEIBT_F_PARANOID,
 		.bhi = o->cfg.flags & FINEIBT_F_BHI,
 		.warn = o->cfg.flags & FINEIBT_F_WARN,
+		.set = o->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4,
 	};
 	struct fi_forms fm;
 	int err;

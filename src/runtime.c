@@ -41,6 +41,7 @@
 #include "trap.h"
 
 #define FI_MAX_SEEN	1024
+#define FI_FP_SITES	256	/* sites sampled by fi_rt_fingerprint */
 #define FI_MSG_MAX	512
 
 /* A module the scan has looked at (kCFI or not), keyed by its text. */
@@ -153,8 +154,12 @@ static uint64_t fi_rt_fingerprint(const struct fi_module *m)
 {
 	const struct fi_image *im = &fi_rt_registered(m)->img;
 	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t n = im->ncalls + im->nfuncs;
+	/* Every rewritten site differs from its compiler form: a spread-out
+	 * sample of them tells as well as all of them, at a fixed cost. */
+	size_t step = n > FI_FP_SITES ? n / FI_FP_SITES : 1;
 
-	for (size_t i = 0; i < im->ncalls + im->nfuncs; i++) {
+	for (size_t i = 0; i < n; i += step) {
 		uint64_t a = i < im->ncalls ? im->calls[i].addr :
 			     im->funcs[i - im->ncalls].addr - FI_PREAMBLE_SIZE;
 		const uint8_t *p = fi_image_text(im, a, FI_CALLSITE_SIZE);
@@ -537,6 +542,7 @@ reg:
 static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 			     struct fineibt_config *cfg, uint32_t *seed)
 {
+	unsigned int debug = cfg->flags & FINEIBT_F_DEBUG;
 	char want[64], got[64];
 
 	for (size_t i = 0; i < n; i++) {
@@ -544,6 +550,7 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 
 		if (!note->present)
 			continue;
+		cfg->flags &= ~FINEIBT_F_DEBUG;
 		if (memcmp(&note->cfg, cfg, sizeof(*cfg))) {
 			fineibt_config_str(cfg, want, sizeof(want));
 			fineibt_config_str(&note->cfg, got, sizeof(got));
@@ -552,9 +559,48 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 				  fi_rt_name(mods[i]), got, want);
 		}
 		*cfg = note->cfg;
+		cfg->flags |= debug;	/* diagnostics stay the process's */
 		*seed = note->seed;
 		return;
 	}
+}
+
+/*
+ * FINEIBT_SEQ=v4|v6.18: the sequence set (docs/sequences.md). Neither set
+ * is weaker than the other, so a privileged process honours it too.
+ */
+static void fi_rt_seq(struct fineibt_config *cfg)
+{
+	const char *seq = getenv("FINEIBT_SEQ");
+	char shown[33];
+	size_t i;
+
+	if (!seq || !*seq || fi_seq_apply(seq, strlen(seq), cfg) >= 0)
+		return;
+	/* From the environment: no terminal escapes on stderr. */
+	for (i = 0; seq[i] && i < sizeof(shown) - 1; i++)
+		shown[i] = seq[i] >= 0x20 && seq[i] < 0x7f ? seq[i] : '?';
+	shown[i] = '\0';
+	fi_rt_say("fineibt: ignoring FINEIBT_SEQ='%s': unknown sequence set "
+		  "(v4, v6.18)\n", shown);
+}
+
+/*
+ * cfi=debug (the kernel's): from here on start-up is verbose (a line per
+ * module with its counts, the start-up time), and this summary goes first.
+ */
+static void fi_rt_debug_config(const struct fineibt_config *cfg,
+			       bool have_arity, size_t n)
+{
+	char mode[64];
+
+	fi_verbose_set(true);
+	fineibt_config_str(cfg, mode, sizeof(mode));
+	fi_rt_say("fineibt: cfi=debug: mode %s; sequence set %s; arity %s; "
+		  "hashes %s; %zu kCFI modules found\n", mode,
+		  cfg->flags & FINEIBT_F_SEQ_V618 ? "v6.18" : "v4",
+		  have_arity ? "present" : "absent (bhi unavailable)",
+		  cfg->flags & FINEIBT_F_RAND ? "randomised" : "as compiled", n);
 }
 
 static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
@@ -577,6 +623,7 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 			    &cfg, msgs, sizeof(msgs));
 	if (msgs[0] && write(STDERR_FILENO, msgs, strlen(msgs)) < 0)
 		msgs[0] = '\0';
+	fi_rt_seq(&cfg);
 	fineibt_resolve_auto(&cfg);
 	if ((cfg.flags & FINEIBT_F_RAND) && fineibt_random_seed(&seed)) {
 		fi_rt_say("fineibt: warning: no random seed (getrandom "
@@ -585,6 +632,8 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	}
 	fi_rt_adopt_note(mods, n, &cfg, &seed);
 	fi_rt_set_config(&cfg, seed, have_arity);
+	if (cfg.flags & FINEIBT_F_DEBUG)
+		fi_rt_debug_config(&cfg, have_arity, n);
 }
 
 /*

@@ -99,13 +99,17 @@ static bool fi_trap_read64(uint64_t addr, uint64_t *val)
 
 /* ------------------------------------------------------------- decoders */
 
-static bool fi_decode_kcfi(const struct fi_trap_regs *r,
+/*
+ * @ud is the .kcfi_traps address: the ud2 (ip), or with v6.18's
+ * "jne .+3; test $0xd6, %al" the test one byte before the UDB (ip - 1).
+ */
+static bool fi_decode_kcfi(const struct fi_trap_regs *r, uint64_t ud,
 			   const struct fi_module *m, struct fi_trap *t)
 {
-	uint64_t site = r->ip - FI_KCFI_CALLER_UD;
+	uint64_t site = ud - FI_KCFI_CALLER_UD;
 	const uint8_t *p;
 
-	if (!fi_image_is_trap(&m->img, r->ip - m->img.bias))
+	if (!fi_image_is_trap(&m->img, ud - m->img.bias))
 		return false;
 	p = fi_trap_text(site, FI_KCFI_CALLER_UD, NULL);
 	/* A site opened for foreign veneers keeps its movl in its stub. */
@@ -114,7 +118,8 @@ static bool fi_decode_kcfi(const struct fi_trap_regs *r,
 	/* 0 if the movl is not there (cannot happen for a compiled site). */
 	t->type = p ? fi_decode_caller_hash(p) : 0;
 	t->target = r->r11;
-	t->resume = r->ip + 2;		/* past the ud2: the call proceeds */
+	t->addr = ud;
+	t->resume = site + FI_KCFI_CALLER_CALL;	/* the call proceeds */
 	t->mod = m;
 	return true;
 }
@@ -137,10 +142,11 @@ static bool fi_trap_preamble(uint64_t pre, const struct fi_module **mp,
 	}
 }
 
-static bool fi_decode_preamble(const struct fi_trap_regs *r,
+/* @ud: where the set's preamble traps (the EA byte, or v6.18's UDB). */
+static bool fi_decode_preamble(const struct fi_trap_regs *r, int ud,
 			       struct fi_trap *t)
 {
-	uint64_t pre = r->ip - FI_FINEIBT_PREAMBLE_UD;
+	uint64_t pre = r->ip - (uint64_t)ud;
 	struct fi_preamble_info info;
 
 	if (!fi_trap_preamble(pre, &t->mod, &info))
@@ -245,12 +251,19 @@ bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t)
 	case FI_UD_UD2:
 		if (base && (ok = fi_decode_bhi(r, base, t)))
 			t->kind = FI_TRAP_BHI;
-		else if (m && (ok = fi_decode_kcfi(r, m, t)))
+		else if (m && (ok = fi_decode_kcfi(r, r->ip, m, t)))
 			t->kind = FI_TRAP_KCFI;
 		break;
 	case FI_UD_EA:
-		if (m && (ok = fi_decode_preamble(r, t)))
+		if (m && (ok = fi_decode_preamble(r, FI_FINEIBT_PREAMBLE_UD, t)))
 			t->kind = FI_TRAP_PREAMBLE;
+		break;
+	case FI_UD_UDB:
+		/* v6.18: func+3 of a preamble, or a kCFI caller's test. */
+		if (m && (ok = fi_decode_preamble(r, FI_V618_PREAMBLE_UD, t)))
+			t->kind = FI_TRAP_PREAMBLE;
+		else if (m && (ok = fi_decode_kcfi(r, r->ip - 1, m, t)))
+			t->kind = FI_TRAP_KCFI;
 		break;
 	case FI_UD_LOCK_JCC:
 		if (m && (ok = fi_decode_paranoid(r, m, len, t)))

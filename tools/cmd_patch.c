@@ -18,13 +18,13 @@
 #include "cli.h"
 
 struct patch_args {
-	const char *in, *out, *cfi, *seed;
+	const char *in, *out, *cfi, *seed, *seq;
 	bool in_place, no_dethunk, quiet;
 };
 
 int cmd_patch_help(void)
 {
-	printf("Usage: fineibt patch FILE -o OUT [--cfi=LIST] [--seed HEX] [--no-dethunk] [-q]\n"
+	printf("Usage: fineibt patch FILE -o OUT [--cfi=LIST] [--seq=SET] [--seed HEX] [--no-dethunk] [-q]\n"
 	       "       fineibt patch FILE --in-place [--cfi=LIST] ...\n\n"
 	       "Rewrite the kCFI sequences of FILE (built with clang -fsanitize=kcfi)\n"
 	       "into the cfi= mode LIST and write the result to OUT, with a .fineibt\n"
@@ -33,6 +33,7 @@ int cmd_patch_help(void)
 	       "  --cfi=LIST         cfi= words: auto (default; = fineibt,paranoid),\n"
 	       "                     off, kcfi, fineibt, norand, warn, paranoid, bhi;\n"
 	       "                     an unknown word is an error\n"
+	       "  --seq=SET          sequence set: v4 (default) or v6.18 (docs/sequences.md)\n"
 	       "  --seed HEX         rehash seed (default: random); for reproducible output\n"
 	       "  --in-place         replace FILE (atomically, through a new file)\n"
 	       "  --no-dethunk       keep 'cs call __x86_indirect_thunk_*' calls\n"
@@ -48,6 +49,7 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 		{ "output", required_argument, NULL, 'o' },
 		{ "cfi", required_argument, NULL, 'c' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "seq", required_argument, NULL, 'S' },
 		{ "in-place", no_argument, NULL, 'i' },
 		{ "no-dethunk", no_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -62,6 +64,7 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 		case 'o': a->out = optarg; break;
 		case 'c': a->cfi = optarg; break;
 		case 's': a->seed = optarg; break;
+		case 'S': a->seq = optarg; break;
 		case 'i': a->in_place = true; break;
 		case 'n': a->no_dethunk = true; break;
 		case 'q': a->quiet = true; break;
@@ -157,6 +160,12 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 	}
 	if (msgs[0])
 		fputs(msgs, stderr);
+	if (a->seq && fi_seq_apply(a->seq, strlen(a->seq), &o->cfg) < 0) {
+		fprintf(stderr, "Error: unknown sequence set '%s' (v4, v6.18)\n", a->seq);
+		return -1;
+	}
+	/* Start-up diagnostics are the runtime's business, not the file's. */
+	o->cfg.flags &= ~FINEIBT_F_DEBUG;
 	fineibt_resolve_auto(&o->cfg);
 	if ((o->cfg.flags & FINEIBT_F_BHI) && !im->bhi_args) {
 		fprintf(stderr, "Error: %s: cfi=bhi needs the BHI stubs (__bhi_args) in the image: "

@@ -25,6 +25,7 @@ struct seq_opts {
 	uint64_t ip;		/* where each sequence starts */
 	uint64_t thunk;		/* __x86_indirect_thunk_r11 */
 	uint64_t stubs;		/* __bhi_args */
+	int set;		/* FI_SET_*: the encoders' sequence set */
 	bool as_asm;
 	const char *mc;		/* llvm-mc path when as_asm */
 };
@@ -32,7 +33,7 @@ struct seq_opts {
 static int seq_help(void)
 {
 	printf("Usage: fineibt seq [--hash HEX] [--arity N] [--ip HEX] [--thunk HEX]\n"
-	       "                   [--stubs HEX] [--asm]\n"
+	       "                   [--stubs HEX] [--seq SET] [--asm]\n"
 	       "  Print every byte sequence of fineibt, one line each: 'name: bytes'.\n"
 	       "  Templates (fi_seq_all) come first, then the encoders' output:\n"
 	       "  kcfi_preamble.aN, kcfi_caller.{call,jmp}, fineibt_preamble,\n"
@@ -45,6 +46,9 @@ static int seq_help(void)
 	       "               (default 401000; preambles sit at func-16)\n"
 	       "  --thunk HEX  target of the kCFI call sites' rel32 (default 402000)\n"
 	       "  --stubs HEX  address of __bhi_args[0] (default 403000; slot N at +N*%d)\n"
+	       "  --seq SET    the encoders' sequence set: v4 (default) or v6.18;\n"
+	       "               in v6.18 the preambles are printed with func+0 (the\n"
+	       "               poison carrying their UDB), 20 bytes\n"
 	       "  --asm        also disassemble each sequence with %s (from PATH)\n",
 	       FI_BHI_SLOT_SIZE, SEQ_MC);
 	return 0;
@@ -186,17 +190,24 @@ static int seq_kcfi(const struct seq_opts *o, uint8_t *mem)
 	for (int a = 0; a <= FI_MAX_ARITY && !err; a++) {
 		if (!seq_arity_wanted(o, a))
 			continue;
-		fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+		fi_buf_init_set(&b, mem, SEQ_MAX, o->ip, o->set);
 		fi_emit_kcfi_preamble(&b, o->hash, a);
 		snprintf(name, sizeof(name), "kcfi_preamble.a%d", a);
 		err = seq_print(o, name, &b);
 	}
 	for (int jmp = 0; jmp <= 1 && !err; jmp++) {
-		fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+		fi_buf_init_set(&b, mem, SEQ_MAX, o->ip, o->set);
 		fi_emit_kcfi_caller(&b, o->hash, jmp, o->thunk);
 		err = seq_print(o, jmp ? "kcfi_caller.jmp" : "kcfi_caller.call", &b);
 	}
 	return err;
+}
+
+/* A set whose preambles trap inside func+0 is shown with it. */
+static void seq_poison(struct fi_buf *b)
+{
+	if (fi_set_forms(b->set)->poison_needed)
+		fi_emit_poison(b);
 }
 
 static int seq_fineibt(const struct seq_opts *o, uint8_t *mem)
@@ -204,16 +215,17 @@ static int seq_fineibt(const struct seq_opts *o, uint8_t *mem)
 	struct fi_buf b;
 	int err;
 
-	fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+	fi_buf_init_set(&b, mem, SEQ_MAX, o->ip, o->set);
 	fi_emit_fineibt_preamble(&b, o->hash);
+	seq_poison(&b);
 	err = seq_print(o, "fineibt_preamble", &b);
 	for (int jmp = 0; jmp <= 1 && !err; jmp++) {
-		fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+		fi_buf_init_set(&b, mem, SEQ_MAX, o->ip, o->set);
 		fi_emit_fineibt_caller(&b, o->hash, jmp);
 		err = seq_print(o, jmp ? "fineibt_caller.jmp" : "fineibt_caller.call", &b);
 	}
 	for (int jmp = 0; jmp <= 1 && !err; jmp++) {
-		fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+		fi_buf_init_set(&b, mem, SEQ_MAX, o->ip, o->set);
 		fi_emit_paranoid_caller(&b, o->hash, jmp);
 		err = seq_print(o, jmp ? "paranoid.jmp" : "paranoid.call", &b);
 	}
@@ -231,10 +243,11 @@ static int seq_bhi(const struct seq_opts *o, uint8_t *mem)
 		for (int warn = 0; warn <= 1 && !err; warn++) {
 			if (!seq_arity_wanted(o, a))
 				continue;
-			fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+			fi_buf_init_set(&b, mem, SEQ_MAX, o->ip, o->set);
 			fi_emit_fineibt_preamble(&b, o->hash);
 			b.len = FI_FINEIBT_PREAMBLE_BHI;
 			fi_emit_bhi_tail(&b, a, warn, o->stubs);
+			seq_poison(&b);
 			snprintf(name, sizeof(name), "fineibt_bhi_preamble.a%d%s",
 				 a, warn ? ".warn" : "");
 			err = seq_print(o, name, &b);
@@ -253,6 +266,20 @@ static int seq_parse_args(int argc, char **argv, struct seq_opts *o)
 
 		if (!strcmp(a, "--asm")) {
 			o->as_asm = true;
+			continue;
+		}
+		if (!strncmp(a, "--seq=", 6)) {
+			val = a + 6;
+			i--;		/* no separate value to skip */
+		}
+		if (!strcmp(a, "--seq") || !strncmp(a, "--seq=", 6)) {
+			o->set = val ? fi_set_parse(val) : -1;
+			if (o->set < 0) {
+				fprintf(stderr, "Error: --seq needs v4 or v6.18, got '%s'\n",
+					val ? val : "nothing");
+				return -EINVAL;
+			}
+			i++;
 			continue;
 		}
 		if (!strcmp(a, "--hash"))

@@ -305,6 +305,8 @@ for prog in "${progs[@]}"; do
 		for mode in $modes; do
 			want=$mode
 			[ "$mode" = auto ] && want=fineibt,paranoid
+			# FINEIBT_SEQ=v6.18 (docs/sequences.md) shows in the mode
+			[ "${FINEIBT_SEQ:-v4}" = v6.18 ] && want=$want,seq=v6.18
 			pbin=${PROBE%% *} pbin=${pbin##*/}
 			got=$(cd "$cfi" && FINEIBT_CFI=$mode FINEIBT_VERBOSE=1 ./$PROBE 2>&1 >/dev/null </dev/null |
 				grep -a "^fineibt: .*/$pbin: rewritten to " | head -n 1 |

@@ -171,6 +171,84 @@ for f in "$GOLD"/*.txt; do
 	fi
 done
 
+# The v6.18 set (fineibt seq --seq v6.18): the encoders' output only (the
+# templates are the same list as above), golden files in insn-v6.18/.
+GOLD=$ROOT/tests/golden/insn-v6.18
+OUT=$BUILD/e2e/insn_oracle/v6.18
+mkdir -p "$OUT" || exit 1
+rm -f "$OUT"/*.txt
+if ! "$FI" seq --seq v6.18 --hash "$HASH" --ip "$IP" --thunk "$THUNK" \
+	--stubs "$STUBS" >"$OUT/seq.lst"; then
+	fail "fineibt seq --seq v6.18" "failed"
+	exit 1
+fi
+unset BYTES
+declare -A BYTES
+while IFS= read -r line; do
+	name=${line%%:*}
+	bytes=${line#*: }
+	BYTES[$name]=$bytes
+	# shellcheck disable=SC2086
+	if disasm "$name" 0 $bytes >"$OUT/$name.txt"; then
+		golden "$name"
+	else
+		fail "golden v6.18 $name" "llvm could not assemble/disassemble '$bytes'"
+	fi
+done < <(sed -n '/^kcfi_preamble\.a0:/,$p' "$OUT/seq.lst")
+overlap overlap.fineibt_preamble+13 fineibt_preamble 0x13
+overlap overlap.kcfi_caller.call+d kcfi_caller.call 0xd
+overlap overlap.paranoid.call+d paranoid.call 0xd
+check_line "v6.18 preamble: jne,pn lands on func+3" fineibt_preamble 3 \
+	"40100b: 2e 2e 2e 75 03 | jne 0x401013"
+check_line "v6.18 preamble: func+0 is the poison nopl" fineibt_preamble 4 \
+	"401010: 0f 1f 40 d6 | nopl -0x2a(%rax)"
+check_line "v6.18 preamble+0x13: 0xd6 (UDB) is invalid" overlap.fineibt_preamble+13 1 \
+	"401013: d6 | <unknown>"
+check_line "v6.18 preamble: the hash is subtracted from r10d" fineibt_preamble 2 \
+	"401004: 41 81 ea 5a 5a fe ca | subl \$0xcafe5a5a, %r10d"
+check_line "v6.18 kcfi caller: jne lands on the test's d6" kcfi_caller.call 3 \
+	"40100a: 75 01 | jne 0x40100d"
+check_line "v6.18 kcfi caller: test \$0xd6, %al when taken through" kcfi_caller.call 4 \
+	"40100c: a8 d6 | testb \$-0x2a, %al"
+check_line "v6.18 kcfi caller+0xd: UDB" overlap.kcfi_caller.call+d 1 \
+	"40100d: d6 | <unknown>"
+check_line "v6.18 caller: CS-padded call *%r11" fineibt_caller.call 4 \
+	"40100e: 2e 2e 2e 41 ff d3 | callq *%r11"
+check_line "v6.18 paranoid: cs call *%r11 at 0x10" paranoid.call 5 \
+	"401010: 2e 41 ff d3 | callq *%r11"
+check_line "v6.18 paranoid+0xd: lock jne (to itself)" overlap.paranoid.call+d 1 \
+	"40100d: f0 75 fd | lock jne 0x40100d"
+for a in 1 2 7; do
+	t=$(printf '0x%x' $((STUBS + a * 32)))
+	if grep -q "^40100b: e8 .*| callq $t\$" "$OUT/fineibt_bhi_preamble.a$a.txt"; then
+		pass "v6.18 bhi arity $a calls __bhi_args[$a] (no inline form)"
+	else
+		fail "v6.18 bhi arity $a calls __bhi_args[$a]" "$(cat "$OUT/fineibt_bhi_preamble.a$a.txt")"
+	fi
+done
+# %eax carries a variadic call's vector count: only the compiler's own
+# kCFI preamble (movl $hash, %eax, never executed) may name it.
+eax=$(grep -l '%eax\|%al' "$OUT"/*.txt | grep -v '/kcfi_preamble\.a\|/kcfi_caller\.')
+if [ -z "$eax" ] && grep -q '%r10d' "$OUT/fineibt_caller.call.txt"; then
+	pass "v6.18 userspace form: no sequence writes %eax"
+else
+	fail "v6.18 userspace form" "%eax/%al in: $eax"
+fi
+for f in "$GOLD"/*.txt; do
+	[ -f "$f" ] || continue
+	n=${f##*/}
+	[ -f "$OUT/$n" ] || fail "golden v6.18 ${n%.txt}" "stale golden file"
+done
+if "$FI" seq --seq v9 >/dev/null 2>"$OUT/bad.err"; then
+	fail "seq --seq v9" "exited 0"
+elif grep -q "^Error: --seq needs v4 or v6.18, got 'v9'" "$OUT/bad.err"; then
+	pass "seq rejects --seq v9"
+else
+	fail "seq --seq v9" "$(cat "$OUT/bad.err")"
+fi
+GOLD=$ROOT/tests/golden/insn
+OUT=$BUILD/e2e/insn_oracle
+
 # The CLI itself: --asm, its missing-tool error, bad options.
 if "$FI" seq --asm --arity 1 --hash "$HASH" >"$OUT/asm.out" 2>&1 &&
 	grep -q '^fineibt_bhi_preamble.a1: ' "$OUT/asm.out" &&

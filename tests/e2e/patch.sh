@@ -64,7 +64,7 @@ sym() { $READELF -sW "$1" | awk -v n="$2" '$8 == n { print $2; exit }'; }
 
 is_endbr() {
 	case $1 in
-	4196274163 | 4213051379 | 2035558 | 2035701) return 0 ;;
+	4196274163 | 4213051379 | 2035558 | 2035701 | 3594526479) return 0 ;;
 	esac
 	return 1
 }
@@ -148,6 +148,17 @@ expect_preamble() {
 	fi
 	emit $pre endbr64
 	emit $((pre + 4)) "subl \$0x$(printf %x $NH), %r10d"
+	if [ "$V618" = 1 ]; then
+		# docs/sequences.md: jne,pn to func+3 (the UDB of the poison),
+		# or the stub call for every arity >= 1 (no inline form)
+		if [ "$BHI" = 1 ] && [ $ar -ge 1 ]; then
+			emit $((pre + 11)) "callq 0x$(printf %x $((BHI_ARGS + 32 * ar)))"
+		else
+			emit $((pre + 11)) "jne 0x$(printf %x $((f + 3)))"
+		fi
+		emit $f "nopl -0x2a(%rax)"
+		return
+	fi
 	if [ "$BHI" = 1 ] && [ $ar = 1 ] && [ "$WARN" = 0 ]; then
 		emit $((pre + 11)) "cmovneq %r10, %rdi"
 		emit $((pre + 15)) "jne 0x$(printf %x $((pre + 6)))"
@@ -184,8 +195,13 @@ expect_caller() {
 	kcfi)
 		emit $s "movl \$0x$(printf %x $(((-NH) & 0xffffffff))), %r10d"
 		emit $((s + 6)) "addl -0xf(%r11), %r10d"
-		emit $((s + 10)) "je 0x$(printf %x $((s + 14)))"
-		emit $((s + 12)) ud2 ;;
+		if [ "$V618" = 1 ]; then
+			emit $((s + 10)) "jne 0x$(printf %x $((s + 13)))"
+			emit $((s + 12)) "testb \$-0x2a, %al"
+		else
+			emit $((s + 10)) "je 0x$(printf %x $((s + 14)))"
+			emit $((s + 12)) ud2
+		fi ;;
 	fineibt)
 		emit $s "movl \$0x$(printf %x $NH), %r10d"
 		if [ "$PARANOID" = 1 ]; then
@@ -193,7 +209,7 @@ expect_caller() {
 			emit $((s + 10)) "leaq -0x10(%r11), %r11"
 			emit $((s + 14)) "jne 0x$(printf %x $((s + 13)))"
 			emit $((s + 16)) "$ind"
-			emit $((s + 19)) nop
+			[ "$V618" = 1 ] || emit $((s + 19)) nop
 			return
 		fi
 		emit $((s + 6)) "leaq -0x10(%r11), %r11"
@@ -201,7 +217,7 @@ expect_caller() {
 	esac
 	if [ "$DETHUNK" = 1 ]; then
 		emit $((s + 14)) "$ind"
-		emit $((s + 17)) "nopl (%rax)"
+		[ "$V618" = 1 ] || emit $((s + 17)) "nopl (%rax)"
 	else
 		emit $((s + 14)) "$tail"
 	fi
@@ -219,7 +235,8 @@ expect_tcall() {
 	jmp*) emit $a "jmpq *%r11" ;;
 	*) emit $a "callq *%r11" ;;
 	esac
-	emit $((a + 3)) "nopl (%rax)"
+	# v6.18 pads with CS prefixes in front: one instruction
+	[ "$V618" = 1 ] || emit $((a + 3)) "nopl (%rax)"
 }
 
 # file offset ranges "start end" of every site (and the ELF header fields)
@@ -273,6 +290,8 @@ run_case() {
 	case ,$cfi, in *,norand,*) RAND=0 ;; esac
 	[ "$MODE" = off ] && RAND=0
 	case " $* " in *" --no-dethunk "*) DETHUNK=0 ;; esac
+	V618=0
+	case " $* " in *" --seq=v6.18 "*) V618=1 ;; esac
 	BHI_ARGS=$(sym "$in" __bhi_args)
 	BHI_ARGS=$((16#${BHI_ARGS:-0}))
 
@@ -315,6 +334,7 @@ run_case() {
 check_note() {
 	local name=$1 in=$2 out=$3 cfi=$4 want rep
 	want="cfi=$cfi"
+	[ "$V618" = 1 ] && want="$want,seq=v6.18"
 	[ "$RAND" = 1 ] && want="$want seed 0x$SEED"
 	rep=$($FI inspect "$out" 2>&1)
 	if echo "$rep" | grep -q "^patched: *$want\$"; then
@@ -370,6 +390,40 @@ run_prog relr_fineibt_runs "$W/relr_fineibt/prog_relr" "ok rc=0"
 # non-PIE, no arity
 run_case nopie_fineibt_paranoid "$P/prog_noarity_nopie" fineibt,paranoid
 run_prog nopie_fineibt_paranoid_runs "$W/nopie_fineibt_paranoid/prog_noarity_nopie" "ok rc=0"
+
+# The v6.18 set (fineibt patch --seq=v6.18; docs/sequences.md), the same
+# oracle with that set's sequences.
+for c in off kcfi fineibt fineibt,paranoid fineibt,paranoid,norand fineibt,warn; do
+	n=v618_pie_${c//,/_}
+	run_case "$n" "$P/prog_pie" "$c" --seq=v6.18
+	$FI patch -q "$P/libfiprog.so" -o "$W/$n/libfiprog.so" --cfi="$c" \
+		--seed $SEED --seq=v6.18 || fail "${n}_dso_patch" "exit $?"
+	run_prog "${n}_runs" "$W/$n/prog_pie" "ok rc=0"
+done
+for c in kcfi fineibt; do
+	n=v618_pie_${c}_nodethunk
+	run_case "$n" "$P/prog_pie" "$c" --no-dethunk --seq=v6.18
+done
+for c in fineibt,bhi fineibt,bhi,warn fineibt,paranoid,bhi,norand; do
+	n=v618_bhi_${c//,/_}
+	run_case "$n" "$W/prog_bhi" "$c" --seq=v6.18
+	run_prog "${n}_runs" "$W/$n/prog_bhi" "ok rc=0"
+done
+run_prog v618_kcfi_catches_pivot "$W/v618_pie_kcfi/prog_pie" "rc=132" pivot
+run_prog v618_fineibt_lets_pivot_through "$W/v618_pie_fineibt/prog_pie" "pivot 2 ok rc=0" pivot
+run_prog v618_paranoid_catches_pivot "$W/v618_pie_fineibt_paranoid/prog_pie" "rc=132" pivot
+run_prog v618_kcfi_catches_libc "$W/v618_pie_kcfi/prog_pie" "rc=132" libc
+run_prog v618_paranoid_catches_naked "$W/v618_pie_fineibt_paranoid/prog_pie" "rc=132" naked
+run_prog v618_off_lets_libc_through "$W/v618_pie_off/prog_pie" "libc ok rc=0" libc
+mkdir -p "$W/v618_bad"
+if $FI patch "$P/prog_pie" -o "$W/v618_bad/out" --seq=v5 2>"$W/v618_bad/err"; then
+	fail patch_rejects_unknown_seq "exit 0"
+elif grep -qx "Error: unknown sequence set 'v5' (v4, v6.18)" "$W/v618_bad/err" &&
+     [ ! -e "$W/v618_bad/out" ]; then
+	pass patch_rejects_unknown_seq
+else
+	fail patch_rejects_unknown_seq "$(cat "$W/v618_bad/err")"
+fi
 
 # off is kcfi,norand with "eb 0c" over the first two bytes of each site
 # (objdump cannot follow the code after that jmp.d8, so check the bytes)

@@ -4,7 +4,8 @@
 # arity 0..8 and tail calls; type-confused calls (callee arity 1 and 2,
 # call and tail-jmp sites) caught with the report and status 132, or
 # reported once and survived with warn; the naked-ENDBR pivot; the program's
-# own SIGILL handler; per-process hash randomisation.
+# own SIGILL handler; per-process hash randomisation. All of it with the
+# v4 and the v6.18 sequence sets.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 P=$RT_OUT/rt_calls
@@ -103,12 +104,22 @@ check_rand() {
 	fi
 }
 
-for m in "${RT_MODES[@]}"; do
-	check_legal "$m"
-	for c in call1 call2 jmp1 jmp2; do
-		check_confuse "$m" "$c"
+# Every mode with both sequence sets (FINEIBT_SEQ, docs/sequences.md); the
+# v6.18 set's results carry a [seq=v6.18] tag.
+for seq in v4 v6.18; do
+	export FINEIBT_SEQ=$seq
+	tag=
+	[ "$seq" = v4 ] || tag="[seq=$seq]"
+	rt_pass() { echo "PASS: $1$tag"; }
+	rt_fail() { echo "FAIL: $1$tag: $2"; }
+	for m in "${RT_MODES[@]}"; do
+		check_legal "$m"
+		for c in call1 call2 jmp1 jmp2; do
+			check_confuse "$m" "$c"
+		done
+		check_naked "$m"
+		check_sigill "$m"
+		check_rand "$m"
 	done
-	check_naked "$m"
-	check_sigill "$m"
-	check_rand "$m"
 done
+unset FINEIBT_SEQ

@@ -13,11 +13,14 @@
 
 #define NPAIRS	(16u << 20)	/* 16.7 million (hash, seed) pairs */
 
-/* endbr64, endbr32, the poison and the BHI magic, read little-endian. */
+/*
+ * endbr64, endbr32, the poison, the BHI magic and the v6.18 set's poison,
+ * read little-endian.
+ */
 static bool ref_endbr_like(uint32_t v)
 {
 	return v == 0xfa1e0ff3u || v == 0xfb1e0ff3u || v == 0x001f0f66u ||
-	       v == 0x001f0ff5u;
+	       v == 0x001f0ff5u || v == 0xd6401f0fu;
 }
 
 static bool ref_bad(uint32_t v)
@@ -52,14 +55,14 @@ static uint64_t xs_next(void)
 
 /*
  * The random sweep. To make the interesting inputs frequent, one pair in
- * 16 is aimed so that hash ^ seed is one of the eight bad values.
+ * 16 is aimed so that hash ^ seed is one of the ten bad values.
  */
 static uint64_t sweep(bool *ok, unsigned *aimed)
 {
-	static const uint32_t bad[8] = {
-		0xfa1e0ff3u, 0xfb1e0ff3u, 0x001f0f66u, 0x001f0ff5u,
+	static const uint32_t bad[10] = {
+		0xfa1e0ff3u, 0xfb1e0ff3u, 0x001f0f66u, 0x001f0ff5u, 0xd6401f0fu,
 		0u - 0xfa1e0ff3u, 0u - 0xfb1e0ff3u, 0u - 0x001f0f66u,
-		0u - 0x001f0ff5u,
+		0u - 0x001f0ff5u, 0u - 0xd6401f0fu,
 	};
 	uint64_t sum = 0;
 
@@ -71,7 +74,7 @@ static uint64_t sweep(bool *ok, unsigned *aimed)
 		uint32_t seed = (uint32_t)(r >> 32), hash = (uint32_t)r, out;
 
 		if ((r & 0xf0000) == 0) {
-			hash = bad[(r >> 20) & 7] ^ seed;
+			hash = bad[((r >> 20) & 0xffff) % 10] ^ seed;
 			++*aimed;
 		}
 		out = fineibt_rehash(hash, seed);

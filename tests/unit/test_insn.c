@@ -109,6 +109,31 @@ static const uint8_t x_call_reg[] = { 0xff, 0xd0 };
 static const uint8_t x_jmp_reg[] = { 0xff, 0xe0 };
 static const uint8_t x_rex_b[] = { 0x41 };
 static const uint8_t x_mov_r11[] = { 0x49, 0x89, 0xc3 };
+/* The v6.18 set, userspace form (docs/sequences.md): hash in %r10d. */
+static const uint8_t x_v618_preamble[] = {
+	0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0x81, 0xea, B4(PH),
+	0x2e, 0x2e, 0x2e, 0x75, 0x03,
+};
+static const uint8_t x_v618_poison[] = { 0x0f, 0x1f, 0x40, 0xd6 };
+static const uint8_t x_v618_kcfi_caller[] = {
+	0x41, 0xba, B4(PH), 0x45, 0x03, 0x53, 0xf1, 0x75, 0x01, 0xa8, 0xd6,
+	0x2e, 0xe8, 0, 0, 0, 0,
+};
+static const uint8_t x_v618_kcfi_caller_jmp[] = {
+	0x41, 0xba, B4(PH), 0x45, 0x03, 0x53, 0xf1, 0x75, 0x01, 0xa8, 0xd6,
+	0x2e, 0xe9, 0, 0, 0, 0,
+};
+static const uint8_t x_v618_indirect_call[] = { 0x2e, 0x2e, 0x2e, 0x41, 0xff, 0xd3 };
+static const uint8_t x_v618_indirect_jmp[] = { 0x2e, 0x2e, 0x2e, 0x41, 0xff, 0xe3 };
+static const uint8_t x_v618_paranoid_call[] = {
+	0x41, 0xba, B4(PH), 0x45, 0x3b, 0x53, 0xf7, 0x4d, 0x8d, 0x5b, 0xf0,
+	0x75, 0xfd, 0x2e, 0x41, 0xff, 0xd3,
+};
+static const uint8_t x_v618_paranoid_jmp[] = {
+	0x41, 0xba, B4(PH), 0x45, 0x3b, 0x53, 0xf7, 0x4d, 0x8d, 0x5b, 0xf0,
+	0x75, 0xfd, 0x2e, 0x41, 0xff, 0xe3,
+};
+static const uint8_t x_cs[] = { 0x2e };
 
 struct expect_seq {
 	const struct fi_seq *seq;
@@ -142,6 +167,15 @@ static const struct expect_seq expected[] = {
 	X(jmp_reg, "jmp_reg", -1, -1),
 	X(rex_b, "rex_b", -1, -1),
 	X(mov_r11, "mov_r11", -1, -1),
+	X(v618_preamble, "v618_preamble", 7, -1),
+	X(v618_poison, "v618_poison", -1, 3),
+	X(v618_kcfi_caller, "v618_kcfi_caller", 2, 13),
+	X(v618_kcfi_caller_jmp, "v618_kcfi_caller_jmp", 2, 13),
+	X(v618_indirect_call, "v618_indirect_call", -1, -1),
+	X(v618_indirect_jmp, "v618_indirect_jmp", -1, -1),
+	X(v618_paranoid_call, "v618_paranoid_call", 2, 0xd),
+	X(v618_paranoid_jmp, "v618_paranoid_jmp", 2, 0xd),
+	X(cs, "cs", -1, -1),
 };
 #define NEXPECTED (sizeof(expected) / sizeof(expected[0]))
 
@@ -982,11 +1016,11 @@ static void test_corruption(void)
 	}
 }
 
-/* The four ENDBR-like values, stated independently of insn.c. */
+/* The five ENDBR-like values (v6.18's poison last), stated independently. */
 static bool ref_is_endbr(uint32_t v)
 {
 	return v == 0xfa1e0ff3 || v == 0xfb1e0ff3 || v == 0x001f0f66 ||
-	       v == 0x001f0ff5;
+	       v == 0x001f0ff5 || v == 0xd6401f0f;
 }
 
 static void test_endbr(void)
@@ -994,6 +1028,7 @@ static void test_endbr(void)
 	static const struct { uint8_t b[4]; bool is, exact; } cases[] = {
 		{ { 0xf3, 0x0f, 0x1e, 0xfa }, true, true },	/* endbr64 */
 		{ { 0xf3, 0x0f, 0x1e, 0xfb }, true, false },	/* endbr32 */
+		{ { 0x0f, 0x1f, 0x40, 0xd6 }, true, false },	/* v6.18 poison */
 		{ { 0x66, 0x0f, 0x1f, 0x00 }, true, false },	/* poison */
 		{ { 0xf5, 0x0f, 0x1f, 0x00 }, true, false },	/* bhi magic */
 		{ { 0xf3, 0x0f, 0x1e, 0xf9 }, false, false },
@@ -1152,6 +1187,9 @@ static void test_decode_ud(void)
 		{ "nop", { 0x90 }, 1, FI_UD_NONE, 0 },
 		{ "int3", { 0xcc }, 1, FI_UD_NONE, 0 },
 		{ "endbr64", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, FI_UD_NONE, 0 },
+		{ "d6 (UDB)", { 0xd6 }, 1, FI_UD_UDB, 1 },
+		{ "d6, nothing readable", { 0xd6 }, 0, FI_UD_NONE, 0 },
+		{ "d7 (xlat)", { 0xd7 }, 1, FI_UD_NONE, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -1172,10 +1210,12 @@ static void test_decode_ud(void)
 		if (s->ud < 0)
 			continue;
 		want = s->bytes[s->ud] == 0xea ? FI_UD_EA :
+		       s->bytes[s->ud] == 0xd6 ? FI_UD_UDB :
 		       s->bytes[s->ud] == 0xf0 ? FI_UD_LOCK_JCC : FI_UD_UD2;
 		snprintf(name, sizeof(name), "decode_ud: at %s+%d", s->name, s->ud);
 		CHECK(name, fi_decode_ud(s->bytes + s->ud, s->len - s->ud, &len) == want &&
-			    len == (want == FI_UD_EA ? 1 : want == FI_UD_UD2 ? 2 : 3));
+			    len == (want == FI_UD_EA || want == FI_UD_UDB ? 1 :
+				    want == FI_UD_UD2 ? 2 : 3));
 	}
 }
 

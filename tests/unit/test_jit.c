@@ -47,6 +47,16 @@ static const struct mode modes[] = {
 	  FINEIBT_F_PARANOID | FINEIBT_F_BHI | FINEIBT_F_RAND },
 	{ "paranoid,bhi,warn", FINEIBT_MODE_FINEIBT,
 	  FINEIBT_F_PARANOID | FINEIBT_F_BHI | FINEIBT_F_WARN },
+	/* The v6.18 sequence set (docs/sequences.md). */
+	{ "kcfi,rand,seq=v6.18", FINEIBT_MODE_KCFI,
+	  FINEIBT_F_RAND | FINEIBT_F_SEQ_V618 },
+	{ "off,seq=v6.18", FINEIBT_MODE_OFF, FINEIBT_F_SEQ_V618 },
+	{ "fineibt,seq=v6.18", FINEIBT_MODE_FINEIBT, FINEIBT_F_SEQ_V618 },
+	{ "paranoid,seq=v6.18", FINEIBT_MODE_FINEIBT,
+	  FINEIBT_F_PARANOID | FINEIBT_F_RAND | FINEIBT_F_SEQ_V618 },
+	{ "bhi,seq=v6.18", FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI | FINEIBT_F_SEQ_V618 },
+	{ "paranoid,bhi,warn,seq=v6.18", FINEIBT_MODE_FINEIBT,
+	  FINEIBT_F_PARANOID | FINEIBT_F_BHI | FINEIBT_F_WARN | FINEIBT_F_SEQ_V618 },
 };
 
 #define NMODES	(sizeof(modes) / sizeof(modes[0]))
@@ -68,6 +78,11 @@ static void env_for(const struct mode *m, struct fi_jit_env *env)
 static bool is_fineibt(const struct mode *m)
 {
 	return m->mode == FINEIBT_MODE_FINEIBT;
+}
+
+static int set_of(const struct mode *m)
+{
+	return m->flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4;
 }
 
 /* ------------------------------------------------- the patcher as oracle */
@@ -153,7 +168,7 @@ static enum fi_preamble_form want_form(const struct mode *m, int arity)
 		return FI_PRE_KCFI;
 	if (!(m->flags & FINEIBT_F_BHI) || arity == 0)
 		return FI_PRE_FINEIBT;
-	if (arity == 1 && !(m->flags & FINEIBT_F_WARN))
+	if (arity == 1 && !(m->flags & FINEIBT_F_WARN) && set_of(m) == FI_SET_V4)
 		return FI_PRE_FINEIBT_ARITY1;
 	return FI_PRE_FINEIBT_BHI;
 }
@@ -181,7 +196,10 @@ static bool check_preamble(const struct mode *m, const struct fi_jit_env *env,
 	/* func+0: ENDBR (kcfi/off), poison, or the arity-1 magic. */
 	ok &= EXPECT("jit: func+0", fi_load32(p + FI_PREAMBLE_SIZE) ==
 		     (!is_fineibt(m) ? FI_ENDBR64_VAL :
-		      form == FI_PRE_FINEIBT_ARITY1 ? FI_BHI_MAGIC_VAL : FI_POISON_VAL));
+		      form == FI_PRE_FINEIBT_ARITY1 ? FI_BHI_MAGIC_VAL :
+		      set_of(m) == FI_SET_V618 ? FI_V618_POISON_VAL : FI_POISON_VAL));
+	if (is_fineibt(m))
+		ok &= EXPECT("jit: preamble set", info.set == set_of(m));
 	ok &= EXPECT("jit: read hash", !fi_jit_read_hash(p, ip, &got) && got == h);
 	ok &= EXPECT("jit: read arity (no module record)",
 		     fi_jit_read_arity(env, p, ip, -1) == want_arity);
@@ -210,7 +228,7 @@ static bool check_call(const struct mode *m, const struct fi_jit_env *env,
 			     (m->mode == FINEIBT_MODE_OFF));
 		ok &= EXPECT("jit: direct call",
 			     !memcmp(ref + FI_KCFI_CALLER_CALL,
-				     (tail ? &fi_seq_indirect_jmp : &fi_seq_indirect_call)->bytes,
+				     fi_set_forms(set_of(m))->indirect[tail]->bytes,
 				     FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL));
 		/* The classifier reads it as a de-thunked compiler site. */
 		ok &= EXPECT("jit: kcfi caller classified",
@@ -224,6 +242,7 @@ static bool check_call(const struct mode *m, const struct fi_jit_env *env,
 		ok &= EXPECT("jit: caller form", fi_classify_caller(ref, ip, &ci) == want);
 		ok &= EXPECT("jit: caller hash", ci.hash == h);
 		ok &= EXPECT("jit: caller tail", ci.jmp == tail);
+		ok &= EXPECT("jit: caller set", ci.set == set_of(m));
 	}
 	/* Any other register: one mov into r11, then the same 20 bytes. */
 	for (int reg = 0; reg < 16; reg++) {

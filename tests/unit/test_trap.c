@@ -109,12 +109,22 @@ static uint64_t link_of(uint64_t runtime)
 	return runtime - mod.img.bias;
 }
 
+/* The sequence set the page is built in, and its tag in test names. */
+static int test_set = FI_SET_V4;
+static const char *set_tag = "";
+
 static struct fi_buf at(unsigned int off)
 {
 	struct fi_buf b;
 
-	fi_buf_init(&b, code + off, PAGE - off, rt(off));
+	fi_buf_init_set(&b, code + off, PAGE - off, rt(off), test_set);
 	return b;
+}
+
+/* func+0 of a FineIBT function: the set's poison. */
+static const struct fi_seq *poison_of_set(void)
+{
+	return fi_set_forms(test_set)->poison;
 }
 
 /* A target: preamble at off-16 (written by @pre), func+0 @entry, body. */
@@ -145,8 +155,9 @@ static void pre_bhi_n(struct fi_buf *b, unsigned int off, int arity)
 	struct fi_buf tail;
 
 	fi_emit_fineibt_preamble(b, H_GOOD);
-	fi_buf_init(&tail, code + off - FI_PREAMBLE_SIZE + FI_FINEIBT_PREAMBLE_BHI,
-		    FI_PREAMBLE_SIZE, rt(off) - FI_PREAMBLE_SIZE + FI_FINEIBT_PREAMBLE_BHI);
+	fi_buf_init_set(&tail, code + off - FI_PREAMBLE_SIZE + FI_FINEIBT_PREAMBLE_BHI,
+			FI_PREAMBLE_SIZE, rt(off) - FI_PREAMBLE_SIZE +
+			FI_FINEIBT_PREAMBLE_BHI, test_set);
 	fi_emit_bhi_tail(&tail, arity, false, stubs_copy);
 	if (tail.err)
 		b->err = tail.err;
@@ -251,11 +262,12 @@ static bool build_code(void)
 	fi_emit_bytes(&b, fi_seq_kcfi_caller.bytes + FI_KCFI_CALLER_UD, 2);
 	fi_emit_bytes(&b, &op_ret, 1);
 	err |= b.err;
-	err |= build_fn(OFF_FINE, &fi_seq_endbr_poison, pre_fine);
+	err |= build_fn(OFF_FINE, poison_of_set(), pre_fine);
 	err |= build_fn(OFF_KCFI, &fi_seq_endbr64, pre_kcfi);
-	err |= build_fn(OFF_BHI, &fi_seq_endbr_poison, pre_bhi);
+	err |= build_fn(OFF_BHI, poison_of_set(), pre_bhi);
 	/* func+0 already reads as the BHI magic; writing it again is a no-op. */
-	err |= build_fn(OFF_BHI1, &fi_seq_bhi_magic, pre_bhi1);
+	err |= build_fn(OFF_BHI1, test_set == FI_SET_V4 ? &fi_seq_bhi_magic :
+			poison_of_set(), pre_bhi1);
 	for (int c = 0; c < C_NR; c++)
 		err |= build_caller(c);
 	describe_module();
@@ -400,7 +412,12 @@ static void trap_site(enum fi_trap_kind kind, enum caller c, unsigned int target
 
 		sym(rt(target), fn, sizeof(fn));
 		*strchr(fn, '+') = '\0';
-		snprintf(buf, len, "__cfi_%s+0x%x", fn, FI_FINEIBT_PREAMBLE_UD);
+		/* v6.18 traps on the UDB of func+0's poison, func+3. */
+		if (test_set == FI_SET_V618)
+			snprintf(buf, len, "%s+0x%x", fn,
+				 FI_V618_PREAMBLE_UD - FI_PREAMBLE_SIZE);
+		else
+			snprintf(buf, len, "__cfi_%s+0x%x", fn, FI_FINEIBT_PREAMBLE_UD);
 		break;
 	}
 	default:
@@ -419,7 +436,7 @@ static void test_trap_case(const struct trap_case *tc)
 
 	trap_site(tc->kind, tc->c, tc->target, where, sizeof(where));
 	/* Fatal: dies of SIGILL, stderr is exactly the report. */
-	snprintf(name, sizeof(name), "trap_%s_fatal", tc->name);
+	snprintf(name, sizeof(name), "trap_%s%s_fatal", tc->name, set_tag);
 	expect_line(line, sizeof(line), where, rt(tc->target), H_BAD, tc->mode_s, false);
 	if (run_child(&ch, cfg_of(tc->mode, tc->flags), do_call, &ca)) {
 		if (!CHECK(name, died_of_sigill(&ch) && !strcmp(ch.err, line)))
@@ -427,7 +444,7 @@ static void test_trap_case(const struct trap_case *tc)
 	}
 
 	/* Warn: reported, and the call goes on to return 40 + 1 + 1. */
-	snprintf(name, sizeof(name), "trap_%s_warn", tc->name);
+	snprintf(name, sizeof(name), "trap_%s%s_warn", tc->name, set_tag);
 	expect_line(line, sizeof(line), where, rt(tc->target), H_BAD, tc->mode_s, true);
 	/*
 	 * Continuing past a paranoid caller's LOCK Jcc calls the preamble
@@ -442,10 +459,24 @@ static void test_trap_case(const struct trap_case *tc)
 	}
 
 	/* The matching caller: no report, right result. */
-	snprintf(name, sizeof(name), "trap_%s_match", tc->name);
+	snprintf(name, sizeof(name), "trap_%s%s_match", tc->name, set_tag);
 	ca.c = tc->c - 1;
 	if (run_child(&ch, cfg_of(tc->mode, tc->flags), do_call, &ca))
 		CHECK(name, exited_ok(&ch) && !strcmp(ch.err, "result 42\n"));
+}
+
+/*
+ * In the v6.18 page the kCFI callers are the jne/test form: test_traps'
+ * "kcfi" case then traps on the UDB at site+13, which is decoded by
+ * retrying at ip-1 (the .kcfi_traps address), reported there, and warn
+ * resumes at the call (site+14).
+ */
+static void test_v618_kcfi(void)
+{
+	const uint8_t *p = (const uint8_t *)(uintptr_t)site_of(C_KCFI_BAD);
+
+	CHECK("trap_kcfi_v618: caller is the jne/test form",
+	      p[10] == 0x75 && p[11] == 0x01 && p[12] == 0xa8 && p[13] == 0xd6);
 }
 
 static void test_traps(void)
@@ -1010,5 +1041,15 @@ int main(void)
 	test_altstack();
 	test_format();
 	test_decode();
+	/*
+	 * The v6.18 set (docs/sequences.md): the same page rebuilt in it, the
+	 * same traps: UDB at func+3, the LOCK Jcc, the BHI stubs.
+	 */
+	test_set = FI_SET_V618;
+	set_tag = "_v618";
+	if (!CHECK("trap_build_code_v618", build_code()))
+		return fi_check_exit();
+	test_v618_kcfi();
+	test_traps();
 	return fi_check_exit();
 }

@@ -9,7 +9,10 @@ RT_OUT=$ROOT/$BUILD/e2e/runtime
 FCC=$ROOT/$BUILD/fineibt-cc
 FIBT=$ROOT/$BUILD/fineibt
 mkdir -p "$RT_OUT"
-unset FINEIBT_CFI FINEIBT_VERBOSE LD_PRELOAD
+unset FINEIBT_CFI FINEIBT_VERBOSE FINEIBT_SEQ LD_PRELOAD
+# FINEIBT_TEST_SEQ=v6.18 runs every runtime test with that sequence set
+# (rt_modes and rt_variadic run both sets themselves).
+[ -n "${FINEIBT_TEST_SEQ:-}" ] && export FINEIBT_SEQ=$FINEIBT_TEST_SEQ
 
 # The seven modes of the brief; each is also run with ",norand".
 RT_BASE_MODES=(off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto)
