@@ -95,13 +95,16 @@ $(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
 	ln -sf fineibt-cc $@
 
 # src/dlsym_so.c interposes dlsym in the shared runtime only (see there).
+# libfineibt.so: full RELRO (its GOT read-only once relocated) and no
+# executable stack (docs/protection.md, "No code pointer in writable memory").
 $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
 	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,libfineibt.so.$(SOVER) \
-		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack $(LDSAN) -ldl -lpthread
+		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
+		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
 
 $(BUILD)/fineibt: $(TOOL_OBJ) $(BUILD)/libfineibt.a

@@ -20,6 +20,7 @@
  *                                            keeps them: DESIGN §1)
  *   --fineibt-jump-tables                    keep them (the default)
  *   --fineibt-no-runtime                     kCFI flags, thunks, veneers; no runtime
+ *   --fineibt-no-relro                       no -z relro -z now at link time
  *   --fineibt-help                           list these (fi_help)
  *   FINEIBT_CC_CLANG=path   the compiler (default clang-22, clang++-22
  *                           when invoked as fineibt-c++)
@@ -50,7 +51,7 @@ struct fi_drv {
 	const char *nm;
 	char ld[PATH_MAX];		/* empty: clang's default linker */
 	char libdir[PATH_MAX];		/* libfineibt.{so,a}, libfineibt_crt.a */
-	bool exact, static_rt, veneers, jump_tables, runtime;
+	bool exact, static_rt, veneers, jump_tables, runtime, relro;
 	bool link, shared, passthrough, has_x, partial;
 	struct fi_argv args;		/* user arguments, driver options removed */
 };
@@ -292,7 +293,7 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 	int inputs = 0;
 	bool only_v = true;
 
-	d->veneers = d->runtime = d->link = true;
+	d->veneers = d->runtime = d->link = d->relro = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -318,6 +319,10 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 		}
 		if (!strcmp(a, "--fineibt-no-runtime")) {
 			d->runtime = false;
+			continue;
+		}
+		if (!strcmp(a, "--fineibt-no-relro")) {
+			d->relro = false;
 			continue;
 		}
 		fi_argv_add(&d->args, a);
@@ -453,6 +458,8 @@ static void fi_help(void)
 	      "  --fineibt-jump-tables  keep jump tables (the default)\n"
 	      "  --fineibt-no-runtime   kCFI flags, thunks and veneers only; no\n"
 	      "                         runtime (the program runs kCFI as compiled)\n"
+	      "  --fineibt-no-relro     link without -z relro -z now (the default\n"
+	      "                         makes the GOT read-only after start-up)\n"
 	      "  --fineibt-version      print the driver's version\n"
 	      "  --fineibt-help         this list (--help is clang's)\n"
 	      "Environment:\n"
@@ -609,6 +616,15 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 
 	fi_argv_add(&link, d->cc);
 	fi_add_kcfi_flags(d, &link, arity);
+	/*
+	 * Full RELRO: the GOT is read-only once relocated, so no write can
+	 * redirect a PLT jump (an unchecked transfer in every mode). Before
+	 * the user's arguments, so that an explicit -z lazy still wins.
+	 */
+	if (d->relro && !d->partial) {
+		fi_argv_add(&link, "-Wl,-z,relro");
+		fi_argv_add(&link, "-Wl,-z,now");
+	}
 	for (size_t i = 0; i < d->args.n; i++) {
 		const char *s = d->args.v[i];
 

@@ -13,9 +13,16 @@
  * program linked against glibc >= 2.34 references, so that the reference
  * binds here when libfineibt precedes libc in the lookup order (it does:
  * fineibt-cc links it before libc; LD_PRELOAD puts it first).
+ *
+ * libc's dlopen is called through a pointer, unchecked (this file is not
+ * instrumented): the pointer lives in the read-only runtime state
+ * (fi_rt()->calls), written once, inside a write window, so that no write
+ * to writable memory can choose what the next dlopen() calls.
  */
 #include <dlfcn.h>
 #include <stddef.h>
+
+#include "runtime.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
 
@@ -25,19 +32,41 @@ typedef void *(*fi_dlopen_fn)(const char *, int);
  * through this file alone. */
 void fineibt_rt_hook(void) __attribute__((weak));
 
-static fi_dlopen_fn fi_real_dlopen;
+/* libc's dlopen, resolved once and recorded in the read-only state. */
+static fi_dlopen_fn fi_real_dlopen(void)
+{
+	void *f = __atomic_load_n(&fi_rt()->calls.real_dlopen, __ATOMIC_ACQUIRE);
+	struct fi_runtime *rt;
+	sigset_t saved;
+
+	if (f)
+		return (fi_dlopen_fn)f;
+	f = dlsym(RTLD_NEXT, "dlopen");
+	if (!f)
+		return NULL;
+	rt = fi_rt_write_begin(&saved);
+	if (rt) {
+		if (!rt->calls.real_dlopen)
+			__atomic_store_n(&rt->calls.real_dlopen, f, __ATOMIC_RELEASE);
+		f = rt->calls.real_dlopen;
+		fi_rt_write_end(&saved);
+	}
+	return (fi_dlopen_fn)f;
+}
+
+/* Resolved at load time, before the state is sealed, where possible. */
+__attribute__((constructor)) static void fi_dlhook_resolve(void)
+{
+	fi_real_dlopen();
+}
 
 FI_EXPORT void *dlopen(const char *file, int mode)
 {
-	fi_dlopen_fn f = __atomic_load_n(&fi_real_dlopen, __ATOMIC_ACQUIRE);
+	fi_dlopen_fn f = fi_real_dlopen();
 	void *h;
 
-	if (!f) {
-		f = (fi_dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
-		if (!f)
-			return NULL;
-		__atomic_store_n(&fi_real_dlopen, f, __ATOMIC_RELEASE);
-	}
+	if (!f)
+		return NULL;
 	h = f(file, mode);
 	if (h && fineibt_rt_hook)
 		fineibt_rt_hook();

@@ -5,6 +5,7 @@
 
 #include "fineibt.h"
 #include "print.h"
+#include "runtime.h"
 
 static int fi_print_stderr(enum fineibt_print_level level, const char *fmt,
 			   va_list ap)
@@ -14,24 +15,47 @@ static int fi_print_stderr(enum fineibt_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
-static fineibt_print_fn fi_print_hook = fi_print_stderr;
+/*
+ * The hook is a code pointer the (uninstrumented) library calls without a
+ * check, so it lives in the read-only runtime state, not in .data: the
+ * setter opens a write window (rtstate.c) for the one store, at any time,
+ * and a stray write elsewhere cannot choose what the next message calls.
+ * Not async-signal-safe, and not to be called from the hook itself.
+ */
+static fineibt_print_fn fi_print_hook(void)
+{
+	const struct fi_rt_calls *c = &fi_rt()->calls;
+
+	if (!__atomic_load_n(&c->print_set, __ATOMIC_ACQUIRE))
+		return fi_print_stderr;
+	return __atomic_load_n(&c->print, __ATOMIC_RELAXED);
+}
 
 FINEIBT_API fineibt_print_fn fineibt_set_print(fineibt_print_fn fn)
 {
-	fineibt_print_fn old = fi_print_hook;
+	fineibt_print_fn old = fi_print_hook();
+	struct fi_runtime *rt;
+	sigset_t saved;
 
-	fi_print_hook = fn;
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return old;	/* cannot happen short of ENOMEM in mprotect */
+	old = fi_print_hook();
+	__atomic_store_n(&rt->calls.print, fn, __ATOMIC_RELAXED);
+	__atomic_store_n(&rt->calls.print_set, true, __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
 	return old;
 }
 
 void fi_print(enum fineibt_print_level level, const char *fmt, ...)
 {
+	fineibt_print_fn hook = fi_print_hook();
 	va_list ap;
 
-	if (!fi_print_hook)
+	if (!hook)
 		return;
 	va_start(ap, fmt);
-	fi_print_hook(level, fmt, ap);
+	hook(level, fmt, ap);
 	va_end(ap);
 }
 

@@ -686,6 +686,10 @@ static size_t fi_rt_scan(void)
 		}
 	}
 	fi_subs_last = fi_subs_now;
+	/* fi_found is scratch: leave no code address behind in writable
+	 * memory once the walk is done (docs/protection.md). */
+	memset(fi_found, 0, fi_nfound * sizeof(fi_found[0]));
+	fi_nfound = 0;
 	return nfresh;
 }
 

@@ -52,6 +52,17 @@ struct fi_rt_sig {
 	void *real_sigaction, *real_signal, *real_sysv_signal;
 };
 
+/*
+ * The other code pointers the library calls through, kept here read-only
+ * (docs/protection.md, "No code pointer in writable memory"): written only
+ * inside a write window, by dlhook.c and print.c.
+ */
+struct fi_rt_calls {
+	void *real_dlopen;		/* libc's dlopen (RTLD_NEXT) */
+	fineibt_print_fn print;		/* fineibt_set_print()'s hook, if set */
+	bool print_set;			/* false: the built-in stderr printer */
+};
+
 struct fi_runtime {
 	bool active;			/* constructor ran and installed the handler */
 	bool sealed;			/* start-up over: config and active are final */
@@ -70,6 +81,7 @@ struct fi_runtime {
 	size_t nstub_copies;
 	uint64_t stub_copies[FI_MAX_MODULES];
 	struct fi_rt_sig sig;
+	struct fi_rt_calls calls;
 	struct fi_arena arena;
 };
 

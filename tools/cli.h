@@ -24,6 +24,22 @@ int cmd_inspect(int argc, char **argv);
 int cmd_inspect_help(void);
 /* tools/cmd_inspect_ext.c: --diff and --pid; -1 if neither is asked for. */
 int cmd_inspect_ext(int argc, char **argv);
+/*
+ * tools/cmd_inspect_audit.c: the forward-edge holes of a file no CFI
+ * check covers (RELRO, BIND_NOW, writable GOT, executable stack, text
+ * relocations). insp_audit returns 0 or -1 (cannot read); valid is false
+ * for a file that is not an executable or shared object.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+struct insp_audit {
+	bool valid, dynamic, relro, bind_now, has_got, writable_got;
+	bool exec_stack, textrel;
+};
+int insp_audit(const char *path, struct insp_audit *a);
+const char *insp_relro_name(const struct insp_audit *a);
+/* Print the findings ("  audit: ..." lines, or JSON strings); their count. */
+size_t insp_audit_print(const struct insp_audit *a, bool json);
 int cmd_run(int argc, char **argv);
 int cmd_run_help(void);
 

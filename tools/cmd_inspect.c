@@ -28,7 +28,9 @@ int cmd_inspect_help(void)
 	       "  the mode its sequences are in (and what 'fineibt patch' recorded),\n"
 	       "  preambles, call sites, tail calls, thunk calls without a check, the\n"
 	       "  arity histogram, __kcfi_typeid_ types, naked ENDBRs (function entries\n"
-	       "  with ENDBR but no hash check) and sites that do not match.\n"
+	       "  with ENDBR but no hash check) and sites that do not match; then the\n"
+	       "  hardening audit: RELRO, BIND_NOW, writable GOT, executable stack and\n"
+	       "  text relocations, one 'audit:' line per hole no CFI check covers.\n"
 	       "  --list  also list every site: address, symbol+offset, hash, arity/form\n"
 	       "  --json  one JSON object on stdout (see docs/inspect.md)\n"
 	       "  fineibt inspect --diff A B [--list] [--json]: what changed between\n"
@@ -148,6 +150,19 @@ static void text_list(const struct fi_image *im)
 		       "thunk", t->addr, sym, t->jmp ? "jmp" : "call",
 		       insp_name(im, t->thunk));
 	}
+}
+
+/* The hardening audit: one summary line, then one line per finding. */
+static void text_audit(const struct insp_audit *a)
+{
+	if (!a->valid)
+		return;
+	printf("hardening:     RELRO %s%s; GOT %s; stack %s; %s\n",
+	       insp_relro_name(a), a->bind_now ? " (BIND_NOW)" : "",
+	       a->writable_got ? "writable" : "read-only",
+	       a->exec_stack ? "executable" : "not executable",
+	       a->textrel ? "text relocations" : "no text relocations");
+	insp_audit_print(a, false);
 }
 
 static void text_summary(const struct fi_image *im, const char *mode)
@@ -278,7 +293,30 @@ static void json_lists(const struct fi_image *im)
 	printf("]");
 }
 
-static void json_report(const struct fi_image *im, const char *mode, bool list)
+static void json_bool(const char *k, bool v, bool *first)
+{
+	json_key(k, first);
+	printf("%s", v ? "true" : "false");
+}
+
+static void json_audit(const struct insp_audit *a, bool *first)
+{
+	if (!a->valid)
+		return;
+	json_key("relro", first);
+	json_str(insp_relro_name(a));
+	json_bool("bind_now", a->bind_now, first);
+	json_bool("writable_got", a->writable_got, first);
+	json_bool("exec_stack", a->exec_stack, first);
+	json_bool("textrel", a->textrel, first);
+	json_key("audit", first);
+	printf("[");
+	insp_audit_print(a, true);
+	printf("]");
+}
+
+static void json_report(const struct fi_image *im, const char *mode, bool list,
+			const struct insp_audit *a)
 {
 	char cfg[128];
 	bool first = true;
@@ -323,6 +361,7 @@ static void json_report(const struct fi_image *im, const char *mode, bool list)
 	printf("%zu", insp_arity_unknown(im));
 	json_key("naked_endbr", &first);
 	json_lists(im);
+	json_audit(a, &first);
 	if (list) {
 		json_key("sites", &first);
 		json_sites(im);
@@ -360,6 +399,7 @@ static int insp_args(int argc, char **argv, struct insp_opts *o)
 int cmd_inspect(int argc, char **argv)
 {
 	struct insp_opts o = { 0 };
+	struct insp_audit audit;
 	struct fi_image im;
 	char err[256] = "", mode[128];
 	int ret;
@@ -376,12 +416,16 @@ int cmd_inspect(int argc, char **argv)
 		return 1;
 	}
 	insp_mode(&im, mode, sizeof(mode));
+	if (insp_audit(o.path, &audit))
+		audit.valid = false;
 	if (o.json) {
-		json_report(&im, mode, o.list);
+		json_report(&im, mode, o.list, &audit);
 	} else if (insp_nothing(&im)) {
 		printf("%s: no kCFI sites: nothing to do\n", o.path);
+		text_audit(&audit);
 	} else {
 		text_summary(&im, mode);
+		text_audit(&audit);
 		if (o.list)
 			text_list(&im);
 	}

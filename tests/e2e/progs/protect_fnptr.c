@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/e2e/protect_fnptr.sh: no code pointer in libfineibt's writable
+ * memory once the process runs (issue 15). Built with fineibt-cc, shared
+ * runtime or -static-fineibt.
+ *
+ *   protect_fnptr scan [LIB]   after start-up, dlopen LIB and a call into
+ *                    it, a library message through the default print hook
+ *                    and one through a hook of our own (set and restored),
+ *                    scan the writable part of the object that holds
+ *                    libfineibt (libfineibt.so, or this executable with
+ *                    -static-fineibt)
+ *   protect_fnptr scan-exe [LIB]  the same, scanning this executable
+ *                    (-static-fineibt: LIB built without it loads
+ *                    libfineibt.so as well, which "scan" would find)
+ *   protect_fnptr control      scan this executable, which holds a planted
+ *                    code pointer (the scanner's own check)
+ *
+ * The scan: every PT_LOAD segment with PF_W of the object, as far as
+ * /proc/self/maps shows it writable now (RELRO pages are read-only by
+ * then); every aligned 8-byte word whose value lies in an executable
+ * mapping is printed as
+ *   hit 0xVADDR -> NAME
+ * with VADDR the link-time address of the word (for llvm-nm) and NAME the
+ * file of the mapping pointed into. Then "object PATH" and "scanned N".
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fineibt.h"
+
+#define MAX_MAPS 4096
+
+struct map {
+	uintptr_t lo, hi;
+	char perms[8];
+	char name[256];
+};
+
+/* On the heap: the scanner's own data must not sit in the scanned
+ * executable (-static-fineibt). */
+static struct map *maps;
+static size_t nmaps;
+
+static void planted_fn(void)
+{
+}
+
+/* The control's code pointer in writable data: the scan must find it. */
+void (*volatile planted)(void) = planted_fn;
+
+static int read_maps(void)
+{
+	char line[4608];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	maps = calloc(MAX_MAPS, sizeof(*maps));
+	if (!f || !maps)
+		return -1;
+	while (nmaps < MAX_MAPS && fgets(line, sizeof(line), f)) {
+		struct map *m = &maps[nmaps];
+
+		m->name[0] = '\0';
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &m->lo, &m->hi,
+			   m->perms, m->name) >= 3)
+			nmaps++;
+	}
+	fclose(f);
+	return 0;
+}
+
+static const struct map *exec_map(uintptr_t v)
+{
+	for (size_t i = 0; i < nmaps; i++) {
+		if (maps[i].perms[2] == 'x' && v >= maps[i].lo && v < maps[i].hi)
+			return &maps[i];
+	}
+	return NULL;
+}
+
+struct target {
+	uintptr_t addr;			/* an address inside the object, or 0: */
+	const char *name;		/* the object whose path holds this */
+	const struct dl_phdr_info *info;
+	struct dl_phdr_info copy;
+	char path[4096];
+};
+
+static int find_obj(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct target *t = data;
+
+	if (t->name) {
+		if (!info->dlpi_name || !strstr(info->dlpi_name, t->name))
+			return 0;
+		t->copy = *info;
+		t->info = &t->copy;
+		snprintf(t->path, sizeof(t->path), "%s", info->dlpi_name);
+		return 1;
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && t->addr >= lo && t->addr < lo + ph->p_memsz) {
+			t->copy = *info;
+			t->info = &t->copy;
+			snprintf(t->path, sizeof(t->path), "%s", info->dlpi_name);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Words of [lo, hi) (writable now) that point into executable code. */
+static size_t scan_range(const struct target *t, uintptr_t lo, uintptr_t hi)
+{
+	size_t n = 0;
+
+	lo = (lo + 7) & ~(uintptr_t)7;
+	for (uintptr_t p = lo; p + 8 <= hi; p += 8) {
+		uintptr_t v = *(const volatile uintptr_t *)p;
+		const struct map *m = v ? exec_map(v) : NULL;
+
+		if (m)
+			printf("hit 0x%lx -> %s\n",
+			       (unsigned long)(p - t->info->dlpi_addr),
+			       m->name[0] ? m->name : "[anon]");
+		n += 8;
+	}
+	return n;
+}
+
+static int scan(uintptr_t inside)
+{
+	struct target t = { .name = "/libfineibt.so" };
+	size_t scanned = 0;
+
+	if (read_maps())
+		return 2;
+	/* libfineibt.so if loaded, else (-static-fineibt) what holds @inside. */
+	if (!inside && !dl_iterate_phdr(find_obj, &t)) {
+		t.name = NULL;
+		t.addr = (uintptr_t)&planted;
+	} else if (inside) {
+		t.name = NULL;
+		t.addr = inside;
+	}
+	if (!t.info && !dl_iterate_phdr(find_obj, &t)) {
+		printf("cannot find the object\n");
+		return 2;
+	}
+	for (int i = 0; i < t.info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &t.info->dlpi_phdr[i];
+		uintptr_t lo = t.info->dlpi_addr + ph->p_vaddr;
+		uintptr_t hi = lo + ph->p_memsz;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+			continue;
+		for (size_t j = 0; j < nmaps; j++) {
+			uintptr_t a = maps[j].lo > lo ? maps[j].lo : lo;
+			uintptr_t b = maps[j].hi < hi ? maps[j].hi : hi;
+
+			if (a < b && maps[j].perms[1] == 'w')
+				scanned += scan_range(&t, a, b);
+		}
+	}
+	printf("object %s\n", t.path[0] ? t.path : "[exe]");
+	printf("scanned %zu\n", scanned);
+	return 0;
+}
+
+static char hook_buf[256];
+
+static int own_hook(enum fineibt_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return vsnprintf(hook_buf, sizeof(hook_buf), fmt, ap);
+}
+
+/* Paths that used to leave code pointers behind: dlopen, messages. */
+static int exercise(const char *lib)
+{
+	struct fineibt_config cfg;
+	fineibt_print_fn old;
+
+	if (lib) {
+		void *h = dlopen(lib, RTLD_NOW);
+		long (*apply)(int, long) = h ? (long (*)(int, long))dlsym(h, "pl_apply") : NULL;
+
+		if (!apply || apply(0, 21) != 42) {
+			printf("dlopen/call failed\n");
+			return 2;
+		}
+	}
+	/* A library message through the default hook (stderr)... */
+	fineibt_parse_cfi("fnptr-scan-default", false, &cfg, NULL, 0);
+	/* ...and through the program's own, then the default again. */
+	old = fineibt_set_print(own_hook);
+	fineibt_parse_cfi("fnptr-scan-own", false, &cfg, NULL, 0);
+	fineibt_set_print(old);
+	if (!strstr(hook_buf, "fnptr-scan-own")) {
+		printf("own print hook not called\n");
+		return 2;
+	}
+	fineibt_parse_cfi("fnptr-scan-restored", false, &cfg, NULL, 0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(cmd, "control"))
+		return scan((uintptr_t)&planted);
+	if (strcmp(cmd, "scan") && strcmp(cmd, "scan-exe")) {
+		fprintf(stderr, "usage: protect_fnptr scan|scan-exe [LIB] | control\n");
+		return 2;
+	}
+	rc = exercise(argc > 2 ? argv[2] : NULL);
+	if (rc)
+		return rc;
+	return scan(strcmp(cmd, "scan-exe") ? 0 : (uintptr_t)&planted);
+}
