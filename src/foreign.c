@@ -75,6 +75,27 @@ static uint64_t fi_page_down(uint64_t a)
 }
 
 /*
+ * Does sealed @copy (@n bytes, a copy of the pages at @lo) hold exactly
+ * what fi_fx_publish meant to write: @bytes at @at, the original pages
+ * (or int3s when @fresh) everywhere else?
+ */
+static bool fi_fx_copy_ok(const uint8_t *copy, uint64_t lo, uint64_t n,
+			  uint64_t at, const void *bytes, size_t len, bool fresh)
+{
+	const uint8_t *orig = (const uint8_t *)(uintptr_t)lo;
+
+	if (memcmp(copy + at, bytes, len))
+		return false;
+	for (uint64_t i = 0; i < n; i++) {
+		if (i >= at && i < at + len)
+			continue;
+		if (copy[i] != (fresh ? 0xcc : orig[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Write @len bytes at @addr into read-execute memory: a scratch copy of
  * the pages is written, sealed read-execute and moved over the originals
  * in one mremap. @fresh: the pages hold nothing yet (PROT_NONE); start
@@ -95,8 +116,21 @@ static int fi_fx_publish(uint64_t addr, const void *bytes, size_t len,
 	else
 		memcpy(copy, (const void *)(uintptr_t)lo, n);
 	memcpy(copy + (addr - lo), bytes, len);
-	if (mprotect(copy, n, PROT_READ | PROT_EXEC) ||
-	    mremap(copy, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
+	if (mprotect(copy, n, PROT_READ | PROT_EXEC)) {
+		int err = -errno;
+
+		munmap(copy, n);
+		return err;
+	}
+	/*
+	 * The copy was writable while other threads ran: what becomes code
+	 * is checked once nothing can write it any more (issue 18).
+	 */
+	if (!fi_fx_copy_ok(copy, lo, n, addr - lo, bytes, len, fresh)) {
+		munmap(copy, n);
+		return -EBADMSG;
+	}
+	if (mremap(copy, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
 		   (void *)(uintptr_t)lo) == MAP_FAILED) {
 		int err = -errno;
 

@@ -367,7 +367,7 @@ FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
 		}
 	}
 	r = fi_jit_region_new(code, len);
-	err = r ? fi_rt_add_module(&r->mod) : -ENOMEM;
+	err = r ? fi_rt_add_jit(&r->mod) : -ENOMEM;
 	if (err) {
 		free(r);
 		goto out;

@@ -50,6 +50,7 @@ struct fi_pass {
 	bool fineibt, paranoid, bhi, warn;
 	int set;		/* FI_SET_*: the sequences written */
 	struct fi_window win;
+	const struct fi_patch_check *check;	/* verify instead of writing */
 };
 
 uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
@@ -167,6 +168,20 @@ static int fi_poke_diff(struct fi_image *im, uint64_t addr, const uint8_t *have,
 	if (lo == n)
 		return 0;
 	return fi_image_poke(im, addr + lo, want + lo, hi - lo);
+}
+
+/*
+ * Every site's new bytes go through here: written (differing span only),
+ * or, when verifying, handed whole to the checker with run-time @addr.
+ */
+static int fi_pass_put(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
+		       const uint8_t *want, size_t n, bool *changed)
+{
+	if (ps->check) {
+		*changed = memcmp(have, want, n) != 0;
+		return ps->check->site(ps->check->ctx, addr + ps->bias, want, n);
+	}
+	return fi_poke_diff(ps->im, addr, have, want, n, changed);
 }
 
 /* ---------------------------------------------------------------- forms */
@@ -316,7 +331,7 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
 		fi_store32(want + FI_KCFI_PREAMBLE_HASH, hash);
 	if (err)
 		return err;
-	err = fi_poke_diff(ps->im, at, p, want, FI_PRE_WINDOW, &changed);
+	err = fi_pass_put(ps, at, p, want, FI_PRE_WINDOW, &changed);
 	if (!err && changed)
 		ps->st->preambles++;
 	return err;
@@ -355,7 +370,7 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
 	fi_store32(want + fm->caller_hash, fm->caller_neg ? -hash : hash);
 	dethunk = memcmp(p + FI_KCFI_CALLER_CALL, want + FI_KCFI_CALLER_CALL,
 			 FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
-	err = fi_poke_diff(ps->im, c->addr, p, want, FI_CALLSITE_SIZE, &changed);
+	err = fi_pass_put(ps, c->addr, p, want, FI_CALLSITE_SIZE, &changed);
 	if (err || !changed)
 		return err;
 	ps->st->callers++;
@@ -416,7 +431,7 @@ static int fi_pass_tcall(struct fi_pass *ps, const struct fi_tcall *tc)
 	fi_emit_indirect(&b, reg, jmp, n);
 	if (b.err)
 		return b.err;
-	err = fi_poke_diff(ps->im, tc->addr, p, want, n, &changed);
+	err = fi_pass_put(ps, tc->addr, p, want, n, &changed);
 	if (!err && changed)
 		ps->st->dethunked++;
 	return err;
@@ -569,5 +584,82 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		err = fi_pass_caller(&ps, &fm, &im->calls[i]);
 	for (size_t i = 0; !err && o->dethunk && i < im->ntcalls; i++)
 		err = fi_pass_tcall(&ps, &im->tcalls[i]);
+	return err;
+}
+
+/* ---------------------------------------------------------------- verify */
+
+static bool fi_sorted_funcs(const struct fi_image *im)
+{
+	for (size_t i = 1; i < im->nfuncs; i++) {
+		if (im->funcs[i].addr < im->funcs[i - 1].addr)
+			return false;
+	}
+	return true;
+}
+
+static bool fi_sorted_calls(const struct fi_image *im)
+{
+	for (size_t i = 1; i < im->ncalls; i++) {
+		if (im->calls[i].addr < im->calls[i - 1].addr)
+			return false;
+	}
+	for (size_t i = 1; i < im->ntcalls; i++) {
+		if (im->tcalls[i].addr < im->tcalls[i - 1].addr)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The same passes as fi_patch_image, reading the original text, with
+ * every site handed to @ck in ascending address order (preambles by their
+ * func-16, call sites, thunk calls merged), so the checker can compare
+ * the gaps between them with the original as it goes.
+ */
+int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
+		    const struct fi_patch_check *ck)
+{
+	struct fi_patch_opts q = *o;
+	struct fi_patch_stats st;
+	struct fi_pass ps = {
+		.im = im, .o = &q, .st = &st,
+		.bias = im->live ? im->bias : 0,
+		.fineibt = o->cfg.mode == FINEIBT_MODE_FINEIBT,
+		.paranoid = o->cfg.flags & FINEIBT_F_PARANOID,
+		.bhi = o->cfg.flags & FINEIBT_F_BHI,
+		.warn = o->cfg.flags & FINEIBT_F_WARN,
+		.set = o->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4,
+		.check = ck,
+	};
+	size_t f = 0, c = 0, t = 0;
+	struct fi_forms fm;
+	int err;
+
+	q.quiet = true;
+	memset(&st, 0, sizeof(st));
+	if (!fi_sorted_funcs(im) || !fi_sorted_calls(im))
+		return -EBADMSG;
+	err = fi_check_opts(im, &q);
+	if (!err)
+		err = fi_check_image(&ps);
+	if (!err)
+		err = fi_forms_init(&ps, &fm);
+	while (!err) {
+		uint64_t af = f < im->nfuncs ? im->funcs[f].addr - FI_PREAMBLE_SIZE :
+			      UINT64_MAX;
+		uint64_t ac = c < im->ncalls ? im->calls[c].addr : UINT64_MAX;
+		uint64_t at = q.dethunk && t < im->ntcalls ? im->tcalls[t].addr :
+			      UINT64_MAX;
+
+		if (af == UINT64_MAX && ac == UINT64_MAX && at == UINT64_MAX)
+			break;
+		if (af <= ac && af <= at)
+			err = fi_pass_preamble(&ps, &fm, &im->funcs[f++]);
+		else if (ac <= at)
+			err = fi_pass_caller(&ps, &fm, &im->calls[c++]);
+		else
+			err = fi_pass_tcall(&ps, &im->tcalls[t++]);
+	}
 	return err;
 }

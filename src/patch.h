@@ -49,6 +49,22 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		   struct fi_patch_stats *st);
 
 /*
+ * Verification of a patched copy (src/rtlive.c): the passes of
+ * fi_patch_image run again over @im, whose views hold the ORIGINAL text,
+ * and instead of writing, hand each site's new bytes (@want, @n bytes at
+ * run-time @addr, the whole site window) to @site, in ascending address
+ * order. @site returns 0 or -errno, which stops the walk. Returns 0,
+ * -EBADMSG when the site arrays are not sorted (the order is what lets
+ * the checker compare the bytes between sites), or the first error.
+ */
+struct fi_patch_check {
+	int (*site)(void *ctx, uint64_t addr, const uint8_t *want, size_t n);
+	void *ctx;
+};
+int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
+		    const struct fi_patch_check *ck);
+
+/*
  * The hash a preamble or caller holds after patching with @o, given its
  * compile-time hash: rehashed when cfg has RAND, else unchanged.
  */

@@ -30,6 +30,7 @@
 #define FI_ARENA_MIN	(128u * 1024)
 #define FI_ARENA_SHIFT_MAX 7
 #define FI_ARENA_ALIGN	16
+#define FI_ARENA_GUARD	4096
 
 static size_t fi_arena_round(size_t n, size_t to)
 {
@@ -58,10 +59,21 @@ static struct fi_arena_chunk *fi_arena_grow(struct fi_arena *a, size_t len)
 
 	if (a->nchunks == FI_ARENA_CHUNKS)
 		return NULL;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	/*
+	 * Between two PROT_NONE guard pages, the chunk is a mapping of its
+	 * own that merges with nothing: making it read-only again changes a
+	 * whole mapping and needs no mapping slot, so fi_arena_close cannot
+	 * fail at vm.max_map_count (rtstate.c).
+	 */
+	p = mmap(NULL, size + 2 * FI_ARENA_GUARD, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
+	if (mprotect((uint8_t *)p + FI_ARENA_GUARD, size, PROT_READ | PROT_WRITE)) {
+		munmap(p, size + 2 * FI_ARENA_GUARD);
+		return NULL;
+	}
+	p = (uint8_t *)p + FI_ARENA_GUARD;
 	c = &a->chunk[a->nchunks++];
 	*c = (struct fi_arena_chunk){ .base = p, .size = size, .open = true };
 	return c;
@@ -97,6 +109,21 @@ int fi_arena_close(struct fi_arena *a)
 			c->open = false;
 	}
 	return ret;
+}
+
+bool fi_arena_owns(const struct fi_arena *a, const void *p, size_t len)
+{
+	uintptr_t x = (uintptr_t)p;
+	size_t n = __atomic_load_n(&a->nchunks, __ATOMIC_ACQUIRE);
+
+	for (size_t i = 0; i < n && i < FI_ARENA_CHUNKS; i++) {
+		uintptr_t base = (uintptr_t)a->chunk[i].base;
+
+		if (x >= base && x - base <= a->chunk[i].used &&
+		    a->chunk[i].used - (x - base) >= len)
+			return true;
+	}
+	return false;
 }
 
 /* ----------------------------------------------------------- deep copy */

@@ -118,14 +118,97 @@ static int fi_scratch_make(struct fi_image *im, struct fi_scratch *sc,
 	return 0;
 }
 
-/* Seal each copy read-execute and move it over the original text. */
+/*
+ * Verification of the sealed copies against the original text (still in
+ * place, read-execute, so no thread can have changed it): the copy must
+ * equal the original everywhere except at the sites, and each site must
+ * hold exactly what the patcher's encoders produce from the original
+ * bytes. A write into a copy while it was writable (another thread of the
+ * program, during the few hundred microseconds of the patching) is found
+ * here, after the copy became read-only and before it is mapped over the
+ * text: the rewrite is abandoned.
+ */
+struct fi_verify {
+	struct fi_scratch *sc;
+	size_t n;
+	uint64_t cur[FI_MAX_XVIEWS];	/* verified up to here, per copy */
+};
+
+static struct fi_scratch *fi_verify_find(struct fi_verify *vf, uint64_t a,
+					 size_t len, size_t *idx)
+{
+	for (size_t i = 0; i < vf->n; i++) {
+		struct fi_scratch *s = &vf->sc[i];
+
+		if (a >= s->lo && a - s->lo <= s->len && len <= s->len - (a - s->lo)) {
+			*idx = i;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* The copy equals the original text over [from, to). */
+static bool fi_verify_same(const struct fi_scratch *s, uint64_t from,
+			   uint64_t to)
+{
+	return to <= from || !memcmp(s->copy + (from - s->lo),
+				     (const void *)(uintptr_t)from, to - from);
+}
+
+static int fi_verify_site(void *ctx, uint64_t addr, const uint8_t *want,
+			  size_t len)
+{
+	struct fi_verify *vf = ctx;
+	struct fi_scratch *s;
+	size_t i;
+
+	s = fi_verify_find(vf, addr, len, &i);
+	if (!s)
+		return -EBADMSG;
+	if (!fi_verify_same(s, vf->cur[i], addr) ||
+	    memcmp(s->copy + (addr - s->lo), want, len))
+		return -EBADMSG;
+	if (addr + len > vf->cur[i])
+		vf->cur[i] = addr + len;
+	return 0;
+}
+
+static int fi_scratch_verify(struct fi_image *im, const struct fi_patch_opts *o,
+			     struct fi_scratch *sc, size_t n)
+{
+	struct fi_verify vf = { .sc = sc, .n = n };
+	struct fi_patch_check ck = { .site = fi_verify_site, .ctx = &vf };
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		vf.cur[i] = sc[i].lo;
+		sc[i].v->mem = sc[i].live;	/* read the original */
+	}
+	err = fi_patch_verify(im, o, &ck);
+	for (size_t i = 0; !err && i < n; i++) {
+		if (!fi_verify_same(&sc[i], vf.cur[i], sc[i].lo + sc[i].len))
+			err = -EBADMSG;
+	}
+	return err;
+}
+
+/* Seal every copy read-execute (no longer writable by anyone). */
+static int fi_scratch_seal(struct fi_scratch *sc, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (mprotect(sc[i].copy, sc[i].len, PROT_READ | PROT_EXEC))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Move each sealed, verified copy over the original text. */
 static int fi_scratch_commit(struct fi_scratch *sc, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		void *p;
 
-		if (mprotect(sc[i].copy, sc[i].len, PROT_READ | PROT_EXEC))
-			goto fail;
 		p = mremap(sc[i].copy, sc[i].len, sc[i].len,
 			   MREMAP_MAYMOVE | MREMAP_FIXED,
 			   (void *)(uintptr_t)sc[i].lo);
@@ -157,6 +240,10 @@ int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 	if (err)
 		return err;
 	err = fi_patch_image(im, o, st);
+	if (!err)
+		err = fi_scratch_seal(sc, n);
+	if (!err)
+		err = fi_scratch_verify(im, o, sc, n);
 	if (err) {
 		fi_scratch_drop(sc, n);
 		return err;
@@ -177,6 +264,15 @@ bool fi_live_in_reach(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi)
 	return true;
 }
 
+static bool fi_zero_tail(const uint8_t *p, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		if (p[i])
+			return false;
+	}
+	return true;
+}
+
 /* Map a copy of the stubs at @hint exactly, or fail. */
 static uint64_t fi_stub_map_at(uint64_t hint, const uint8_t *src,
 			       size_t size)
@@ -194,7 +290,9 @@ static uint64_t fi_stub_map_at(uint64_t hint, const uint8_t *src,
 		return 0;
 	}
 	memcpy(p, src, size);
-	if (mprotect(p, fi_page_up(size), PROT_READ | PROT_EXEC)) {
+	/* Sealed, then checked: nothing written meanwhile becomes code. */
+	if (mprotect(p, fi_page_up(size), PROT_READ | PROT_EXEC) ||
+	    memcmp(p, src, size) || !fi_zero_tail(p, size, fi_page_up(size))) {
 		munmap(p, fi_page_up(size));
 		return 0;
 	}

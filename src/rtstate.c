@@ -21,7 +21,12 @@
  *
  * The state sits alone in page-aligned storage padded to whole pages (in
  * .bss, so it costs no file space), so its protection never touches
- * neighbouring data.
+ * neighbouring data. A PROT_NONE guard page on either side (set up by the
+ * first window) makes it a mapping of its own that never merges with its
+ * neighbours: switching it between read-write and read-only then changes
+ * a whole mapping, which needs no new one, so closing a window cannot fail
+ * for want of a mapping slot (vm.max_map_count). Should closing fail all
+ * the same, the process is terminated: the state never stays writable.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -29,16 +34,25 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "runtime.h"
 
 #define FI_PAGE		4096
 #define FI_RT_BYTES	((sizeof(struct fi_runtime) + FI_PAGE - 1) & ~(size_t)(FI_PAGE - 1))
 
-static union {
-	struct fi_runtime rt;
-	uint8_t pad[FI_RT_BYTES];
-} fi_rt_store __attribute__((aligned(FI_PAGE), section(".bss.fineibt_rtstate")));
+static struct {
+	uint8_t guard_lo[FI_PAGE];
+	union {
+		struct fi_runtime rt;
+		uint8_t pad[FI_RT_BYTES];
+	} s;
+	uint8_t guard_hi[FI_PAGE];
+} fi_rt_area __attribute__((aligned(FI_PAGE), section(".bss.fineibt_rtstate")));
+#define fi_rt_store	(fi_rt_area.s)
+/* Guards in place (re-done harmlessly if this word is ever reset). */
+static bool fi_rt_guarded;
 
 /* The one writable word: at worst a corrupted lock hangs a writer. */
 static int fi_rt_wlock;
@@ -72,6 +86,39 @@ const uint8_t *fi_bhi_stubs(size_t *size)
 
 /* ------------------------------------------------------------ the window */
 
+/* The guard pages around the state: done once, by the first window. */
+static int fi_rt_guard(void)
+{
+	if (fi_rt_guarded)
+		return 0;
+	if (mprotect(fi_rt_area.guard_lo, FI_PAGE, PROT_NONE) ||
+	    mprotect(fi_rt_area.guard_hi, FI_PAGE, PROT_NONE))
+		return -1;
+	fi_rt_guarded = true;
+	return 0;
+}
+
+/*
+ * A window that cannot be closed leaves the state writable for good: stop
+ * the process rather than run on (one line, async-signal-safe, no atexit
+ * handlers and no signal handler of the program runs).
+ */
+void fi_rt_die(const char *why)
+{
+	static const char pre[] = "fineibt: fatal: ", post[] = "; terminating\n";
+	char line[256];
+	size_t n = strnlen(why, sizeof(line) - sizeof(pre) - sizeof(post));
+
+	/* One write: the line never interleaves with another thread's. */
+	memcpy(line, pre, sizeof(pre) - 1);
+	memcpy(line + sizeof(pre) - 1, why, n);
+	memcpy(line + sizeof(pre) - 1 + n, post, sizeof(post) - 1);
+	if (write(STDERR_FILENO, line, sizeof(pre) - 1 + n + sizeof(post) - 1) < 0)
+		n = 0;	/* nowhere to say it: terminate all the same */
+	for (;;)
+		syscall(SYS_exit_group, FI_RT_DIE_STATUS);
+}
+
 struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 {
 	sigset_t all;
@@ -81,7 +128,8 @@ struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 	pthread_sigmask(SIG_SETMASK, &all, saved);
 	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
-	if (mprotect(&fi_rt_store, sizeof(fi_rt_store), PROT_READ | PROT_WRITE)) {
+	if (fi_rt_guard() ||
+	    mprotect(&fi_rt_store, sizeof(fi_rt_store), PROT_READ | PROT_WRITE)) {
 		err = errno;
 		__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
 		pthread_sigmask(SIG_SETMASK, saved, NULL);
@@ -95,12 +143,15 @@ void fi_rt_write_end(const sigset_t *saved)
 {
 	int err = errno;
 
-	fi_arena_close(&fi_rt_store.rt.arena);
 	/*
-	 * Cannot fail for pages we just made writable (same range, same
-	 * mapping); if it ever did, the state would merely stay writable.
+	 * Neither can fail for want of a mapping slot (whole mappings between
+	 * guard pages, above and rtarena.c); if either fails all the same, the
+	 * state or a module would stay writable: stop.
 	 */
-	mprotect(&fi_rt_store, sizeof(fi_rt_store), PROT_READ);
+	if (fi_arena_close(&fi_rt_store.rt.arena))
+		fi_rt_die("cannot make the runtime's module arena read-only again");
+	if (mprotect(&fi_rt_store, sizeof(fi_rt_store), PROT_READ))
+		fi_rt_die("cannot make the runtime state read-only again");
 	__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
 	pthread_sigmask(SIG_SETMASK, saved, NULL);
 	errno = err;
@@ -190,38 +241,39 @@ void fi_rt_seal(void)
 
 static bool fi_rt_has_module(const struct fi_runtime *rt, const void *key)
 {
-	for (size_t i = 0; i < rt->nmods; i++) {
+	for (size_t i = 0; i < rt->nmods && i < FI_MAX_SLOTS; i++) {
 		if (rt->mods[i] && (rt->mod_keys[i] == key || rt->mods[i] == key))
 			return true;
 	}
 	return false;
 }
 
-/* A free slot (deleted or past the end); FI_MAX_MODULES when full. */
-static size_t fi_rt_mod_slot(const struct fi_runtime *rt)
+/* A free slot in [@base, @base + @n) (deleted or never used); -1 if full. */
+static long fi_rt_mod_slot(const struct fi_runtime *rt, size_t base, size_t n)
 {
-	for (size_t i = 0; i < rt->nmods; i++) {
-		if (!rt->mods[i])
-			return i;
+	for (size_t i = base; i < base + n; i++) {
+		if (i >= rt->nmods || !rt->mods[i])
+			return (long)i;
 	}
-	return rt->nmods < FI_MAX_MODULES ? rt->nmods : FI_MAX_MODULES;
+	return -1;
 }
 
-int fi_rt_add_module(struct fi_module *m)
+static int fi_rt_add_as(struct fi_module *m, bool jit)
 {
 	struct fi_runtime *rt;
 	struct fi_module *copy;
 	sigset_t saved;
-	size_t slot;
+	long slot;
 	int ret = 0;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return -errno;
-	slot = fi_rt_mod_slot(rt);
+	slot = jit ? fi_rt_mod_slot(rt, FI_MAX_MODULES, FI_MAX_JIT) :
+		     fi_rt_mod_slot(rt, 0, FI_MAX_MODULES);
 	if (fi_rt_has_module(rt, m)) {
 		ret = -EEXIST;
-	} else if (slot == FI_MAX_MODULES) {
+	} else if (slot < 0) {
 		ret = -ENOSPC;
 	} else if (!(copy = fi_arena_freeze(&rt->arena, m))) {
 		ret = -ENOMEM;
@@ -229,13 +281,37 @@ int fi_rt_add_module(struct fi_module *m)
 		/* Key, then the copy, then the count that makes readers look. */
 		rt->mod_keys[slot] = m;
 		STORE_REL(&rt->mods[slot], copy);
-		if (slot == rt->nmods)
-			STORE_REL(&rt->nmods, rt->nmods + 1);
+		if ((size_t)slot >= rt->nmods)
+			STORE_REL(&rt->nmods, (size_t)slot + 1);
 		m->seed = 0;
 		m->img.note.seed = 0;
 	}
 	fi_rt_write_end(&saved);
 	return ret;
+}
+
+int fi_rt_add_module(struct fi_module *m)
+{
+	return fi_rt_add_as(m, false);
+}
+
+int fi_rt_add_jit(struct fi_module *m)
+{
+	return fi_rt_add_as(m, true);
+}
+
+const struct fi_module *fi_rt_module_of(const void *key)
+{
+	const struct fi_runtime *rt = &fi_rt_store.rt;
+	size_t n = LOAD_ACQ(&rt->nmods);
+
+	for (size_t i = 0; i < n && i < FI_MAX_SLOTS; i++) {
+		const struct fi_module *m = LOAD_ACQ(&rt->mods[i]);
+
+		if (m && rt->mod_keys[i] == key)
+			return m;
+	}
+	return NULL;
 }
 
 int fi_rt_del_module(const struct fi_module *m)
@@ -247,7 +323,7 @@ int fi_rt_del_module(const struct fi_module *m)
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return -errno;
-	for (size_t i = 0; i < rt->nmods; i++) {
+	for (size_t i = 0; i < rt->nmods && i < FI_MAX_SLOTS; i++) {
 		if (rt->mods[i] && (rt->mod_keys[i] == m || rt->mods[i] == m)) {
 			STORE_REL(&rt->mods[i], NULL);
 			rt->mod_keys[i] = NULL;
@@ -265,13 +341,106 @@ const struct fi_module *fi_rt_module_at(uint64_t addr)
 	const struct fi_runtime *rt = &fi_rt_store.rt;
 	size_t n = LOAD_ACQ(&rt->nmods);
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < FI_MAX_SLOTS; i++) {
 		const struct fi_module *m = LOAD_ACQ(&rt->mods[i]);
 
-		if (m && addr >= m->text_lo && addr < m->text_hi)
+		/*
+		 * Only a copy the arena handed out is a module: a pointer put
+		 * here from anywhere else (a write racing a window) is not.
+		 */
+		if (m && addr >= m->text_lo && addr < m->text_hi &&
+		    fi_arena_owns(&rt->arena, m, sizeof(*m)))
 			return m;
 	}
 	return NULL;
+}
+
+/* ------------------------------------------------------------ the scans */
+
+size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	size_t i = 0, done = 0;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return 0;
+	for (; done < n && e[done].key; done++) {
+		while (i < FI_MAX_SEEN && i < rt->nseen && rt->seen[i].key)
+			i++;
+		if (i == FI_MAX_SEEN)
+			break;
+		/* Everything, then the key that makes readers look. */
+		rt->seen[i] = e[done];
+		rt->seen[i].key = 0;
+		STORE_REL(&rt->seen[i].key, e[done].key);
+		if (i >= rt->nseen)
+			STORE_REL(&rt->nseen, i + 1);
+	}
+	fi_rt_write_end(&saved);
+	return done;
+}
+
+size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	size_t done = 0;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		for (size_t i = 0; e[k].key && i < rt->nseen; i++) {
+			if (rt->seen[i].key != e[k].key)
+				continue;
+			rt->seen[i].mod = e[k].mod;
+			rt->seen[i].fp = e[k].fp;
+			rt->seen[i].fp_set = true;
+			done++;
+			break;
+		}
+	}
+	fi_rt_write_end(&saved);
+	return done;
+}
+
+void fi_rt_seen_drop(size_t i)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return;
+	if (i < rt->nseen && rt->seen[i].key) {
+		const struct fi_module *m = rt->seen[i].mod;
+
+		STORE_REL(&rt->seen[i].key, 0);
+		for (size_t k = 0; m && k < FI_MAX_MODULES && k < rt->nmods; k++) {
+			if (rt->mods[k] == m) {
+				STORE_REL(&rt->mods[k], NULL);
+				rt->mod_keys[k] = NULL;
+			}
+		}
+		rt->seen[i] = (struct fi_rt_seen){ 0 };
+	}
+	fi_rt_write_end(&saved);
+}
+
+bool fi_rt_rewritten_at(uint64_t addr)
+{
+	const struct fi_runtime *rt = &fi_rt_store.rt;
+	size_t n = LOAD_ACQ(&rt->nseen);
+
+	for (size_t i = 0; i < n && i < FI_MAX_SEEN; i++) {
+		const struct fi_rt_seen *e = &rt->seen[i];
+
+		if (LOAD_ACQ(&e->key) && addr >= e->lo && addr < e->hi)
+			return true;
+	}
+	return false;
 }
 
 /* -------------------------------------------------------------- BHI stubs */

@@ -18,6 +18,7 @@
  * -fno-sanitize=kcfi), so patching never changes a byte of code that is
  * running the patching.
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,19 +41,9 @@
 #include "runtime.h"
 #include "trap.h"
 
-#define FI_MAX_SEEN	1024
 #define FI_FP_SITES	256	/* sites sampled by fi_rt_fingerprint */
 #define FI_MSG_MAX	512
-
-/* A module the scan has looked at (kCFI or not), keyed by its text. */
-struct fi_seen {
-	uint64_t key;		/* run-time start of its first exec segment */
-	uint64_t size;		/* and that segment's size */
-	struct fi_module *m;	/* NULL: not a kCFI module */
-	uint64_t fp;		/* fingerprint of its sites once taken */
-	bool fp_set;
-	bool alive;		/* found again by the latest walk */
-};
+#define FI_SEEN_WORDS	(FI_MAX_SEEN / 64)
 
 /* A module found by dl_iterate_phdr, not looked at yet. */
 struct fi_found {
@@ -65,11 +56,16 @@ struct fi_found {
 
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool fi_rt_started;
-/* The mode and seed are read from fi_rt() only: read-only state. */
-static struct fi_seen fi_seen[FI_MAX_SEEN];
-static size_t fi_nseen;
+/*
+ * The mode and seed are read from fi_rt() only: read-only state. So is
+ * the record of the modules looked at (fi_rt()->seen): a forged entry
+ * would decide what is new and what to withdraw.
+ */
 static struct fi_found fi_found[FI_MAX_SEEN];
 static size_t fi_nfound;
+/* The modules a scan found new: their record-to-be and kCFI module. */
+static struct fi_rt_seen fi_scan_new[FI_MAX_SEEN];
+static struct fi_module *fi_scan_mod[FI_MAX_SEEN];
 /* dl_iterate_phdr's count of unloads, at this walk and the previous one. */
 static unsigned long long fi_subs_now, fi_subs_last;
 
@@ -121,13 +117,16 @@ static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static struct fi_seen *fi_rt_seen(uint64_t key)
+/* The recorded module whose text starts at @key, or -1. */
+static long fi_rt_seen_find(uint64_t key)
 {
-	for (size_t i = 0; i < fi_nseen; i++) {
-		if (fi_seen[i].key == key)
-			return &fi_seen[i];
+	const struct fi_runtime *rt = fi_rt();
+
+	for (size_t i = 0; i < rt->nseen; i++) {
+		if (rt->seen[i].key == key)
+			return (long)i;
 	}
-	return NULL;
+	return -1;
 }
 
 /*
@@ -175,35 +174,61 @@ static uint64_t fi_rt_fingerprint(const struct fi_module *m)
 /*
  * Is the module found at @s's address still the one we took? Only in
  * doubt after an unload; a module of another size, or whose sites no
- * longer read as we left them, is a new one.
+ * longer read as we left them, is a new one. A kCFI module that could
+ * not be registered has no copy to fingerprint: taken as the same one,
+ * so its record (traps there are fatal) stays until it is gone.
  */
-static bool fi_rt_same(const struct fi_seen *s, const struct fi_found *f)
+static bool fi_rt_same(const struct fi_rt_seen *s, const struct fi_found *f)
 {
 	if (fi_subs_now == fi_subs_last)
 		return true;
-	if (s->size != f->size || !s->m)
+	if (s->size != f->size || !s->lo)
 		return false;
-	return !s->fp_set || fi_rt_fingerprint(s->m) == s->fp;
+	if (!s->mod)
+		return true;
+	return !s->fp_set || fi_rt_fingerprint(s->mod) == s->fp;
+}
+
+/* The load base of the object holding @addr, or NULL. */
+static const void *fi_rt_fbase(uint64_t addr)
+{
+	Dl_info info;
+
+	if (!dladdr((const void *)(uintptr_t)addr, &info))
+		return NULL;
+	return info.dli_fbase;
+}
+
+/*
+ * A module the walk did not find again is withdrawn only once its unload
+ * is confirmed: the loader knows no object at its text any more, or
+ * another one. A walk that missed it (a full table) withdraws nothing.
+ */
+static bool fi_rt_gone(const struct fi_rt_seen *s)
+{
+	return fi_rt_fbase(s->key) != s->fbase;
 }
 
 /*
  * Forget modules that are gone (dlclose): a later module may reuse their
  * addresses. Their fi_module is withdrawn from the trap handler's table
  * but not freed, since a handler running right now may still read it.
+ * @alive: found again by this walk; @stale: another module is at its
+ * address now.
  */
-static void fi_rt_forget_dead(void)
+static void fi_rt_forget_dead(const uint64_t *alive, const uint64_t *stale)
 {
-	size_t j = 0;
+	const struct fi_runtime *rt = fi_rt();
 
-	for (size_t i = 0; i < fi_nseen; i++) {
-		if (!fi_seen[i].alive) {
-			if (fi_seen[i].m)
-				fi_rt_del_module(fi_seen[i].m);
+	for (size_t i = 0; i < rt->nseen; i++) {
+		const struct fi_rt_seen *s = &rt->seen[i];
+		uint64_t bit = 1ull << (i % 64);
+
+		if (!s->key || (alive[i / 64] & bit))
 			continue;
-		}
-		fi_seen[j++] = fi_seen[i];
+		if ((stale[i / 64] & bit) || fi_rt_gone(s))
+			fi_rt_seen_drop(i);
 	}
-	fi_nseen = j;
 }
 
 static bool fi_rt_pread_all(int fd, void *buf, size_t len, uint64_t off)
@@ -506,9 +531,17 @@ static void fi_rt_take(struct fi_module *m)
 		}
 	}
 	err = fi_live_patch(&m->img, &o, &st);
-	if (err) {
+	if (err == -EBADMSG) {
+		/* The copy did not verify: something wrote into it. */
+		fi_rt_say("fineibt: error: %s: the rewritten copy of its text "
+			  "changed while it was written (another thread wrote "
+			  "into it); rewrite abandoned, left in kCFI form\n",
+			  fi_rt_name(m));
+	} else if (err) {
 		fi_rt_say("fineibt: warning: %s: cannot rewrite (%s); left in "
 			  "kCFI form\n", fi_rt_name(m), strerror(-err));
+	}
+	if (err) {
 		m->cfg.mode = FINEIBT_MODE_KCFI;
 		m->cfg.flags &= FINEIBT_F_WARN;
 		goto reg;
@@ -521,8 +554,8 @@ reg:
 	err = fi_rt_add_module(m);
 	if (err && err != -EEXIST)
 		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
-			  "CFI failures will not be decoded\n", fi_rt_name(m),
-			  strerror(-err));
+			  "CFI failures will not be decoded (they stay "
+			  "fatal)\n", fi_rt_name(m), strerror(-err));
 	/* The registered copy has the sites: ours would be private memory
 	 * kept for nothing (m stays, as the module's key). */
 	if (!err) {
@@ -644,47 +677,70 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 static size_t fi_rt_scan(void)
 {
 	struct fi_module *fresh[FI_MAX_MODULES];
-	size_t nfresh = 0;
+	/* Bitmaps: over the record (alive, stale) and over fi_found (news). */
+	uint64_t alive[FI_SEEN_WORDS] = { 0 }, stale[FI_SEEN_WORDS] = { 0 };
+	uint64_t news[FI_SEEN_WORDS] = { 0 };
+	size_t nfresh = 0, nnew;
 	bool have_arity = false;
 
 	fi_nfound = 0;
 	dl_iterate_phdr(fi_rt_walk_cb, NULL);
-	for (size_t i = 0; i < fi_nseen; i++)
-		fi_seen[i].alive = false;
 	for (size_t i = 0; i < fi_nfound; i++) {
-		struct fi_seen *s = fi_rt_seen(fi_found[i].key);
+		long k = fi_rt_seen_find(fi_found[i].key);
 
-		if (s && fi_rt_same(s, &fi_found[i])) {
-			s->alive = true;
+		if (k >= 0 && fi_rt_same(&fi_rt()->seen[k], &fi_found[i])) {
+			alive[k / 64] |= 1ull << (k % 64);
 			continue;
 		}
-		if (s)
-			s->key = 0;	/* stale: withdrawn by fi_rt_forget_dead */
-		if (fi_nseen == FI_MAX_SEEN)
-			break;
-		s = &fi_seen[fi_nseen++];
-		memset(s, 0, sizeof(*s));
-		s->key = fi_found[i].key;
-		s->size = fi_found[i].size;
-		s->alive = true;
+		if (k >= 0)
+			stale[k / 64] |= 1ull << (k % 64);
+		news[i / 64] |= 1ull << (i % 64);
+	}
+	/* Stale entries first: a new module may have taken their key. */
+	fi_rt_forget_dead(alive, stale);
+	nnew = 0;
+	for (size_t i = 0; i < fi_nfound; i++) {
+		const struct fi_found *f = &fi_found[i];
 		/* The trap handler's table is the limit (FI_MAX_MODULES). */
-		s->m = nfresh < FI_MAX_MODULES ? fi_rt_open(&fi_found[i]) : NULL;
-		if (s->m) {
-			fresh[nfresh++] = s->m;
-			have_arity |= fi_rt_has_arity(s->m);
+		struct fi_module *m = NULL;
+
+		if (!(news[i / 64] & (1ull << (i % 64))))
+			continue;
+		if (nfresh < FI_MAX_MODULES)
+			m = fi_rt_open(f);
+		fi_scan_new[nnew] = (struct fi_rt_seen){
+			.key = f->key, .size = f->size,
+			.fbase = fi_rt_fbase(f->key),
+			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
+		};
+		fi_scan_mod[nnew++] = m;
+		if (m)
+			nfresh++;
+	}
+	/*
+	 * Recorded, in one window, before any byte of them is rewritten;
+	 * what does not fit in the record is left alone.
+	 */
+	nnew = fi_rt_seen_add(fi_scan_new, nnew);
+	nfresh = 0;
+	for (size_t i = 0; i < nnew; i++) {
+		if (fi_scan_mod[i]) {
+			fi_scan_new[nfresh] = fi_scan_new[i];
+			fresh[nfresh++] = fi_scan_mod[i];
+			have_arity |= fi_rt_has_arity(fi_scan_mod[i]);
 		}
 	}
-	fi_rt_forget_dead();
 	if (!fi_rt_started)
 		fi_rt_config(have_arity, fresh, nfresh);
-	for (size_t i = 0; i < nfresh; i++)
+	for (size_t i = 0; i < nfresh; i++) {
+		const struct fi_module *c;
+
 		fi_rt_take(fresh[i]);
-	for (size_t i = 0; i < fi_nseen; i++) {
-		if (fi_seen[i].m && !fi_seen[i].fp_set) {
-			fi_seen[i].fp = fi_rt_fingerprint(fi_seen[i].m);
-			fi_seen[i].fp_set = true;
-		}
+		c = fi_rt_module_of(fresh[i]);
+		fi_scan_new[i].mod = c;
+		fi_scan_new[i].fp = fi_rt_fingerprint(c ? c : fresh[i]);
 	}
+	fi_rt_seen_set(fi_scan_new, nfresh);
 	fi_subs_last = fi_subs_now;
 	/* fi_found is scratch: leave no code address behind in writable
 	 * memory once the walk is done (docs/protection.md). */
@@ -720,13 +776,17 @@ static void fi_rt_start_locked(void)
 	/* Start-up is over: mode and seed are final (docs/protection.md). */
 	fi_rt_seal();
 	if (fi_verbose_on()) {
+		size_t nseen = 0;
+
 		nmods = 0;
-		for (size_t i = 0; i < fi_nseen; i++)
-			nmods += fi_seen[i].m != NULL;
+		for (size_t i = 0; i < fi_rt()->nseen; i++) {
+			nseen += fi_rt()->seen[i].key != 0;
+			nmods += fi_rt()->seen[i].lo != 0;
+		}
 		fi_rt_say("fineibt: runtime started in %llu us (%zu kCFI "
 			  "modules of %zu)\n",
 			  (unsigned long long)(fi_rt_now_us() - t0), nmods,
-			  fi_nseen);
+			  nseen);
 	}
 }
 

@@ -17,6 +17,13 @@
 #include "image.h"
 
 #define FI_MAX_MODULES	256
+/* JIT regions (jit.c) have slots of their own: they never crowd out modules. */
+#define FI_MAX_JIT	256
+#define FI_MAX_SLOTS	(FI_MAX_MODULES + FI_MAX_JIT)
+/* Modules the start-up and dlopen scans keep track of (runtime.c). */
+#define FI_MAX_SEEN	1024
+/* Exit status of a process stopped by fi_rt_die(). */
+#define FI_RT_DIE_STATUS 127
 
 struct fi_module {
 	struct fi_image img;		/* link-time view + sites */
@@ -53,6 +60,22 @@ struct fi_rt_sig {
 };
 
 /*
+ * The scans' record of a module (runtime.c), kept in the read-only state:
+ * it decides which modules are new and which to withdraw, so a forged
+ * entry must not be possible. An entry with a range is also the record of
+ * rewritten code: a #UD there that no registered module explains is fatal,
+ * never the program's (fi_rt_rewritten_at). Slots are free when key is 0.
+ */
+struct fi_rt_seen {
+	uint64_t key, size;	/* its first executable segment: identity */
+	uint64_t lo, hi;	/* its kCFI text, or 0, 0 when not kCFI */
+	uint64_t fp;		/* fingerprint of its sites, when fp_set */
+	const void *fbase;	/* dladdr's load base of the object */
+	const struct fi_module *mod;	/* its registered copy, or NULL */
+	bool fp_set;
+};
+
+/*
  * The other code pointers the library calls through, kept here read-only
  * (docs/protection.md, "No code pointer in writable memory"): written only
  * inside a write window, by dlhook.c and print.c.
@@ -70,9 +93,15 @@ struct fi_runtime {
 	bool have_arity;		/* some module carries kCFI arity */
 	struct fineibt_config cfg;	/* resolved process mode */
 	uint32_t seed;
+	/*
+	 * Slots [0, FI_MAX_MODULES) hold modules, the rest JIT regions; nmods
+	 * is one past the highest slot ever used.
+	 */
 	size_t nmods;
-	struct fi_module *mods[FI_MAX_MODULES];	/* frozen copies, in the arena */
-	const void *mod_keys[FI_MAX_MODULES];	/* the caller's module: its identity */
+	struct fi_module *mods[FI_MAX_SLOTS];	/* frozen copies, in the arena */
+	const void *mod_keys[FI_MAX_SLOTS];	/* the caller's module: its identity */
+	size_t nseen;				/* one past the highest used */
+	struct fi_rt_seen seen[FI_MAX_SEEN];
 	/* BHI stub arrays in use (one near each module that needs one). */
 	size_t nstubs;
 	uint64_t stubs[FI_MAX_MODULES];
@@ -132,6 +161,10 @@ void fi_rt_seal(void);
  * -ENOSPC, -ENOMEM.
  */
 int fi_rt_add_module(struct fi_module *m);
+/* The same for a JIT region: its own FI_MAX_JIT slots. */
+int fi_rt_add_jit(struct fi_module *m);
+/* The registered copy of @key (the caller's module), or NULL. */
+const struct fi_module *fi_rt_module_of(const void *key);
 /*
  * Withdraw @m (the caller's module or its registered copy; dlclose). Its
  * slot reads NULL afterwards and may be reused; the copy stays in the
@@ -139,6 +172,24 @@ int fi_rt_add_module(struct fi_module *m);
  * Returns 0 or -ENOENT.
  */
 int fi_rt_del_module(const struct fi_module *m);
+
+/*
+ * The scans' record (struct fi_rt_seen), one window per call.
+ * fi_rt_seen_add() records @e[0..@n) in free slots, in order, and returns
+ * how many it could (it stops at a key of 0 or a full record).
+ * fi_rt_seen_set() copies .mod and .fp of each @e[k] to the entry with
+ * its key; returns how many it found. fi_rt_seen_drop() retires entry @i
+ * and withdraws its registered module in the same window: call it only
+ * once the module is known to be unloaded.
+ */
+size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n);
+size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n);
+void fi_rt_seen_drop(size_t i);
+/* Does @addr lie in recorded kCFI text? Async-signal-safe. */
+bool fi_rt_rewritten_at(uint64_t addr);
+
+/* Report @why on stderr and terminate (FI_RT_DIE_STATUS): async-signal-safe. */
+__attribute__((noreturn)) void fi_rt_die(const char *why);
 
 /*
  * Register a BHI stub array at run-time [@base, @base + @size): the copy in
@@ -170,6 +221,8 @@ void *fi_rt_storage(size_t *size);
  */
 void *fi_arena_alloc(struct fi_arena *a, size_t len);
 int fi_arena_close(struct fi_arena *a);
+/* Do @len bytes at @p lie inside what @a has handed out? Async-signal-safe. */
+bool fi_arena_owns(const struct fi_arena *a, const void *p, size_t len);
 /* Deep copy of @m into @a (inside a window), or NULL. */
 struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m);
 

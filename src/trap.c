@@ -671,6 +671,31 @@ static void fi_trap_chain(int sig, siginfo_t *si, ucontext_t *uc)
 		pa.sa_handler(sig);
 }
 
+/*
+ * A #UD in code the runtime rewrote or kept in kCFI form (the read-only
+ * record, runtime.h) that no registered module covers: its module could
+ * not be registered, or its entry is gone. Nothing can tell a CFI trap
+ * there from another, so it is never the program's to handle: fatal.
+ * (In a registered module, the copy's trap table and sequences decide.)
+ */
+static bool fi_trap_unexplained(uint64_t ip)
+{
+	return fi_rt_rewritten_at(ip) && !fi_rt_module_at(ip);
+}
+
+static void fi_trap_say_unexplained(uint64_t ip)
+{
+	char buf[160];
+	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
+
+	fi_put(&l, "fineibt: CFI failure at ");
+	fi_put_hex(&l, ip, 1);
+	fi_put(&l, " (in rewritten code of a module that is not registered; "
+		   "not decoded)\n");
+	if (write(STDERR_FILENO, buf, l.len) < 0)
+		return;
+}
+
 static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -697,6 +722,9 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		g[REG_RIP] = (greg_t)t.resume;
 		if (t.set_r10)
 			g[REG_R10] = (greg_t)t.resume_r10;
+	} else if (si->si_code > 0 && fi_trap_unexplained(r.ip)) {
+		fi_trap_say_unexplained(r.ip);
+		fi_trap_die();
 	} else {
 		fi_trap_chain(sig, si, uc);
 	}

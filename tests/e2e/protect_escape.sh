@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# protect_escape (issue 18, items 1, 3 and 6): escapes through the
+# runtime's own work. (tests/unit/test_protect_escape.c: the rest.)
+#  - race: a writer thread hammers the runtime's scratch copy of a
+#    library's text (process_vm_writev) while the library is dlopen'ed,
+#    called and dlclose'd in a loop. What becomes code is verified after
+#    the copy is sealed: the writer's bytes never run (a rewrite they
+#    touched is abandoned, the library left in kCFI form), in every mode.
+#    Calls from the rewritten program into an abandoned library may then
+#    fail their check (its hashes are not the process's): fatal, reported.
+#    Removing the check (src/rtlive.c, fi_scratch_verify) makes this fail:
+#    "injected" or a crash within a few rounds.
+#  - mapfull: see below.
+#  - jitfull: after every JIT slot is taken, a dlopen'ed kCFI library is
+#    still registered: its confused call is reported and fatal.
+#  - modfull: 260 copies of the library take every module slot; the last
+#    ones cannot be registered, but their text is in the read-only record
+#    of rewritten code: their confused call is fatal (never the program's
+#    SIGILL handler, which the program installed).
+. "$(dirname "$0")/progs/protect_common.bash"
+
+ES_OUT=$ROOT/$BUILD/e2e/escape
+mkdir -p "$ES_OUT/copies"
+PROG=$ES_OUT/escape_prog
+LIB=$ES_OUT/libfi_escape.so
+{ pr_fresh "$PROG" "$PR_SRC/escape_prog.c" ||
+  "$FCC" -O2 -Wall -I"$ROOT/include" "$PR_SRC/escape_prog.c" -o "$PROG" -lpthread; } &&
+{ pr_fresh "$LIB" "$PR_SRC/escape_lib.c" ||
+  "$FCC" -O2 -fPIC -shared "$PR_SRC/escape_lib.c" -o "$LIB"; } ||
+	{ pr_fail build "could not build escape_prog"; exit 1; }
+COPIES=()
+for i in $(seq -w 0 259); do
+	cp "$LIB" "$ES_OUT/copies/lib$i.so"
+	COPIES+=("$ES_OUT/copies/lib$i.so")
+done
+
+ROUNDS=${ES_ROUNDS:-40}
+abandoned=0
+# MODE[:SET]: the v6.18 sequence set (FINEIBT_SEQ) is verified too.
+for ms in kcfi kcfi,norand fineibt fineibt,bhi fineibt,paranoid auto auto,warn \
+	  fineibt:v6.18 auto:v6.18; do
+	m=${ms%%:*}
+	seq=v4
+	[[ $ms == *:* ]] && seq=${ms#*:}
+	pr_run race "$m" env FINEIBT_SEQ="$seq" "$PROG" race "$LIB" "$ROUNDS"
+	[ "$seq" = v4 ] || m="$m][seq=$seq"
+	if [ "$PR_RC" = 0 ] && [[ "$PR_OUT_TXT" == "race ok $ROUNDS hits "* ]]; then
+		pr_pass "race[$m]: the writer's bytes never ran (${PR_OUT_TXT#race ok $ROUNDS })"
+	elif [ "$PR_RC" = 132 ] && [ -z "$PR_OUT_TXT" ] &&
+	     grep -q 'rewrite abandoned, left in kCFI form' <<<"$PR_ERR_TXT" &&
+	     grep -Eq "$PR_REPORT_RE" <<<"$PR_ERR_TXT"; then
+		# Fail closed: the abandoned library keeps its compile-time
+		# hashes, so a call into it from the rewritten program is
+		# (rightly) a CFI failure.
+		pr_pass "race[$m]: a rewrite the writer touched was abandoned; calls into it trap"
+	else
+		pr_fail "race[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
+	abandoned=$((abandoned + $(grep -c 'rewrite abandoned, left in kCFI form' "$PR_OUT/race.err")))
+done
+echo "note: race: $abandoned rewrites abandoned (a write landed in the copy)"
+
+# mapfull: the state and the arena are read-only again after every
+# window, with the process at its map-count limit and a thread taking
+# each slot that frees up (before issue 18, the state stayed writable).
+for m in kcfi fineibt auto; do
+	pr_run mapfull "$m" "$PROG" mapfull "$LIB"
+	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'mapfull ok\ndl ok' ] &&
+	   grep -q '^fineibt: CFI failure at ' <<<"$PR_ERR_TXT"; then
+		pr_pass "mapfull[$m]: state and arena read-only at the map-count limit; trap fatal"
+	else
+		pr_fail "mapfull[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
+done
+
+for m in kcfi fineibt fineibt,bhi auto; do
+	pr_run jitfull "$m" "$PROG" jitfull "$LIB"
+	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'jit 256\ndl ok' ] &&
+	   grep -Eq "$PR_REPORT_RE" <<<"$PR_ERR_TXT"; then
+		pr_pass "jitfull[$m]: 256 JIT regions, the library still registered, its trap fatal"
+	else
+		pr_fail "jitfull[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
+done
+pr_run jitfull auto,warn "$PROG" jitfull "$LIB"
+if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = $'jit 256\ndl ok\nsurvived' ] &&
+   grep -Eq "$PR_REPORT_RE" <<<"$PR_ERR_TXT"; then
+	pr_pass "jitfull[auto,warn]: reported, continues"
+else
+	pr_fail "jitfull[auto,warn]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+fi
+
+UNREG='^fineibt: CFI failure at 0x[0-9a-f]+ \(in rewritten code of a module that is not registered; not decoded\)$'
+for m in kcfi fineibt fineibt,bhi auto auto,warn; do
+	pr_run modfull "$m" "$PROG" modfull "${COPIES[@]}"
+	nreg=$(grep -c 'cannot register (No space left on device)' "$PR_OUT/modfull.err")
+	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'loaded 260\ndl ok' ] &&
+	   [ "$nreg" -ge 1 ] && grep -Eq "$UNREG" <<<"$PR_ERR_TXT"; then
+		pr_pass "modfull[$m]: $nreg libraries not registered, the trap in one is fatal"
+	else
+		pr_fail "modfull[$m]" "rc=$PR_RC nreg=$nreg out='$PR_OUT_TXT' err='$(grep -v 'cannot register' "$PR_OUT/modfull.err" | head -c 300)'"
+	fi
+done
+pr_run modfull off "$PROG" modfull "${COPIES[@]}"
+if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = $'loaded 260\ndl ok\nsurvived' ]; then
+	pr_pass "modfull[off]: no checks, no trap"
+else
+	pr_fail "modfull[off]" "rc=$PR_RC out='$PR_OUT_TXT'"
+fi

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Issue 18, items 3, 6 and 7, the parts a unit test drives in one process:
+ *   - the state sits between PROT_NONE guard pages, so closing a window
+ *     changes whole mappings and works with the process at its map-count
+ *     limit while a thread takes every slot that frees up; fi_rt_die;
+ *   - a module pointer written into the table from outside (a writer
+ *     racing the write windows) is never taken for a module: only copies
+ *     inside the arena are;
+ *   - the scans' record (fi_rt()->seen) is read-only, its ranges are what
+ *     fi_rt_rewritten_at answers, and dropping an entry withdraws its
+ *     module;
+ *   - JIT regions and modules have separate limits.
+ * "Writable" is asked with process_vm_writev, which fails with EFAULT on
+ * a page that is not writable instead of faulting: the write primitive
+ * of issue 18's attacks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fineibt.h"
+#include "runtime.h"
+
+#define PAGE	4096
+
+/* Write @len bytes of @src to @dst of this process; true if it landed. */
+static bool vm_write(void *dst, const void *src, size_t len)
+{
+	struct iovec l = { (void *)src, len }, r = { dst, len };
+
+	return process_vm_writev(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len;
+}
+
+/* Is the byte at @p writable (rewritten with its own value)? */
+static bool writable(const void *p)
+{
+	uint8_t b = *(const volatile uint8_t *)p;
+
+	return vm_write((void *)p, &b, 1);
+}
+
+/* Run @fn in a child; its exit status, or -1 if it did not exit. */
+static int in_child(int (*fn)(void))
+{
+	struct rlimit no_core = { 0, 0 };
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		setrlimit(RLIMIT_CORE, &no_core);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int read_byte(void *p)
+{
+	return *(volatile uint8_t *)p;
+}
+
+static void *guard_addr;
+
+static int touch_guard(void)
+{
+	read_byte(guard_addr);
+	return 0;
+}
+
+/* Fake modules: distinct text ranges (never executed, never read). */
+static uint8_t fake_text[600][16];
+
+static void fake_module(struct fi_module *m, size_t i, const char *path)
+{
+	*m = (struct fi_module){ 0 };
+	m->img.path = path;
+	m->img.live = true;
+	m->text_lo = (uint64_t)(uintptr_t)fake_text[i];
+	m->text_hi = m->text_lo + sizeof(fake_text[i]);
+	m->cfg = (struct fineibt_config){ FINEIBT_MODE_FINEIBT, 0 };
+}
+
+/* ------------------------------------------------------ guards and die */
+
+static void test_guards(void)
+{
+	size_t size;
+	uint8_t *st = fi_rt_storage(&size);
+	struct fi_module m;
+
+	/* One window, so the guards are in place. */
+	fake_module(&m, 599, "guard-probe");
+	fi_rt_add_module(&m);
+	fi_rt_del_module(&m);
+	guard_addr = st - 1;
+	CHECK("guard: the page below the state is PROT_NONE",
+	      in_child(touch_guard) == -1);
+	guard_addr = st + size;
+	CHECK("guard: the page above the state is PROT_NONE",
+	      in_child(touch_guard) == -1);
+	CHECK("guard: the state is not writable", !writable(st));
+}
+
+static int die_child(void)
+{
+	int null = open("/dev/null", O_WRONLY);
+
+	dup2(null, 2);
+	fi_rt_die("test");
+	return 0;
+}
+
+static void test_die(void)
+{
+	CHECK("die: fi_rt_die exits with FI_RT_DIE_STATUS",
+	      in_child(die_child) == FI_RT_DIE_STATUS);
+}
+
+/* ------------------------------------------------- map count exhaustion */
+
+static volatile int eat_stop;
+
+/* Takes every mapping slot that frees up, as a benign busy thread may. */
+static void *eater(void *arg)
+{
+	unsigned long n = 0;
+
+	(void)arg;
+	while (!eat_stop) {
+		if (mmap(NULL, PAGE, (n & 1) ? PROT_READ : PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED)
+			n++;
+		else
+			sched_yield();
+	}
+	return NULL;
+}
+
+static struct fi_module fill_mods[64];
+
+/*
+ * Fill the map count (alternating protections: no two neighbours merge),
+ * then open and close 200 windows with the eater running. Exit status:
+ * the number of failed checks, +100 if the exhaustion was not real.
+ */
+static int mapfull_child(void)
+{
+	uint8_t *ctl = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const struct fi_module *c;
+	unsigned long n = 0;
+	pthread_t t;
+	int bad = 0;
+
+	/* Room in the arena before the slots run out. */
+	fake_module(&fill_mods[0], 500, "mapfull-0");
+	if (ctl == MAP_FAILED || fi_rt_add_module(&fill_mods[0]))
+		return 99;
+	if (pthread_create(&t, NULL, eater, NULL))
+		return 98;
+	while (mmap(NULL, PAGE, (n & 1) ? PROT_READ : PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED)
+		n++;
+	for (int i = 0; i < 200; i++) {
+		struct fi_module *m = &fill_mods[1 + i % 63];
+
+		fake_module(m, 501 + i % 63, "mapfull");
+		if (fi_rt_add_module(m) == 0)
+			fi_rt_del_module(m);
+	}
+	eat_stop = 1;
+	pthread_join(t, NULL);
+	/* The control: a split of a mapping fails now. */
+	if (mprotect(ctl + PAGE, PAGE, PROT_READ) == 0 || errno != ENOMEM)
+		bad += 100;
+	bad += writable(fi_rt_storage(NULL));
+	c = fi_rt_module_at(fill_mods[0].text_lo);
+	bad += !c || writable(c);
+	return bad;
+}
+
+static void test_mapfull(void)
+{
+	int st = in_child(mapfull_child);
+
+	CHECK("mapfull: the map count was really exhausted", st >= 0 && st < 100);
+	CHECK("mapfull: windows close at the map-count limit (state and arena read-only)",
+	      st == 0);
+}
+
+/* ------------------------------------------------ a writer in the window */
+
+static volatile int race_stop;
+static struct fi_module *volatile *race_slot;
+static struct fi_module *race_forged;
+static unsigned long race_landed;
+
+static void *race_writer(void *arg)
+{
+	(void)arg;
+	while (!race_stop) {
+		if (vm_write((void *)race_slot, &race_forged, sizeof(race_forged)))
+			race_landed++;
+	}
+	return NULL;
+}
+
+static struct fi_module victim, dummy;
+
+static void test_race_pointer(void)
+{
+	const struct fi_runtime *rt = fi_rt();
+	const struct fi_module *legit, *seen;
+	bool forged_seen = false;
+	pthread_t t;
+
+	fake_module(&victim, 400, "victim");
+	fake_module(&dummy, 401, "dummy");
+	if (!CHECK("race: victim registered", fi_rt_add_module(&victim) == 0))
+		return;
+	legit = fi_rt_module_at(victim.text_lo);
+	for (size_t i = 0; i < rt->nmods; i++) {
+		if (rt->mods[i] == legit)
+			race_slot = (struct fi_module *volatile *)&rt->mods[i];
+	}
+	/* The attacker's module: the victim's range, warn. */
+	race_forged = malloc(sizeof(*race_forged));
+	*race_forged = *legit;
+	race_forged->cfg.flags |= FINEIBT_F_WARN;
+	pthread_create(&t, NULL, race_writer, NULL);
+	for (int i = 0; i < 1000; i++) {
+		dummy.seed = 0;
+		if (fi_rt_add_module(&dummy) == 0)
+			fi_rt_del_module(&dummy);
+		seen = fi_rt_module_at(victim.text_lo);
+		forged_seen |= seen == race_forged;
+	}
+	race_stop = 1;
+	pthread_join(t, NULL);
+	printf("note: race: %lu writes landed in the state's windows\n", race_landed);
+	seen = fi_rt_module_at(victim.text_lo);
+	CHECK("race: a module pointer written from outside is never a module",
+	      !forged_seen && seen != race_forged && (!seen || seen == legit));
+	CHECK("race: the state is read-only after the windows",
+	      !writable(fi_rt_storage(NULL)));
+}
+
+/* ------------------------------------------------------ the scan record */
+
+static void test_seen(void)
+{
+	const struct fi_runtime *rt = fi_rt();
+	struct fi_module m;
+	const struct fi_module *c;
+	struct fi_rt_seen e;
+	long at = -1;
+	uint64_t zero = 0;
+
+	fake_module(&m, 300, "seen");
+	e = (struct fi_rt_seen){ .key = m.text_lo, .size = 16,
+				 .lo = m.text_lo, .hi = m.text_hi };
+	if (!CHECK("seen: add", fi_rt_seen_add(&e, 1) == 1 && fi_rt_add_module(&m) == 0))
+		return;
+	c = fi_rt_module_of(&m);
+	e.mod = c;
+	e.fp = 1234;
+	CHECK("seen: set its copy", c && fi_rt_seen_set(&e, 1) == 1 &&
+	      fi_rt_seen_set(&(struct fi_rt_seen){ .key = 1 }, 1) == 0);
+	for (size_t i = 0; i < rt->nseen; i++) {
+		if (rt->seen[i].key == e.key)
+			at = (long)i;
+	}
+	if (!CHECK("seen: in the state", at >= 0 && rt->seen[at].mod == c &&
+		   rt->seen[at].fp == 1234))
+		return;
+	CHECK("seen: its range is rewritten code",
+	      fi_rt_rewritten_at(m.text_lo) && fi_rt_rewritten_at(m.text_hi - 1) &&
+	      !fi_rt_rewritten_at(m.text_hi) && !fi_rt_rewritten_at(m.text_lo - 1));
+	CHECK("seen: a forged entry cannot be written (key, module, range)",
+	      !vm_write((void *)&rt->seen[at].key, &zero, 8) &&
+	      !vm_write((void *)&rt->seen[at].mod, &zero, 8) &&
+	      !vm_write((void *)&rt->seen[at].hi, &zero, 8) &&
+	      rt->seen[at].key == e.key && fi_rt_rewritten_at(m.text_lo));
+	fi_rt_seen_drop((size_t)at);
+	CHECK("seen: dropping an entry withdraws its module and range",
+	      !rt->seen[at].key && !fi_rt_module_at(m.text_lo) &&
+	      !fi_rt_rewritten_at(m.text_lo));
+	CHECK("seen: a key of 0 is refused",
+	      fi_rt_seen_add(&(struct fi_rt_seen){ 0 }, 1) == 0);
+}
+
+/* ------------------------------------------------------------ the limits */
+
+static struct fi_module lim_jit[FI_MAX_JIT + 1], lim_mod[FI_MAX_MODULES + 1];
+static uint8_t lim_text[FI_MAX_JIT + FI_MAX_MODULES + 2][4];
+
+static void lim_module(struct fi_module *m, size_t i)
+{
+	*m = (struct fi_module){ 0 };
+	m->img.path = "lim";
+	m->text_lo = (uint64_t)(uintptr_t)lim_text[i];
+	m->text_hi = m->text_lo + 4;
+}
+
+/* Exit status: failed checks. */
+static int limits_child(void)
+{
+	size_t nmods = 0;
+	int bad = 0, i;
+
+	for (i = 0; i <= FI_MAX_JIT; i++)
+		lim_module(&lim_jit[i], (size_t)i);
+	for (i = 0; i <= FI_MAX_MODULES; i++)
+		lim_module(&lim_mod[i], FI_MAX_JIT + 1 + (size_t)i);
+	for (i = 0; i < FI_MAX_JIT; i++)
+		bad += fi_rt_add_jit(&lim_jit[i]) != 0;
+	bad += fi_rt_add_jit(&lim_jit[FI_MAX_JIT]) != -ENOSPC;
+	/* Modules already registered by this process count too. */
+	for (i = 0; i < FI_MAX_MODULES; i++)
+		nmods += fi_rt()->mods[i] != NULL;
+	for (i = 0; (size_t)i < FI_MAX_MODULES - nmods; i++)
+		bad += fi_rt_add_module(&lim_mod[i]) != 0;
+	bad += fi_rt_add_module(&lim_mod[FI_MAX_MODULES]) != -ENOSPC;
+	bad += fi_rt_add_jit(&lim_jit[FI_MAX_JIT]) != -ENOSPC;
+	bad += fi_rt_del_module(&lim_jit[0]) != 0;
+	bad += fi_rt_add_module(&lim_mod[FI_MAX_MODULES]) != -ENOSPC;
+	bad += fi_rt_add_jit(&lim_jit[FI_MAX_JIT]) != 0;
+	bad += !fi_rt_module_at(lim_jit[FI_MAX_JIT].text_lo) ||
+	       !fi_rt_module_at(lim_mod[0].text_lo);
+	return bad;
+}
+
+static void test_limits(void)
+{
+	CHECK("limits: JIT regions and modules fill separate tables",
+	      in_child(limits_child) == 0);
+}
+
+int main(void)
+{
+	test_guards();
+	test_die();
+	test_seen();
+	test_race_pointer();
+	test_limits();
+	test_mapfull();
+	return fi_check_exit();
+}
