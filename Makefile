@@ -21,7 +21,9 @@ ALL_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-f
 LDSAN      := -fsanitize=address,undefined
 endif
 
-LIB_SRC  := $(sort $(wildcard src/*.c) $(wildcard src/*.S))
+# src/audit.c is an LD_AUDIT library of its own (libfineibt_audit.so).
+AUDIT_SRC := src/audit.c
+LIB_SRC  := $(filter-out $(AUDIT_SRC),$(sort $(wildcard src/*.c) $(wildcard src/*.S)))
 LIB_OBJ  := $(patsubst src/%,$(BUILD)/obj/%.o,$(LIB_SRC))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 TOOL_OBJ := $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(TOOL_SRC))
@@ -39,7 +41,7 @@ DRV_OBJ  := $(patsubst driver/%.c,$(BUILD)/obj/driver/%.o,$(DRV_SRC))
 DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all check check-real clean demo deps
-all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt \
+all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
@@ -94,7 +96,14 @@ $(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
 $(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
 	ln -sf fineibt-cc $@
 
-# src/dlsym_so.c interposes dlsym in the shared runtime only (see there).
+# The LD_AUDIT library `fineibt run` loads (src/audit.c): its own small
+# object, never sanitized (the loader calls it before anything is set up).
+$(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
+		-fno-sanitize=kcfi -D_GNU_SOURCE -shared -Wl,-z,noexecstack -o $@ $<
+
+# src/dlsym_so.c interposes dlsym in the shared runtime only (see there);
+# src/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
 $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
@@ -102,7 +111,7 @@ $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
 	ar rcs $@ $^
 
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
-	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,-soname,libfineibt.so.$(SOVER) \
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
 		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
 		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
@@ -156,7 +165,7 @@ INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 PCDIR   ?= $(LIBDIR)/pkgconfig
 INST_BIN := fineibt fineibt-cc
-INST_LIB := libfineibt.a libfineibt_crt.a libfineibt.so libfineibt.so.$(SOVER) libfineibt.so.$(VERSION)
+INST_LIB := libfineibt.a libfineibt_crt.a libfineibt_audit.so libfineibt.so libfineibt.so.$(SOVER) libfineibt.so.$(VERSION)
 INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7
 
 .PHONY: install uninstall
@@ -170,6 +179,7 @@ install: all
 	ln -sf libfineibt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libfineibt.so.$(SOVER)
 	ln -sf libfineibt.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libfineibt.so
 	install -m 644 $(BUILD)/libfineibt.a $(BUILD)/libfineibt_crt.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libfineibt_audit.so $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/fineibt.h $(DESTDIR)$(INCDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \

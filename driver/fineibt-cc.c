@@ -51,7 +51,7 @@ struct fi_drv {
 	const char *nm;
 	char ld[PATH_MAX];		/* empty: clang's default linker */
 	char libdir[PATH_MAX];		/* libfineibt.{so,a}, libfineibt_crt.a */
-	bool exact, static_rt, veneers, jump_tables, runtime, relro;
+	bool exact, static_rt, full_static, veneers, jump_tables, runtime, relro;
 	bool link, shared, passthrough, has_x, partial;
 	struct fi_argv args;		/* user arguments, driver options removed */
 };
@@ -343,7 +343,7 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 			d->partial = true;
 		}
 		if (!strcmp(a, "-static") || !strcmp(a, "-static-pie"))
-			d->static_rt = true;
+			d->static_rt = d->full_static = true;
 		if (!strncmp(a, "-x", 2))
 			d->has_x = true;
 		if (fi_takes_value(a) && i + 1 < argc) {
@@ -429,6 +429,10 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 			fi_argv_add(a, "-Wl,-u,fineibt_rt_hook");
 			fi_argv_addf(a, "%s/libfineibt.a", d->libdir);
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");
+			/* The executable's lookups of libc's sigaction & co.
+			 * get the interposers (src/dlsym_a.c). */
+			if (!d->full_static)
+				fi_argv_add(a, "-Wl,--wrap=dlsym,--wrap=dlvsym");
 		}
 		return;
 	}

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "runtime.h"
+#include "sigbind.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
 
@@ -68,7 +69,15 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 	if (!f)
 		return NULL;
 	h = f(file, mode);
+	/* Deep-bound: its sigaction & co. are libc's (src/sigbind.c). */
+	if (h && (mode & RTLD_DEEPBIND))
+		fi_sigbind_rebind(h);
 	if (h && fineibt_rt_hook)
 		fineibt_rt_hook();
 	return h;
 }
+
+/* This dlopen, whatever the process's lookup order binds the name to
+ * (dlsym_so.c points kCFI modules' GOT slots here). */
+void *fi_dlopen_local(const char *file, int mode)
+	__attribute__((alias("dlopen"), visibility("hidden")));

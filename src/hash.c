@@ -7,9 +7,12 @@
  */
 #include <errno.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
 
 #include "fineibt.h"
 #include "insn.h"
+#include "rawsys.h"
 
 #define FI_LFSR_TAPS 0x80200003u
 
@@ -35,10 +38,12 @@ FINEIBT_API int fineibt_random_seed(uint32_t *seed)
 {
 	ssize_t n;
 
+	/* Not getrandom(): an interposer of it would run in the middle
+	 * of the runtime's start-up (src/rawsys.h). */
 	do {
-		n = getrandom(seed, sizeof(*seed), 0);
-	} while (n < 0 && errno == EINTR);
+		n = fi_sys3(SYS_getrandom, (long)seed, sizeof(*seed), 0);
+	} while (n == -EINTR);
 	if (n != (ssize_t)sizeof(*seed))
-		return n < 0 ? -errno : -EIO;
+		return n < 0 ? (int)n : -EIO;
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 #include "options.h"
 #include "patch.h"
 #include "print.h"
+#include "rawsys.h"
 #include "rtlive.h"
 #include "runtime.h"
 #include "trap.h"
@@ -669,6 +671,10 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 		fi_rt_debug_config(&cfg, have_arity, n);
 }
 
+/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and
+ * dlopen to ours whatever the lookup order. */
+void fi_bind_interposers(void) __attribute__((weak));
+
 /*
  * Walk the loaded modules, open the new ones, and (after the first walk
  * has settled the mode) rewrite and register every new kCFI module.
@@ -741,6 +747,8 @@ static size_t fi_rt_scan(void)
 		fi_scan_new[i].fp = fi_rt_fingerprint(c ? c : fresh[i]);
 	}
 	fi_rt_seen_set(fi_scan_new, nfresh);
+	if (nfresh && fi_bind_interposers)
+		fi_bind_interposers();
 	fi_subs_last = fi_subs_now;
 	/* fi_found is scratch: leave no code address behind in writable
 	 * memory once the walk is done (docs/protection.md). */
@@ -753,7 +761,9 @@ static uint64_t fi_rt_now_us(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* Not clock_gettime(): src/rawsys.h. */
+	if (fi_sys3(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0))
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 

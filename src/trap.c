@@ -507,9 +507,6 @@ typedef sighandler_t (*fi_signal_fn)(int, sighandler_t);
 
 #define FI_SIG()	(&fi_rt()->sig)
 
-/* glibc's own entry point: the fallback when RTLD_NEXT finds nothing. */
-extern int __sigaction(int, const struct sigaction *, struct sigaction *);
-
 /* Resolved at load time: dlsym is not async-signal-safe. */
 __attribute__((constructor)) static void fi_trap_resolve(void)
 {
@@ -522,8 +519,6 @@ __attribute__((constructor)) static void fi_trap_resolve(void)
 	sig = dlsym(RTLD_NEXT, "signal");
 	sysv = dlsym(RTLD_NEXT, "sysv_signal");
 	sa = dlsym(RTLD_NEXT, "sigaction");
-	if (!sa)
-		sa = (void *)__sigaction;
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
@@ -533,13 +528,56 @@ __attribute__((constructor)) static void fi_trap_resolve(void)
 	fi_rt_write_end(&saved);
 }
 
+/*
+ * A fully static program has no libc "after" us (RTLD_NEXT finds
+ * nothing): the system call, with a restorer of our own as glibc's
+ * (rt_sigreturn; the bytes debuggers recognise as a signal trampoline).
+ */
+void fi_trap_restore_rt(void);
+__asm__(".text\n.p2align 4\n.type fi_trap_restore_rt,@function\n"
+	"fi_trap_restore_rt:\n\tmovq $15, %rax\n\tsyscall\n"
+	".size fi_trap_restore_rt, .-fi_trap_restore_rt\n");
+
+#define FI_SA_RESTORER	0x04000000
+
+static int fi_raw_sigaction(int sig, const struct sigaction *act,
+			    struct sigaction *old)
+{
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
+		k = { 0 }, ko = { 0 };
+	long ret;
+
+	if (act) {
+		k.handler = (void *)act->sa_handler;
+		k.flags = (unsigned long)act->sa_flags | FI_SA_RESTORER;
+		k.restorer = (void *)fi_trap_restore_rt;
+		__builtin_memcpy(&k.mask, &act->sa_mask, sizeof(k.mask));
+	}
+	ret = syscall(SYS_rt_sigaction, sig, act ? &k : NULL, old ? &ko : NULL,
+		      sizeof(k.mask));
+	if (ret < 0)
+		return -1;
+	if (old) {
+		memset(old, 0, sizeof(*old));
+		old->sa_handler = (sighandler_t)ko.handler;
+		old->sa_flags = (int)ko.flags;
+		old->sa_restorer = (void (*)(void))ko.restorer;
+		__builtin_memcpy(&old->sa_mask, &ko.mask, sizeof(ko.mask));
+	}
+	return 0;
+}
+
 static int fi_sys_sigaction(int sig, const struct sigaction *act,
 			    struct sigaction *old)
 {
 	fi_sigaction_fn f = (fi_sigaction_fn)__atomic_load_n(
 		&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE);
 
-	return (f ? f : __sigaction)(sig, act, old);
+	/* Fully static, or called before our constructor (and possibly
+	 * inside a write window: no lookup from here). */
+	if (!f)
+		return fi_raw_sigaction(sig, act, old);
+	return f(sig, act, old);
 }
 
 static fi_signal_fn fi_real_signal_fn(bool sysv)
@@ -860,4 +898,179 @@ FI_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
 	if (sig != SIGILL && f)
 		return f(sig, h);
 	return fi_signal_as(sig, h, SA_RESETHAND | SA_NODEFER, false);
+}
+
+/*
+ * The other libc entries that install a disposition (glibc implements
+ * them on its internal sigaction, which no interposer sees). Each is
+ * expressed as the sigaction it means, through the interposer above, for
+ * every signal: the same code as libc's then, whatever the signal.
+ */
+
+/* Strict ISO C (-std=c11, no _GNU_SOURCE): glibc's signal() is this. */
+FI_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
+{
+	return sysv_signal(sig, h);
+}
+
+/* An alias of signal() in glibc. */
+FI_EXPORT sighandler_t ssignal(int sig, sighandler_t h)
+{
+	return signal(sig, h);
+}
+
+FI_EXPORT int __sigaction(int sig, const struct sigaction *act,
+			  struct sigaction *old)
+{
+	return sigaction(sig, act, old);
+}
+
+/* One signal in a set, or -1 (EINVAL) for a bad number. */
+static int fi_sig_one(int sig, sigset_t *set)
+{
+	sigemptyset(set);
+	return sigaddset(set, sig);
+}
+
+/*
+ * System V sigset(): SIG_HOLD blocks @sig and keeps its disposition;
+ * anything else installs it (no flags, empty mask) and unblocks @sig.
+ * Returns SIG_HOLD when @sig was blocked, else the previous disposition.
+ */
+FI_EXPORT sighandler_t sigset(int sig, sighandler_t h)
+{
+	struct sigaction act = { .sa_handler = h }, old;
+	sigset_t one, was;
+
+	if (h == SIG_ERR || fi_sig_one(sig, &one) < 0) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	if (h == SIG_HOLD) {
+		if (sigprocmask(SIG_BLOCK, &one, &was) < 0 ||
+		    sigaction(sig, NULL, &old) < 0)
+			return SIG_ERR;
+		return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+	}
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &old) < 0 ||
+	    sigprocmask(SIG_UNBLOCK, &one, &was) < 0)
+		return SIG_ERR;
+	return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+FI_EXPORT int sigignore(int sig)
+{
+	struct sigaction act = { .sa_handler = SIG_IGN };
+
+	sigemptyset(&act.sa_mask);
+	return sigaction(sig, &act, NULL);
+}
+
+/*
+ * 4.2BSD sigvec(): a compat symbol of glibc (sigvec@GLIBC_2.2.5, no
+ * header declares it since 2.21); old binaries still reference it.
+ */
+struct fi_sigvec {
+	sighandler_t sv_handler;
+	int sv_mask;		/* bit sig - 1 blocks sig (signals 1..32) */
+	int sv_flags;
+};
+#define FI_SV_ONSTACK	1
+#define FI_SV_INTERRUPT	2
+#define FI_SV_RESETHAND	4
+
+int fi_sigvec(int sig, const struct fi_sigvec *vec, struct fi_sigvec *ovec);
+__asm__(".symver fi_sigvec, sigvec@GLIBC_2.2.5");
+
+FI_EXPORT int fi_sigvec(int sig, const struct fi_sigvec *vec,
+			struct fi_sigvec *ovec)
+{
+	struct sigaction act = { .sa_handler = SIG_DFL }, old;
+
+	if (vec) {
+		act.sa_handler = vec->sv_handler;
+		sigemptyset(&act.sa_mask);
+		for (int s = 1; s <= 32; s++) {
+			if (vec->sv_mask & (int)(1U << (s - 1)))
+				sigaddset(&act.sa_mask, s);
+		}
+		if (vec->sv_flags & FI_SV_ONSTACK)
+			act.sa_flags |= SA_ONSTACK;
+		if (!(vec->sv_flags & FI_SV_INTERRUPT))
+			act.sa_flags |= SA_RESTART;
+		if (vec->sv_flags & FI_SV_RESETHAND)
+			act.sa_flags |= SA_RESETHAND | SA_NODEFER;
+	}
+	if (sigaction(sig, vec ? &act : NULL, &old) < 0)
+		return -1;
+	if (ovec) {
+		ovec->sv_handler = old.sa_handler;
+		ovec->sv_mask = 0;
+		for (int s = 1; s <= 32; s++) {
+			if (sigismember(&old.sa_mask, s) == 1)
+				ovec->sv_mask |= (int)(1U << (s - 1));
+		}
+		ovec->sv_flags = ((old.sa_flags & SA_ONSTACK) ? FI_SV_ONSTACK : 0) |
+				 ((old.sa_flags & SA_RESTART) ? 0 : FI_SV_INTERRUPT) |
+				 ((old.sa_flags & SA_RESETHAND) ? FI_SV_RESETHAND : 0);
+	}
+	return 0;
+}
+
+/* ------------------------------------------- lookups that reach libc's */
+
+/* The module containing @p (its base), through the loader. */
+static const void *fi_trap_object_of(const void *p)
+{
+	Dl_info info;
+
+	return p && dladdr(p, &info) ? info.dli_fbase : NULL;
+}
+
+/* sigset and sigignore are ours here; libc marks its declarations deprecated. */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+void *fi_trap_sig_own(const char *name)
+{
+	static const struct { const char *name; void *fn; } entries[] = {
+		{ "sigaction", (void *)sigaction },
+		{ "__sigaction", (void *)__sigaction },
+		{ "signal", (void *)signal },
+		{ "bsd_signal", (void *)bsd_signal },
+		{ "ssignal", (void *)ssignal },
+		{ "sysv_signal", (void *)sysv_signal },
+		{ "__sysv_signal", (void *)__sysv_signal },
+		{ "sigset", (void *)sigset },
+		{ "sigignore", (void *)sigignore },
+		{ "sigvec", (void *)fi_sigvec },
+	};
+
+	for (size_t i = 0; name && i < sizeof(entries) / sizeof(entries[0]); i++) {
+		if (!strcmp(name, entries[i].name))
+			return entries[i].fn;
+	}
+	return NULL;
+}
+#pragma clang diagnostic pop
+
+/*
+ * NULL until fi_trap_resolve() has stored libc's sigaction: its own
+ * lookups (through the dlsym interposer) must get libc's functions.
+ */
+const void *fi_trap_libc_base(void)
+{
+	return fi_trap_object_of(__atomic_load_n(&FI_SIG()->real_sigaction,
+						 __ATOMIC_ACQUIRE));
+}
+
+void *fi_trap_sig_entry(const char *name, void *p)
+{
+	void *ours = fi_trap_sig_own(name);
+	const void *libc;
+
+	if (!p || !ours)
+		return p;
+	libc = fi_trap_libc_base();
+	return libc && fi_trap_object_of(p) == libc ? ours : p;
 }

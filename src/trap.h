@@ -67,6 +67,18 @@ int fi_trap_uninstall(void);
 bool fi_trap_installed(void);
 
 /*
+ * What dlsym()/dlvsym() hand out for @name when libc's lookup found @p:
+ * for libc's own entry of a SIGILL-installing function (sigaction,
+ * signal, sigset, ...), fineibt's interposer; otherwise @p. A lookup
+ * that starts after libfineibt (RTLD_NEXT from a later module, a libc
+ * handle) would otherwise bypass the interposition.
+ */
+void *fi_trap_sig_entry(const char *name, void *p);
+/* The interposer of that name, or NULL; libc's base (its sigaction's). */
+void *fi_trap_sig_own(const char *name);
+const void *fi_trap_libc_base(void);
+
+/*
  * Decode a #UD at @r->ip. Returns true and fills @t for a CFI trap of a
  * registered module or stub array; false (t->kind = FI_TRAP_NONE) for
  * anything else. Async-signal-safe.

@@ -27,7 +27,9 @@ static int run_usage(FILE *f)
 		"Usage: fineibt run [--cfi=LIST] [--verbose] [--] PROG [ARGS...]\n"
 		"  Run PROG with FINEIBT_CFI=LIST (default: keep the environment's,\n"
 		"  else auto = fineibt,paranoid). A kCFI program built without the\n"
-		"  runtime gets libfineibt.so preloaded (LD_PRELOAD).\n"
+		"  runtime gets libfineibt.so preloaded (LD_PRELOAD) and\n"
+		"  libfineibt_audit.so (LD_AUDIT): libraries it dlopen's are\n"
+		"  rewritten before their constructors run.\n"
 		"  --verbose   FINEIBT_VERBOSE=1: one line per module rewritten\n"
 		"  LIST        comma-separated: auto off kcfi fineibt norand warn\n"
 		"              paranoid bhi (see docs/runtime.md)\n");
@@ -119,6 +121,34 @@ static bool run_find_lib(char *out, size_t len)
 	return false;
 }
 
+/*
+ * LD_AUDIT=<libdir>/libfineibt_audit.so (src/audit.c), before any the user
+ * set: kCFI libraries dlopen'ed later are rewritten before their
+ * constructors run. Without the file (an old install) nothing is added.
+ */
+static int run_audit(const char *lib)
+{
+	const char *old = getenv("LD_AUDIT");
+	char path[PATH_MAX], *v;
+	const char *slash = strrchr(lib, '/');
+	int ret;
+
+	if (!slash)
+		return 0;
+	snprintf(path, sizeof(path), "%.*s/libfineibt_audit.so",
+		 (int)(slash - lib), lib);
+	if (access(path, R_OK))
+		return 0;
+	if (old && *old) {
+		if (asprintf(&v, "%s:%s", path, old) < 0)
+			return -ENOMEM;
+		ret = setenv("LD_AUDIT", v, 1);
+		free(v);
+		return ret;
+	}
+	return setenv("LD_AUDIT", path, 1);
+}
+
 static int run_preload(const char *lib)
 {
 	const char *old = getenv("LD_PRELOAD");
@@ -174,8 +204,8 @@ int cmd_run(int argc, char **argv)
 					"next to this fineibt binary\n");
 			return 1;
 		}
-		if (run_preload(lib)) {
-			fprintf(stderr, "Error: run: cannot set LD_PRELOAD\n");
+		if (run_preload(lib) || run_audit(lib)) {
+			fprintf(stderr, "Error: run: cannot set LD_PRELOAD/LD_AUDIT\n");
 			return 1;
 		}
 	}

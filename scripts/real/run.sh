@@ -282,6 +282,7 @@ for prog in "${progs[@]}"; do
 	npass=0 nfail=0
 	bash "$here/fetch.sh" "$PKG" || { fail "real/$prog/fetch: apt-get source $PKG failed"; exit 1; }
 	results=$OUT/$prog/results-$tag.tsv
+	mkdir -p "$OUT/$prog"
 	[ "$bench_only" = 1 ] || : >"$results"
 	ref=$(build_variant "$prog" ref "$REF_CC" "$ref_id") ||
 		{ fail "real/$prog/build/ref: see $OUT/$prog/ref/build.log"; tail -n 5 "$OUT/$prog/ref/build.log"; exit 1; }

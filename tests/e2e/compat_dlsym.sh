@@ -7,7 +7,7 @@
 # veneer + 16 still trap where the caller checks, with a report naming
 # the function and the library; a type-confused call through a site that
 # has met a veneer is still caught in every mode that checks; data
-# symbols and RTLD_NEXT are left alone; 8 threads released at once into
+# symbols are left alone (RTLD_NEXT: compat_next.sh); 8 threads released at once into
 # sites that have not met a veneer yet all get through; an uninstrumented
 # library calling dlsym gets the plain pointer (dladdr knows it). With the runtime linked
 # statically there is no dlsym interposer: the raw pointer is caught.
@@ -102,7 +102,7 @@ for m in "${RT_MODES[@]}"; do
 	# Callee-only modes cannot check a target that has no preamble
 	# (docs/compat.md): cos+16 runs there, as documented.
 	rt_checks_caller "$m" || continue
-	rt_run dlsym-plus16 "$m" "$P" plus16
+	rt_run dlsym-plus16 "$m" "$P" plus16 "$RAW"
 	if [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}cos\+0x10 in libm\.so\.6, not instrumented; expected type: 0x[0-9a-f]{8}; mode: $mode\)" <<<"$RT_ERR_TXT"; then
 		rt_pass "dlsym-plus16[$m]: caught, named"
 	else

@@ -185,6 +185,24 @@ for m in kcfi fineibt fineibt,paranoid,bhi auto; do
 		[ "$(grep -Ec '(plain_mods|libfi_rta.so|libfi_rtb.so): rewritten to' <<<"$RT_ERR_TXT")" = 3 ]
 done
 
+# The same with libfi_rtb's constructor calling back into the rewritten
+# executable: the LD_AUDIT library `fineibt run` adds (src/audit.c) has the
+# runtime rewrite libfi_rtb.so before the constructor runs (with random
+# hashes the callback passes only then), and a type-confused call in that
+# constructor is caught there in the process's mode.
+for m in kcfi fineibt fineibt,paranoid,bhi auto; do
+	rt_run run-mods-ctor "" "$FIBT" run --cfi="$m" --verbose -- "$D/plain_mods" "$D/libfi_rtb.so"
+	T="run-dlopen-plain-ctor[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "modules ok" ] &&
+		grep -q 'libfi_rtb.so: rewritten to' <<<"$RT_ERR_TXT"
+	RTB_CTOR_CONFUSE=1 rt_run run-mods-ctor-confuse "" "$FIBT" run --cfi="$m" -- "$D/plain_mods" "$D/libfi_rtb.so"
+	T="run-dlopen-plain-ctor-confuse[$m]"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
+	ok [ "$RT_RC" = 132 ] &&
+		grep -Eq "CFI failure at (rtb_ctor|__cfi_cb|cb)\+0x[0-9a-f]+ .*mode: $(rt_mode_name "$m")\)" <<<"$RT_ERR_TXT"
+done
+T=run-sets-audit; WHY="LD_AUDIT not set by fineibt run"
+ok sh -c "'$FIBT' run -- /usr/bin/env | grep -q '^LD_AUDIT=.*/libfineibt_audit.so'"
+
 # -static: a fully static executable gets libfineibt.a.
 "$FCC" -static -O2 "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" -o "$D/calls_fullstatic"
 for m in fineibt,paranoid,bhi auto; do

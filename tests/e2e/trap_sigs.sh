@@ -11,6 +11,10 @@
 #   sigvec, sigignore, dlsym(RTLD_NEXT/RTLD_DEFAULT, "sigaction"), an
 #   uninstrumented plug-in loaded with RTLD_DEEPBIND): a confused call is
 #   still reported and fatal; a plain ud2 still reaches the handler.
+# - fake: a SIGILL queued to ourselves with a forged si_code > 0 neither
+#   changes the disposition (next CFI trap reported and fatal) nor, with
+#   no program handler, lets the process run on (it used to reset SIGILL
+#   to SIG_DFL and return: the next trap died without a report).
 . "$(dirname "$0")/progs/rt_lib.bash"
 O=$RT_OUT/sigs
 mkdir -p "$O"
@@ -44,4 +48,51 @@ for m in kcfi fineibt fineibt,paranoid fineibt,bhi auto; do
 			rt_fail "race[$m#$i]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
 		 fi)
 	done
+done
+
+# ---- sig ENTRY: each entry point that installs a SIGILL disposition
+ENTRIES=(signal_c11 ssignal sigset sigset_hold __sigaction bsd_signal
+	 sysv_signal __sysv_signal sigaction sigaction_info sigvec sigignore
+	 next_sigaction default_sigaction deepbind)
+# sigignore: a CFI trap still reported; a plain ud2 meets SIG_IGN, which a
+# fault cannot have (the kernel forces the default): dies, no handler.
+for prog in prog prog_static; do
+	for e in "${ENTRIES[@]}"; do
+		for m in kcfi auto fineibt,bhi; do
+			tag="sig[$e,$m${prog#prog}]"
+			(ulimit -c 0; rt_run "sig-$prog-$e-$m" "$m" "$O/$prog" sig "$e"
+			 if [ "$RT_RC" = 132 ] && [ "$RT_OUT_TXT" = installed ] &&
+			    [[ $RT_ERR_TXT =~ $REPORT ]] && [[ $RT_ERR_TXT != *"; warn)"* ]]; then
+				rt_pass "$tag: CFI trap reported and fatal"
+			 else
+				rt_fail "$tag" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
+			 fi)
+		done
+		want_rc=3 want_out=$'installed\nhandler'
+		[ "$e" = sigignore ] && want_rc=132 want_out=installed
+		(ulimit -c 0; rt_run "ill-$prog-$e" auto "$O/$prog" sig "$e" ill
+		 if [ "$RT_RC" = "$want_rc" ] && [ "$RT_OUT_TXT" = "$want_out" ] &&
+		    [ -z "$RT_ERR_TXT" ]; then
+			rt_pass "ill[$e${prog#prog}]: a plain ud2 goes to the program"
+		 else
+			rt_fail "ill[$e${prog#prog}]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
+		 fi)
+	done
+done
+
+# ---- fake: a self-queued SIGILL with a forged si_code (ILL_ILLOPN)
+for m in kcfi auto fineibt,bhi; do
+	(ulimit -c 0; rt_run "fake-$m" "$m" "$O/prog" fake
+	 if [ "$RT_RC" = 132 ] && [ "$RT_OUT_TXT" = "after fake" ] &&
+	    [[ $RT_ERR_TXT =~ $REPORT ]]; then
+		rt_pass "fake[$m]: handler ran, the next CFI trap still reported and fatal"
+	 else
+		rt_fail "fake[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
+	 fi)
+	(ulimit -c 0; rt_run "fake-nohandler-$m" "$m" "$O/prog" fake nohandler
+	 if [ "$RT_RC" = 132 ] && [ -z "$RT_OUT_TXT" ] && [ -z "$RT_ERR_TXT" ]; then
+		rt_pass "fake-nohandler[$m]: dies of it as without fineibt"
+	 else
+		rt_fail "fake-nohandler[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:200}'"
+	 fi)
 done

@@ -6,9 +6,9 @@
  * dlvsym, many calls from the same sites and from a tail call.
  *
  *   compat_dlsym N          N rounds of every call; prints a checksum
- *   compat_dlsym plus16     cos + 16 (an address inside cos, not from
- *                           dlsym; RTLD_NEXT results are left as they
- *                           are) through double (*)(double): must trap
+ *   compat_dlsym plus16 LIB cos + 16 (an address inside cos, not from
+ *                           dlsym: LIB's raw_dlsym gives the plain cos)
+ *                           through double (*)(double): must trap
  *                           where the caller checks
  *   compat_dlsym veneer16   the pointer dlsym gave + 16: the same
  *   compat_dlsym confused   an instrumented function of another type
@@ -116,8 +116,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(what, "plus16") || !strcmp(what, "veneer16")) {
-		char *f = what[0] == 'p' ? dlsym(RTLD_NEXT, "cos") : (char *)vcos;
+		char *f = (char *)vcos;
 
+		if (what[0] == 'p') {
+			void *lib = argc > 2 ? dlopen(argv[2], RTLD_NOW) : NULL;
+			void *(*raw)(void *, const char *) =
+				lib ? (void *(*)(void *, const char *))dlsym(lib, "raw_dlsym") : NULL;
+
+			f = raw ? raw(m, "cos") : NULL;
+		}
 		if (!f || (what[0] == 'p' && f == (char *)vcos))
 			return 4;
 		sum = call_d(vcos, 0.0);

@@ -6,6 +6,8 @@
  * call only passes if this library was rewritten before its constructors
  * ran.
  */
+#include <stdlib.h>
+
 #include "rt_mods.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -15,11 +17,15 @@ NOINLINE static long twice(long x) { return 2 * x; }
 static fn1_t volatile fnb = twice;
 static long ctor_value = -1;
 
+/* RTB_CTOR_CONFUSE set (rt_driver.sh): the constructor calls the
+ * callback through another type, to be caught there. */
 __attribute__((constructor)) static void rtb_ctor(void)
 {
 	fn1_t cb = rta_get_cb();
 
-	if (cb)
+	if (cb && getenv("RTB_CTOR_CONFUSE"))
+		ctor_value = ((fn2_t)(void *)cb)(5, 6);
+	else if (cb)
 		ctor_value = cb(5);
 }
 

@@ -15,6 +15,8 @@
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
 #include <dlfcn.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -106,6 +108,21 @@ static void on_ill_info(int sig, siginfo_t *si, void *uc)
 	on_ill(sig);
 }
 
+/* Called without a kCFI check: under -static-fineibt dlsym hands out no
+ * veneers for libc's functions. */
+__attribute__((no_sanitize("kcfi"))) static int
+call_sigaction(int (*f)(int, const struct sigaction *, struct sigaction *),
+	       const struct sigaction *sa)
+{
+	return f(SIGILL, sa, NULL);
+}
+
+__attribute__((no_sanitize("kcfi"))) static void
+call_plugin(void (*f)(void (*)(int)))
+{
+	f(on_ill);
+}
+
 static int install(const char *e)
 {
 	struct sigaction sa = { .sa_handler = on_ill };
@@ -134,6 +151,8 @@ static int install(const char *e)
 		sa.sa_sigaction = on_ill_info;
 		sa.sa_flags = SA_SIGINFO;
 		return sigaction(SIGILL, &sa, NULL);
+	} else if (!strcmp(e, "sigignore")) {
+		return sigignore(SIGILL);
 	} else if (!strcmp(e, "sigvec")) {
 		struct fi_sigvec sv = { .sv_handler = on_ill };
 
@@ -142,22 +161,56 @@ static int install(const char *e)
 		int (*f)(int, const struct sigaction *, struct sigaction *) =
 			dlsym(e[0] == 'n' ? RTLD_NEXT : RTLD_DEFAULT, "sigaction");
 
-		return !f || f(SIGILL, &sa, NULL);
+		return !f || call_sigaction(f, &sa);
 	} else if (!strcmp(e, "deepbind")) {
 		void *h = dlopen(getenv("SIGS_PLUGIN"), RTLD_NOW | RTLD_DEEPBIND);
 		void (*f)(void (*)(int)) = h ? (void (*)(void (*)(int)))dlsym(h, "plugin_install") : NULL;
 
 		if (!f)
 			return 1;
-		f(on_ill);
+		call_plugin(f);
 	} else {
 		return 1;
 	}
 	return 0;
 }
 
+static sigjmp_buf fake_env;
+
+static void on_ill_jmp(int sig)
+{
+	siglongjmp(fake_env, 1);
+}
+
+/*
+ * A SIGILL queued to ourselves with a CPU-looking si_code (ILL_ILLOPN):
+ * with a program handler it reaches that handler; afterwards a confused
+ * call must still be reported and fatal (the disposition is unchanged).
+ * With "nohandler", it kills the process as the kernel would.
+ */
+static int fake(int handler)
+{
+	struct sigaction sa = { .sa_handler = on_ill_jmp };
+	siginfo_t si;
+
+	sigemptyset(&sa.sa_mask);
+	if (handler && sigaction(SIGILL, &sa, NULL))
+		return 4;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGILL;
+	si.si_code = ILL_ILLOPN;
+	if (!sigsetjmp(fake_env, 1))
+		syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), SIGILL, &si);
+	printf("after fake\n");
+	fflush(stdout);
+	printf("returned %d\n", confused_call());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "fake"))
+		return fake(argc < 3);
 	if (argc > 1 && !strcmp(argv[1], "race"))
 		return race();
 	if (argc > 2 && !strcmp(argv[1], "sig")) {
