@@ -8,9 +8,14 @@
 #                     (the default when $BUILD/fineibt-cc exists and works)
 #   --cc fineibt-exact  the same with exact pointer types in the hashes
 #                     (FINEIBT_CC_EXACT=1: no generalized pointers)
-#   --cc fineibt-jt   the same with jump tables kept (FINEIBT_CC_JUMP_TABLES=1)
+#   --cc fineibt-jt   the same with jump tables kept (the driver's default)
+#   --cc fineibt-nojt the same without jump tables (FINEIBT_CC_JUMP_TABLES=0:
+#                     switches as compare chains, the driver's old default)
 #   --cc standin      scripts/real/standin-cc with link-time libc veneers
 #   --cc standin-raw  scripts/real/standin-cc without veneers (kCFI as compiled)
+#   --cc clang-lto    scripts/real/peer-cc: plain clang-22 -flto (a peer)
+#   --cc clang-cfi-icall  scripts/real/peer-cc: clang's CFI-icall (LTO,
+#                     hidden visibility, generalized pointers, trap mode)
 #   --modes "M ..."   FINEIBT_CFI values to run (fineibt only)
 #   --quick           each program's reduced test list (CI), no timing
 #   --reps N          timing runs per workload and mode (default 3; 0 = none)
@@ -85,7 +90,7 @@ if [ -z "$cc_kind" ]; then
 	if fineibt_cc_works; then cc_kind=fineibt; else cc_kind=standin; fi
 fi
 case $cc_kind in
-fineibt|fineibt-exact|fineibt-jt)
+fineibt|fineibt-exact|fineibt-jt|fineibt-nojt)
 	fineibt_cc_works || { echo "FAIL: real/fineibt-cc: $bdir/fineibt-cc missing or cannot build a hello program (see $OUT/cc-probe/log)"; exit 1; }
 	TEST_CC=$bdir/fineibt-cc
 	[ -n "$modes" ] || modes=$ALL_MODES
@@ -98,8 +103,12 @@ fineibt|fineibt-exact|fineibt-jt)
 	if [ "$cc_kind" = fineibt-exact ]; then export FINEIBT_CC_EXACT=1
 	else unset FINEIBT_CC_EXACT; fi
 	# jump tables back (DESIGN section 1: notrack jmp, not CFI sites)
-	if [ "$cc_kind" = fineibt-jt ]; then export FINEIBT_CC_JUMP_TABLES=1
-	else unset FINEIBT_CC_JUMP_TABLES; fi ;;
+	# (kept by default; fineibt-nojt turns them off)
+	case $cc_kind in
+	fineibt-jt) export FINEIBT_CC_JUMP_TABLES=1 ;;
+	fineibt-nojt) export FINEIBT_CC_JUMP_TABLES=0 ;;
+	*) unset FINEIBT_CC_JUMP_TABLES ;;
+	esac ;;
 standin|standin-raw)
 	TEST_CC=$here/standin-cc
 	modes=unpatched
@@ -110,7 +119,12 @@ standin|standin-raw)
 	if [ "$cc_kind" = standin ]; then export FINEIBT_STANDIN_VENEERS=1
 	else export FINEIBT_STANDIN_VENEERS=0; fi
 	cc_id=$(cat "$here/standin-cc" "$here/thunk.S" | md5sum | cut -c1-16) ;;
-*) echo "run.sh: --cc fineibt|fineibt-exact|fineibt-jt|standin|standin-raw" >&2; exit 2 ;;
+clang-lto|clang-cfi-icall)
+	TEST_CC=$here/peer-cc
+	modes=unpatched
+	export FINEIBT_PEER=${cc_kind#clang-}
+	cc_id=$(cat "$here/peer-cc" | md5sum | cut -c1-16).$FINEIBT_PEER ;;
+*) echo "run.sh: --cc fineibt|fineibt-exact|fineibt-jt|fineibt-nojt|standin|standin-raw|clang-lto|clang-cfi-icall" >&2; exit 2 ;;
 esac
 # Run against a snapshot of the runtime: others rebuild $BUILD/libfineibt.so
 # while a long run goes on ("file too short" halfway through a test suite).

@@ -2,8 +2,8 @@
 # rt_driver: build/fineibt-cc as CC= would use it: --version, -v, -c, -S,
 # -E, -M/-MM/-MD, many inputs, separate compile and link, -shared, a
 # configure-style probe from stdin, a Makefile build, pointer
-# generalisation and its exact-types switch, -static-fineibt, the
-# jump-table option; and `fineibt run` on kCFI programs built without
+# generalisation and its exact-types switch, -static-fineibt, jump tables
+# (default, off) and computed goto; and `fineibt run` on kCFI programs built without
 # the runtime (preloaded) and with it (not preloaded twice).
 . "$(dirname "$0")/progs/rt_lib.bash"
 
@@ -93,7 +93,9 @@ for m in kcfi fineibt auto fineibt,paranoid,bhi; do
 	ok [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}a2\\+0x0" <<<"$RT_ERR_TXT"
 done
 
-# --fineibt-jump-tables: switch tables come back as notrack jmp.
+# Jump tables (the default): switch tables are notrack jmp through a
+# read-only table; --fineibt-no-jump-tables / FINEIBT_CC_JUMP_TABLES=0 turn
+# them back into compare chains; --fineibt-jump-tables is still accepted.
 cat >"$D/sw.c" <<'C'
 int f(int x, int y) { switch (x) { case 0: return y + 3; case 1: return y * 7;
 case 2: return y - 11; case 3: return y ^ 5; case 4: return y * y; case 5: return 42;
@@ -101,11 +103,53 @@ case 6: return y / 3; default: return 0; } }
 int (*volatile pf)(int, int) = f;
 int main(int c, char **v) { return pf(c, 3); }
 C
-"$FCC" --fineibt-jump-tables -O2 "$D/sw.c" -o "$D/sw"
-T=driver-jump-tables; WHY="no notrack jmp in f"
-ok grep -q 'notrack\|3e ff' <<<"$(llvm-objdump-22 -d "$D/sw" | sed -n '/<f>:/,/^$/p')"
+fdis() { llvm-objdump-22 -d "$1" | sed -n '/<f>:/,/^$/p'; }
+"$FCC" -O2 "$D/sw.c" -o "$D/sw"
+T=driver-jump-tables-default; WHY="no notrack jmp in f"
+ok grep -q 'notrack\|3e ff' <<<"$(fdis "$D/sw")"
 T=driver-jump-tables-run; WHY="wrong result"
 ok sh -c "FINEIBT_CFI=auto '$D/sw'; [ \$? = 21 ]"
+"$FCC" --fineibt-jump-tables -O2 "$D/sw.c" -o "$D/sw_opt"
+T=driver-jump-tables-option; WHY="--fineibt-jump-tables: no notrack jmp in f"
+ok grep -q 'notrack\|3e ff' <<<"$(fdis "$D/sw_opt")"
+"$FCC" --fineibt-no-jump-tables -O2 "$D/sw.c" -o "$D/sw_nojt"
+T=driver-no-jump-tables; WHY="--fineibt-no-jump-tables: an indirect jmp in f"
+ok sh -c "! llvm-objdump-22 -d '$D/sw_nojt' | sed -n '/<f>:/,/^\$/p' | grep -q 'jmp.*\*'"
+T=driver-no-jump-tables-run; WHY="wrong result without jump tables"
+ok sh -c "FINEIBT_CFI=auto '$D/sw_nojt'; [ \$? = 21 ]"
+FINEIBT_CC_JUMP_TABLES=0 "$FCC" -O2 "$D/sw.c" -o "$D/sw_env0"
+T=driver-no-jump-tables-env; WHY="FINEIBT_CC_JUMP_TABLES=0: an indirect jmp in f"
+ok sh -c "! llvm-objdump-22 -d '$D/sw_env0' | sed -n '/<f>:/,/^\$/p' | grep -q 'jmp.*\*'"
+
+# Computed goto comes back with jump tables (the same clang feature gates
+# both): a tracked jmp through the label table and ENDBRs at the labels.
+# It must run in every mode; without jump tables it is a compare chain.
+cat >"$D/cgoto.c" <<'C'
+static int run(const unsigned char *p, int n)
+{
+	static const void *const tab[] = { &&l0, &&l1, &&l2, &&l3 };
+	int acc = 0;
+	goto *tab[*p++ & 3];
+l0: acc += 1; if (--n <= 0) return acc; goto *tab[*p++ & 3];
+l1: acc ^= 7; if (--n <= 0) return acc; goto *tab[*p++ & 3];
+l2: acc *= 3; if (--n <= 0) return acc; goto *tab[*p++ & 3];
+l3: acc -= 2; if (--n <= 0) return acc; goto *tab[*p++ & 3];
+}
+int (*volatile pr)(const unsigned char *, int) = run;
+int main(void) { return pr((const unsigned char *)"\0\1\2\3\2\1\0\1", 8); }
+C
+"$FCC" -O2 "$D/cgoto.c" -o "$D/cgoto"
+"$FCC" --fineibt-no-jump-tables -O2 "$D/cgoto.c" -o "$D/cgoto_nojt"
+T=driver-cgoto-jmp; WHY="no indirect jmp for the computed goto"
+ok grep -q 'jmp.*\*' <<<"$(llvm-objdump-22 -d "$D/cgoto" | sed -n '/<run>:/,/^$/p')"
+T=driver-cgoto-nojt; WHY="an indirect jmp without jump tables"
+ok sh -c "! llvm-objdump-22 -d '$D/cgoto_nojt' | sed -n '/<run>:/,/^\$/p' | grep -q 'jmp.*\*'"
+for m in off kcfi fineibt auto; do
+	for b in cgoto cgoto_nojt; do
+		T="driver-$b-run[$m]"; WHY="wrong result"
+		ok sh -c "FINEIBT_CFI=$m '$D/$b'; [ \$? = 63 ]"
+	done
+done
 
 # fineibt run: a kCFI program built with plain clang (no runtime).
 K="-fsanitize=kcfi -fsanitize-kcfi-arity -fpatchable-function-entry=11,11 -falign-functions=16 -fcf-protection=branch -mretpoline-external-thunk -mindirect-branch-cs-prefix"

@@ -41,5 +41,5 @@ run_test() {
 
 # Drop timings (speedtest1 "   0.123s", fuzzcheck "... N ms").
 filter_output() {
-	sed -E 's/[0-9]+\.[0-9]+s$/<t>s/; s/[0-9]+ ?ms\b/<t>ms/g; s/in [0-9.]+ seconds/in <t> seconds/'
+	sed -E 's/ *[0-9]+\.[0-9]+s$/ <t>s/; s/[0-9]+ ?ms\b/<t>ms/g; s/in [0-9.]+ seconds/in <t> seconds/'
 }
