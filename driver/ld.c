@@ -6,8 +6,9 @@
  * the linker command line it built; we scan the objects and archives of
  * that line as fineibt-cc would, add the veneer object and one
  * --wrap=<name> per veneer, and run the real linker: FINEIBT_LD_REAL,
- * else ld.lld-22, else ld. Then the module index is filled in, as the
- * driver does after its link.
+ * else ld.lld-22, else ld, with full RELRO (-z relro -z now) as fineibt-cc
+ * links. Then the module index is filled in, as the driver does after its
+ * link.
  *
  * It is the same binary as fineibt-cc (a link named fineibt-ld), so the
  * veneer code exists once.
@@ -111,10 +112,21 @@ int fi_ld_main(int argc, char **argv)
 	snprintf(real, sizeof(real), "%s", fi_env_or("FINEIBT_LD_REAL", ""));
 	if (!real[0] && !fi_which("ld.lld-22", real, sizeof(real)))
 		snprintf(real, sizeof(real), "ld");
+	fi_ld_inputs(argc, argv, &objs, &shlibs, &out, &partial);
 	fi_argv_add(&link, real);
+	/*
+	 * Full RELRO, as fineibt-cc links: the GOT is read-only once relocated,
+	 * so no write can turn a PLT call into a jump anywhere. Before the
+	 * caller's line, so that a later -z lazy / -z norelro there opts out.
+	 */
+	if (!partial) {
+		fi_argv_add(&link, "-z");
+		fi_argv_add(&link, "relro");
+		fi_argv_add(&link, "-z");
+		fi_argv_add(&link, "now");
+	}
 	for (int i = 1; i < argc; i++)
 		fi_argv_add(&link, argv[i]);
-	fi_ld_inputs(argc, argv, &objs, &shlibs, &out, &partial);
 	snprintf(tmp, sizeof(tmp), "%s/fineibt-ld-XXXXXX",
 		 fi_env_or("TMPDIR", "/tmp"));
 	if (!mkdtemp(tmp)) {

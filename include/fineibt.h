@@ -204,7 +204,8 @@ FINEIBT_API int fineibt_emit_call(void *buf, size_t len, uint64_t ip,
  * once the code is final: registration reads it to find the trap sites of
  * the calls fineibt_emit_call wrote (to change the code, unregister and
  * register again). Returns 0, -EINVAL, -EEXIST (overlaps a registered
- * region), -ENOMEM, -ENOSPC (the runtime's module table is full);
+ * region, or the text of a compiled module), -EFAULT (a page of the range
+ * cannot be read), -ENOMEM, -ENOSPC (the JIT's region table is full);
  * unregister: 0 or -ENOENT (@code is not the start of a region). A
  * withdrawn region's bookkeeping (~500 bytes) is not freed, since a trap
  * handler in another thread may still be reading it.

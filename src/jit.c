@@ -351,6 +351,31 @@ static struct fi_jit_region *fi_jit_region_new(const uint8_t *code, size_t len)
 	return r;
 }
 
+/*
+ * Whether every page of [@code, @code + @len) can be read, asked of the
+ * kernel (one byte per page through process_vm_readv on ourselves) so that
+ * a bad range is an error, not a fault inside the scan.
+ */
+static bool fi_jit_readable(const uint8_t *code, size_t len)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)code, end = lo + len;
+	uint64_t page = lo & ~(uint64_t)4095;
+	struct iovec local, remote;
+	uint8_t byte;
+
+	for (; page < end; page += 4096) {
+		uint64_t at = page < lo ? lo : page;
+
+		local = (struct iovec){ &byte, 1 };
+		remote = (struct iovec){ (void *)(uintptr_t)at, 1 };
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
+			return false;
+		if (page + 4096 < page)
+			break;
+	}
+	return true;
+}
+
 FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
 {
 	uint64_t lo = (uint64_t)(uintptr_t)code;
@@ -359,6 +384,12 @@ FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
 
 	if (!code || !len || lo + len < lo)
 		return -EINVAL;
+	/* Compiled modules are the runtime's: a JIT region over one would
+	 * give its traps a second owner. */
+	if (fi_rt_range_owned(lo, lo + len))
+		return -EEXIST;
+	if (!fi_jit_readable(code, len))
+		return -EFAULT;
 	pthread_mutex_lock(&fi_jit_lock);
 	for (r = fi_jit_regions; r; r = r->next) {
 		if (lo < r->mod.text_hi && r->mod.text_lo < lo + len) {

@@ -285,8 +285,10 @@ static int fi_rt_add_as(struct fi_module *m, bool jit)
 	int ret = 0;
 
 	rt = fi_rt_write_begin(&saved);
-	if (!rt)
-		return -errno;
+	if (!rt) {
+		ret = -errno;
+		goto scrub;
+	}
 	slot = jit ? fi_rt_mod_slot(rt, FI_MAX_MODULES, FI_MAX_JIT) :
 		     fi_rt_mod_slot(rt, 0, FI_MAX_MODULES);
 	if (fi_rt_has_module(rt, m)) {
@@ -301,11 +303,46 @@ static int fi_rt_add_as(struct fi_module *m, bool jit)
 		STORE_REL(&rt->mods[slot], copy);
 		if ((size_t)slot >= rt->nmods)
 			STORE_REL(&rt->nmods, (size_t)slot + 1);
-		m->seed = 0;
-		m->img.note.seed = 0;
 	}
 	fi_rt_write_end(&saved);
+scrub:
+	/*
+	 * The caller's copy is writable memory: the seed leaves it whether or
+	 * not the module got a slot (the rewrite that needed it is done; a
+	 * failed registration's copy would otherwise keep it, then be freed
+	 * with it still in the heap). Not a registered copy handed back to
+	 * us: that one lives in the read-only arena and is the seed's home.
+	 */
+	if (!fi_arena_owns(&fi_rt_store.rt.arena, m, sizeof(*m))) {
+		m->seed = 0;
+		m->img.note.seed = 0;
+		__asm__ volatile("" ::: "memory");
+	}
 	return ret;
+}
+
+/*
+ * True if [@lo, @hi) overlaps the text of a registered module or a range
+ * the runtime rewrote: code that is not the JIT's to register.
+ */
+bool fi_rt_range_owned(uint64_t lo, uint64_t hi)
+{
+	const struct fi_runtime *rt = &fi_rt_store.rt;
+	size_t n = LOAD_ACQ(&rt->nmods), ns = LOAD_ACQ(&rt->nseen);
+
+	for (size_t i = 0; i < n && i < FI_MAX_MODULES; i++) {
+		const struct fi_module *m = LOAD_ACQ(&rt->mods[i]);
+
+		if (m && lo < m->text_hi && m->text_lo < hi)
+			return true;
+	}
+	for (size_t i = 0; i < ns && i < FI_MAX_SEEN; i++) {
+		const struct fi_rt_seen *e = &rt->seen[i];
+
+		if (LOAD_ACQ(&e->key) && lo < e->hi && e->lo < hi)
+			return true;
+	}
+	return false;
 }
 
 int fi_rt_add_module(struct fi_module *m)

@@ -204,6 +204,8 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n);
 void fi_rt_seen_drop(size_t i);
 /* Does @addr lie in recorded kCFI text? Async-signal-safe. */
 bool fi_rt_rewritten_at(uint64_t addr);
+/* [@lo, @hi) overlaps a registered module's text or a rewritten range. */
+bool fi_rt_range_owned(uint64_t lo, uint64_t hi);
 
 /* Report @why on stderr and terminate (FI_RT_DIE_STATUS): async-signal-safe. */
 __attribute__((noreturn)) void fi_rt_die(const char *why);

@@ -73,6 +73,12 @@ if clang-22 -O2 $(pkg-config --cflags fineibt) -o "$OUT/pc" "$OUT/prog.c" \
 else
 	fail compat_build_pc_link "$(tail -n 3 "$OUT/pc.log")"
 fi
+check compat_build_pc_relro "fineibt-ld linked without full RELRO (BIND_NOW)" \
+	sh -c "llvm-readelf-22 -d '$OUT/pc' | grep -q 'FLAGS.*BIND_NOW' && llvm-readelf-22 -l '$OUT/pc' | grep -q GNU_RELRO"
+clang-22 -O2 $(pkg-config --cflags fineibt) -o "$OUT/pc-lazy" "$OUT/prog.c" \
+	$(pkg-config --libs fineibt) -Wl,-z,lazy >/dev/null 2>&1
+check compat_build_pc_lazy "-Wl,-z,lazy did not opt out of BIND_NOW under fineibt-ld" \
+	sh -c "! llvm-readelf-22 -d '$OUT/pc-lazy' | grep -q 'BIND_NOW'"
 check compat_build_pc_veneers "no __wrap_strlen/__wrap_puts veneer in the program" \
 	sh -c "llvm-nm-22 '$OUT/pc' | grep -q ' __wrap_strlen\$' && llvm-nm-22 '$OUT/pc' | grep -q ' __wrap_puts\$'"
 # The same without the wrapper: what the .pc file gave before (the bug).

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -496,6 +497,67 @@ static void test_live(void)
 	      got.flags == 0 && fineibt_rehash_hash(hashes[0]).val == hashes[0]);
 }
 
+/*
+ * fineibt_jit_register checks its range before reading it: an unmapped or
+ * PROT_NONE page is -EFAULT (not a fault in the scan), and a range over a
+ * compiled module's registered text is -EEXIST, not a second owner.
+ */
+static uint8_t jit_fake_text[4096] __attribute__((aligned(4096)));
+
+static void test_register_range(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct fi_module m = { 0 };
+
+	if (!CHECK("jit range: mmap", p != MAP_FAILED))
+		return;
+	memset(p, 0xcc, 3 * pg);
+	mprotect(p + pg, pg, PROT_NONE);
+	munmap(p + 2 * pg, pg);
+	CHECK("jit range: a PROT_NONE page is -EFAULT",
+	       fineibt_jit_register(p, 2 * pg) == -EFAULT);
+	CHECK("jit range: a range running into a PROT_NONE page is -EFAULT",
+	       fineibt_jit_register(p + pg - 16, 32) == -EFAULT);
+	CHECK("jit range: an unmapped page is -EFAULT",
+	       fineibt_jit_register(p + 2 * pg, 64) == -EFAULT);
+	CHECK("jit range: nothing was registered",
+	       fineibt_jit_unregister(p) == -ENOENT);
+	CHECK("jit range: the readable page alone registers",
+	       fineibt_jit_register(p, pg) == 0 && fineibt_jit_unregister(p) == 0);
+
+	m.img.path = "compiled";
+	m.img.live = true;
+	m.text_lo = (uint64_t)(uintptr_t)jit_fake_text;
+	m.text_hi = m.text_lo + sizeof(jit_fake_text);
+	m.cfg = (struct fineibt_config){ FINEIBT_MODE_FINEIBT, 0 };
+	m.seed = 0x1234;
+	if (CHECK("jit range: fake module registers", fi_rt_add_module(&m) == 0)) {
+		CHECK("jit range: the caller's module copy no longer holds the seed",
+		       m.seed == 0);
+		CHECK("jit range: a region inside a module's text is -EEXIST",
+		       fineibt_jit_register(jit_fake_text + 64, 64) == -EEXIST);
+		CHECK("jit range: a region overlapping its end is -EEXIST",
+		       fineibt_jit_register(jit_fake_text + sizeof(jit_fake_text) - 8,
+					    16) == -EEXIST);
+		fi_rt_del_module(&m);
+	}
+	m.seed = 0x1234;
+	m.text_lo = m.text_hi = 0;
+	/* A registration that fails (the same module twice: -EEXIST) scrubs
+	 * the seed from the caller's copy too. */
+	if (CHECK("jit range: module registers again", fi_rt_add_module(&m) == 0)) {
+		m.seed = 0x1234;
+		CHECK("jit range: the second registration fails",
+		      fi_rt_add_module(&m) == -EEXIST);
+		CHECK("jit range: a failed registration scrubs the seed",
+		      m.seed == 0);
+		fi_rt_del_module(&m);
+	}
+	munmap(p, 2 * pg);
+}
+
 int main(void)
 {
 	fineibt_set_print(NULL);
@@ -504,5 +566,6 @@ int main(void)
 	test_mov_r11();
 	test_errors();
 	test_live();
+	test_register_range();
 	return fi_check_exit();
 }
