@@ -5,9 +5,10 @@ set -u
 
 need_cmds=(clang-22 ld.lld-22 llvm-objdump-22 llvm-readelf-22 make cc python3 setpriv
 	   cmake pkg-config autoreconf libtoolize  # tests/e2e/buildsys.sh
-	   dpkg-source tclsh)  # tests/e2e/real_*.sh: apt-get source; sqlite3.c
+	   dpkg-source tclsh  # tests/e2e/real_*.sh: apt-get source; sqlite3.c
+	   strace)  # rt_startup_io, compat_dlsym, trap_* count opens and SIGILLs
 pkgs=(clang-22 lld-22 llvm-22 make gcc python3 util-linux libc6-dev
-      cmake pkgconf autoconf automake libtool dpkg-dev tcl)
+      cmake pkgconf autoconf automake libtool dpkg-dev tcl strace)
 
 missing=0
 for c in "${need_cmds[@]}"; do
