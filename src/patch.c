@@ -60,6 +60,24 @@ uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
 	return hash;
 }
 
+/* One pass over @im with options @o: writing, or checking with @ck. */
+static struct fi_pass fi_pass_init(struct fi_image *im,
+				   const struct fi_patch_opts *o,
+				   struct fi_patch_stats *st,
+				   const struct fi_patch_check *ck)
+{
+	return (struct fi_pass){
+		.im = im, .o = o, .st = st,
+		.bias = im->live ? im->bias : 0,
+		.fineibt = o->cfg.mode == FINEIBT_MODE_FINEIBT,
+		.paranoid = o->cfg.flags & FINEIBT_F_PARANOID,
+		.bhi = o->cfg.flags & FINEIBT_F_BHI,
+		.warn = o->cfg.flags & FINEIBT_F_WARN,
+		.set = o->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4,
+		.check = ck,
+	};
+}
+
 static const char *fi_pass_path(const struct fi_image *im)
 {
 	return im->path ? im->path : "(image)";
@@ -560,15 +578,7 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		   struct fi_patch_stats *st)
 {
 	struct fi_patch_stats local;
-	struct fi_pass ps = {
-		.im = im, .o = o, .st = st ? st : &local,
-		.bias = im->live ? im->bias : 0,
-		.fineibt = o->cfg.mode == FINEIBT_MODE_FINEIBT,
-		.paranoid = o->cfg.flags & FINEIBT_F_PARANOID,
-		.bhi = o->cfg.flags & FINEIBT_F_BHI,
-		.warn = o->cfg.flags & FINEIBT_F_WARN,
-		.set = o->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4,
-	};
+	struct fi_pass ps = fi_pass_init(im, o, st ? st : &local, NULL);
 	struct fi_forms fm;
 	int err;
 
@@ -622,16 +632,7 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 {
 	struct fi_patch_opts q = *o;
 	struct fi_patch_stats st;
-	struct fi_pass ps = {
-		.im = im, .o = &q, .st = &st,
-		.bias = im->live ? im->bias : 0,
-		.fineibt = o->cfg.mode == FINEIBT_MODE_FINEIBT,
-		.paranoid = o->cfg.flags & FINEIBT_F_PARANOID,
-		.bhi = o->cfg.flags & FINEIBT_F_BHI,
-		.warn = o->cfg.flags & FINEIBT_F_WARN,
-		.set = o->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4,
-		.check = ck,
-	};
+	struct fi_pass ps = fi_pass_init(im, &q, &st, ck);
 	size_t f = 0, c = 0, t = 0;
 	struct fi_forms fm;
 	int err;
