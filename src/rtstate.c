@@ -321,30 +321,6 @@ scrub:
 	return ret;
 }
 
-/*
- * True if [@lo, @hi) overlaps the text of a registered module or a range
- * the runtime rewrote: code that is not the JIT's to register.
- */
-bool fi_rt_range_owned(uint64_t lo, uint64_t hi)
-{
-	const struct fi_runtime *rt = &fi_rt_store.rt;
-	size_t n = LOAD_ACQ(&rt->nmods), ns = LOAD_ACQ(&rt->nseen);
-
-	for (size_t i = 0; i < n && i < FI_MAX_MODULES; i++) {
-		const struct fi_module *m = LOAD_ACQ(&rt->mods[i]);
-
-		if (m && lo < m->text_hi && m->text_lo < hi)
-			return true;
-	}
-	for (size_t i = 0; i < ns && i < FI_MAX_SEEN; i++) {
-		const struct fi_rt_seen *e = &rt->seen[i];
-
-		if (LOAD_ACQ(&e->key) && lo < e->hi && e->lo < hi)
-			return true;
-	}
-	return false;
-}
-
 int fi_rt_add_module(struct fi_module *m)
 {
 	return fi_rt_add_as(m, false);
@@ -484,7 +460,8 @@ void fi_rt_seen_drop(size_t i)
 	fi_rt_write_end(&saved);
 }
 
-bool fi_rt_rewritten_at(uint64_t addr)
+/* Whether a recorded rewritten range overlaps [@lo, @hi). */
+static bool fi_rt_seen_overlaps(uint64_t lo, uint64_t hi)
 {
 	const struct fi_runtime *rt = &fi_rt_store.rt;
 	size_t n = LOAD_ACQ(&rt->nseen);
@@ -492,10 +469,33 @@ bool fi_rt_rewritten_at(uint64_t addr)
 	for (size_t i = 0; i < n && i < FI_MAX_SEEN; i++) {
 		const struct fi_rt_seen *e = &rt->seen[i];
 
-		if (LOAD_ACQ(&e->key) && addr >= e->lo && addr < e->hi)
+		if (LOAD_ACQ(&e->key) && lo < e->hi && e->lo < hi)
 			return true;
 	}
 	return false;
+}
+
+bool fi_rt_rewritten_at(uint64_t addr)
+{
+	return fi_rt_seen_overlaps(addr, addr + 1);
+}
+
+/*
+ * True if [@lo, @hi) overlaps the text of a registered module or a range
+ * the runtime rewrote: code that is not the JIT's to register.
+ */
+bool fi_rt_range_owned(uint64_t lo, uint64_t hi)
+{
+	const struct fi_runtime *rt = &fi_rt_store.rt;
+	size_t n = LOAD_ACQ(&rt->nmods);
+
+	for (size_t i = 0; i < n && i < FI_MAX_MODULES; i++) {
+		const struct fi_module *m = LOAD_ACQ(&rt->mods[i]);
+
+		if (m && lo < m->text_hi && m->text_lo < hi)
+			return true;
+	}
+	return fi_rt_seen_overlaps(lo, hi);
 }
 
 /* -------------------------------------------------------------- BHI stubs */
