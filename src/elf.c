@@ -1321,3 +1321,8 @@ bool fi_image_is_trap(const struct fi_image *im, uint64_t ud2_addr)
 {
 	return fi_bsearch_u64(im->traps, im->ntraps, ud2_addr);
 }
+
+bool fi_image_kcfi_unprefixed(const struct fi_image *im)
+{
+	return im->ntraps && !im->ncalls && im->nbad;
+}

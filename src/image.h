@@ -209,6 +209,17 @@ const struct fi_func *fi_image_func(const struct fi_image *im, uint64_t addr);
 bool fi_image_is_trap(const struct fi_image *im, uint64_t ud2_addr);
 
 /*
+ * Compiled with -fsanitize=kcfi but not in the layout the passes rewrite
+ * (no -fpatchable-function-entry=11,11, or other slots): .kcfi_traps
+ * lists checks, yet none is a call site we recognise. Such a module keeps
+ * its compile-time checks; FI_UNPREFIXED_HINT says why and what to do.
+ */
+bool fi_image_kcfi_unprefixed(const struct fi_image *im);
+#define FI_UNPREFIXED_HINT						\
+	"built with -fsanitize=kcfi but without -fpatchable-function-entry=11,11 " \
+	"and the other flags of docs/runtime.md (fineibt-cc adds them)"
+
+/*
  * The mode the image's sites are in now, judged from the sites themselves
  * (and the note): kcfi, off, fineibt (+paranoid, +bhi), or mixed (-1).
  * Returns the enum fineibt_mode (KCFI for an image without sites) and fills

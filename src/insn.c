@@ -611,6 +611,20 @@ static uint64_t fi_rel32_target(const uint8_t *insn, int len, uint64_t ip)
 	return ip + (uint64_t)len + (uint64_t)(int64_t)(int32_t)fi_load32(insn + len - 4);
 }
 
+/*
+ * kCFI preamble as clang lays it out without patchable entries, func-6
+ * (the hash 4 bytes before the function, where stock kCFI callers read it):
+ *  0:  90			nop	; the last of the padding
+ *  1:  b8 78 56 34 12		movl   $0x12345678, %eax	; b8+r: arity r
+ */
+bool fi_match_unprefixed_kcfi(const uint8_t *func)
+{
+	uint8_t op = fi_seq_kcfi_preamble.bytes[0];
+	uint8_t nop = fi_seq_kcfi_preamble.bytes[fi_seq_kcfi_preamble.len - 1];
+
+	return func[-6] == nop && func[-5] >= op && func[-5] <= op + FI_MAX_ARITY;
+}
+
 enum fi_preamble_form fi_classify_preamble(const uint8_t *p, uint64_t ip,
 					   struct fi_preamble_info *out)
 {

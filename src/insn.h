@@ -238,6 +238,14 @@ bool fi_is_endbr_val(uint32_t v);
 /* kCFI preamble at @p (16 bytes): its hash and arity register. */
 bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity);
 
+/*
+ * The 6 bytes before @func (readable) end like clang's kCFI preamble
+ * without -fpatchable-function-entry: padding nop, then movl $hash, %reg
+ * right before the function. Not a form the passes rewrite; recognised
+ * so that such modules are diagnosed instead of silently skipped.
+ */
+bool fi_match_unprefixed_kcfi(const uint8_t *func);
+
 /* Forms a 16-byte preamble window can take once written. */
 enum fi_preamble_form {
 	FI_PRE_NONE = 0,	/* not a preamble we know */

@@ -431,6 +431,13 @@ fi_rt_open(const struct fi_found *f)
 		return NULL;
 	}
 	if (!fi_rt_image_is_kcfi(&m->img)) {
+		/* Its checks stay as compiled: calls from it into rewritten
+		 * code trap, and its own traps are not ours to report. */
+		if (fi_image_kcfi_unprefixed(&m->img))
+			fi_rt_say("fineibt: warning: %s: %zu kCFI checks left as "
+				  "compiled, not rewritten: " FI_UNPREFIXED_HINT
+				  "; its indirect calls into rewritten code trap\n",
+				  exe[0] ? exe : path, m->img.ntraps);
 		fi_image_close(&m->img);
 		free(m);
 		return NULL;

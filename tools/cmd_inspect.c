@@ -171,6 +171,9 @@ static void text_summary(const struct fi_image *im, const char *mode)
 
 	printf("%s: %s\n", im->path, insp_type(im));
 	printf("mode:          %s\n", mode);
+	if (fi_image_kcfi_unprefixed(im))
+		printf("layout:        %zu kCFI checks that cannot be rewritten: "
+		       FI_UNPREFIXED_HINT "\n", im->ntraps);
 	if (im->note.present) {
 		fineibt_config_str(&im->note.cfg, cfg, sizeof(cfg));
 		printf("patched:       cfi=%s", cfg);
@@ -329,6 +332,8 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	json_str(mode);
 	json_key("kcfi", &first);
 	printf("%s", insp_nothing(im) ? "false" : "true");
+	json_key("rewritable", &first);
+	printf("%s", fi_image_kcfi_unprefixed(im) ? "false" : "true");
 	json_key("patched", &first);
 	printf("%s", im->note.present ? "true" : "false");
 	if (im->note.present) {

@@ -220,6 +220,11 @@ static int patch_run(const struct patch_args *a, const struct stat *in,
 		patch_already(a->in, &im->note.cfg);
 		return 1;
 	}
+	if (fi_image_kcfi_unprefixed(im)) {
+		fprintf(stderr, "Error: %s: %zu kCFI checks in a layout that cannot be rewritten: "
+			FI_UNPREFIXED_HINT "\n", a->in, im->ntraps);
+		return 1;
+	}
 	if (!patch_kcfi_funcs(im) && !im->ncalls) {
 		fprintf(stderr, "Error: %s: no kCFI sites (no kCFI preamble and no call site matching the kCFI pattern): "
 			"build it with clang -fsanitize=kcfi (fineibt-cc does)\n", a->in);
