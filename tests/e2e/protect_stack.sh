@@ -12,7 +12,7 @@
 #    is never written; in warn the program continues.
 #  - bound: on a 64 KiB alternate stack, the bytes the handler writes
 #    beyond the kernel's frame, full report with DWARF and FINEIBT_LOG, are
-#    within FI_TRAP_STACK_FULL (src/trap.h, docs/traps.md "Stack use").
+#    within FI_TRAP_STACK_FULL (src/trap/trap.h, docs/traps.md "Stack use").
 . "$(dirname "$0")/progs/protect_common.bash"
 
 ST_OUT=$ROOT/$BUILD/e2e/stack
@@ -25,8 +25,8 @@ LIB=$ST_OUT/libfi_escape_g.so
   "$FCC" -g -O2 -fPIC -shared "$PR_SRC/escape_lib.c" -o "$LIB"; } ||
 	{ pr_fail build "could not build stack_prog"; exit 1; }
 
-FULL=$(sed -n 's/^#define FI_TRAP_STACK_FULL[[:space:]]*\([0-9]*\)$/\1/p' "$ROOT/src/trap.h")
-LINE=$(sed -n 's/^#define FI_TRAP_STACK_LINE[[:space:]]*\([0-9]*\)$/\1/p' "$ROOT/src/trap.h")
+FULL=$(sed -n 's/^#define FI_TRAP_STACK_FULL[[:space:]]*\([0-9]*\)$/\1/p' "$ROOT/src/trap/trap.h")
+LINE=$(sed -n 's/^#define FI_TRAP_STACK_LINE[[:space:]]*\([0-9]*\)$/\1/p' "$ROOT/src/trap/trap.h")
 FRAME=$("$PROG" frame | sed -n 's/^frame //p')
 if [ -z "$FULL" ] || [ -z "$LINE" ] || [ -z "$FRAME" ] || [ "$FRAME" = 0 ]; then
 	pr_fail setup "FI_TRAP_STACK_FULL='$FULL' FI_TRAP_STACK_LINE='$LINE' frame='$FRAME'"
