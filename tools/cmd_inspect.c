@@ -13,6 +13,7 @@
 
 #include "fineibt.h"
 #include "image.h"
+#include "note.h"
 #include "cli.h"
 
 struct insp_opts {
@@ -174,7 +175,11 @@ static void text_summary(const struct fi_image *im, const char *mode)
 	if (fi_image_kcfi_unprefixed(im))
 		printf("layout:        %zu kCFI checks that cannot be rewritten: "
 		       FI_UNPREFIXED_HINT "\n", im->ntraps);
-	if (im->note.present) {
+	if (im->note.present && im->note.version != FI_NOTE_VERSION) {
+		printf("patched:       record version %u, not readable by this "
+		       "fineibt (it reads %u): patch the original again\n",
+		       im->note.version, FI_NOTE_VERSION);
+	} else if (im->note.present) {
 		fineibt_config_str(&im->note.cfg, cfg, sizeof(cfg));
 		printf("patched:       cfi=%s", cfg);
 		if (im->note.cfg.flags & FINEIBT_F_RAND)

@@ -94,8 +94,10 @@ int fi_note_decode(const void *buf, size_t len, struct fi_note *n)
 
 	memset(n, 0, sizeof(*n));
 	err = fi_note_check(p, len);
-	if (err == -EPROTONOSUPPORT)
+	if (err == -EPROTONOSUPPORT) {
 		n->present = true;
+		n->version = (uint16_t)get_le(p + 4, 2);
+	}
 	if (err)
 		return err;
 	mode = p[8];
@@ -108,6 +110,7 @@ int fi_note_decode(const void *buf, size_t len, struct fi_note *n)
 	    mode != FINEIBT_MODE_FINEIBT)
 		return -EINVAL;
 	n->present = true;
+	n->version = FI_NOTE_VERSION;
 	n->cfg.mode = (enum fineibt_mode)mode;
 	n->cfg.flags = flags;
 	n->seed = (uint32_t)get_le(p + 16, 4);

@@ -9,10 +9,13 @@
  * -EPROTONOSUPPORT), so that such a file is still refused by the passes
  * as "already patched" instead of being patched a second time.
  *
- * Layout (version 1, 64 bytes, every field little-endian):
+ * Layout (version 2, 64 bytes, every field little-endian):
  *
  *   0  char  magic[4]     "FIBT"
- *   4  u16   version      1
+ *   4  u16   version      2 (1: the same layout, hashes rehashed as
+ *                         hash ^ seed; 2: fineibt_rehash's keyed mix.
+ *                         A file of another version is refused by the
+ *                         runtime: its hashes cannot be matched)
  *   6  u16   size         bytes of this record (64); readers skip the rest
  *   8  u8    mode         enum fineibt_mode (never AUTO)
  *   9  u8    reserved[3]  0
@@ -37,7 +40,7 @@
 #include "patch.h"
 
 #define FI_NOTE_SECTION		".fineibt"
-#define FI_NOTE_VERSION		1
+#define FI_NOTE_VERSION		2
 #define FI_NOTE_SIZE		64
 
 /*

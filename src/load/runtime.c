@@ -35,6 +35,7 @@
 
 #include "fineibt.h"
 #include "imgindex.h"
+#include "note.h"
 #include "options.h"
 #include "patch.h"
 #include "print.h"
@@ -509,6 +510,25 @@ static void fi_rt_take_static(struct fi_module *m)
 	fi_rt_report(m, NULL, "kept static");
 }
 
+/*
+ * A record this runtime cannot read (another `fineibt patch` version, such
+ * as version 1's xor rehash): the module's hashes follow a scheme we do
+ * not know, so no other module can be made to match it, and its mode and
+ * seed are not trustworthy. Stop before running it half checked.
+ */
+static void fi_rt_note_readable(const struct fi_module *m)
+{
+	char why[200];
+
+	if (!m->img.note.present || m->img.note.version == FI_NOTE_VERSION)
+		return;
+	snprintf(why, sizeof(why), "%s was patched statically by another "
+		 "fineibt (record version %u, this runtime reads %u): patch "
+		 "the original again", fi_rt_name(m), m->img.note.version,
+		 FI_NOTE_VERSION);
+	fi_rt_die(why);
+}
+
 /* Rewrite @m into the process mode (or leave it, when there is no work). */
 static void fi_rt_take(struct fi_module *m)
 {
@@ -521,6 +541,7 @@ static void fi_rt_take(struct fi_module *m)
 	m->cfg = fi_rt()->cfg;
 	m->seed = fi_rt()->seed;
 	if (m->img.note.present) {
+		fi_rt_note_readable(m);
 		fi_rt_take_static(m);
 		goto reg;
 	}
@@ -593,6 +614,7 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 
 		if (!note->present)
 			continue;
+		fi_rt_note_readable(mods[i]);
 		cfg->flags &= ~FINEIBT_F_DEBUG;
 		if (memcmp(&note->cfg, cfg, sizeof(*cfg))) {
 			fineibt_config_str(cfg, want, sizeof(want));

@@ -559,4 +559,45 @@ for bad in bogus "kcfi,paranoia" "fineibt,,warn,bh1"; do
 		fail "unknown_word_error[$bad]" "rc=$rc, '$err'"
 	fi
 done
+
+# A file patched by another record version (here: version 1, whose
+# hashes were rehashed as hash ^ seed) is named by inspect and refused by
+# the runtime with one fatal line (exit 127), never run with a guessed
+# mode and seed.
+if $FI patch "$P/prog_pie" -o "$E/v1" --cfi=fineibt --seed 7 >/dev/null 2>&1 &&
+   python3 - "$E/v1" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
+def sh(i):
+    return struct.unpack_from("<IIQQQQ", b, shoff + i * shentsize)
+stroff = sh(shstrndx)[4]
+for i in range(shnum):
+    name, _, _, _, off, _ = sh(i)
+    if b[stroff + name:stroff + name + 9] == b".fineibt\0":
+        assert b[off:off + 4] == b"FIBT"
+        b[off + 4] = 1
+        open(sys.argv[1], "wb").write(b)
+        sys.exit(0)
+sys.exit(1)
+PY
+then
+	out=$($FI inspect "$E/v1" 2>&1)
+	if grep -q '^patched: *record version 1, not readable' <<<"$out"; then
+		pass note_old_version_inspect
+	else
+		fail note_old_version_inspect "$out"
+	fi
+	if [ -z "${FINEIBT_SAN:-}" ]; then
+		err=$(env -u FINEIBT_CFI LD_LIBRARY_PATH="$P" $FI run -- "$E/v1" 2>&1 >/dev/null); rc=$?
+		if [ $rc = 127 ] && grep -q '^fineibt: fatal: .*v1 was patched statically by another fineibt (record version 1' <<<"$err"; then
+			pass note_old_version_refused
+		else
+			fail note_old_version_refused "rc=$rc, '$err'"
+		fi
+	fi
+else
+	fail note_old_version "could not patch or edit the record"
+fi
 exit 0

@@ -793,7 +793,7 @@ static void test_note(void)
 
 	len = fi_note_encode(&n, &st, buf, sizeof(buf));
 	CHECK("note_encode_size", len == FI_NOTE_SIZE);
-	CHECK("note_magic", !memcmp(buf, "FIBT", 4) && buf[4] == 1 && buf[5] == 0);
+	CHECK("note_magic", !memcmp(buf, "FIBT", 4) && buf[4] == FI_NOTE_VERSION && buf[5] == 0);
 	CHECK("note_decode_ok", fi_note_decode(buf, (size_t)len, &d) == 0);
 	CHECK("note_roundtrip", d.present && d.cfg.mode == n.cfg.mode &&
 	      d.cfg.flags == n.cfg.flags && d.seed == n.seed &&
@@ -810,10 +810,17 @@ static void test_note(void)
 	CHECK("note_bad_magic", fi_note_decode(buf, (size_t)len, &d) == -EINVAL &&
 	      !d.present);
 	buf[0] = 'F';
-	buf[4] = 2;
+	CHECK("note_version_current", buf[4] == FI_NOTE_VERSION && buf[5] == 0);
+	buf[4] = FI_NOTE_VERSION + 1;
 	CHECK("note_new_version_present",
-	      fi_note_decode(buf, (size_t)len, &d) == -EPROTONOSUPPORT && d.present);
+	      fi_note_decode(buf, (size_t)len, &d) == -EPROTONOSUPPORT && d.present &&
+	      d.version == FI_NOTE_VERSION + 1);
+	/* Version 1 (xor rehash) is not read either: its hashes differ. */
 	buf[4] = 1;
+	CHECK("note_v1_not_read",
+	      fi_note_decode(buf, (size_t)len, &d) == -EPROTONOSUPPORT && d.present &&
+	      d.version == 1);
+	buf[4] = FI_NOTE_VERSION;
 	buf[8] = FINEIBT_MODE_AUTO;
 	CHECK("note_auto_rejected", fi_note_decode(buf, (size_t)len, &d) == -EINVAL);
 	buf[8] = FINEIBT_MODE_KCFI;
