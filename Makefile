@@ -29,7 +29,13 @@ endif
 AUDIT_SRC := src/load/audit.c
 # Linked in the order of the file names, whatever their folder: the
 # constructors of dlhook.c, rtstate.c, runtime.c and trap.c run in link order.
-ALL_SRC  := $(filter-out $(AUDIT_SRC),$(wildcard src/*/*.c) $(wildcard src/*/*.S))
+# src/tool/ is what only the CLI needs (the file writer, the .fineibt
+# encoder): libfineibt_tool.a, linked into the CLI, the tests and the
+# fuzzers, never into libfineibt (docs/architecture.md).
+TOOLLIB_SRC := $(sort $(wildcard src/tool/*.c))
+TOOLLIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%.o,$(TOOLLIB_SRC))
+TOOLLIB  := $(BUILD)/libfineibt_tool.a
+ALL_SRC  := $(filter-out $(AUDIT_SRC) $(TOOLLIB_SRC),$(wildcard src/*/*.c) $(wildcard src/*/*.S))
 LIB_SRC  := $(foreach n,$(sort $(notdir $(ALL_SRC))),$(filter %/$(n),$(ALL_SRC)))
 LIB_OBJ  := $(patsubst src/%,$(BUILD)/obj/%.o,$(LIB_SRC))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
@@ -48,7 +54,7 @@ DRV_OBJ  := $(patsubst driver/%.c,$(BUILD)/obj/driver/%.o,$(DRV_SRC))
 DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all check check-real clean demo deps
-all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
+all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(TOOLLIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
@@ -126,12 +132,16 @@ $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
 		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
 
-$(BUILD)/fineibt: $(TOOL_OBJ) $(BUILD)/libfineibt.a
-	$(CC) -o $@ $(TOOL_OBJ) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+$(TOOLLIB): $(TOOLLIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(BUILD)/libfineibt.a
+$(BUILD)/fineibt: $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
+	$(CC) -o $@ $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+
+$(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # make check [T=name]: every test, or those whose name contains T.
 check: all $(UNIT_BIN)

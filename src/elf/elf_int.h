@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private state shared by the ELF reader (elf.c: headers, tables,
- * symbols, relocations, views) and site discovery (elf_sites.c).
+ * symbols, relocations), site discovery (elf_sites.c), the memory-only
+ * reader (imgindex.c), lazy symbols (symfile.c), the views (view.c) and
+ * the sorted arrays (sort.c).
  */
 #ifndef FI_ELF_INT_H
 #define FI_ELF_INT_H
@@ -52,7 +54,7 @@ static inline bool fi_in_bounds(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
-/* Sorted-array helpers (elf.c). */
+/* Sorted-array helpers (sort.c). */
 int fi_cmp_u64(const void *a, const void *b);
 void fi_sort_u64(uint64_t *v, size_t n);
 size_t fi_dedup_u64(uint64_t *v, size_t n);

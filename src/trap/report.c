@@ -338,6 +338,26 @@ static void fi_out_addr(struct fi_out *o, uint64_t addr)
 		fi_out_hex(o, addr, 1);
 }
 
+/* The mode as the first line and the JSON record name it (report.h). */
+const char *fi_trap_mode_name(const struct fineibt_config *cfg)
+{
+	bool par = cfg->flags & FINEIBT_F_PARANOID, bhi = cfg->flags & FINEIBT_F_BHI;
+
+	switch (cfg->mode) {
+	case FINEIBT_MODE_AUTO:
+		return "auto";
+	case FINEIBT_MODE_OFF:
+		return "off";
+	case FINEIBT_MODE_KCFI:
+		return "kcfi";
+	case FINEIBT_MODE_FINEIBT:
+		if (par && bhi)
+			return "paranoid+bhi";
+		return par ? "paranoid" : bhi ? "bhi" : "fineibt";
+	}
+	return "?";
+}
+
 size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri,
 			char *buf, size_t used, size_t len)
 {

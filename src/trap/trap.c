@@ -403,25 +403,6 @@ static bool fi_put_preamble_addr(struct fi_line *l, const struct fi_trap *t)
 	return true;
 }
 
-const char *fi_trap_mode_name(const struct fineibt_config *cfg)
-{
-	bool par = cfg->flags & FINEIBT_F_PARANOID, bhi = cfg->flags & FINEIBT_F_BHI;
-
-	switch (cfg->mode) {
-	case FINEIBT_MODE_AUTO:
-		return "auto";
-	case FINEIBT_MODE_OFF:
-		return "off";
-	case FINEIBT_MODE_KCFI:
-		return "kcfi";
-	case FINEIBT_MODE_FINEIBT:
-		if (par && bhi)
-			return "paranoid+bhi";
-		return par ? "paranoid" : bhi ? "bhi" : "fineibt";
-	}
-	return "?";
-}
-
 size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
 {
 	struct fi_line l = { .buf = buf, .len = 0, .cap = len ? len - 1 : 0 };
