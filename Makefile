@@ -64,13 +64,18 @@ $(DEPS_STAMP): scripts/deps.sh
 	@mkdir -p $(@D) && touch $@
 deps: $(DEPS_STAMP)
 
+# One section per function and object, so that linking libfineibt.so with
+# --gc-sections leaves out what no process reaches: the whole-file ELF
+# reader and the CLI's cfi= parser, used by the CLI and driver only.
+LIB_CFLAGS := -ffunction-sections -fdata-sections
+
 $(BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.S.o: src/%.S | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tools/%.o: tools/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -129,7 +134,7 @@ $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
 	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
 		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
-		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
+		-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
 
 $(TOOLLIB): $(TOOLLIB_OBJ)

@@ -10,8 +10,10 @@
 #    down the layers, except to print.h's functions (declared in core/,
 #    kept by rt/: the hook lives in the read-only state) and to libc's
 #    interposed entry points (dlsym, sigaction, ...)
-#  - libfineibt.so and libfineibt.a hold nothing of src/tool/, and
-#    libfineibt.so exports nothing but the version script's names
+#  - libfineibt.so and libfineibt.a hold nothing of src/tool/;
+#    libfineibt.so holds no CLI-only entry point (a function of src/ that
+#    only tools/ or driver/ call: --gc-sections leaves it out) and exports
+#    nothing but the version script's names
 set -u
 cd "${FINEIBT_ROOT:-.}"
 BUILD=${BUILD:-build}
@@ -205,6 +207,25 @@ else:
     tnames = {os.path.basename(o) for o in glob.glob(BUILD + "/obj/tool/*.o")}
     check("layers_a_no_tool_objects", not (set(members) & tnames),
           " ".join(sorted(set(members) & tnames)))
+# CLI-only entry points: defined in src/, used by tools/ or driver/, by no
+# other src/ object, not exported: libfineibt.so must not hold them.
+so_syms = set(subprocess.run(["nm", "--defined-only", "-j", so], capture_output=True,
+                             text=True).stdout.split())
+srcobjs = [o for o in glob.glob(BUILD + "/obj/*/*.[cS].o") if o.split("/")[-2] in RANK]
+cli_use = set()
+for o in glob.glob(BUILD + "/obj/tools/*.o") + glob.glob(BUILD + "/obj/driver/*.o"):
+    cli_use |= nm(o)[1]
+src_def, src_use = {}, set()
+for o in srcobjs:
+    d, u = nm(o)
+    src_use |= u
+    for n in d:
+        src_def[n] = o
+cli_only = sorted(n for n in cli_use if n in src_def and n not in src_use
+                  and not n.startswith("fineibt_"))
+print("layers: CLI-only entry points: %s" % " ".join(cli_only))
+check("layers_so_no_cli_only", cli_only and not (set(cli_only) & so_syms),
+      "in libfineibt.so: %s" % " ".join(sorted(set(cli_only) & so_syms)))
 dyn = subprocess.run(["nm", "-D", "--defined-only", "-j", so], capture_output=True,
                      text=True).stdout.split()
 pats = [r"fineibt_\w+", r"__bhi_args(_end)?", r"__x86_indirect_thunk_\w+"] + \
