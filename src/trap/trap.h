@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "runtime.h"
+#include "report.h"
 #include "trapinfo.h"
 
 /*
