@@ -11,8 +11,8 @@
 #    libfineibt_tool.a (src/tool/), the CLI.
 # 2. A hello program built with fineibt-cc (shared runtime) and with plain
 #    clang-22, each stopped in main: /proc/PID/smaps of libfineibt.so's
-#    mappings (Size, Rss, Pss, Private_Dirty) and the process totals
-#    (smaps_rollup), in every mode.
+#    mappings, its .bss (the runtime state) included (Size, Rss, Pss,
+#    Private_Dirty), and the process totals (smaps_rollup), per mode.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -86,7 +86,7 @@ clang-22 -O2 -o "$OUT/hello_plain" "$OUT/hello.c"
 maps() {
 	local prog=$1 pid
 	shift
-	env "$@" "$prog" >/dev/null &
+	env "$@" "$prog" >/dev/null 2>&1 &
 	pid=$!
 	while [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != T ]; do
 		kill -0 "$pid" 2>/dev/null || { echo "  $prog exited early"; return; }
@@ -96,13 +96,22 @@ maps() {
 import re, sys
 pid = sys.argv[1]
 lib = {"Size": 0, "Rss": 0, "Pss": 0, "Private_Dirty": 0}
-cur = None
+# Its file mappings, and the anonymous one right after them (its .bss,
+# which holds the runtime state).
+mine = False
+last = None
 for l in open("/proc/%s/smaps" % pid):
-    if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", l):
-        cur = l.split()[-1] if len(l.split()) >= 6 else ""
+    m = re.match(r"^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(\S*)", l)
+    if m:
+        name = m.group(3)
+        if name.endswith("libfineibt.so") or name.endswith("libfineibt.so.0"):
+            mine = True
+        else:
+            mine = mine and name == "" and last == m.group(1)
+        last = m.group(2)
         continue
     k = l.split(":")[0]
-    if cur and cur.endswith("libfineibt.so") and k in lib:
+    if mine and k in lib:
         lib[k] += int(l.split()[1])
 roll = {}
 for l in open("/proc/%s/smaps_rollup" % pid):
@@ -121,7 +130,7 @@ printf '  %-22s %8s %8s %8s %8s   %8s %8s %8s\n' program Size Rss Pss Dirty \
 	Rss Pss Dirty
 printf '  %-22s' "plain clang-22"
 maps "$OUT/hello_plain"
-for m in kcfi fineibt paranoid paranoid,bhi; do
-	printf '  %-22s' "fineibt-cc cfi=$m"
+for m in off kcfi fineibt fineibt,paranoid; do
+	printf '  %-22s' "fineibt cfi=$m"
 	maps "$OUT/hello_fi" FINEIBT_CFI=$m
 done

@@ -17,9 +17,12 @@
 set -u
 cd "${FINEIBT_ROOT:-.}"
 BUILD=${BUILD:-build}
+ROOT=$PWD
 export BUILD
+CHECK=$(mktemp)
+trap 'rm -rf "$CHECK" "$CHECK.d"' EXIT
 
-python3 - <<'EOF'
+cat >"$CHECK" <<'EOF'
 import glob, os, re, subprocess, sys
 
 BUILD = os.environ["BUILD"]
@@ -234,3 +237,22 @@ extra = [s for s in dyn if not any(re.fullmatch(p, s.split("@")[0]) for p in pat
 check("layers_so_exports", dyn and not extra, "unexpected exports: %s" % extra)
 sys.exit(1 if fails else 0)
 EOF
+
+python3 "$CHECK"
+rc=$?
+
+# The checker itself: a copy of src/ with a lower layer including a higher
+# one and a pair of modules including each other must fail both checks.
+mkdir -p "$CHECK.d" && cp -r src "$CHECK.d/" &&
+	echo '#include "runtime.h"' >>"$CHECK.d/src/seq/insn.h" &&
+	echo '#include "trap.h"' >>"$CHECK.d/src/trap/report.c"
+out=$(cd "$CHECK.d" && BUILD="$ROOT/$BUILD" python3 "$CHECK" 2>&1)
+for c in layers_includes_point_down layers_no_include_pairs; do
+	if grep -q "^FAIL: $c:" <<<"$out"; then
+		echo "PASS: layers_selftest[$c]"
+	else
+		echo "FAIL: layers_selftest[$c]: a planted violation was not found"
+		rc=1
+	fi
+done
+exit $rc
