@@ -30,8 +30,9 @@ AUDIT_SRC := src/load/audit.c
 # Linked in the order of the file names, whatever their folder: the
 # constructors of dlhook.c, rtstate.c, runtime.c and trap.c run in link order.
 # src/tool/ is what only the CLI needs (the file writer, the .fineibt
-# encoder): libfineibt_tool.a, linked into the CLI, the tests and the
-# fuzzers, never into libfineibt (docs/architecture.md).
+# encoder, the trusted-directory check): libfineibt_tool.a, linked into the
+# CLI, fineibt-cc, the tests and the fuzzers, never into libfineibt
+# (docs/architecture.md).
 TOOLLIB_SRC := $(sort $(wildcard src/tool/*.c))
 TOOLLIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%.o,$(TOOLLIB_SRC))
 TOOLLIB  := $(BUILD)/libfineibt_tool.a
@@ -97,8 +98,8 @@ $(BUILD)/libfineibt_crt.a: $(CRT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/fineibt-cc: $(DRV_OBJ) $(BUILD)/libfineibt.a
-	$(CC) -o $@ $(DRV_OBJ) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+$(BUILD)/fineibt-cc: $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
+	$(CC) -o $@ $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # The program `fineibt demo` attacks, built like a user's program would be.
 $(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S include/fineibt.h \
@@ -169,6 +170,15 @@ demo: all
 bench: all
 	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
 	@BUILD=$(BUILD) python3 bench/peers.py $(PEERS_ARGS)
+
+# make bench-real [REAL_ARGS="--reps 15 lua5.4 ..."]: every real program of
+# check-real against its peers (plain -O2/-flto, CFI-icall, kCFI as
+# compiled, every mode): callgrind instructions and pinned, interleaved wall
+# time (bench/real.py, docs/bench.md); hours, never part of check. With
+# REAL_ARGS=--readme it rewrites README.md's table.
+.PHONY: bench-real
+bench-real: all
+	@BUILD=$(BUILD) python3 bench/real.py $(REAL_ARGS)
 
 # make bench-startup: start-up against program size (docs/bench.md);
 # the 100k program takes long to compile the first time.
