@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libfi_one.so: the kCFI library tests/e2e/protect_dlmopen.sh loads into a
+ * link-map namespace of its own (dlmopen), so that it brings a second
+ * copy of the runtime with it.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+typedef long (*ol_fn1_t)(long);
+typedef long (*ol_fnp_t)(const char *, long);
+
+NOINLINE static long twice(long x) { return 2 * x; }
+NOINLINE static long add1(long x) { return x + 1; }
+
+static ol_fn1_t volatile ops[2] = { twice, add1 };
+
+/* Legal: an indirect call inside the library. Returns 42 for (0, 21). */
+long ol_apply(int i, long x)
+{
+	return ops[i & 1](x);
+}
+
+/* Confused: twice called as a function of another type. */
+long ol_confused(long x)
+{
+	ol_fnp_t f = (ol_fnp_t)(void *)ops[0];
+
+	return f("confused", x);
+}
+
+static void ol_handler(int sig)
+{
+	static const char msg[] = "namespace handler\n";
+
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(4);
+	_exit(3);
+}
+
+/* A SIGILL handler of the namespace's own, through its libc. */
+int ol_install(void)
+{
+	struct sigaction sa = { .sa_handler = ol_handler };
+
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGILL, &sa, NULL);
+}
