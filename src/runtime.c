@@ -468,12 +468,38 @@ static void fi_rt_report(const struct fi_module *m,
 		  st->poisoned, st->skipped);
 }
 
+/*
+ * A module patched statically with warn brings warn into the process only
+ * at start-up (it is then the program's own choice, fi_rt_adopt_note),
+ * and never into a privileged (AT_SECURE) process. Otherwise a library
+ * loaded later (dlopen) would make its CFI failures non-fatal in a process
+ * that enforces: registered without warn, they are fatal.
+ */
+static void fi_rt_static_warn(struct fi_module *m)
+{
+	const char *why;
+
+	if (!(m->cfg.flags & FINEIBT_F_WARN))
+		return;
+	if (fi_rt()->secure)
+		why = "in a privileged (setuid) process";
+	else if (fi_rt_started && !(fi_rt()->cfg.flags & FINEIBT_F_WARN))
+		why = "after start-up";
+	else
+		return;
+	m->cfg.flags &= ~FINEIBT_F_WARN;
+	fi_rt_say("fineibt: warning: %s was patched statically with warn, "
+		  "refused %s; its CFI failures are fatal\n", fi_rt_name(m),
+		  why);
+}
+
 /* A module `fineibt patch` already rewrote: take it as it is. */
 static void fi_rt_take_static(struct fi_module *m)
 {
 	const struct fi_note *n = &m->img.note;
 
 	m->cfg = n->cfg;
+	fi_rt_static_warn(m);
 	m->seed = n->seed;
 	m->patched = true;
 	m->bhi_args = n->bhi_args ? n->bhi_args + m->img.bias : 0;
@@ -483,7 +509,7 @@ static void fi_rt_take_static(struct fi_module *m)
 		fi_bhi_stubs(&size);
 		fi_rt_add_stubs(m->bhi_args, size);
 	}
-	if (memcmp(&n->cfg, &fi_rt()->cfg, sizeof(n->cfg)) ||
+	if (memcmp(&m->cfg, &fi_rt()->cfg, sizeof(m->cfg)) ||
 	    ((n->cfg.flags & FINEIBT_F_RAND) && n->seed != fi_rt()->seed))
 		fi_rt_say("fineibt: warning: %s was patched statically with "
 			  "another mode or seed than the process's; calls "
@@ -566,7 +592,8 @@ reg:
  * mode and seed.
  */
 static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
-			     struct fineibt_config *cfg, uint32_t *seed)
+			     struct fineibt_config *cfg, uint32_t *seed,
+			     bool secure)
 {
 	unsigned int debug = cfg->flags & FINEIBT_F_DEBUG;
 	char want[64], got[64];
@@ -586,6 +613,9 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 		}
 		*cfg = note->cfg;
 		cfg->flags |= debug;	/* diagnostics stay the process's */
+		/* Never weaker in a privileged process (fi_rt_static_warn). */
+		if (secure)
+			cfg->flags &= ~FINEIBT_F_WARN;
 		*seed = note->seed;
 		return;
 	}
@@ -656,7 +686,7 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 			  "failed); hashes are not randomised\n");
 		cfg.flags &= ~FINEIBT_F_RAND;
 	}
-	fi_rt_adopt_note(mods, n, &cfg, &seed);
+	fi_rt_adopt_note(mods, n, &cfg, &seed, secure);
 	fi_rt_set_config(&cfg, seed, have_arity);
 	if (cfg.flags & FINEIBT_F_DEBUG)
 		fi_rt_debug_config(&cfg, have_arity, n);

@@ -143,6 +143,8 @@ struct fi_runtime {
 	bool sealed;			/* start-up over: config and active are final */
 	bool configured;		/* fi_rt_set_config ran */
 	bool have_arity;		/* some module carries kCFI arity */
+	/* AT_SECURE, read at start-up (the auxiliary vector is writable). */
+	bool secure;
 	struct fineibt_config cfg;	/* resolved process mode */
 	uint32_t seed;
 	/*

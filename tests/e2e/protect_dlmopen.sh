@@ -10,6 +10,10 @@
 #    (-static-fineibt) runtime. Before the fix: "; warn", exit 0.
 #  - install[MODE]: the namespace installs a SIGILL handler of its own
 #    through its own libc: the CFI trap still never reaches it.
+#  - ud2[MODE]: a plain ud2 (__builtin_trap) in that registered library
+#    is the program's: the namespace's handler runs (docs/protection.md,
+#    "Traps that are not CFI checks"), where the CFI trap (install) never
+#    reaches it.
 #  - warn: a process in warn stays in warn there (reported, continues).
 #  - forge: an anchor naming writable memory is refused: the process
 #    ends (127) before the namespace runs in a mode nobody checked.
@@ -60,6 +64,15 @@ for prog in "$PROG" "$PROG_STATIC"; do
 			pr_pass "install[$kind,$m]: the namespace's SIGILL handler never gets the CFI trap"
 		else
 			pr_fail "install[$kind,$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+		fi
+	done
+	for m in kcfi fineibt auto; do
+		pr_run ud2 "$m" "$prog" "$LIB" warn ud2
+		if [ "$PR_RC" = 3 ] && [ "$PR_OUT_TXT" = $'apply 42\nnamespace handler' ] &&
+		   [ -z "$PR_ERR_TXT" ]; then
+			pr_pass "ud2[$kind,$m]: a plain ud2 in the registered library reaches the program's handler"
+		else
+			pr_fail "ud2[$kind,$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
 		fi
 	done
 	pr_run warn auto,warn "$prog" "$LIB" auto

@@ -200,7 +200,8 @@ static int call_lib(void *h)
 
 /* ------------------------------------------------ map count exhaustion */
 
-/* Test-only export of libfineibt (src/rtdebug.c); weak: see mapfull. */
+/* Test-only (tests/lib/rtdebug.c): in the test build of the runtime only
+ * ($(BUILD)/testlib, LD_LIBRARY_PATH); weak: see mapfull. */
 const void *fineibt_debug_object(const char *name) __attribute__((weak));
 
 static volatile int eat_stop;

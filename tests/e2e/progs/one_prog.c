@@ -9,6 +9,8 @@
  * into a new link-map namespace (dlmopen(LM_ID_NEWLM)): it brings a
  * second copy of libfineibt.so. "install": the namespace installs a
  * SIGILL handler of its own (prints "namespace handler", exits 3).
+ * "ud2": the same, then a plain ud2 (__builtin_trap) in LIB, which is
+ * the program's (its handler runs), not a CFI failure.
  * "forge": first publish a forged anchor (src/rtone.c) naming a writable
  * copy of the runtime's state. Then a legal call ("apply 42") and a
  * confused one ("survived" if it returns).
@@ -25,6 +27,7 @@
 typedef long (*apply_t)(int, long);
 typedef long (*confused_t)(long);
 typedef int (*install_t)(void);
+typedef void (*trap_t)(void);
 
 /* A writable "state" that claims the ABI and a warn mode. */
 static uint32_t forged[4096] __attribute__((aligned(4096))) = {
@@ -51,6 +54,7 @@ int main(int argc, char **argv)
 	apply_t apply;
 	confused_t confused;
 	install_t install;
+	trap_t trap;
 	void *h;
 
 	if (argc < 3)
@@ -68,12 +72,15 @@ int main(int argc, char **argv)
 	apply = (apply_t)dlsym(h, "ol_apply");
 	confused = (confused_t)dlsym(h, "ol_confused");
 	install = (install_t)dlsym(h, "ol_install");
-	if (!apply || !confused || !install)
+	trap = (trap_t)dlsym(h, "ol_trap");
+	if (!apply || !confused || !install || !trap)
 		return 2;
-	if (!strcmp(how, "install") && install())
+	if ((!strcmp(how, "install") || !strcmp(how, "ud2")) && install())
 		return 2;
 	printf("apply %ld\n", apply(0, 21));
 	fflush(stdout);
+	if (!strcmp(how, "ud2"))
+		trap();
 	confused(1);
 	printf("survived\n");
 	return 0;
