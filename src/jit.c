@@ -27,9 +27,21 @@
 
 /* ------------------------------------------------------------ environment */
 
+/*
+ * The process's runtime state: this instance's, or, in a dlmopen
+ * namespace's copy of the library, the one it defers to (src/rtone.c),
+ * so that the namespace's JIT emits in the process's mode and seed.
+ */
+static const struct fi_runtime *fi_jit_rt(void)
+{
+	const struct fi_runtime *p = fi_rt()->primary;
+
+	return p ? p : fi_rt();
+}
+
 void fi_jit_env_current(struct fi_jit_env *env)
 {
-	const struct fi_runtime *rt = fi_rt();
+	const struct fi_runtime *rt = fi_jit_rt();
 	size_t lib_size;
 
 	/* Not a memset: the stub table is large and mostly unused. */
@@ -55,7 +67,7 @@ uint32_t fi_jit_rehash(const struct fi_jit_env *env, uint32_t hash)
 {
 	/* Exactly the patcher's rule (fi_patch_hash): rehash iff rand. */
 	if (env->cfg.flags & FINEIBT_F_RAND)
-		return fineibt_rehash(hash, env->live_seed ? fi_rt()->seed : env->seed);
+		return fineibt_rehash(hash, env->live_seed ? fi_jit_rt()->seed : env->seed);
 	return hash;
 }
 
@@ -411,6 +423,8 @@ FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
 	struct fi_jit_region *r;
 	int err;
 
+	if (fi_rt()->primary)
+		return fi_rt()->primary->self.jit_register(code, len);
 	if (!code || !len || lo + len < lo)
 		return -EINVAL;
 	/* Compiled modules are the runtime's: a JIT region over one would
@@ -448,6 +462,8 @@ FINEIBT_API int fineibt_jit_unregister(const void *code)
 	struct fi_jit_region **pp, *r;
 	int err = -ENOENT;
 
+	if (fi_rt()->primary)
+		return fi_rt()->primary->self.jit_unregister(code);
 	pthread_mutex_lock(&fi_jit_lock);
 	for (pp = &fi_jit_regions; (r = *pp); pp = &r->next) {
 		if (r->mod.text_lo != lo)
@@ -466,6 +482,12 @@ FINEIBT_API int fineibt_jit_unregister(const void *code)
 	pthread_mutex_unlock(&fi_jit_lock);
 	return err;
 }
+
+/* The two above, whatever the lookup order binds their names to (rtone.c). */
+int fi_jit_register_local(const void *code, size_t len)
+	__attribute__((alias("fineibt_jit_register"), visibility("hidden")));
+int fi_jit_unregister_local(const void *code)
+	__attribute__((alias("fineibt_jit_unregister"), visibility("hidden")));
 
 /* ------------------------------------------------------------ public API */
 

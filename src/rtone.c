@@ -43,6 +43,9 @@
 /* trap.c: the SIGILL interposer, under a name no lookup order changes. */
 int fi_trap_sigaction(int sig, const struct sigaction *act,
 		      struct sigaction *old);
+/* jit.c: fineibt_jit_register/unregister, likewise. */
+int fi_jit_register_local(const void *code, size_t len);
+int fi_jit_unregister_local(const void *code);
 
 void fi_rt_publish(void (*adopt)(const struct fi_rt_found *, size_t,
 				 unsigned long long))
@@ -61,6 +64,8 @@ void fi_rt_publish(void (*adopt)(const struct fi_rt_found *, size_t,
 	rt->self.found_size = sizeof(struct fi_rt_found);
 	rt->self.adopt = adopt;
 	rt->self.sigaction = fi_trap_sigaction;
+	rt->self.jit_register = fi_jit_register_local;
+	rt->self.jit_unregister = fi_jit_unregister_local;
 	fi_rt_write_end(&saved);
 	snprintf(name, sizeof(name), "fineibt-rt:%lx:%x",
 		 (unsigned long)(uintptr_t)rt, FI_RT_ABI);
@@ -170,7 +175,8 @@ const struct fi_runtime *fi_rt_primary(void)
 			  "(dlmopen) and its state cannot be verified");
 	if (p->self.abi != FI_RT_ABI || p->self.size != sizeof(*p) ||
 	    p->self.found_size != sizeof(struct fi_rt_found) ||
-	    !p->self.adopt || !p->self.sigaction || !p->sealed)
+	    !p->self.adopt || !p->self.sigaction || !p->self.jit_register ||
+	    !p->self.jit_unregister || !p->sealed)
 		fi_rt_die("the process's fineibt runtime is another build "
 			  "than the one this namespace loaded (dlmopen)");
 	return p;

@@ -122,7 +122,8 @@ struct fi_rt_found {
  * a system call can make) and fills this in; a second instance checks
  * abi and size, then hands its namespace's modules to adopt (rewritten
  * into the primary's mode, registered with the primary's trap handler)
- * and its namespace's SIGILL installs to sigaction.
+ * and its namespace's SIGILL installs to sigaction (its JIT registrations
+ * likewise; its JIT emitters read the primary's mode and seed).
  */
 #define FI_RT_ABI	0x46490001u
 struct fi_rt_self {
@@ -133,6 +134,9 @@ struct fi_rt_self {
 		      unsigned long long subs);
 	int (*sigaction)(int sig, const struct sigaction *act,
 			 struct sigaction *old);
+	/* fineibt_jit_register/unregister (its JIT regions' table). */
+	int (*jit_register)(const void *code, size_t len);
+	int (*jit_unregister)(const void *code);
 };
 
 struct fi_runtime {

@@ -14,6 +14,8 @@
 #    is the program's: the namespace's handler runs (docs/protection.md,
 #    "Traps that are not CFI checks"), where the CFI trap (install) never
 #    reaches it.
+#  - api[MODE]: the namespace's copy of the public API reads the
+#    process's mode, and registers JIT regions with the process's runtime.
 #  - warn: a process in warn stays in warn there (reported, continues).
 #  - forge: an anchor naming writable memory is refused: the process
 #    ends (127) before the namespace runs in a mode nobody checked.
@@ -25,11 +27,12 @@ PROG=$D/one_prog
 PROG_STATIC=$D/one_prog_static
 LIB=$D/libfi_one.so
 { pr_fresh "$PROG" "$PR_SRC/one_prog.c" ||
-  "$FCC" -O2 -Wall "$PR_SRC/one_prog.c" -o "$PROG" -ldl; } &&
+  "$FCC" -O2 -Wall -I"$ROOT/include" "$PR_SRC/one_prog.c" -o "$PROG" -ldl; } &&
 { pr_fresh "$PROG_STATIC" "$PR_SRC/one_prog.c" ||
-  "$FCC" -O2 -Wall -static-fineibt "$PR_SRC/one_prog.c" -o "$PROG_STATIC" -ldl; } &&
+  "$FCC" -O2 -Wall -static-fineibt -I"$ROOT/include" "$PR_SRC/one_prog.c" \
+	-o "$PROG_STATIC" -ldl; } &&
 { pr_fresh "$LIB" "$PR_SRC/one_lib.c" ||
-  "$FCC" -O2 -fPIC -shared "$PR_SRC/one_lib.c" -o "$LIB"; } ||
+  "$FCC" -O2 -fPIC -shared -I"$ROOT/include" "$PR_SRC/one_lib.c" -o "$LIB"; } ||
 	{ pr_fail build "could not build one_prog"; exit 1; }
 
 # The mode the report names for each process mode (fi_trap_mode_name).
@@ -73,6 +76,15 @@ for prog in "$PROG" "$PROG_STATIC"; do
 			pr_pass "ud2[$kind,$m]: a plain ud2 in the registered library reaches the program's handler"
 		else
 			pr_fail "ud2[$kind,$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+		fi
+	done
+	for m in kcfi auto; do
+		pr_run api "$m" "$prog" "$LIB" warn api
+		if [ "$PR_RC" = 132 ] &&
+		   [ "$PR_OUT_TXT" = $'config same\njit registered\napply 42' ]; then
+			pr_pass "api[$kind,$m]: the namespace's API reads the process's mode and registers with it"
+		else
+			pr_fail "api[$kind,$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
 		fi
 	done
 	pr_run warn auto,warn "$prog" "$LIB" auto

@@ -246,7 +246,7 @@ static int do_mapfull(const char *lib)
 	pthread_t t;
 	int bad = 0;
 
-	if (!h || !fineibt_debug_object) {
+	if (!h || !dlsym(RTLD_DEFAULT, "fineibt_debug_object")) {
 		printf("setup failed\n");
 		return 2;
 	}

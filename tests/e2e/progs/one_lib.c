@@ -7,7 +7,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include "fineibt.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -55,4 +59,25 @@ int ol_install(void)
 
 	sigemptyset(&sa.sa_mask);
 	return sigaction(SIGILL, &sa, NULL);
+}
+
+/* The namespace's view of the mode (its copy of the library's API). */
+int ol_config(struct fineibt_config *cfg)
+{
+	return fineibt_get_config(cfg);
+}
+
+/* A sealed JIT region registered through the namespace's copy, or NULL. */
+void *ol_jit(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0xcc, 4096);
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC) ||
+	    fineibt_jit_register(p, 4096))
+		return NULL;
+	return p;
 }

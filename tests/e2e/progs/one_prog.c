@@ -12,11 +12,15 @@
  * "ud2": the same, then a plain ud2 (__builtin_trap) in LIB, which is
  * the program's (its handler runs), not a CFI failure.
  * "forge": first publish a forged anchor (src/rtone.c) naming a writable
- * copy of the runtime's state. Then a legal call ("apply 42") and a
- * confused one ("survived" if it returns).
+ * copy of the runtime's state. "api": the namespace's copy of the public
+ * API sees the process's mode ("config same") and registers a JIT region
+ * with the process's runtime ("jit registered": registering it again from
+ * here is -EEXIST). Then a legal call ("apply 42") and a confused one
+ * ("survived" if it returns).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +28,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fineibt.h"
+
 typedef long (*apply_t)(int, long);
 typedef long (*confused_t)(long);
 typedef int (*install_t)(void);
 typedef void (*trap_t)(void);
+typedef int (*config_t)(struct fineibt_config *);
+typedef void *(*jit_t)(void);
 
 /* A writable "state" that claims the ABI and a warn mode. */
 static uint32_t forged[4096] __attribute__((aligned(4096))) = {
@@ -46,6 +54,23 @@ static int forge(void)
 		return -1;
 	close(fd);
 	return 0;
+}
+
+static void api(void *h)
+{
+	config_t config = (config_t)dlsym(h, "ol_config");
+	jit_t jit = (jit_t)dlsym(h, "ol_jit");
+	struct fineibt_config mine, ns;
+	void *region;
+
+	if (!config || !jit)
+		return;
+	if (!fineibt_get_config(&mine) && !config(&ns) &&
+	    mine.mode == ns.mode && mine.flags == ns.flags)
+		printf("config same\n");
+	region = jit();
+	if (region && fineibt_jit_register(region, 4096) == -EEXIST)
+		printf("jit registered\n");
 }
 
 int main(int argc, char **argv)
@@ -77,6 +102,8 @@ int main(int argc, char **argv)
 		return 2;
 	if ((!strcmp(how, "install") || !strcmp(how, "ud2")) && install())
 		return 2;
+	if (!strcmp(how, "api"))
+		api(h);
 	printf("apply %ld\n", apply(0, 21));
 	fflush(stdout);
 	if (!strcmp(how, "ud2"))

@@ -38,7 +38,7 @@ pr_build() {
 	SCAN=$PR_OUT/protect_scan
 	{ pr_fresh "$PROG" "$p" || "$FCC" -O2 -Wall -I"$ROOT/include" "$p" -o "$PROG"; } &&
 	{ pr_fresh "$PROG_STATIC" "$p" "$PR_TESTLIB/rtdebug.o" ||
-	  "$FCC" -O2 -Wall -static-fineibt -I"$ROOT/include" "$p" \
+	  "$FCC" -O2 -Wall -static-fineibt -DPR_DEBUG_LINKED=1 -I"$ROOT/include" "$p" \
 		"$PR_TESTLIB/rtdebug.o" -o "$PROG_STATIC"; } &&
 	{ pr_fresh "$LIB" "$l" || "$FCC" -O2 -fPIC -shared "$l" -o "$LIB"; } &&
 	{ pr_fresh "$SCAN" "$s" ||
