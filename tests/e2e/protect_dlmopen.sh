@@ -14,6 +14,8 @@
 #    is the program's: the namespace's handler runs (docs/protection.md,
 #    "Traps that are not CFI checks"), where the CFI trap (install) never
 #    reaches it.
+#  - late[MODE]: the namespace dlopens a second library after it started:
+#    handed to the process's runtime as well, its confused call fatal.
 #  - api[MODE]: the namespace's copy of the public API reads the
 #    process's mode, and registers JIT regions with the process's runtime.
 #  - warn: a process in warn stays in warn there (reported, continues).
@@ -34,6 +36,8 @@ LIB=$D/libfi_one.so
 { pr_fresh "$LIB" "$PR_SRC/one_lib.c" ||
   "$FCC" -O2 -fPIC -shared -I"$ROOT/include" "$PR_SRC/one_lib.c" -o "$LIB"; } ||
 	{ pr_fail build "could not build one_prog"; exit 1; }
+LIB2=$D/libfi_one2.so
+cp "$LIB" "$LIB2"
 
 # The mode the report names for each process mode (fi_trap_mode_name).
 want_mode() {
@@ -76,6 +80,16 @@ for prog in "$PROG" "$PROG_STATIC"; do
 			pr_pass "ud2[$kind,$m]: a plain ud2 in the registered library reaches the program's handler"
 		else
 			pr_fail "ud2[$kind,$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+		fi
+	done
+	for m in kcfi fineibt auto; do
+		pr_run late "$m" "$prog" "$LIB" warn late "$LIB2"
+		re="^fineibt: CFI failure at .*mode: $(want_mode "$m")\)\$"
+		if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = "apply 42" ] &&
+		   grep -Eq "$re" <<<"$PR_ERR_TXT"; then
+			pr_pass "late[$kind,$m]: a library the namespace loads later runs in the process's mode"
+		else
+			pr_fail "late[$kind,$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
 		fi
 	done
 	for m in kcfi auto; do

@@ -4,6 +4,7 @@
  * link-map namespace of its own (dlmopen), so that it brings a second
  * copy of the runtime with it.
  */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,4 +81,17 @@ void *ol_jit(void)
 	    fineibt_jit_register(p, 4096))
 		return NULL;
 	return p;
+}
+
+/*
+ * A library loaded from inside the namespace after it started (its copy
+ * of the runtime hands it to the process's runtime too): its confused
+ * call, or 0 if it could not be loaded.
+ */
+long ol_load_confused(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW);
+	long (*f)(long) = h ? (long (*)(long))dlsym(h, "ol_confused") : NULL;
+
+	return f ? f(1) : 0;
 }

@@ -15,7 +15,9 @@
  * copy of the runtime's state. "api": the namespace's copy of the public
  * API sees the process's mode ("config same") and registers a JIT region
  * with the process's runtime ("jit registered": registering it again from
- * here is -EEXIST). Then a legal call ("apply 42") and a confused one
+ * here is -EEXIST). "late LIB2": after the legal call, the namespace
+ * dlopens LIB2 (a copy of LIB) and makes its confused call ("survived
+ * late" if it returns). Then a legal call ("apply 42") and a confused one
  * ("survived" if it returns).
  */
 #define _GNU_SOURCE
@@ -108,6 +110,14 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (!strcmp(how, "ud2"))
 		trap();
+	if (!strcmp(how, "late") && argc > 4) {
+		long (*late)(const char *) =
+			(long (*)(const char *))dlsym(h, "ol_load_confused");
+
+		if (!late || !late(argv[4]))
+			return 2;
+		printf("survived late\n");
+	}
 	confused(1);
 	printf("survived\n");
 	return 0;
