@@ -154,7 +154,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
-# Test-only (make check): the runtime plus tests/lib/rtdebug.c, whose
+# Test-only (make check): the runtime, linked as libfineibt.so is, plus
+# tests/lib/rtdebug.c, whose
 # fineibt_debug_object the shipped library does not have. Tests that write
 # to the runtime's objects run against $(TESTLIB)/libfineibt.so through
 # LD_LIBRARY_PATH; the -static-fineibt test program links rtdebug.o.
@@ -166,7 +167,7 @@ $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
 	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
-		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
+		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
 
 # make check [T=name]: every test, or those whose name contains T.
