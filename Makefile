@@ -155,8 +155,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # Test-only (make check): the runtime, linked as libfineibt.so is, plus
-# tests/lib/rtdebug.c, whose
-# fineibt_debug_object the shipped library does not have. Tests that write
+# tests/lib/rtdebug.c, whose fineibt_debug_object the shipped library does
+# not have. Tests that write
 # to the runtime's objects run against $(TESTLIB)/libfineibt.so through
 # LD_LIBRARY_PATH; the -static-fineibt test program links rtdebug.o.
 TESTLIB  := $(BUILD)/testlib
