@@ -156,9 +156,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
 
 # Test-only (make check): the runtime, linked as libfineibt.so is, plus
 # tests/lib/rtdebug.c, whose fineibt_debug_object the shipped library does
-# not have. Tests that write
-# to the runtime's objects run against $(TESTLIB)/libfineibt.so through
-# LD_LIBRARY_PATH; the -static-fineibt test program links rtdebug.o.
+# not have. Tests that write to the runtime's objects run against
+# $(TESTLIB)/libfineibt.so through LD_LIBRARY_PATH; the -static-fineibt
+# test program links rtdebug.o.
 TESTLIB  := $(BUILD)/testlib
 $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
