@@ -106,7 +106,7 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 # src/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
-$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
+$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o,$(LIB_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 

@@ -175,6 +175,9 @@ static uint64_t fi_ix_range(const uint32_t *desc, size_t w, uint64_t *size)
 }
 
 /* __patchable_function_entries, relocated in memory: func - 11 each. */
+static bool fi_ix_in_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			  uint64_t a, uint64_t len);
+
 static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 			 size_t phnum, const uint32_t *desc,
 			 char *err, size_t errlen)
@@ -195,8 +198,22 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 
 		memcpy(&v, p + i * 8, 8);
 		/* Zero (or bias + 0): an entry of a discarded function. */
-		if (v && v != im->bias)
-			val[out++] = v - im->bias;
+		if (!v || v == im->bias)
+			continue;
+		if (!out && !fi_ix_in_text(ph, phnum, im->bias, v, 1))
+			break;
+		val[out++] = v - im->bias;
+	}
+	/*
+	 * An entry outside the text, or only zeros in a relocatable module
+	 * (a relocated discarded entry reads bias + 0): the loader has not
+	 * relocated the module yet (the runtime's early start, rtearly.c).
+	 * The caller reads the file instead.
+	 */
+	if (at && n && !out && im->bias) {
+		free(val);
+		fi_ix_fail(err, errlen, "module not relocated yet");
+		return -EAGAIN;
 	}
 	fi_sort_u64(val, out);
 	im->elf->entries = val;
