@@ -16,9 +16,10 @@
  * constructor run yet, libc's included. There the runtime starts, if:
  *
  *  - some module without a module index (not linked by fineibt-cc) looks
- *    like kCFI code in memory: otherwise every kCFI module has a crt
- *    hook or runs after our constructor, and starting early would only
- *    cost (an unrelocated module's index cannot be read: its file is);
+ *    like kCFI code in memory, or the executable has DT_PREINIT_ARRAY
+ *    functions: otherwise every kCFI module has a crt hook or runs after
+ *    our constructor, and starting early would only cost (an unrelocated
+ *    module's index cannot be read: its file is);
  *  - every function libfineibt.so calls is bound into one of its own
  *    dependencies (libc, the loader): an executable or preload that
  *    interposes malloc, open, write... is not relocated yet, its code
@@ -95,7 +96,29 @@ static uint64_t fi_early_ptr(uint64_t bias, uint64_t v)
 	return v >= bias ? v : bias + v;
 }
 
-/* Is there a module without an index that looks like kCFI code? */
+/* Does the executable (@info) have DT_PREINIT_ARRAY functions? */
+static bool fi_early_preinit(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const ElfW(Dyn) *d;
+
+		if (ph->p_type != PT_DYNAMIC)
+			continue;
+		d = (const void *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr);
+		for (; d->d_tag != DT_NULL; d++) {
+			if (d->d_tag == DT_PREINIT_ARRAYSZ && d->d_un.d_val)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Is there a module without an index that looks like kCFI code, or an
+ * executable with DT_PREINIT_ARRAY functions (they run before every
+ * constructor, the crt hook's and ours included)?
+ */
 static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 			       void *arg)
 {
@@ -107,6 +130,10 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 	/* The vdso: no file, never kCFI. */
 	if (name[0] && !slash)
 		return 0;
+	if (!name[0] && fi_early_preinit(info)) {
+		*(bool *)arg = true;
+		return 1;
+	}
 	if (fi_index_find(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr))
 		return 0;
 	if (!fi_live_maybe_kcfi(info->dlpi_phdr, info->dlpi_phnum,

@@ -11,7 +11,8 @@
 # caught there with a report in the process's mode (fatal, and warn).
 # Without the early start the constructor runs in compiler form: same=0
 # where the mode rewrites, and its confused call dies of a bare SIGILL.
-# Also: a program with no such library starts as before (at the
+# The same for the executable's own DT_PREINIT_ARRAY function
+# (progs/rt_early_preinit.c). Also: a program with no such library starts as before (at the
 # constructor, module index read), and one that interposes write(2)
 # (runtime calls would enter unrelocated code) waits for the constructor.
 . "$(dirname "$0")/progs/rt_lib.bash"
@@ -31,6 +32,11 @@ K="-fsanitize=kcfi -fsanitize-kcfi-arity -fsanitize-cfi-icall-generalize-pointer
 	{ rt_fail build "clang-22 could not build the rt_early programs"; exit 1; }
 rt_build "$D/early_fcc" -O2 "$RT_SRC/rt_early_main.c" -L"$D" -lrt_early '-Wl,-rpath,$ORIGIN' ||
 	{ rt_fail build "fineibt-cc could not build early_fcc"; exit 1; }
+# shellcheck disable=SC2086
+clang-22 -O2 $K "$RT_SRC/rt_early_preinit.c" "$ROOT/crt/thunks.S" -o "$D/preinit_plain" ||
+	{ rt_fail build "clang-22 could not build preinit_plain"; exit 1; }
+rt_build "$D/preinit_fcc" -O2 "$RT_SRC/rt_early_preinit.c" ||
+	{ rt_fail build "fineibt-cc could not build preinit_fcc"; exit 1; }
 printf 'int main(void) { return 0; }\n' >"$D/none.c"
 rt_build "$D/early_none" -O2 "$D/none.c" ||
 	{ rt_fail build "fineibt-cc could not build early_none"; exit 1; }
@@ -78,6 +84,40 @@ for m in "${RT_MODES[@]}"; do
 			rt_pass "early-confuse-warn-$kind[$m]"
 		else
 			rt_fail "early-confuse-warn-$kind[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:800}'"
+		fi
+	done
+done
+
+# The executable's own DT_PREINIT_ARRAY runs before every constructor
+# (the crt hook's included): the runtime starts before it too.
+PRE_RE='CFI failure at (pre_init|__cfi_pre_twice|__bhi_args)\+0x[0-9a-f]+ \(target: pre_twice\+0x0; '
+for m in "${RT_MODES[@]}"; do
+	mode=$(rt_mode_name "$m")
+	for kind in plain fcc; do
+		if [ "$kind" = plain ]; then
+			run=("$FIBT" run --cfi="$m" --verbose -- "$D/preinit_plain")
+			cfi=""
+		else
+			run=(env FINEIBT_VERBOSE=1 "$D/preinit_fcc")
+			cfi=$m
+		fi
+		rt_run preinit "$cfi" "${run[@]}"
+		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "pre=10 same=1" ] &&
+		   grep -q "$EARLY_MSG" <<<"$RT_ERR_TXT"; then
+			rt_pass "preinit-$kind[$m]"
+		else
+			rt_fail "preinit-$kind[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:800}'"
+		fi
+		PREINIT_CONFUSE=1 rt_run preinit-confuse "$cfi" "${run[@]}"
+		if rt_is_off "$m"; then
+			[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "pre=10 same=1" ] &&
+				rt_pass "preinit-confuse-$kind[$m]" ||
+				rt_fail "preinit-confuse-$kind[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:800}'"
+		elif [ "$RT_RC" = 132 ] && [ -z "$RT_OUT_TXT" ] &&
+		     grep -Eq "${PRE_RE}.*mode: $mode\)" <<<"$RT_ERR_TXT"; then
+			rt_pass "preinit-confuse-$kind[$m]"
+		else
+			rt_fail "preinit-confuse-$kind[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:800}'"
 		fi
 	done
 done
