@@ -41,7 +41,7 @@
 typedef long (*fn1_t)(long);
 typedef long (*fnp_t)(const char *, long);
 /*
- * Test-only export of libfineibt (src/rtdebug.c). Called directly: a
+ * Test-only export of libfineibt (src/rt/rtdebug.c). Called directly: a
  * pointer from dlsym would be an unchecked-type target (the library is
  * not instrumented) and rightly trap.
  */

@@ -469,7 +469,7 @@ static void fi_trap_say_opened(const struct fi_trap *t)
 }
 
 /*
- * The line above, then the details of src/report.c (expected type by
+ * The line above, then the details of src/trap/report.c (expected type by
  * example, call site's source line), and the FINEIBT_LOG record.
  */
 static void fi_trap_report(const struct fi_trap *t, uint64_t sp)

@@ -346,7 +346,7 @@ static const char *fi_rt_name(const struct fi_module *m)
 
 /*
  * Module @f from memory only, through the index fineibt-cc linked into it
- * (src/imgindex.c): no file is opened. NULL with *@fall set when the file
+ * (src/elf/imgindex.c): no file is opened. NULL with *@fall set when the file
  * must be read after all: the index was not filled in, or the sites are
  * not in compiler form (`fineibt patch` rewrote the file: its mode is in
  * a section only the file has).
@@ -373,7 +373,8 @@ static struct fi_module *fi_rt_open_index(const struct fi_found *f,
 		fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
 		return m;
 	}
-	/* -EAGAIN: not relocated yet (an early start): read the file. */
+	/* -EAGAIN: not relocated yet (an LD_AUDIT hook, or the early start
+	 * of rtearly.c); the file knows. */
 	if (ret && ret != -ENOENT && ret != -EAGAIN)
 		fi_rt_say("fineibt: warning: %s: bad module index (%s); "
 			  "reading the file\n", path, err);

@@ -35,7 +35,7 @@ struct fi_module {
 };
 
 /*
- * The arena (src/rtarena.c): mmap'd chunks holding the registered modules
+ * The arena (src/rt/rtarena.c): mmap'd chunks holding the registered modules
  * (struct fi_module, its image and every array and string the trap
  * handler reads through it). Read-only but inside a write window.
  */
@@ -144,7 +144,7 @@ const struct fi_module *fi_rt_module_at(uint64_t addr);
 uint64_t fi_rt_bhi_base(uint64_t addr);
 
 /*
- * Registration (src/rtstate.c). The state lives in its own page-aligned,
+ * Registration (src/rt/rtstate.c). The state lives in its own page-aligned,
  * page-sized storage (fi_rt_storage()) that is read-only except inside a
  * write window (docs/protection.md): fi_rt_write_begin() blocks every
  * signal in the calling thread, takes the one writer spin lock and makes
@@ -223,7 +223,7 @@ int fi_rt_del_stubs(uint64_t base);
 int fi_rt_add_stub_copy(uint64_t base, uint64_t size);
 
 /*
- * The BHI stub array linked into libfineibt (src/bhi.S): 8 slots of
+ * The BHI stub array linked into libfineibt (src/seq/bhi.S): 8 slots of
  * FI_BHI_SLOT_SIZE bytes, position-independent (only rel8 jumps inside),
  * so it may be copied byte for byte anywhere executable. Returns its
  * address and stores its size in @size.
@@ -234,7 +234,7 @@ const uint8_t *fi_bhi_stubs(size_t *size);
 void *fi_rt_storage(size_t *size);
 
 /*
- * The arena (src/rtarena.c): @len bytes, 16-aligned, inside a write window
+ * The arena (src/rt/rtarena.c): @len bytes, 16-aligned, inside a write window
  * only; NULL when out of memory. fi_arena_close() makes every chunk the
  * window wrote read-only again (fi_rt_write_end calls it).
  */
@@ -253,7 +253,7 @@ void fi_rt_scrub_stack(void);
 
 /*
  * Start the runtime from the loader's relocation of libfineibt.so, before
- * any constructor runs (src/rtearly.c): every module is mapped, not all
+ * any constructor runs (src/load/rtearly.c): every module is mapped, not all
  * are relocated yet.
  */
 void fi_rt_start_early(void);

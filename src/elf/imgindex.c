@@ -12,7 +12,7 @@
  * (elf_sites.c), so the sites, hashes and arity are the same.
  *
  * What the image lacks compared with one read from the file: symbols
- * (reports read them lazily, src/symfile.c), __kcfi_typeid_ symbols
+ * (reports read them lazily, src/elf/symfile.c), __kcfi_typeid_ symbols
  * (the runtime does not use them), __cfi_ symbols (every module linked
  * by fineibt-cc has patchable entries), naked ENDBRs (only `fineibt
  * inspect` lists them) and the .fineibt note of a statically patched file
@@ -174,10 +174,21 @@ static uint64_t fi_ix_range(const uint32_t *desc, size_t w, uint64_t *size)
 	return (uint64_t)(uintptr_t)desc + (uint64_t)(int64_t)off;
 }
 
-/* __patchable_function_entries, relocated in memory: func - 11 each. */
 static bool fi_ix_in_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
-			  uint64_t a, uint64_t len);
+			  uint64_t a, uint64_t len)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t lo = ph[i].p_vaddr + bias;
 
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    a >= lo && a - lo <= ph[i].p_memsz &&
+		    len <= ph[i].p_memsz - (a - lo))
+			return true;
+	}
+	return false;
+}
+
+/* __patchable_function_entries, relocated in memory: func - 11 each. */
 static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 			 size_t phnum, const uint32_t *desc,
 			 char *err, size_t errlen)
@@ -185,6 +196,7 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 	uint64_t size, at = fi_ix_range(desc, FI_INDEX_W_PFE, &size);
 	const uint8_t *p = (const uint8_t *)(uintptr_t)at;
 	size_t n = size / 8, out = 0;
+	bool stray = false;
 	uint64_t *val;
 
 	if (at && (size % 8 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
@@ -200,19 +212,19 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 		/* Zero (or bias + 0): an entry of a discarded function. */
 		if (!v || v == im->bias)
 			continue;
-		if (!out && !fi_ix_in_text(ph, phnum, im->bias, v, 1))
+		if (!fi_ix_in_text(ph, phnum, im->bias, v, 1)) {
+			stray = true;
 			break;
+		}
 		val[out++] = v - im->bias;
 	}
 	/*
-	 * An entry outside the text, or only zeros in a relocatable module
-	 * (a relocated discarded entry reads bias + 0): the loader has not
-	 * relocated the module yet (the runtime's early start, rtearly.c).
-	 * The caller reads the file instead.
+	 * The loader has not relocated the module yet (an LD_AUDIT hook runs
+	 * before relocation): the entries hold zeros or link-time addresses.
+	 * The file has what they will hold; -EAGAIN sends the caller there.
 	 */
-	if (at && n && !out && im->bias) {
+	if (stray || (n && !out)) {
 		free(val);
-		fi_ix_fail(err, errlen, "module not relocated yet");
 		return -EAGAIN;
 	}
 	fi_sort_u64(val, out);
@@ -375,20 +387,6 @@ static bool fi_ix_dynsym(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 		return false;
 	*sym = (const Elf64_Sym *)(uintptr_t)symtab;
 	return true;
-}
-
-static bool fi_ix_in_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
-			  uint64_t a, uint64_t len)
-{
-	for (size_t i = 0; i < phnum; i++) {
-		uint64_t lo = ph[i].p_vaddr + bias;
-
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
-		    a >= lo && a - lo <= ph[i].p_memsz &&
-		    len <= ph[i].p_memsz - (a - lo))
-			return true;
-	}
-	return false;
 }
 
 /*

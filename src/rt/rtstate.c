@@ -59,7 +59,7 @@ static int fi_rt_wlock;
 /* The forking thread's mask while it holds the lock across fork(). */
 static sigset_t fi_rt_fork_mask;
 
-/* src/bhi.S */
+/* src/seq/bhi.S */
 extern const uint8_t __bhi_args[], __bhi_args_end[];
 
 #define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
