@@ -9,10 +9,12 @@
  * constructors.
  *
  * When this runs: as a constructor of libfineibt.so (a dependency of every
- * module fineibt-cc links, so its constructor runs before theirs), or from
- * the executable's crt hook when the runtime is linked statically. Both
- * paths meet in fi_rt_scan(), which is idempotent and serialised by one
- * mutex (dlopen itself is serialised by the dynamic loader's lock too).
+ * module fineibt-cc links, so its constructor runs before theirs), or
+ * earlier, while the loader relocates it, when a kCFI module without the
+ * crt hook is loaded (rtearly.c); from the executable's DT_PREINIT_ARRAY
+ * when the runtime is linked statically (rtpreinit.c). All paths meet in
+ * fi_rt_scan(), which is idempotent and serialised by one mutex (dlopen
+ * itself is serialised by the dynamic loader's lock too).
  *
  * The runtime itself is never instrumented (the Makefile builds src/ with
  * -fno-sanitize=kcfi), so patching never changes a byte of code that is
@@ -914,8 +916,8 @@ void fi_rt_start_early(void)
 
 /*
  * libfineibt.so: runs before the constructors of every module that
- * depends on it. In libfineibt.a the executable's crt hook (priority
- * 00000) has already done the work and this finds nothing new. After an
+ * depends on it. In libfineibt.a the executable's preinit entry has
+ * already done the work and this finds nothing new. After an
  * early start, every module is relocated now: bind what waited.
  */
 __attribute__((constructor)) static void fi_rt_ctor(void)

@@ -37,6 +37,28 @@ clang-22 -O2 $K "$RT_SRC/rt_early_preinit.c" "$ROOT/crt/thunks.S" -o "$D/preinit
 	{ rt_fail build "clang-22 could not build preinit_plain"; exit 1; }
 rt_build "$D/preinit_fcc" -O2 "$RT_SRC/rt_early_preinit.c" ||
 	{ rt_fail build "fineibt-cc could not build preinit_fcc"; exit 1; }
+# -static-fineibt: the runtime inside the executable starts from its
+# DT_PREINIT_ARRAY (src/load/rtpreinit.c).
+# (Not before the executable's own DT_PREINIT_ARRAY functions: they are
+# linked first.)
+rt_build "$D/early_fccs" -O2 -static-fineibt "$RT_SRC/rt_early_main.c" -L"$D" -lrt_early \
+	'-Wl,-rpath,$ORIGIN' ||
+	{ rt_fail build "fineibt-cc could not build the -static-fineibt programs"; exit 1; }
+
+# early_cmd KIND PROG [warn]: the command line (array CMD) and FINEIBT_CFI
+# value (CFI) running PROG in mode $m: plain under `fineibt run`, fcc and
+# fccs (-static-fineibt) directly.
+early_cmd() {
+	local kind=$1 prog=$2 w=${3:+,warn}
+	case $kind in
+	plain)	CMD=("$FIBT" run --cfi="$m$w" --verbose -- "$D/${prog}_plain"); CFI="" ;;
+	*)	CMD=(env FINEIBT_VERBOSE=1 "$D/${prog}_$kind"); CFI=$m$w ;;
+	esac
+}
+# The early start says so, except the static runtime's (always early).
+early_said() {
+	[ "$1" = fccs ] || grep -q "$EARLY_MSG" <<<"$RT_ERR_TXT"
+}
 printf 'int main(void) { return 0; }\n' >"$D/none.c"
 rt_build "$D/early_none" -O2 "$D/none.c" ||
 	{ rt_fail build "fineibt-cc could not build early_none"; exit 1; }
@@ -46,25 +68,16 @@ REPORT_RE='CFI failure at (early_ctor|__cfi_early_twice|__bhi_args)\+0x[0-9a-f]+
 
 for m in "${RT_MODES[@]}"; do
 	mode=$(rt_mode_name "$m")
-	for kind in plain fcc; do
-		if [ "$kind" = plain ]; then
-			run=("$FIBT" run --cfi="$m" --verbose -- "$D/early_plain")
-			runw=("$FIBT" run --cfi="$m,warn" -- "$D/early_plain")
-			cfi="" cfiw=""
-		else
-			run=(env FINEIBT_VERBOSE=1 "$D/early_fcc")
-			runw=("$D/early_fcc")
-			cfi=$m cfiw=$m,warn
-		fi
-		rt_run early "$cfi" "${run[@]}"
+	for kind in plain fcc fccs; do
+		early_cmd $kind early
+		rt_run early "$CFI" "${CMD[@]}"
 		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "ctor=111 same=1" ] &&
-		   grep -q "$EARLY_MSG" <<<"$RT_ERR_TXT" &&
-		   ! grep -q 'CFI failure' <<<"$RT_ERR_TXT"; then
+		   early_said $kind && ! grep -q 'CFI failure' <<<"$RT_ERR_TXT"; then
 			rt_pass "early-$kind[$m]"
 		else
 			rt_fail "early-$kind[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:800}'"
 		fi
-		EARLY_CONFUSE=1 rt_run early-confuse "$cfi" "${run[@]}"
+		EARLY_CONFUSE=1 rt_run early-confuse "$CFI" "${CMD[@]}"
 		if rt_is_off "$m"; then
 			[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "ctor=10 same=1" ] &&
 				rt_pass "early-confuse-$kind[$m]" ||
@@ -77,7 +90,8 @@ for m in "${RT_MODES[@]}"; do
 		else
 			rt_fail "early-confuse-$kind[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:800}'"
 		fi
-		EARLY_CONFUSE=1 rt_run early-confuse-warn "$cfiw" "${runw[@]}"
+		early_cmd $kind early warn
+		EARLY_CONFUSE=1 rt_run early-confuse-warn "$CFI" "${CMD[@]}"
 		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "ctor=10 same=1" ] &&
 		   [ "$(grep -c 'CFI failure' <<<"$RT_ERR_TXT")" = 1 ] &&
 		   grep -Eq "${REPORT_RE}.*mode: $mode; warn\)" <<<"$RT_ERR_TXT"; then
@@ -94,21 +108,15 @@ PRE_RE='CFI failure at (pre_init|__cfi_pre_twice|__bhi_args)\+0x[0-9a-f]+ \(targ
 for m in "${RT_MODES[@]}"; do
 	mode=$(rt_mode_name "$m")
 	for kind in plain fcc; do
-		if [ "$kind" = plain ]; then
-			run=("$FIBT" run --cfi="$m" --verbose -- "$D/preinit_plain")
-			cfi=""
-		else
-			run=(env FINEIBT_VERBOSE=1 "$D/preinit_fcc")
-			cfi=$m
-		fi
-		rt_run preinit "$cfi" "${run[@]}"
+		early_cmd $kind preinit
+		rt_run preinit "$CFI" "${CMD[@]}"
 		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "pre=10 same=1" ] &&
-		   grep -q "$EARLY_MSG" <<<"$RT_ERR_TXT"; then
+		   early_said $kind; then
 			rt_pass "preinit-$kind[$m]"
 		else
 			rt_fail "preinit-$kind[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:800}'"
 		fi
-		PREINIT_CONFUSE=1 rt_run preinit-confuse "$cfi" "${run[@]}"
+		PREINIT_CONFUSE=1 rt_run preinit-confuse "$CFI" "${CMD[@]}"
 		if rt_is_off "$m"; then
 			[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "pre=10 same=1" ] &&
 				rt_pass "preinit-confuse-$kind[$m]" ||
