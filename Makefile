@@ -157,6 +157,15 @@ bench: all
 	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
 	@BUILD=$(BUILD) python3 bench/peers.py $(PEERS_ARGS)
 
+# make bench-real [REAL_ARGS="--reps 15 lua5.4 ..."]: every real program of
+# check-real against its peers (plain -O2/-flto, CFI-icall, kCFI as
+# compiled, every mode): callgrind instructions and pinned, interleaved wall
+# time (bench/real.py, docs/bench.md); hours, never part of check. With
+# REAL_ARGS=--readme it rewrites README.md's table.
+.PHONY: bench-real
+bench-real: all
+	@BUILD=$(BUILD) python3 bench/real.py $(REAL_ARGS)
+
 # make bench-startup: start-up against program size (docs/bench.md);
 # the 100k program takes long to compile the first time.
 .PHONY: bench-startup

@@ -62,9 +62,13 @@ static const struct mode modes[] = {
 
 #define NMODES	(sizeof(modes) / sizeof(modes[0]))
 
-/* Compile-time hashes: ordinary, and one whose rehash needs LFSR steps. */
+/*
+ * Compile-time hashes: ordinary, and one whose rehash needs LFSR steps:
+ * SEED mixes 0xef6cc2fa into endbr64 (the inverse of the mix, computed
+ * with test_hash.c's reference; checked in the rehash_hash test below).
+ */
 static const uint32_t hashes[] = { 0x12345678u, 0x9abcdef0u, 0x01000000u,
-				   SEED ^ 0xfa1e0ff3u };
+				   0xef6cc2fau };
 
 static void env_for(const struct mode *m, struct fi_jit_env *env)
 {
@@ -410,6 +414,24 @@ static bool check_live_mode(const struct mode *m)
 	ok &= EXPECT("jit: rehash_hash",
 		     h.val == (m->flags & FINEIBT_F_RAND ?
 			       fineibt_rehash(hashes[0], SEED) : hashes[0]));
+	/* Issue 18: no value the API returns gives the seed away by xor. */
+	if (m->flags & FINEIBT_F_RAND) {
+		uint32_t z = fineibt_rehash_hash(0).val;
+
+		ok &= EXPECT("jit: rehash_hash(0) is not the seed", z != SEED);
+		for (size_t k = 0; k < sizeof(hashes) / sizeof(hashes[0]); k++) {
+			uint32_t a = fineibt_rehash_hash(hashes[k]).val;
+			uint32_t b = fineibt_rehash_hash(hashes[k] ^ 0x100).val;
+
+			ok &= EXPECT("jit: rehash_hash(h) ^ h is not the seed",
+				     (a ^ hashes[k]) != SEED);
+			ok &= EXPECT("jit: rehash_hash(h), (h ^ x) do not differ by x",
+				     (a ^ b) != 0x100);
+		}
+		/* Mixed into endbr64, stepped once (test_hash's vector). */
+		ok &= EXPECT("jit: the LFSR case steps",
+			     fineibt_rehash_hash(hashes[3]).val == 0xfd2f07fau);
+	}
 	mem = map_near(size);
 	if (!EXPECT("jit: map near the stubs", mem))
 		return false;
