@@ -218,9 +218,14 @@ static bool fi_early_wanted(void)
 	struct link_map *lm = NULL;
 	bool foreign = false;
 	Dl_info info;
+	Lmid_t ns = LM_ID_BASE;
 
 	if (!dladdr1((void *)(uintptr_t)fi_early_wanted, &info, (void **)&lm,
-		     RTLD_DL_LINKMAP) || !lm || !lm->l_name ||
+		     RTLD_DL_LINKMAP) || !lm || !lm->l_name)
+		return false;
+	/* Another namespace's instance defers to the process's runtime
+	 * (src/rt/rtone.c): it starts from its constructor, as before. */
+	if (dlinfo(lm, RTLD_DI_LMID, &ns) || ns != LM_ID_BASE ||
 	    !fi_early_bound_safely(lm))
 		return false;
 	dl_iterate_phdr(fi_early_foreign_cb, &foreign);
