@@ -150,7 +150,7 @@ $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
 		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
