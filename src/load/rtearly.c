@@ -258,9 +258,11 @@ static void (*fi_early_resolve(void))(void)
 
 /*
  * Hidden, and referenced from data: an IRELATIVE relocation, so the
- * resolver runs once, when the loader relocates libfineibt.so.
+ * resolver runs once, when the loader relocates libfineibt.so. Retained:
+ * nothing else references the pointer, and the library is linked with
+ * --gc-sections.
  */
 __attribute__((visibility("hidden"))) void fi_rt_early_start(void)
 	__attribute__((ifunc("fi_early_resolve")));
-__attribute__((used)) static void (*const fi_rt_early_ref)(void) =
+__attribute__((used, retain)) static void (*const fi_rt_early_ref)(void) =
 	fi_rt_early_start;
