@@ -421,6 +421,11 @@ const char *fi_trap_mode_name(const struct fineibt_config *cfg)
 	return "?";
 }
 
+const char *fi_trap_set_name(const struct fineibt_config *cfg)
+{
+	return fi_set_name(cfg->flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4);
+}
+
 size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
 {
 	struct fi_line l = { .buf = buf, .len = 0, .cap = len ? len - 1 : 0 };
@@ -441,7 +446,14 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
 	fi_put(&l, "; expected type: ");
 	fi_put_hex(&l, t->type, 8);
 	fi_put(&l, "; mode: ");
-	fi_put(&l, t->mod ? fi_trap_mode_name(&t->mod->cfg) : "?");
+	if (t->mod) {
+		/* the set too: the bytes that trapped differ between sets */
+		fi_put(&l, fi_trap_mode_name(&t->mod->cfg));
+		fi_put(&l, "/");
+		fi_put(&l, fi_trap_set_name(&t->mod->cfg));
+	} else {
+		fi_put(&l, "?");
+	}
 	if (t->warn)
 		fi_put(&l, "; warn");
 	fi_put(&l, ")\n");
