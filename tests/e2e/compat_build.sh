@@ -13,6 +13,7 @@
 set -u
 BUILD=${BUILD:-build}
 ROOT=${FINEIBT_ROOT:-$PWD}
+. "$ROOT/tests/e2e/progs/sets.bash"	# fi_with_sets: both sequence sets
 OUT=$ROOT/$BUILD/e2e/compat_build
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -85,7 +86,7 @@ check compat_build_pc_veneers "no __wrap_strlen/__wrap_puts veneer in the progra
 # shellcheck disable=SC2046
 clang-22 -O2 $(pkg-config --cflags fineibt) -o "$OUT/pc-nover" "$OUT/prog.c" \
 	$(pkg-config --libs fineibt | sed 's/--ld-path=[^ ]*//') >/dev/null 2>&1
-for m in $MODES; do
+for m in $(fi_with_sets $MODES); do
 	got=$(FINEIBT_CFI=$m "$OUT/pc" 2>"$OUT/pc.$m.err")
 	check "compat_build_pc_run[$m]" "rc $? output '$got' $(head -n 1 "$OUT/pc.$m.err")" \
 		test "$got" = "$want"

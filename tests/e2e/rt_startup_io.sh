@@ -115,7 +115,7 @@ for m in "${RT_MODES[@]}"; do
 	# ...and deleted after it was loaded: a report with addresses.
 	rt_run lazy_lib_gone "$m" "$D/rt_lazy" lib "$D/librt_lazylib_copy.so" gone
 	if [ "$RT_RC" = 132 ] && [ ! -e "$D/librt_lazylib_copy.so" ] &&
-	   grep -Eq "^fineibt: CFI failure at (__bhi_args\+)?0x[0-9a-f]+ \(target: 0x[0-9a-f]+; expected type: 0x[0-9a-f]{8}; mode: $(rt_mode_name "$m")" <<<"$RT_ERR_TXT"; then
+	   grep -Eq "^fineibt: CFI failure at (__bhi_args\+)?0x[0-9a-f]+ \(target: 0x[0-9a-f]+; expected type: 0x[0-9a-f]{8}; mode: $(rt_report_mode "$m")" <<<"$RT_ERR_TXT"; then
 		rt_pass "lazy-lib-gone[$m]: report with addresses"
 	else
 		rt_fail "lazy-lib-gone[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
