@@ -59,7 +59,7 @@ int fi_veneers(const char *cc, const char *nm, const char *dir,
 	       struct fi_argv *link);
 
 /*
- * Fill in the module index (src/index.h) of the module just linked at
+ * Fill in the module index (src/elf/index.h) of the module just linked at
  * @path: the ranges of __patchable_function_entries and .kcfi_traps from
  * its section table. Nothing happens to files that are not ELF modules
  * with an index. Returns 0, or -errno after printing a warning (the

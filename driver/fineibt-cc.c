@@ -430,7 +430,7 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 			fi_argv_addf(a, "%s/libfineibt.a", d->libdir);
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");
 			/* The executable's lookups of libc's sigaction & co.
-			 * get the interposers (src/dlsym_a.c). */
+			 * get the interposers (src/load/dlsym_a.c). */
 			if (!d->full_static)
 				fi_argv_add(a, "-Wl,--wrap=dlsym,--wrap=dlvsym");
 		}

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reading a loaded module from memory only: the runtime's start-up path
+ * for modules built by fineibt-cc (docs/runtime.md, "The module index").
+ *
+ * The program headers (from dl_iterate_phdr) give the segments; the index
+ * note crt/index.S put in a PT_NOTE segment gives where the module's
+ * __patchable_function_entries and .kcfi_traps are and where its own
+ * indirect thunks are. Both sections are allocated, so they are in memory
+ * already, relocated: the entries hold run-time addresses. Discovery then
+ * runs on the live text exactly as for a module read from its file
+ * (elf_sites.c), so the sites, hashes and arity are the same.
+ *
+ * What the image lacks compared with one read from the file: symbols
+ * (reports read them lazily, src/elf/symfile.c), __kcfi_typeid_ symbols
+ * (the runtime does not use them), __cfi_ symbols (every module linked
+ * by fineibt-cc has patchable entries), naked ENDBRs (only `fineibt
+ * inspect` lists them) and the .fineibt note of a statically patched file
+ * (runtime.c reads the file when the sites are not in compiler form).
+ *
+ * Every range is checked against the module's readable segments before it
+ * is read: nothing here can fault on a well-loaded module.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf_int.h"
+#include "imgindex.h"
+#include "index.h"
+
+/* Functions sampled by fi_live_maybe_kcfi: the lowest-addressed ones. */
+#define FI_PROBE_SYMS	16
+
+static bool fi_ix_fail(char *err, size_t errlen, const char *why)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s", why);
+	return false;
+}
+
+/* Is run-time [a, a + len) inside one readable PT_LOAD of the module? */
+static bool fi_ix_mapped(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			 uint64_t a, uint64_t len)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t lo = ph[i].p_vaddr + bias;
+
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & (PF_R | PF_X)))
+			continue;
+		if (a >= lo && a - lo <= ph[i].p_memsz &&
+		    len <= ph[i].p_memsz - (a - lo))
+			return true;
+	}
+	return false;
+}
+
+static uint32_t fi_ix_word(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The notes of one PT_NOTE segment: our index, or NULL. */
+static const uint32_t *fi_ix_scan_notes(const uint8_t *p, uint64_t size)
+{
+	uint64_t at = 0;
+
+	while (size - at >= 12) {
+		uint32_t namesz = fi_ix_word(p + at), descsz = fi_ix_word(p + at + 4);
+		uint32_t type = fi_ix_word(p + at + 8);
+		uint64_t name = at + 12;
+		uint64_t desc = name + (((uint64_t)namesz + 3) & ~3ull);
+
+		if (desc > size || descsz > size - desc)
+			return NULL;
+		if (type == FI_INDEX_TYPE && namesz == FI_INDEX_NAMESZ &&
+		    descsz == FI_INDEX_DESCSZ &&
+		    !memcmp(p + name, FI_INDEX_NAME, FI_INDEX_NAMESZ) &&
+		    !((uintptr_t)(p + desc) & 3))
+			return (const uint32_t *)(p + desc);
+		at = desc + (((uint64_t)descsz + 3) & ~3ull);
+	}
+	return NULL;
+}
+
+bool fi_index_unfill(uint8_t *note, size_t size)
+{
+	const uint32_t *d;
+	uint32_t flags = 0;
+
+	if ((uintptr_t)note & 3)
+		return false;
+	d = fi_ix_scan_notes(note, size);
+	if (!d)
+		return false;
+	/* The descriptor lies inside @note: write through our own pointer. */
+	memcpy(note + ((const uint8_t *)&d[FI_INDEX_W_FLAGS] - note), &flags,
+	       sizeof(flags));
+	return true;
+}
+
+const uint32_t *fi_index_find(const Elf64_Phdr *ph, size_t phnum,
+			      uint64_t bias)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		const uint32_t *d;
+
+		if (ph[i].p_type != PT_NOTE || !ph[i].p_filesz ||
+		    !fi_ix_mapped(ph, phnum, bias, ph[i].p_vaddr + bias,
+				  ph[i].p_filesz))
+			continue;
+		d = fi_ix_scan_notes((const uint8_t *)(uintptr_t)
+				     (ph[i].p_vaddr + bias), ph[i].p_filesz);
+		if (d)
+			return d;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------- image */
+
+static int fi_ix_cmp_view(const void *a, const void *b)
+{
+	const struct fi_view *x = a, *y = b;
+
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* One view per PT_LOAD, as fi_image_open_live makes them. */
+static int fi_ix_views(struct fi_image *im, const Elf64_Phdr *ph,
+		       size_t phnum, char *err, size_t errlen)
+{
+	bool exec = false;
+
+	im->views = calloc(phnum ? phnum : 1, sizeof(*im->views));
+	if (!im->views)
+		return fi_ix_fail(err, errlen, "out of memory"), -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		struct fi_view *v = &im->views[im->nviews];
+
+		if (ph[i].p_type == PT_INTERP)
+			im->interp = true;
+		if (ph[i].p_type != PT_LOAD || !ph[i].p_memsz)
+			continue;
+		if (ph[i].p_vaddr + im->bias + ph[i].p_memsz <
+		    ph[i].p_vaddr + im->bias)
+			return fi_ix_fail(err, errlen, "segment wraps the "
+					  "address space"), -EINVAL;
+		v->vaddr = ph[i].p_vaddr;
+		v->size = (ph[i].p_flags & (PF_R | PF_X)) ? ph[i].p_memsz : 0;
+		v->mem = (uint8_t *)(uintptr_t)(ph[i].p_vaddr + im->bias);
+		v->exec = ph[i].p_flags & PF_X;
+		exec |= v->exec && v->size;
+		im->nviews++;
+	}
+	if (!exec)
+		return fi_ix_fail(err, errlen, "no executable segment"), -ENOEXEC;
+	qsort(im->views, im->nviews, sizeof(*im->views), fi_ix_cmp_view);
+	return 0;
+}
+
+/* Run-time address of the range at word @w of @desc, or 0 if none. */
+static uint64_t fi_ix_range(const uint32_t *desc, size_t w, uint64_t *size)
+{
+	int32_t off = (int32_t)desc[w];
+
+	*size = desc[w + 1];
+	if (!*size)
+		return 0;
+	return (uint64_t)(uintptr_t)desc + (uint64_t)(int64_t)off;
+}
+
+static bool fi_ix_in_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			  uint64_t a, uint64_t len)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t lo = ph[i].p_vaddr + bias;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    a >= lo && a - lo <= ph[i].p_memsz &&
+		    len <= ph[i].p_memsz - (a - lo))
+			return true;
+	}
+	return false;
+}
+
+/* __patchable_function_entries, relocated in memory: func - 11 each. */
+static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
+			 size_t phnum, const uint32_t *desc,
+			 char *err, size_t errlen)
+{
+	uint64_t size, at = fi_ix_range(desc, FI_INDEX_W_PFE, &size);
+	const uint8_t *p = (const uint8_t *)(uintptr_t)at;
+	size_t n = size / 8, out = 0;
+	bool stray = false;
+	uint64_t *val;
+
+	if (at && (size % 8 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
+		return fi_ix_fail(err, errlen, "bad __patchable_function_entries "
+				  "range in the module index"), -ENOEXEC;
+	val = calloc(n ? n : 1, sizeof(*val));
+	if (!val)
+		return fi_ix_fail(err, errlen, "out of memory"), -ENOMEM;
+	for (size_t i = 0; at && i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, p + i * 8, 8);
+		/* Zero (or bias + 0): an entry of a discarded function. */
+		if (!v || v == im->bias)
+			continue;
+		if (!fi_ix_in_text(ph, phnum, im->bias, v, 1)) {
+			stray = true;
+			break;
+		}
+		val[out++] = v - im->bias;
+	}
+	/*
+	 * The loader has not relocated the module yet (an LD_AUDIT hook runs
+	 * before relocation): the entries hold zeros or link-time addresses.
+	 * The file has what they will hold; -EAGAIN sends the caller there.
+	 */
+	if (stray || (n && !out)) {
+		free(val);
+		return -EAGAIN;
+	}
+	fi_sort_u64(val, out);
+	im->elf->entries = val;
+	im->elf->nentries = fi_dedup_u64(val, out);
+	return 0;
+}
+
+/* .kcfi_traps: each entry is relative to its own address. */
+static int fi_ix_traps(struct fi_image *im, const Elf64_Phdr *ph,
+		       size_t phnum, const uint32_t *desc,
+		       char *err, size_t errlen)
+{
+	uint64_t size, at = fi_ix_range(desc, FI_INDEX_W_TRAPS, &size);
+	const uint8_t *p = (const uint8_t *)(uintptr_t)at;
+	size_t n = size / 4;
+
+	if (at && (size % 4 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
+		return fi_ix_fail(err, errlen, "bad .kcfi_traps range in the "
+				  "module index"), -ENOEXEC;
+	im->traps = calloc(n ? n : 1, sizeof(*im->traps));
+	if (!im->traps)
+		return fi_ix_fail(err, errlen, "out of memory"), -ENOMEM;
+	for (size_t i = 0; at && i < n; i++) {
+		int32_t rel = (int32_t)fi_ix_word(p + i * 4);
+
+		im->traps[im->ntraps++] = at - im->bias + i * 4 +
+					  (uint64_t)(int64_t)rel;
+	}
+	fi_sort_u64(im->traps, im->ntraps);
+	im->ntraps = fi_dedup_u64(im->traps, im->ntraps);
+	return 0;
+}
+
+/* The module's own thunks, link-time; only those inside its text. */
+static void fi_ix_thunks(struct fi_image *im, const uint32_t *desc)
+{
+	uint64_t base = (uint64_t)(uintptr_t)desc - im->bias;
+
+	for (int r = 0; r < 16; r++) {
+		int32_t off = (int32_t)desc[FI_INDEX_W_THUNKS + r];
+		uint64_t a = base + (uint64_t)(int64_t)off;
+
+		if (off && fi_image_text(im, a, 1))
+			im->thunks[r] = a;
+	}
+}
+
+int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
+			const Elf64_Phdr *ph, size_t phnum, const uint32_t *desc,
+			char *err, size_t errlen)
+{
+	int ret;
+
+	memset(im, 0, sizeof(*im));
+	if (desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION ||
+	    !(desc[FI_INDEX_W_FLAGS] & FI_INDEX_FILLED)) {
+		fi_ix_fail(err, errlen, "module index not filled");
+		return -ENOENT;
+	}
+	im->path = strdup(path);
+	im->elf = calloc(1, sizeof(*im->elf));
+	if (!im->path || !im->elf) {
+		fi_image_close(im);
+		fi_ix_fail(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	im->live = true;
+	im->lazy_syms = true;
+	im->phdr = ph;
+	im->phnum = phnum;
+	im->bias = bias;
+	im->e_type = bias ? ET_DYN : ET_EXEC;
+	ret = fi_ix_views(im, ph, phnum, err, errlen);
+	if (!ret)
+		ret = fi_ix_entries(im, ph, phnum, desc, err, errlen);
+	if (!ret)
+		ret = fi_ix_traps(im, ph, phnum, desc, err, errlen);
+	if (!ret) {
+		fi_ix_thunks(im, desc);
+		ret = fi_elf_discover(im);
+		if (ret)
+			fi_ix_fail(err, errlen, "out of memory");
+	}
+	if (ret)
+		fi_image_close(im);
+	return ret;
+}
+
+/* ------------------------------------------- modules without an index */
+
+/* A run-time pointer from the dynamic section (glibc relocates some). */
+static uint64_t fi_ix_dptr(uint64_t v, uint64_t bias)
+{
+	return v < bias ? v + bias : v;
+}
+
+/* Number of dynamic symbols from DT_GNU_HASH, or 0. */
+static size_t fi_ix_gnu_count(const Elf64_Phdr *ph, size_t phnum,
+			      uint64_t bias, uint64_t at)
+{
+	const uint32_t *h = (const uint32_t *)(uintptr_t)at;
+	uint32_t nb, off, nbloom;
+	const uint32_t *bucket, *chain;
+	uint32_t last = 0;
+
+	if (!fi_ix_mapped(ph, phnum, bias, at, 16))
+		return 0;
+	nb = h[0];
+	off = h[1];
+	nbloom = h[2];
+	bucket = h + 4 + (size_t)nbloom * 2;
+	if (nbloom > (1u << 20) || nb > (1u << 24) ||
+	    !fi_ix_mapped(ph, phnum, bias, (uint64_t)(uintptr_t)bucket,
+			  (uint64_t)nb * 4))
+		return 0;
+	for (uint32_t i = 0; i < nb; i++)
+		last = bucket[i] > last ? bucket[i] : last;
+	if (last < off)
+		return off;
+	chain = bucket + nb;
+	while (fi_ix_mapped(ph, phnum, bias,
+			    (uint64_t)(uintptr_t)&chain[last - off], 4) &&
+	       !(chain[last - off] & 1))
+		last++;
+	return (size_t)last + 1;
+}
+
+/* The dynamic symbol table and its size, or false. */
+static bool fi_ix_dynsym(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			 const Elf64_Sym **sym, size_t *n)
+{
+	uint64_t symtab = 0, hash = 0, gnu = 0;
+	const Elf64_Dyn *d = NULL;
+	size_t nd = 0;
+
+	for (size_t i = 0; i < phnum; i++) {
+		if (ph[i].p_type == PT_DYNAMIC &&
+		    fi_ix_mapped(ph, phnum, bias, ph[i].p_vaddr + bias,
+				 ph[i].p_memsz)) {
+			d = (const Elf64_Dyn *)(uintptr_t)(ph[i].p_vaddr + bias);
+			nd = ph[i].p_memsz / sizeof(*d);
+		}
+	}
+	for (size_t i = 0; d && i < nd && d[i].d_tag != DT_NULL; i++) {
+		if (d[i].d_tag == DT_SYMTAB)
+			symtab = fi_ix_dptr(d[i].d_un.d_ptr, bias);
+		else if (d[i].d_tag == DT_HASH)
+			hash = fi_ix_dptr(d[i].d_un.d_ptr, bias);
+		else if (d[i].d_tag == DT_GNU_HASH)
+			gnu = fi_ix_dptr(d[i].d_un.d_ptr, bias);
+	}
+	*n = 0;
+	if (hash && fi_ix_mapped(ph, phnum, bias, hash, 8))
+		*n = ((const uint32_t *)(uintptr_t)hash)[1];
+	else if (gnu)
+		*n = fi_ix_gnu_count(ph, phnum, bias, gnu);
+	if (!symtab || !*n ||
+	    !fi_ix_mapped(ph, phnum, bias, symtab, *n * sizeof(Elf64_Sym)))
+		return false;
+	*sym = (const Elf64_Sym *)(uintptr_t)symtab;
+	return true;
+}
+
+/*
+ * The @n lowest entry points among the defined functions of @sym (@nsym
+ * of them) into @out (sorted), so that the probe touches the first few
+ * pages of the text, not one page per function: in this process those
+ * pages may not be mapped yet, and each first touch is a page fault.
+ */
+static size_t fi_ix_lowest(const Elf64_Sym *sym, size_t nsym, uint64_t bias,
+			   uint64_t *out, size_t n)
+{
+	size_t got = 0;
+
+	for (size_t i = 1; i < nsym; i++) {
+		int type = ELF64_ST_TYPE(sym[i].st_info);
+		uint64_t func = sym[i].st_value + bias;
+		size_t k;
+
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    sym[i].st_shndx == SHN_UNDEF || !sym[i].st_value)
+			continue;
+		if (got == n && func >= out[n - 1])
+			continue;
+		k = got < n ? got++ : n - 1;
+		for (; k > 0 && out[k - 1] > func; k--)
+			out[k] = out[k - 1];
+		out[k] = func;
+	}
+	return got;
+}
+
+bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
+{
+	uint64_t funcs[FI_PROBE_SYMS];
+	const Elf64_Sym *sym;
+	size_t n;
+
+	if (!fi_ix_dynsym(ph, phnum, bias, &sym, &n))
+		return false;
+	n = fi_ix_lowest(sym, n, bias, funcs, FI_PROBE_SYMS);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pre = funcs[i] - FI_PREAMBLE_SIZE;
+		struct fi_preamble_info info;
+
+		if (!fi_ix_in_text(ph, phnum, bias, pre, FI_PREAMBLE_SIZE + 4))
+			continue;
+		if (fi_classify_preamble((const uint8_t *)(uintptr_t)pre, pre,
+					 &info) != FI_PRE_NONE)
+			return true;
+	}
+	return false;
+}

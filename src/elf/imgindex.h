@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A loaded module read from memory only (src/elf/imgindex.c): its module
+ * index (src/elf/index.h) and its program headers, never its file.
+ */
+#ifndef FI_IMGINDEX_H
+#define FI_IMGINDEX_H
+
+#include <elf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "image.h"
+
+/*
+ * The descriptor of the module index among the PT_NOTE segments of the
+ * module loaded at @bias with program headers @ph (@phnum), or NULL.
+ * A descriptor whose ranges fineibt-cc did not fill is returned too:
+ * fi_image_from_index refuses it.
+ */
+const uint32_t *fi_index_find(const Elf64_Phdr *ph, size_t phnum,
+			      uint64_t bias);
+
+/*
+ * Build @im for the module loaded at @bias from its program headers and
+ * index @desc, and discover its sites from live memory. No file is read:
+ * @im has no symbols (im->lazy_syms is set: reports read them from
+ * @path when they need them), no type ids, no note. Returns 0 or -errno
+ * with a one-line reason in @err.
+ */
+int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
+			const Elf64_Phdr *ph, size_t phnum, const uint32_t *desc,
+			char *err, size_t errlen);
+
+/*
+ * For a module without an index: could it be a kCFI module? Looks, in
+ * memory, at the 16 bytes before the 16 lowest-addressed functions its
+ * dynamic symbol table defines (every exported function of a kCFI module
+ * has a preamble); false when none is a kCFI-family preamble (libc, the
+ * dynamic loader, libfineibt itself). Never reads a file.
+ */
+bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias);
+
+/*
+ * Mark the module index in the bytes @note (@size) of a file's
+ * .note.fineibt section as not filled, so that the runtime reads that
+ * file: `fineibt patch` does it to the files it writes, whose mode and
+ * seed live in a non-allocated section. Returns true if an index was found.
+ */
+bool fi_index_unfill(uint8_t *note, size_t size);
+
+#endif /* FI_IMGINDEX_H */

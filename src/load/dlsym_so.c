@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dlsym()/dlvsym() interposers of libfineibt.so (foreign.c, docs/compat.md):
+ * what libc finds for an uninstrumented function is handed out as a veneer.
+ *
+ * Exported as dlsym@GLIBC_2.34 and dlvsym@GLIBC_2.34 (libfineibt.map);
+ * libc's own are reached through their GLIBC_2.2.5 compat versions, which
+ * we do not define. Only in the shared runtime (the Makefile leaves this
+ * file out of libfineibt.a): an executable that defined dlsym itself
+ * would bind that compat reference back to its own definition.
+ *
+ * Only callers in a kCFI module get veneers: uninstrumented code (a GL
+ * loader, an interpreter's FFI) calls without checks and may hand the
+ * pointer to dladdr(), which knows nothing of veneers. Those calls are
+ * tail calls to libc's, so that glibc still sees the real caller's
+ * return address.
+ *
+ * RTLD_NEXT depends on who calls, and glibc would see us. For a kCFI
+ * caller (an LD_PRELOAD interposer such as libfaketime, which finds the
+ * real clock_gettime this way and calls it through a pointer) we repeat
+ * the search: the first object after the caller's in the link-map chain
+ * whose own scope resolves the name to itself. When that is
+ * uninstrumented code it gets a veneer; otherwise (nothing found, or a
+ * kCFI definition, which needs none) glibc answers by tail call as for
+ * everyone else. The chain also holds objects dlopen'ed with RTLD_LOCAL,
+ * which glibc's RTLD_NEXT skips: the two can differ only when such an
+ * object, loaded after the caller, defines the name too (docs/compat.md).
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "foreign.h"
+#include "runtime.h"
+#include "trap.h"
+
+#define FI_EXPORT	__attribute__((visibility("default")))
+
+extern void *fi_libc_dlsym(void *, const char *);
+extern void *fi_libc_dlvsym(void *, const char *, const char *);
+__asm__(".symver fi_libc_dlsym, dlsym@GLIBC_2.2.5");
+__asm__(".symver fi_libc_dlvsym, dlvsym@GLIBC_2.2.5");
+/* Not our dlopen interposer (dlhook.c): no rewriting pass per lookup. */
+extern void *fi_libc_dlopen(const char *, int);
+__asm__(".symver fi_libc_dlopen, dlopen@GLIBC_2.2.5");
+
+/* The object that defines @p, or NULL. */
+static struct link_map *fi_next_owner(const void *p)
+{
+	struct link_map *l = NULL;
+	Dl_info info;
+
+	if (!dladdr1(p, &info, (void **)&l, RTLD_DL_LINKMAP))
+		return NULL;
+	return l;
+}
+
+/* @p, found through @l's handle, is @l's own definition: in @l, or where
+ * an IFUNC of @l sent it (libc's gettimeofday resolves into the vDSO). */
+static bool fi_next_is_own(const void *p, const struct link_map *l)
+{
+	const struct link_map *o = fi_next_owner(p);
+
+	return o == l || (o && o->l_name && !strchr(o->l_name, '/'));
+}
+
+/*
+ * RTLD_NEXT as seen from @ret. A lookup through an object's dlopen handle
+ * searches that object's scope first, so a result the object itself
+ * defines is that object's definition. The handle comes from
+ * dlopen(RTLD_NOLOAD), which also builds the scope of an object loaded
+ * at start-up (glibc leaves it empty until then: a lookup through the
+ * bare link_map crashes).
+ */
+static void *fi_next_sym(const void *ret, const char *name,
+			 const char *version)
+{
+	struct link_map *self = fi_next_owner(ret);
+
+	for (struct link_map *l = self ? self->l_next : NULL; l; l = l->l_next) {
+		void *h, *p;
+
+		/* The vDSO (linux-vdso.so.1) has no file; every object
+		 * loaded from one has a '/' in its name. */
+		if (!l->l_name || !strchr(l->l_name, '/'))
+			continue;
+		h = fi_libc_dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			continue;
+		p = version ? fi_libc_dlvsym(h, name, version) :
+			      fi_libc_dlsym(h, name);
+		dlclose(h);
+		if (p && fi_next_is_own(p, l))
+			return p;
+	}
+	return NULL;
+}
+
+/* A veneer for RTLD_NEXT's uninstrumented answer, else NULL. */
+static void *fi_next_veneer(const void *ret, const char *name,
+			    const char *version)
+{
+	void *p, *v;
+
+	if (!name || !fi_foreign_for_caller(ret))
+		return NULL;
+	p = fi_next_sym(ret, name, version);
+	if (!p)
+		return NULL;
+	v = fi_foreign_wrap(p, name);
+	return v != p ? v : NULL;
+}
+
+/* Names of the functions src/trap/trap.c interposes for SIGILL start "s"/"_"/"b". */
+static bool fi_maybe_sig(const char *name)
+{
+	return name && (name[0] == 's' || name[0] == '_' || name[0] == 'b') &&
+	       strstr(name, "sig");
+}
+
+/* A kCFI caller gets a veneer of whichever it is. */
+static void *fi_sig_wrap(void *p, const char *name, const void *ret)
+{
+	p = fi_trap_sig_entry(name, p);
+	return fi_foreign_for_caller(ret) ? fi_foreign_wrap(p, name) : p;
+}
+
+FI_EXPORT void *dlsym(void *handle, const char *name)
+{
+	void *v;
+
+	/* libc's own sigaction & co. found past libfineibt: ours instead. */
+	if (fi_maybe_sig(name))
+		return fi_sig_wrap(fi_libc_dlsym(handle, name), name,
+				   __builtin_return_address(0));
+	if (handle == RTLD_NEXT) {
+		v = fi_next_veneer(__builtin_return_address(0), name, NULL);
+		if (v)
+			return v;
+		__attribute__((musttail)) return fi_libc_dlsym(handle, name);
+	}
+	if (!fi_foreign_for_caller(__builtin_return_address(0)))
+		__attribute__((musttail)) return fi_libc_dlsym(handle, name);
+	return fi_foreign_wrap(fi_libc_dlsym(handle, name), name);
+}
+
+FI_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
+{
+	void *v;
+
+	if (fi_maybe_sig(name))
+		return fi_sig_wrap(fi_libc_dlvsym(handle, name, version), name,
+				   __builtin_return_address(0));
+	if (handle == RTLD_NEXT) {
+		v = fi_next_veneer(__builtin_return_address(0), name, version);
+		if (v)
+			return v;
+		__attribute__((musttail)) return fi_libc_dlvsym(handle, name, version);
+	}
+	if (!fi_foreign_for_caller(__builtin_return_address(0)))
+		__attribute__((musttail)) return fi_libc_dlvsym(handle, name, version);
+	return fi_foreign_wrap(fi_libc_dlvsym(handle, name, version), name);
+}
+
+/* ------------------------------------------------------------ binding */
+
+/*
+ * Our dlsym/dlvsym/dlopen only see the calls bound to them: when
+ * libfineibt.so comes after libc in the lookup order (a kCFI library
+ * LD_PRELOADed into an uninstrumented program pulls it in behind libc),
+ * a kCFI module's references bind to libc's, and what it gets from
+ * dlsym(RTLD_NEXT) has no veneer. So after each rewriting pass
+ * (runtime.c) the GOT slots of kCFI modules that name these functions
+ * are pointed at ours. Uninstrumented modules keep libc's (see above).
+ */
+void *fi_dlopen_local(const char *, int);	/* dlhook.c */
+static void *fi_dlsym_local(void *, const char *)
+	__attribute__((alias("dlsym")));
+static void *fi_dlvsym_local(void *, const char *, const char *)
+	__attribute__((alias("dlvsym")));
+
+struct fi_dynv {
+	const ElfW(Sym) *sym;
+	const char *str;
+	const ElfW(Rela) *rel[2];
+	size_t nrel[2];
+	uintptr_t relro_lo, relro_hi;
+};
+
+/* glibc relocates the d_ptr of a writable .dynamic in place, not of a
+ * read-only one: take either. */
+static uintptr_t fi_dyn_ptr(uintptr_t bias, ElfW(Addr) v)
+{
+	return v >= bias ? (uintptr_t)v : bias + (uintptr_t)v;
+}
+
+static bool fi_dynv_read(const struct dl_phdr_info *info, struct fi_dynv *d)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	uintptr_t b = info->dlpi_addr;
+
+	memset(d, 0, sizeof(*d));
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+
+		if (p->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(b + p->p_vaddr);
+		if (p->p_type == PT_GNU_RELRO) {
+			d->relro_lo = b + p->p_vaddr;
+			d->relro_hi = d->relro_lo + p->p_memsz;
+		}
+	}
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			d->sym = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			d->str = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
+			break;
+		case DT_RELA:
+			d->rel[0] = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			d->nrel[0] = dyn->d_un.d_val / sizeof(ElfW(Rela));
+			break;
+		case DT_JMPREL:
+			d->rel[1] = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			d->nrel[1] = dyn->d_un.d_val / sizeof(ElfW(Rela));
+			break;
+		}
+	}
+	return d->sym && d->str;
+}
+
+static void *fi_bind_target(const char *name)
+{
+	if (!strcmp(name, "dlsym"))
+		return (void *)fi_dlsym_local;
+	if (!strcmp(name, "dlvsym"))
+		return (void *)fi_dlvsym_local;
+	if (!strcmp(name, "dlopen"))
+		return (void *)fi_dlopen_local;
+	return NULL;
+}
+
+/* Store @to in the GOT slot @slot (in RELRO: opened for the store). */
+static void fi_bind_store(const struct fi_dynv *d, void **slot, void *to)
+{
+	uintptr_t a = (uintptr_t)slot, pg = a & ~(uintptr_t)4095;
+	bool ro = a >= d->relro_lo && a < d->relro_hi;
+
+	if (ro && mprotect((void *)pg, 4096, PROT_READ | PROT_WRITE))
+		return;
+	__atomic_store_n(slot, to, __ATOMIC_RELEASE);
+	if (ro)
+		mprotect((void *)pg, 4096, PROT_READ);
+}
+
+static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t text = 0;
+	struct fi_dynv d;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_X)) {
+			text = info->dlpi_addr + p->p_vaddr;
+			break;
+		}
+	}
+	/* Registered kCFI modules (the runtime may not be active yet: this
+	 * runs inside the start-up pass). */
+	if (!text || !fi_rt_module_at(text) ||
+	    !fi_dynv_read(info, &d))
+		return 0;
+	for (int t = 0; t < 2; t++) {
+		for (size_t i = 0; d.rel[t] && i < d.nrel[t]; i++) {
+			const ElfW(Rela) *r = &d.rel[t][i];
+			unsigned int type = ELF64_R_TYPE(r->r_info);
+			void **slot, *to;
+
+			if ((type != R_X86_64_JUMP_SLOT &&
+			     type != R_X86_64_GLOB_DAT) || !ELF64_R_SYM(r->r_info))
+				continue;
+			to = fi_bind_target(d.str + d.sym[ELF64_R_SYM(r->r_info)].st_name);
+			slot = (void **)(info->dlpi_addr + r->r_offset);
+			if (to && *slot != to)
+				fi_bind_store(&d, slot, to);
+		}
+	}
+	return 0;
+}
+
+/* runtime.c, after a rewriting pass that took new modules (weak there:
+ * not in libfineibt.a, whose executable's dlsym is its own). */
+void fi_bind_interposers(void)
+{
+	dl_iterate_phdr(fi_bind_cb, NULL);
+}

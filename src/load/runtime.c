@@ -1,0 +1,898 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The load-time runtime: before any instrumented code of the program
+ * runs, read FINEIBT_CFI, draw the process seed, rewrite the executable
+ * and every kCFI module loaded so far into the chosen mode, register them
+ * for the trap handler and install it. Modules loaded later (dlopen) are
+ * rewritten by fineibt_rt_hook(), which the crt of every module built by
+ * fineibt-cc calls first thing in its init_array, before the module's own
+ * constructors.
+ *
+ * When this runs: as a constructor of libfineibt.so (a dependency of every
+ * module fineibt-cc links, so its constructor runs before theirs), or from
+ * the executable's crt hook when the runtime is linked statically. Both
+ * paths meet in fi_rt_scan(), which is idempotent and serialised by one
+ * mutex (dlopen itself is serialised by the dynamic loader's lock too).
+ *
+ * The runtime itself is never instrumented (the Makefile builds src/ with
+ * -fno-sanitize=kcfi), so patching never changes a byte of code that is
+ * running the patching.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fineibt.h"
+#include "imgindex.h"
+#include "options.h"
+#include "patch.h"
+#include "print.h"
+#include "rawsys.h"
+#include "rtlive.h"
+#include "runtime.h"
+#include "trap.h"
+
+#define FI_FP_SITES	256	/* sites sampled by fi_rt_fingerprint */
+#define FI_MSG_MAX	512
+#define FI_SEEN_WORDS	(FI_MAX_SEEN / 64)
+
+/* A module found by dl_iterate_phdr, not looked at yet. */
+struct fi_found {
+	const char *name;
+	uint64_t bias;
+	uint64_t key, size;
+	const ElfW(Phdr) *phdr;	/* the loaded module's program headers */
+	size_t phnum;
+};
+
+static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
+static bool fi_rt_started;
+/*
+ * The mode and seed are read from fi_rt() only: read-only state. So is
+ * the record of the modules looked at (fi_rt()->seen): a forged entry
+ * would decide what is new and what to withdraw.
+ */
+static struct fi_found fi_found[FI_MAX_SEEN];
+static size_t fi_nfound;
+/* The modules a scan found new: their record-to-be and kCFI module. */
+static struct fi_rt_seen fi_scan_new[FI_MAX_SEEN];
+static struct fi_module *fi_scan_mod[FI_MAX_SEEN];
+/* dl_iterate_phdr's count of unloads, at this walk and the previous one. */
+static unsigned long long fi_subs_now, fi_subs_last;
+
+/* ------------------------------------------------------------ messages */
+
+/* Messages of the start-up path go straight to stderr with one write. */
+static void fi_rt_say(const char *fmt, ...)
+{
+	char buf[FI_MSG_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+		return;
+}
+
+/* --------------------------------------------------------- module walk */
+
+static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t key = 0, tsize = 0;
+
+	fi_subs_now = info->dlpi_subs;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			key = info->dlpi_addr + ph->p_vaddr;
+			tsize = ph->p_memsz;
+			break;
+		}
+	}
+	if (!key || fi_nfound == FI_MAX_SEEN)
+		return 0;
+	fi_found[fi_nfound].name = info->dlpi_name ? info->dlpi_name : "";
+	fi_found[fi_nfound].bias = info->dlpi_addr;
+	fi_found[fi_nfound].key = key;
+	fi_found[fi_nfound].size = tsize;
+	fi_found[fi_nfound].phdr = info->dlpi_phdr;
+	fi_found[fi_nfound].phnum = info->dlpi_phnum;
+	fi_nfound++;
+	return 0;
+}
+
+/* The recorded module whose text starts at @key, or -1. */
+static long fi_rt_seen_find(uint64_t key)
+{
+	const struct fi_runtime *rt = fi_rt();
+
+	for (size_t i = 0; i < rt->nseen; i++) {
+		if (rt->seen[i].key == key)
+			return (long)i;
+	}
+	return -1;
+}
+
+/*
+ * The frozen copy of @m that the trap handler reads (its sites: @m's own
+ * were dropped once it was registered), or @m itself if not registered.
+ */
+static const struct fi_module *fi_rt_registered(const struct fi_module *m)
+{
+	const struct fi_runtime *rt = fi_rt();
+
+	for (size_t i = 0; i < rt->nmods; i++) {
+		if (rt->mod_keys[i] == m && rt->mods[i])
+			return rt->mods[i];
+	}
+	return m;
+}
+
+/*
+ * FNV-1a over the live bytes of every site of @m: after a dlclose, tells
+ * the module we rewrote from a new one mapped at the same address (whose
+ * sites are back in compiler form).
+ */
+static uint64_t fi_rt_fingerprint(const struct fi_module *m)
+{
+	const struct fi_image *im = &fi_rt_registered(m)->img;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t n = im->ncalls + im->nfuncs;
+	/* Every rewritten site differs from its compiler form: a spread-out
+	 * sample of them tells as well as all of them, at a fixed cost. */
+	size_t step = n > FI_FP_SITES ? n / FI_FP_SITES : 1;
+
+	for (size_t i = 0; i < n; i += step) {
+		uint64_t a = i < im->ncalls ? im->calls[i].addr :
+			     im->funcs[i - im->ncalls].addr - FI_PREAMBLE_SIZE;
+		const uint8_t *p = fi_image_text(im, a, FI_CALLSITE_SIZE);
+		/* A call site's first 6 bytes change when foreign.c opens it. */
+		size_t k = i < im->ncalls ? 6 : 0;
+
+		for (; p && k < FI_CALLSITE_SIZE; k++)
+			h = (h ^ p[k]) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/*
+ * Is the module found at @s's address still the one we took? Only in
+ * doubt after an unload; a module of another size, or whose sites no
+ * longer read as we left them, is a new one. A kCFI module that could
+ * not be registered has no copy to fingerprint: taken as the same one,
+ * so its record (traps there are fatal) stays until it is gone.
+ */
+static bool fi_rt_same(const struct fi_rt_seen *s, const struct fi_found *f)
+{
+	if (fi_subs_now == fi_subs_last)
+		return true;
+	if (s->size != f->size || !s->lo)
+		return false;
+	if (!s->mod)
+		return true;
+	return !s->fp_set || fi_rt_fingerprint(s->mod) == s->fp;
+}
+
+/* The load base of the object holding @addr, or NULL. */
+static const void *fi_rt_fbase(uint64_t addr)
+{
+	Dl_info info;
+
+	if (!dladdr((const void *)(uintptr_t)addr, &info))
+		return NULL;
+	return info.dli_fbase;
+}
+
+/*
+ * A module the walk did not find again is withdrawn only once its unload
+ * is confirmed: the loader knows no object at its text any more, or
+ * another one. A walk that missed it (a full table) withdraws nothing.
+ */
+static bool fi_rt_gone(const struct fi_rt_seen *s)
+{
+	return fi_rt_fbase(s->key) != s->fbase;
+}
+
+/*
+ * Forget modules that are gone (dlclose): a later module may reuse their
+ * addresses. Their fi_module is withdrawn from the trap handler's table
+ * but not freed, since a handler running right now may still read it.
+ * @alive: found again by this walk; @stale: another module is at its
+ * address now.
+ */
+static void fi_rt_forget_dead(const uint64_t *alive, const uint64_t *stale)
+{
+	const struct fi_runtime *rt = fi_rt();
+
+	for (size_t i = 0; i < rt->nseen; i++) {
+		const struct fi_rt_seen *s = &rt->seen[i];
+		uint64_t bit = 1ull << (i % 64);
+
+		if (!s->key || (alive[i / 64] & bit))
+			continue;
+		if ((stale[i / 64] & bit) || fi_rt_gone(s))
+			fi_rt_seen_drop(i);
+	}
+}
+
+static bool fi_rt_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+/* Is one of the section names in @shdrs (@n of them) a kCFI one? */
+static bool fi_rt_names_kcfi(const Elf64_Shdr *shdrs, unsigned int n,
+			     const char *strs, size_t strsz)
+{
+	static const char *const want[] = {
+		".kcfi_traps", "__patchable_function_entries", NULL,
+	};
+
+	for (unsigned int i = 1; i < n; i++) {
+		const char *name = strs + shdrs[i].sh_name;
+
+		if (shdrs[i].sh_name >= strsz)
+			continue;
+		for (size_t k = 0; want[k]; k++) {
+			if (strnlen(name, strsz - shdrs[i].sh_name) ==
+			    strlen(want[k]) && !strcmp(name, want[k]))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Cheap pre-filter on the file's section names, so that libc and friends
+ * are not read whole at every start: a kCFI module has .kcfi_traps or
+ * __patchable_function_entries. Three reads: header, section headers,
+ * section names.
+ */
+static bool fi_rt_file_has_kcfi(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *shdrs = NULL;
+	char *strs = NULL;
+	size_t strsz = 0;
+	bool found = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (!fi_rt_pread_all(fd, &eh, sizeof(eh), 0) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh.e_shstrndx >= eh.e_shnum)
+		goto out;
+	shdrs = malloc((size_t)eh.e_shnum * sizeof(*shdrs));
+	if (!shdrs || !fi_rt_pread_all(fd, shdrs, (size_t)eh.e_shnum *
+				       sizeof(*shdrs), eh.e_shoff))
+		goto out;
+	strsz = shdrs[eh.e_shstrndx].sh_size;
+	if (!strsz || strsz > (1u << 20))
+		goto out;
+	strs = malloc(strsz);
+	if (strs && fi_rt_pread_all(fd, strs, strsz,
+				    shdrs[eh.e_shstrndx].sh_offset))
+		found = fi_rt_names_kcfi(shdrs, eh.e_shnum, strs, strsz);
+out:
+	free(strs);
+	free(shdrs);
+	close(fd);
+	return found;
+}
+
+static bool fi_rt_image_is_kcfi(const struct fi_image *im)
+{
+	if (im->ncalls || im->note.present)
+		return true;
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		if (im->funcs[i].form == FI_PRE_KCFI)
+			return true;
+	}
+	return false;
+}
+
+#define FI_RT_SELF	"/proc/self/exe"
+
+/* The executable's path (a readlink: no file is opened), or "". */
+static void fi_rt_exe_path(char *exe, size_t len)
+{
+	ssize_t n = readlink(FI_RT_SELF, exe, len - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+}
+
+/*
+ * @m's name in messages. An executable read from memory is known as
+ * /proc/self/exe (which also finds its symbols after the file is replaced
+ * or deleted); its real path costs a system call, paid only for a message.
+ */
+static const char *fi_rt_name(const struct fi_module *m)
+{
+	static char exe[4096];
+
+	if (strcmp(m->img.path, FI_RT_SELF))
+		return m->img.path;
+	if (!exe[0])
+		fi_rt_exe_path(exe, sizeof(exe));
+	return exe[0] ? exe : m->img.path;
+}
+
+/*
+ * Module @f from memory only, through the index fineibt-cc linked into it
+ * (src/elf/imgindex.c): no file is opened. NULL with *@fall set when the file
+ * must be read after all: the index was not filled in, or the sites are
+ * not in compiler form (`fineibt patch` rewrote the file: its mode is in
+ * a section only the file has).
+ */
+static struct fi_module *fi_rt_open_index(const struct fi_found *f,
+					  const uint32_t *desc, bool *fall)
+{
+	const char *path = f->name[0] ? f->name : FI_RT_SELF;
+	struct fi_module *m;
+	char err[160];
+	int ret;
+
+	*fall = true;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	err[0] = '\0';
+	ret = fi_image_from_index(&m->img, path, f->bias, f->phdr, f->phnum,
+				  desc, err, sizeof(err));
+	if (!ret && fi_image_mode(&m->img, NULL) == FINEIBT_MODE_KCFI) {
+		*fall = false;
+		if (!fi_rt_image_is_kcfi(&m->img))
+			goto drop;
+		fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
+		return m;
+	}
+	/* -EAGAIN: not relocated yet (an LD_AUDIT hook); the file knows. */
+	if (ret && ret != -ENOENT && ret != -EAGAIN)
+		fi_rt_say("fineibt: warning: %s: bad module index (%s); "
+			  "reading the file\n", path, err);
+drop:
+	fi_image_close(&m->img);
+	free(m);
+	return NULL;
+}
+
+/*
+ * Open and attach module @f; NULL if it is not a kCFI module. Not inlined:
+ * its path buffers must not deepen fi_rt_scan's frame, below which the
+ * seed passes during patching (fi_rt_scrub_stack wipes 32 KiB).
+ */
+static __attribute__((noinline)) struct fi_module *
+fi_rt_open(const struct fi_found *f)
+{
+	const char *path = f->name;
+	const uint32_t *desc;
+	char exe[4096];
+	struct fi_module *m;
+	char err[160];
+	bool fall;
+	int ret;
+
+	/* The vdso and other nameless mappings have no file to read. */
+	if (f->name[0] && !strchr(f->name, '/'))
+		return NULL;
+	desc = fi_index_find(f->phdr, f->phnum, f->bias);
+	if (desc) {
+		m = fi_rt_open_index(f, desc, &fall);
+		if (m || !fall)
+			return m;
+	} else if (f->name[0] && !fi_live_maybe_kcfi(f->phdr, f->phnum,
+						     f->bias)) {
+		/* No index and no kCFI preamble in memory: libc, ld.so,
+		 * libfineibt... never opened. */
+		return NULL;
+	}
+	/* The executable (dl_iterate_phdr names it ""): read through
+	 * /proc/self/exe, the very file we run even if its path was
+	 * replaced since; named by its real path in messages. */
+	exe[0] = '\0';
+	if (!path[0]) {
+		path = FI_RT_SELF;
+		fi_rt_exe_path(exe, sizeof(exe));
+	}
+	if (!fi_rt_file_has_kcfi(path))
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	err[0] = '\0';
+	ret = fi_image_open_live(&m->img, path, f->bias, err, sizeof(err));
+	if (ret) {
+		fi_rt_say("fineibt: warning: %s: cannot read (%s%s%s); left "
+			  "in compiler form\n", path, strerror(-ret),
+			  err[0] ? ": " : "", err);
+		fi_image_close(&m->img);
+		free(m);
+		return NULL;
+	}
+	if (!fi_rt_image_is_kcfi(&m->img)) {
+		fi_image_close(&m->img);
+		free(m);
+		return NULL;
+	}
+	if (exe[0] == '/') {
+		char *name = strdup(exe);
+
+		if (name) {
+			free((char *)m->img.path);
+			m->img.path = name;
+		}
+	}
+	fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
+	return m;
+}
+
+/* ------------------------------------------------------------ patching */
+
+static bool fi_rt_has_arity(const struct fi_module *m)
+{
+	for (size_t a = 1; a <= FI_MAX_ARITY; a++) {
+		if (m->img.arity_hist[a])
+			return true;
+	}
+	return false;
+}
+
+static void fi_rt_report(const struct fi_module *m,
+			 const struct fi_patch_stats *st, const char *what)
+{
+	char mode[64];
+
+	if (!fi_verbose_on())
+		return;
+	fineibt_config_str(&m->cfg, mode, sizeof(mode));
+	if (!st) {
+		fi_rt_say("fineibt: %s: %s %s\n", fi_rt_name(m), what, mode);
+		return;
+	}
+	fi_rt_say("fineibt: %s: %s %s (seed %s; %zu preambles, %zu call "
+		  "sites, %zu bhi, %zu poisoned, %zu skipped)\n",
+		  fi_rt_name(m), what, mode,
+		  (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
+		  st->preambles, st->callers, st->bhi + st->bhi_inline,
+		  st->poisoned, st->skipped);
+}
+
+/* A module `fineibt patch` already rewrote: take it as it is. */
+static void fi_rt_take_static(struct fi_module *m)
+{
+	const struct fi_note *n = &m->img.note;
+
+	m->cfg = n->cfg;
+	m->seed = n->seed;
+	m->patched = true;
+	m->bhi_args = n->bhi_args ? n->bhi_args + m->img.bias : 0;
+	if (m->bhi_args) {
+		size_t size;
+
+		fi_bhi_stubs(&size);
+		fi_rt_add_stubs(m->bhi_args, size);
+	}
+	if (memcmp(&n->cfg, &fi_rt()->cfg, sizeof(n->cfg)) ||
+	    ((n->cfg.flags & FINEIBT_F_RAND) && n->seed != fi_rt()->seed))
+		fi_rt_say("fineibt: warning: %s was patched statically with "
+			  "another mode or seed than the process's; calls "
+			  "between it and other modules may trap\n",
+			  fi_rt_name(m));
+	fi_rt_report(m, NULL, "kept static");
+}
+
+/* Rewrite @m into the process mode (or leave it, when there is no work). */
+static void fi_rt_take(struct fi_module *m)
+{
+	struct fi_patch_opts o = {
+		.cfg = fi_rt()->cfg, .seed = fi_rt()->seed, .dethunk = true,
+	};
+	struct fi_patch_stats st = { 0 };
+	int err = 0;
+
+	m->cfg = fi_rt()->cfg;
+	m->seed = fi_rt()->seed;
+	if (m->img.note.present) {
+		fi_rt_take_static(m);
+		goto reg;
+	}
+	/* kcfi without rand: the compiler's bytes are the mode already,
+	 * unless an empty-parentheses definition needs its hash (knr.c). */
+	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
+	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img)) {
+		fi_rt_report(m, NULL, "kept");
+		goto reg;
+	}
+	if (o.cfg.flags & FINEIBT_F_BHI) {
+		err = fi_live_stubs_for(&m->img, &o.bhi_args);
+		if (err) {
+			fi_rt_say("fineibt: warning: %s: no BHI stubs within "
+				  "reach (%s); bhi dropped for this module\n",
+				  fi_rt_name(m), strerror(-err));
+			o.cfg.flags &= ~FINEIBT_F_BHI;
+		}
+	}
+	err = fi_live_patch(&m->img, &o, &st);
+	if (err == -EBADMSG) {
+		/* The copy did not verify: something wrote into it. */
+		fi_rt_say("fineibt: error: %s: the rewritten copy of its text "
+			  "changed while it was written (another thread wrote "
+			  "into it); rewrite abandoned, left in kCFI form\n",
+			  fi_rt_name(m));
+	} else if (err) {
+		fi_rt_say("fineibt: warning: %s: cannot rewrite (%s); left in "
+			  "kCFI form\n", fi_rt_name(m), strerror(-err));
+	}
+	if (err) {
+		m->cfg.mode = FINEIBT_MODE_KCFI;
+		m->cfg.flags &= FINEIBT_F_WARN;
+		goto reg;
+	}
+	m->cfg = o.cfg;
+	m->bhi_args = (o.cfg.flags & FINEIBT_F_BHI) ? o.bhi_args : 0;
+	m->patched = true;
+	fi_rt_report(m, &st, "rewritten to");
+reg:
+	err = fi_rt_add_module(m);
+	if (err && err != -EEXIST)
+		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
+			  "CFI failures will not be decoded (they stay "
+			  "fatal)\n", fi_rt_name(m), strerror(-err));
+	/* The registered copy has the sites: ours would be private memory
+	 * kept for nothing (m stays, as the module's key). */
+	if (!err) {
+		fi_image_close(&m->img);
+		memset(&m->img, 0, sizeof(m->img));
+	}
+}
+
+/* --------------------------------------------------------------- start */
+
+/*
+ * A module rewritten by `fineibt patch` cannot change its mode or seed;
+ * every other module must match it or calls between them fail their
+ * checks. So the first such module found at start-up sets the process's
+ * mode and seed.
+ */
+static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
+			     struct fineibt_config *cfg, uint32_t *seed)
+{
+	unsigned int debug = cfg->flags & FINEIBT_F_DEBUG;
+	char want[64], got[64];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct fi_note *note = &mods[i]->img.note;
+
+		if (!note->present)
+			continue;
+		cfg->flags &= ~FINEIBT_F_DEBUG;
+		if (memcmp(&note->cfg, cfg, sizeof(*cfg))) {
+			fineibt_config_str(cfg, want, sizeof(want));
+			fineibt_config_str(&note->cfg, got, sizeof(got));
+			fi_rt_say("fineibt: note: %s was patched statically "
+				  "(%s); the process uses that mode, not %s\n",
+				  fi_rt_name(mods[i]), got, want);
+		}
+		*cfg = note->cfg;
+		cfg->flags |= debug;	/* diagnostics stay the process's */
+		*seed = note->seed;
+		return;
+	}
+}
+
+/*
+ * FINEIBT_SEQ=v4|v6.18: the sequence set (docs/sequences.md). Neither set
+ * is weaker than the other, so a privileged process honours it too.
+ */
+static void fi_rt_seq(struct fineibt_config *cfg)
+{
+	const char *seq = getenv("FINEIBT_SEQ");
+	char shown[33];
+	size_t i;
+
+	if (!seq || !*seq || fi_seq_apply(seq, strlen(seq), cfg) >= 0)
+		return;
+	/* From the environment: no terminal escapes on stderr. */
+	for (i = 0; seq[i] && i < sizeof(shown) - 1; i++)
+		shown[i] = seq[i] >= 0x20 && seq[i] < 0x7f ? seq[i] : '?';
+	shown[i] = '\0';
+	fi_rt_say("fineibt: ignoring FINEIBT_SEQ='%s': unknown sequence set "
+		  "(v4, v6.18)\n", shown);
+}
+
+/*
+ * cfi=debug (the kernel's): from here on start-up is verbose (a line per
+ * module with its counts, the start-up time), and this summary goes first.
+ */
+static void fi_rt_debug_config(const struct fineibt_config *cfg,
+			       bool have_arity, size_t n)
+{
+	char mode[64];
+
+	fi_verbose_set(true);
+	fineibt_config_str(cfg, mode, sizeof(mode));
+	fi_rt_say("fineibt: cfi=debug: mode %s; sequence set %s; arity %s; "
+		  "hashes %s; %zu kCFI modules found\n", mode,
+		  cfg->flags & FINEIBT_F_SEQ_V618 ? "v6.18" : "v4",
+		  have_arity ? "present" : "absent (bhi unavailable)",
+		  cfg->flags & FINEIBT_F_RAND ? "randomised" : "as compiled", n);
+}
+
+static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
+{
+	/*
+	 * In a privileged (AT_SECURE: setuid, setgid, capabilities) process
+	 * the environment is the less privileged caller's: the words that
+	 * weaken protection are refused, the others honoured
+	 * (docs/protection.md). Mode and seed live in locals until they go
+	 * to the read-only state.
+	 */
+	const char *env = getenv("FINEIBT_CFI");
+	bool secure = getauxval(AT_SECURE) != 0;
+	struct fineibt_config cfg;
+	uint32_t seed = 0;
+	char msgs[FI_MSG_MAX];
+
+	msgs[0] = '\0';
+	fi_parse_cfi_secure(env && *env ? env : "auto", have_arity, secure,
+			    &cfg, msgs, sizeof(msgs));
+	if (msgs[0] && write(STDERR_FILENO, msgs, strlen(msgs)) < 0)
+		msgs[0] = '\0';
+	fi_rt_seq(&cfg);
+	fineibt_resolve_auto(&cfg);
+	if ((cfg.flags & FINEIBT_F_RAND) && fineibt_random_seed(&seed)) {
+		fi_rt_say("fineibt: warning: no random seed (getrandom "
+			  "failed); hashes are not randomised\n");
+		cfg.flags &= ~FINEIBT_F_RAND;
+	}
+	fi_rt_adopt_note(mods, n, &cfg, &seed);
+	fi_rt_set_config(&cfg, seed, have_arity);
+	if (cfg.flags & FINEIBT_F_DEBUG)
+		fi_rt_debug_config(&cfg, have_arity, n);
+}
+
+/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and
+ * dlopen to ours whatever the lookup order. */
+void fi_bind_interposers(void) __attribute__((weak));
+
+/*
+ * Walk the loaded modules, open the new ones, and (after the first walk
+ * has settled the mode) rewrite and register every new kCFI module.
+ * Returns the number of modules taken.
+ */
+static size_t fi_rt_scan(void)
+{
+	struct fi_module *fresh[FI_MAX_MODULES];
+	/* Bitmaps: over the record (alive, stale) and over fi_found (news). */
+	uint64_t alive[FI_SEEN_WORDS] = { 0 }, stale[FI_SEEN_WORDS] = { 0 };
+	uint64_t news[FI_SEEN_WORDS] = { 0 };
+	size_t nfresh = 0, nnew;
+	bool have_arity = false;
+
+	fi_nfound = 0;
+	dl_iterate_phdr(fi_rt_walk_cb, NULL);
+	for (size_t i = 0; i < fi_nfound; i++) {
+		long k = fi_rt_seen_find(fi_found[i].key);
+
+		if (k >= 0 && fi_rt_same(&fi_rt()->seen[k], &fi_found[i])) {
+			alive[k / 64] |= 1ull << (k % 64);
+			continue;
+		}
+		if (k >= 0)
+			stale[k / 64] |= 1ull << (k % 64);
+		news[i / 64] |= 1ull << (i % 64);
+	}
+	/* Stale entries first: a new module may have taken their key. */
+	fi_rt_forget_dead(alive, stale);
+	nnew = 0;
+	for (size_t i = 0; i < fi_nfound; i++) {
+		const struct fi_found *f = &fi_found[i];
+		/* The trap handler's table is the limit (FI_MAX_MODULES). */
+		struct fi_module *m = NULL;
+
+		if (!(news[i / 64] & (1ull << (i % 64))))
+			continue;
+		if (nfresh < FI_MAX_MODULES)
+			m = fi_rt_open(f);
+		fi_scan_new[nnew] = (struct fi_rt_seen){
+			.key = f->key, .size = f->size,
+			.fbase = fi_rt_fbase(f->key),
+			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
+		};
+		fi_scan_mod[nnew++] = m;
+		if (m)
+			nfresh++;
+	}
+	/*
+	 * Recorded, in one window, before any byte of them is rewritten;
+	 * what does not fit in the record is left alone.
+	 */
+	nnew = fi_rt_seen_add(fi_scan_new, nnew);
+	nfresh = 0;
+	for (size_t i = 0; i < nnew; i++) {
+		if (fi_scan_mod[i]) {
+			fi_scan_new[nfresh] = fi_scan_new[i];
+			fresh[nfresh++] = fi_scan_mod[i];
+			have_arity |= fi_rt_has_arity(fi_scan_mod[i]);
+		}
+	}
+	if (!fi_rt_started)
+		fi_rt_config(have_arity, fresh, nfresh);
+	for (size_t i = 0; i < nfresh; i++) {
+		const struct fi_module *c;
+
+		fi_rt_take(fresh[i]);
+		c = fi_rt_module_of(fresh[i]);
+		fi_scan_new[i].mod = c;
+		fi_scan_new[i].fp = fi_rt_fingerprint(c ? c : fresh[i]);
+	}
+	fi_rt_seen_set(fi_scan_new, nfresh);
+	if (nfresh && fi_bind_interposers)
+		fi_bind_interposers();
+	fi_subs_last = fi_subs_now;
+	/* fi_found and fi_scan_new are scratch: leave no code address
+	 * behind in writable memory once the walk is done (the record is
+	 * in the read-only state; docs/protection.md). */
+	memset(fi_found, 0, fi_nfound * sizeof(fi_found[0]));
+	fi_nfound = 0;
+	memset(fi_scan_new, 0, nnew * sizeof(fi_scan_new[0]));
+	return nfresh;
+}
+
+static uint64_t fi_rt_now_us(void)
+{
+	struct timespec ts;
+
+	/* Not clock_gettime(): src/rawsys.h. */
+	if (fi_sys3(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void fi_rt_start_locked(void)
+{
+	const char *verbose = secure_getenv("FINEIBT_VERBOSE");
+	uint64_t t0 = fi_rt_now_us();
+	size_t nmods;
+	int err;
+
+	fi_verbose_set(verbose && strcmp(verbose, "0"));
+	fi_rt_scan();
+	fi_rt_started = true;
+	err = fi_trap_install();
+	if (err)
+		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
+			  "(%s); CFI failures will not be reported\n",
+			  strerror(-err));
+	fi_rt_set_active(true);
+	/* Start-up is over: mode and seed are final (docs/protection.md). */
+	fi_rt_seal();
+	if (fi_verbose_on()) {
+		size_t nseen = 0;
+
+		nmods = 0;
+		for (size_t i = 0; i < fi_rt()->nseen; i++) {
+			nseen += fi_rt()->seen[i].key != 0;
+			nmods += fi_rt()->seen[i].lo != 0;
+		}
+		fi_rt_say("fineibt: runtime started in %llu us (%zu kCFI "
+			  "modules of %zu)\n",
+			  (unsigned long long)(fi_rt_now_us() - t0), nmods,
+			  nseen);
+	}
+}
+
+/*
+ * The seed also passes through vector registers (struct copies, memcpy of
+ * a module): a signal delivered later would have the kernel save them in
+ * its frame on the stack, where fi_rt_scrub_stack has already been. They
+ * are caller-saved, so clearing them on the way out costs nothing else.
+ */
+#define FI_VREGS "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", \
+	"xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", \
+	"xmm15"
+
+__attribute__((target("avx512f"))) static void fi_rt_clear_zmm(void)
+{
+	__asm__ volatile("vpxord %%zmm16, %%zmm16, %%zmm16\n\t"
+			 "vpxord %%zmm17, %%zmm17, %%zmm17\n\t"
+			 "vpxord %%zmm18, %%zmm18, %%zmm18\n\t"
+			 "vpxord %%zmm19, %%zmm19, %%zmm19\n\t"
+			 "vpxord %%zmm20, %%zmm20, %%zmm20\n\t"
+			 "vpxord %%zmm21, %%zmm21, %%zmm21\n\t"
+			 "vpxord %%zmm22, %%zmm22, %%zmm22\n\t"
+			 "vpxord %%zmm23, %%zmm23, %%zmm23\n\t"
+			 "vpxord %%zmm24, %%zmm24, %%zmm24\n\t"
+			 "vpxord %%zmm25, %%zmm25, %%zmm25\n\t"
+			 "vpxord %%zmm26, %%zmm26, %%zmm26\n\t"
+			 "vpxord %%zmm27, %%zmm27, %%zmm27\n\t"
+			 "vpxord %%zmm28, %%zmm28, %%zmm28\n\t"
+			 "vpxord %%zmm29, %%zmm29, %%zmm29\n\t"
+			 "vpxord %%zmm30, %%zmm30, %%zmm30\n\t"
+			 "vpxord %%zmm31, %%zmm31, %%zmm31\n\t"
+			 "vzeroall" ::: "memory", FI_VREGS);
+}
+
+__attribute__((target("avx"))) static void fi_rt_clear_ymm(void)
+{
+	__asm__ volatile("vzeroall" ::: "memory", FI_VREGS);
+}
+
+static void fi_rt_clear_vregs(void)
+{
+	if (__builtin_cpu_supports("avx512f"))
+		fi_rt_clear_zmm();
+	else if (__builtin_cpu_supports("avx"))
+		fi_rt_clear_ymm();
+	else
+		__asm__ volatile("pxor %%xmm0, %%xmm0\n\tpxor %%xmm1, %%xmm1\n\t"
+				 "pxor %%xmm2, %%xmm2\n\tpxor %%xmm3, %%xmm3\n\t"
+				 "pxor %%xmm4, %%xmm4\n\tpxor %%xmm5, %%xmm5\n\t"
+				 "pxor %%xmm6, %%xmm6\n\tpxor %%xmm7, %%xmm7\n\t"
+				 "pxor %%xmm8, %%xmm8\n\tpxor %%xmm9, %%xmm9\n\t"
+				 "pxor %%xmm10, %%xmm10\n\tpxor %%xmm11, %%xmm11\n\t"
+				 "pxor %%xmm12, %%xmm12\n\tpxor %%xmm13, %%xmm13\n\t"
+				 "pxor %%xmm14, %%xmm14\n\tpxor %%xmm15, %%xmm15"
+				 ::: "memory", FI_VREGS);
+}
+
+/*
+ * Patch every module not patched yet; start the runtime first if needed.
+ * Called by each module's crt (before its constructors) and by our own
+ * constructor. Exported (libfineibt.so) so the crt of other modules finds it.
+ */
+FINEIBT_API void fineibt_rt_hook(void)
+{
+	/*
+	 * The program may read errno at main without setting it (C says it
+	 * is zero at start-up), and the dlopen hook runs between dlopen and
+	 * its caller: whatever failed along the way here (an mmap hint that
+	 * was taken, a file probe) must not show.
+	 */
+	int saved_errno = errno;
+	bool took = true;
+
+	pthread_mutex_lock(&fi_rt_mutex);
+	if (!fi_rt_started)
+		fi_rt_start_locked();
+	else
+		took = fi_rt_scan() != 0;
+	pthread_mutex_unlock(&fi_rt_mutex);
+	/* The seed went through the patching code only if a module was taken. */
+	if (took) {
+		fi_rt_scrub_stack();
+		fi_rt_clear_vregs();
+	}
+	errno = saved_errno;
+}
+
+/*
+ * libfineibt.so: runs before the constructors of every module that
+ * depends on it. In libfineibt.a the executable's crt hook (priority
+ * 00000) has already done the work and this finds nothing new.
+ */
+__attribute__((constructor)) static void fi_rt_ctor(void)
+{
+	fineibt_rt_hook();
+}

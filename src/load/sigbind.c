@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RTLD_DEEPBIND plug-ins (docs/traps.md): a library dlopen'ed with
+ * RTLD_DEEPBIND looks its symbols up in its own dependencies first, so
+ * its references to sigaction, signal, sigset... bind to libc's and
+ * bypass src/trap/trap.c's interposers: a SIGILL handler it installs would
+ * evict fineibt's. After such a dlopen, every module it brought in has
+ * those references rebound to the interposers, as the loader would have
+ * bound them without the flag: the GOT slots (GLOB_DAT, JUMP_SLOT, and
+ * R_X86_64_64 with no addend) of undefined symbols by those names that
+ * hold libc's function, or still the module's lazy PLT entry. A slot in
+ * the RELRO segment is made writable for the store only.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sigbind.h"
+#include "trap.h"
+
+struct fi_dyn {
+	const Elf64_Sym *symtab;
+	const char *strtab;
+	const Elf64_Rela *rela, *jmprel;
+	size_t relasz, pltrelsz;
+	uintptr_t relro_lo, relro_hi;
+};
+
+static const void *fi_base_of(const void *p)
+{
+	Dl_info info;
+
+	return p && dladdr(p, &info) ? info.dli_fbase : NULL;
+}
+
+/* The loader stores run-time addresses in d_ptr; a link-time one is rebased. */
+static uintptr_t fi_dyn_ptr(const struct link_map *lm, uintptr_t v)
+{
+	return v < lm->l_addr ? v + lm->l_addr : v;
+}
+
+static int fi_relro_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_dyn *d = arg;
+	const struct link_map *lm = (const void *)d->relro_lo;
+
+	if (info->dlpi_addr != lm->l_addr || info->dlpi_name != lm->l_name)
+		return 0;
+	d->relro_lo = d->relro_hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const Elf64_Phdr *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_GNU_RELRO) {
+			d->relro_lo = info->dlpi_addr + ph->p_vaddr;
+			d->relro_hi = d->relro_lo + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+static bool fi_dyn_read(const struct link_map *lm, struct fi_dyn *d)
+{
+	memset(d, 0, sizeof(*d));
+	for (const Elf64_Dyn *e = lm->l_ld; e && e->d_tag != DT_NULL; e++) {
+		uintptr_t v = e->d_un.d_ptr;
+
+		switch (e->d_tag) {
+		case DT_SYMTAB: d->symtab = (const void *)fi_dyn_ptr(lm, v); break;
+		case DT_STRTAB: d->strtab = (const void *)fi_dyn_ptr(lm, v); break;
+		case DT_RELA: d->rela = (const void *)fi_dyn_ptr(lm, v); break;
+		case DT_RELASZ: d->relasz = e->d_un.d_val; break;
+		case DT_JMPREL: d->jmprel = (const void *)fi_dyn_ptr(lm, v); break;
+		case DT_PLTRELSZ: d->pltrelsz = e->d_un.d_val; break;
+		default: break;
+		}
+	}
+	d->relro_lo = (uintptr_t)lm;
+	if (dl_iterate_phdr(fi_relro_cb, d) != 1)
+		d->relro_lo = d->relro_hi = 0;
+	return d->symtab && d->strtab;
+}
+
+/* Store @val at @slot, opening a RELRO page for the store only. */
+static void fi_slot_store(const struct fi_dyn *d, uintptr_t slot, uintptr_t val)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t page = slot & ~(uintptr_t)(pg - 1);
+	bool relro = slot >= d->relro_lo && slot < d->relro_hi;
+
+	if (relro && mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE))
+		return;
+	__atomic_store_n((uintptr_t *)slot, val, __ATOMIC_RELEASE);
+	if (relro)
+		mprotect((void *)page, (size_t)pg, PROT_READ);
+}
+
+static int fi_rebind_rela(const struct link_map *lm, const struct fi_dyn *d,
+			  const Elf64_Rela *r, size_t sz, const void *libc)
+{
+	const void *self = fi_base_of(lm->l_ld);
+	int n = 0;
+
+	for (size_t i = 0; r && i < sz / sizeof(*r); i++) {
+		uint32_t type = ELF64_R_TYPE(r[i].r_info);
+		const Elf64_Sym *s = &d->symtab[ELF64_R_SYM(r[i].r_info)];
+		uintptr_t slot = lm->l_addr + r[i].r_offset, cur, ours;
+		const void *where;
+
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+		    !(type == R_X86_64_64 && !r[i].r_addend))
+			continue;
+		if (!ELF64_R_SYM(r[i].r_info) || s->st_shndx != SHN_UNDEF)
+			continue;
+		ours = (uintptr_t)fi_trap_sig_own(d->strtab + s->st_name);
+		if (!ours)
+			continue;
+		cur = *(const uintptr_t *)slot;
+		where = fi_base_of((const void *)cur);
+		if (cur == ours || (where != libc && where != self))
+			continue;
+		fi_slot_store(d, slot, ours);
+		n++;
+	}
+	return n;
+}
+
+int fi_sigbind_rebind(void *handle)
+{
+	const void *libc = fi_trap_libc_base(), *me = fi_base_of((void *)fi_sigbind_rebind);
+	struct link_map *lm = NULL;
+	struct fi_dyn d;
+	int n = 0;
+
+	if (!handle || !libc || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm)
+		return 0;
+	/* The module and those loaded after it (its dependencies). */
+	for (; lm; lm = lm->l_next) {
+		const void *base = fi_base_of(lm->l_ld);
+
+		if (!base || base == libc || base == me || !fi_dyn_read(lm, &d))
+			continue;
+		n += fi_rebind_rela(lm, &d, d.rela, d.relasz, libc);
+		n += fi_rebind_rela(lm, &d, d.jmprel, d.pltrelsz, libc);
+	}
+	return n;
+}

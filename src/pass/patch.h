@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rewriting passes over one image (the kernel's __apply_fineibt() and
+ * friends): rehash, disable, FineIBT preambles and callers, paranoid
+ * callers, BHI, de-thunking, ENDBR poisoning. Every write goes through
+ * fi_image_poke() and is preceded by a check that the bytes being replaced
+ * are what the pass expects; a site that does not match is skipped and
+ * reported as symbol+offset through the print hook.
+ */
+#ifndef FI_PATCH_H
+#define FI_PATCH_H
+
+#include "image.h"
+
+struct fi_patch_opts {
+	struct fineibt_config cfg;	/* resolved: no FINEIBT_MODE_AUTO */
+	uint32_t seed;			/* used when cfg.flags & FINEIBT_F_RAND */
+	/*
+	 * Address of the BHI stub array (__bhi_args) as seen from the
+	 * image's text: link-time for a file, run-time for a live module.
+	 * Needed only with FINEIBT_F_BHI; must be within rel32 reach.
+	 */
+	uint64_t bhi_args;
+	bool dethunk;			/* cs call thunk -> call *%r11 (default on) */
+	bool quiet;			/* don't report skipped sites */
+};
+
+struct fi_patch_stats {
+	size_t preambles;		/* rewritten or rehashed */
+	size_t callers;			/* rewritten, rehashed or disabled */
+	size_t bhi;			/* preambles given a BHI call */
+	size_t bhi_inline;		/* arity-1 inline preambles */
+	size_t poisoned;		/* ENDBRs at func+0 poisoned */
+	size_t dethunked;		/* thunk calls made direct */
+	size_t skipped;			/* sites left alone: did not match */
+};
+
+/*
+ * Apply @o to @im, which must still be in compiler (kCFI) form: an image
+ * already rewritten (a .fineibt note, or any preamble or caller in a
+ * FineIBT/paranoid/BHI form) is refused with -EALREADY. Returns 0 or
+ * -errno (-EINVAL: bad options, e.g. bhi with a preamble that needs a stub
+ * call and no @o->bhi_args, or stubs out of rel32 reach; a message says
+ * which). Nothing is written unless the whole image passes those checks.
+ * Sites that do not match their pattern are skipped, counted in
+ * @st->skipped and reported unless @o->quiet. @st may be NULL.
+ */
+int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
+		   struct fi_patch_stats *st);
+
+/*
+ * Verification of a patched copy (src/rt/rtlive.c): the passes of
+ * fi_patch_image run again over @im, whose views hold the ORIGINAL text,
+ * and instead of writing, hand each site's new bytes (@want, @n bytes at
+ * run-time @addr, the whole site window) to @site, in ascending address
+ * order. @site returns 0 or -errno, which stops the walk. Returns 0,
+ * -EBADMSG when the site arrays are not sorted (the order is what lets
+ * the checker compare the bytes between sites), or the first error.
+ */
+struct fi_patch_check {
+	int (*site)(void *ctx, uint64_t addr, const uint8_t *want, size_t n);
+	void *ctx;
+};
+int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
+		    const struct fi_patch_check *ck);
+
+/*
+ * The hash a preamble or caller holds after patching with @o, given its
+ * compile-time hash: rehashed when cfg has RAND, else unchanged.
+ */
+uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash);
+
+/*
+ * src/knr.c. The hash a preamble of an empty-parentheses definition
+ * (`R f()`, typed `_ZTSF<R>E` by clang) should carry: that of `R f(void)`.
+ * Any other hash is returned unchanged. fi_image_has_knr: does @im hold
+ * such a preamble (still in kCFI form)?
+ */
+uint32_t fi_knr_hash(uint32_t hash);
+bool fi_image_has_knr(const struct fi_image *im);
+/* clang-22's kCFI type id of a mangled type name (xxHash64, low 32 bits). */
+uint32_t fi_kcfi_type_id(const char *mangled);
+uint64_t fi_xxhash64(const void *data, size_t len);
+
+/*
+ * Write a statically patched copy of @im (whose file buffer the passes have
+ * rewritten) to @out, with a .fineibt section recording @o and @st's
+ * counts (@st may be NULL), atomically (temporary file in @out's directory,
+ * fsync, rename), with @mode permission bits. On error nothing is left at
+ * @out (an existing @out is untouched) and @err holds a one-line reason.
+ */
+int fi_image_write_file(struct fi_image *im, const struct fi_patch_opts *o,
+			const struct fi_patch_stats *st,
+			const char *out, unsigned int mode,
+			char *err, size_t errlen);
+
+#endif /* FI_PATCH_H */

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process-wide runtime state, shared by the loader side (runtime.c: the
+ * constructor, module walk, dlopen), the trap handler (trap.c) and the JIT
+ * emitter (jit.c). Everything here is read-only once start-up is over,
+ * except during the short, locked window in which a new module is patched.
+ * The SIGILL handler only reads it and never allocates.
+ */
+#ifndef FI_RUNTIME_H
+#define FI_RUNTIME_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fineibt.h"
+#include "image.h"
+
+#define FI_MAX_MODULES	256
+/* JIT regions (jit.c) have slots of their own: they never crowd out modules. */
+#define FI_MAX_JIT	256
+#define FI_MAX_SLOTS	(FI_MAX_MODULES + FI_MAX_JIT)
+/* Modules the start-up and dlopen scans keep track of (runtime.c). */
+#define FI_MAX_SEEN	1024
+/* Exit status of a process stopped by fi_rt_die(). */
+#define FI_RT_DIE_STATUS 127
+
+struct fi_module {
+	struct fi_image img;		/* link-time view + sites */
+	uint64_t text_lo, text_hi;	/* run-time range of its executable views */
+	uint64_t bhi_args;		/* run-time BHI stub array its preambles call, 0 if none */
+	bool patched;			/* by the runtime, or statically (note) */
+	struct fineibt_config cfg;	/* the mode its sequences are in */
+	uint32_t seed;			/* valid when cfg.flags & FINEIBT_F_RAND */
+};
+
+/*
+ * The arena (src/rt/rtarena.c): mmap'd chunks holding the registered modules
+ * (struct fi_module, its image and every array and string the trap
+ * handler reads through it). Read-only but inside a write window.
+ */
+#define FI_ARENA_CHUNKS	64
+struct fi_arena_chunk {
+	uint8_t *base;
+	size_t size, used;
+	bool open;			/* made writable by the current window */
+};
+struct fi_arena {
+	size_t nchunks;
+	struct fi_arena_chunk chunk[FI_ARENA_CHUNKS];
+};
+
+/* trap.c's record of the program's own SIGILL disposition. */
+struct fi_rt_sig {
+	struct sigaction user_act;	/* what the program asked for */
+	unsigned int user_seq;		/* odd while user_act is being written */
+	bool installed;			/* fineibt's handler holds SIGILL */
+	/* libc's sigaction, signal, sysv_signal (uninstrumented calls). */
+	void *real_sigaction, *real_signal, *real_sysv_signal;
+};
+
+/*
+ * The scans' record of a module (runtime.c), kept in the read-only state:
+ * it decides which modules are new and which to withdraw, so a forged
+ * entry must not be possible. An entry with a range is also the record of
+ * rewritten code: a #UD there that no registered module explains is fatal,
+ * never the program's (fi_rt_rewritten_at). Slots are free when key is 0.
+ */
+struct fi_rt_seen {
+	uint64_t key, size;	/* its first executable segment: identity */
+	uint64_t lo, hi;	/* its kCFI text, or 0, 0 when not kCFI */
+	uint64_t fp;		/* fingerprint of its sites, when fp_set */
+	const void *fbase;	/* dladdr's load base of the object */
+	const struct fi_module *mod;	/* its registered copy, or NULL */
+	bool fp_set;
+};
+
+/*
+ * The other code pointers the library calls through, kept here read-only
+ * (docs/protection.md, "No code pointer in writable memory"): written only
+ * inside a write window, by dlhook.c and print.c.
+ */
+struct fi_rt_calls {
+	void *real_dlopen;		/* libc's dlopen (RTLD_NEXT) */
+	fineibt_print_fn print;		/* fineibt_set_print()'s hook, if set */
+	bool print_set;			/* false: the built-in stderr printer */
+};
+
+/*
+ * foreign.c's veneer and stub-page bookkeeping (docs/compat.md): it
+ * decides which targets the SIGILL handler accepts as veneers and where
+ * stubs are written, and holds executable addresses, so it is read-only
+ * too (written in windows: at dlsym time, and by the handler opening a
+ * site). The names mapping is read-only outside its own writes.
+ */
+#define FI_FSTUB_PAGES	64
+struct fi_rt_foreign {
+	uint64_t fven_base;		/* the veneer region, 0 until reserved */
+	uint64_t fven_count;		/* veneers published */
+	void *fven_names;		/* struct fi_fven_name[], foreign.c */
+	size_t nstub_pages;
+	struct { uint64_t page, used; } stub_pages[FI_FSTUB_PAGES];
+};
+
+struct fi_runtime {
+	bool active;			/* constructor ran and installed the handler */
+	bool sealed;			/* start-up over: config and active are final */
+	bool configured;		/* fi_rt_set_config ran */
+	bool have_arity;		/* some module carries kCFI arity */
+	struct fineibt_config cfg;	/* resolved process mode */
+	uint32_t seed;
+	/*
+	 * Slots [0, FI_MAX_MODULES) hold modules, the rest JIT regions; nmods
+	 * is one past the highest slot ever used.
+	 */
+	size_t nmods;
+	struct fi_module *mods[FI_MAX_SLOTS];	/* frozen copies, in the arena */
+	const void *mod_keys[FI_MAX_SLOTS];	/* the caller's module: its identity */
+	size_t nseen;				/* one past the highest used */
+	struct fi_rt_seen seen[FI_MAX_SEEN];
+	/* BHI stub arrays in use (one near each module that needs one). */
+	size_t nstubs;
+	uint64_t stubs[FI_MAX_MODULES];
+	uint64_t stub_size[FI_MAX_MODULES];	/* [stubs[i], stubs[i] + stub_size[i]) */
+	/* The copies of the stubs the runtime mapped itself (rtlive.c). */
+	size_t nstub_copies;
+	uint64_t stub_copies[FI_MAX_MODULES];
+	struct fi_rt_sig sig;
+	struct fi_rt_calls calls;
+	struct fi_rt_foreign foreign;
+	struct fi_arena arena;
+};
+
+/* The process state (never NULL; .active false when not started). */
+const struct fi_runtime *fi_rt(void);
+
+/* The module whose executable text holds run-time @addr, or NULL. */
+const struct fi_module *fi_rt_module_at(uint64_t addr);
+
+/*
+ * If run-time @addr lies inside a BHI stub array, its base; else 0.
+ * Async-signal-safe.
+ */
+uint64_t fi_rt_bhi_base(uint64_t addr);
+
+/*
+ * Registration (src/rt/rtstate.c). The state lives in its own page-aligned,
+ * page-sized storage (fi_rt_storage()) that is read-only except inside a
+ * write window (docs/protection.md): fi_rt_write_begin() blocks every
+ * signal in the calling thread, takes the one writer spin lock and makes
+ * the storage writable; fi_rt_write_end() makes it (and the arena chunks
+ * written) read-only again, drops the lock and restores the mask. Both are
+ * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND); never
+ * nest them. Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
+ * no lock: a slot is filled before the count that publishes it is
+ * release-stored. Every function below opens its own window.
+ */
+struct fi_runtime *fi_rt_write_begin(sigset_t *saved);
+void fi_rt_write_end(const sigset_t *saved);
+
+/*
+ * The process mode and seed: settable until fi_rt_seal(), -EPERM after.
+ * fi_rt_set_active(false) is refused after the seal as well.
+ */
+int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
+		     bool have_arity);
+int fi_rt_set_active(bool active);
+/* Start-up is over: no setter of the mode exists from now on. */
+void fi_rt_seal(void);
+
+/*
+ * Publish @m: a deep copy of it (the module, its image, the views, site
+ * arrays, symbols and their names) is made in the read-only arena and
+ * registered; the handler only ever reads the copy. @m stays the caller's
+ * and is the key fi_rt_del_module() recognises; its seed fields are
+ * cleared (the copy keeps them), so no writable copy of the seed remains.
+ * Fill m->img, text_lo/text_hi, cfg and seed first. Returns 0, -EEXIST,
+ * -ENOSPC, -ENOMEM.
+ */
+int fi_rt_add_module(struct fi_module *m);
+/* The same for a JIT region: its own FI_MAX_JIT slots. */
+int fi_rt_add_jit(struct fi_module *m);
+/* The registered copy of @key (the caller's module), or NULL. */
+const struct fi_module *fi_rt_module_of(const void *key);
+/*
+ * Withdraw @m (the caller's module or its registered copy; dlclose). Its
+ * slot reads NULL afterwards and may be reused; the copy stays in the
+ * arena, since a handler running concurrently may still hold it.
+ * Returns 0 or -ENOENT.
+ */
+int fi_rt_del_module(const struct fi_module *m);
+
+/*
+ * The scans' record (struct fi_rt_seen), one window per call.
+ * fi_rt_seen_add() records @e[0..@n) in free slots, in order, and returns
+ * how many it could (it stops at a key of 0 or a full record).
+ * fi_rt_seen_set() copies .mod and .fp of each @e[k] to the entry with
+ * its key; returns how many it found. fi_rt_seen_drop() retires entry @i
+ * and withdraws its registered module in the same window: call it only
+ * once the module is known to be unloaded.
+ */
+size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n);
+size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n);
+void fi_rt_seen_drop(size_t i);
+/* Does @addr lie in recorded kCFI text? Async-signal-safe. */
+bool fi_rt_rewritten_at(uint64_t addr);
+/* [@lo, @hi) overlaps a registered module's text or a rewritten range. */
+bool fi_rt_range_owned(uint64_t lo, uint64_t hi);
+
+/* Report @why on stderr and terminate (FI_RT_DIE_STATUS): async-signal-safe. */
+__attribute__((noreturn)) void fi_rt_die(const char *why);
+
+/*
+ * Register a BHI stub array at run-time [@base, @base + @size): the copy in
+ * libfineibt itself (always recognised, no need to add it) or a copy of
+ * fi_bhi_stubs() the runtime placed within rel32 reach of a module.
+ * Returns 0, -EINVAL (size not a whole array), -EEXIST, -ENOSPC.
+ */
+int fi_rt_add_stubs(uint64_t base, uint64_t size);
+int fi_rt_del_stubs(uint64_t base);
+/* Register a copy the runtime mapped itself; it is also remembered in
+ * stub_copies[] for other modules within its reach. */
+int fi_rt_add_stub_copy(uint64_t base, uint64_t size);
+
+/*
+ * The BHI stub array linked into libfineibt (src/seq/bhi.S): 8 slots of
+ * FI_BHI_SLOT_SIZE bytes, position-independent (only rel8 jumps inside),
+ * so it may be copied byte for byte anywhere executable. Returns its
+ * address and stores its size in @size.
+ */
+const uint8_t *fi_bhi_stubs(size_t *size);
+
+/* The page-aligned storage holding the state, and its size (pages). */
+void *fi_rt_storage(size_t *size);
+
+/*
+ * The arena (src/rt/rtarena.c): @len bytes, 16-aligned, inside a write window
+ * only; NULL when out of memory. fi_arena_close() makes every chunk the
+ * window wrote read-only again (fi_rt_write_end calls it).
+ */
+void *fi_arena_alloc(struct fi_arena *a, size_t len);
+int fi_arena_close(struct fi_arena *a);
+/* Do @len bytes at @p lie inside what @a has handed out? Async-signal-safe. */
+bool fi_arena_owns(const struct fi_arena *a, const void *p, size_t len);
+/* Deep copy of @m into @a (inside a window), or NULL. */
+struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m);
+
+/*
+ * Wipe the dead stack below the caller (the seed passes through locals
+ * of the patching code): call it from a shallow frame once done.
+ */
+void fi_rt_scrub_stack(void);
+
+#endif /* FI_RUNTIME_H */

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Function pointers into uninstrumented code that the program obtains
+ * from dlsym()/dlvsym() (docs/compat.md, "Foreign function pointers").
+ *
+ * Such a function has no type hash in front of it, and no single hash
+ * could satisfy every caller. So:
+ *
+ *  - dlsym/dlvsym (interposed by dlsym_so.c) return, for a function in an executable segment of a
+ *    module that is not kCFI, a veneer (insn.h, FI_FVEN_SLOT): ENDBR + jmp
+ *    at V-16 for FineIBT callers and at V for every other, in a region of
+ *    read-execute pages reserved once; each page is built on a scratch
+ *    copy and moved in place with mremap, so published veneers are never
+ *    writable. The same function always gets the same veneer.
+ *  - In the callee-checking modes (fineibt, bhi) that is all: the caller
+ *    lands on the veneer's ENDBR, never 16 bytes before the function.
+ *  - A checking caller (kcfi, paranoid) traps the first time it meets a
+ *    veneer. The SIGILL handler sees that the target is a veneer entry,
+ *    lets the call go on, and opens the site: a per-site stub near the
+ *    module repeats the site's check and, when it fails, accepts exactly
+ *    the veneer entries (a range and alignment test) before going back to
+ *    the site's own check, which traps as before. The site's first five
+ *    bytes become a jmp to the stub (insn.h, fi_emit_foreign_stub). From
+ *    then on that site costs two jumps and a few instructions per call,
+ *    and no more signals.
+ *
+ * Everything the handler does here is mmap/mprotect/mremap and copies:
+ * no allocation, no lock (one busy flag taken with an atomic exchange;
+ * a thread that finds it taken lets its call go on and tries next time).
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "foreign.h"
+#include "rawsys.h"
+#include "insn.h"
+#include "rtlive.h"
+#include "runtime.h"
+
+#define FI_PAGE		4096ULL
+#define FI_FVEN_REGION	(1ULL << 20)	/* 16384 veneers */
+#define FI_FVEN_MAX	(FI_FVEN_REGION / FI_FVEN_SLOT)
+
+/*
+ * The veneer region's base, the count of published slots, the names
+ * and the stub pages are in the read-only state (fi_rt()->foreign).
+ */
+#define FI_FX()		(&fi_rt()->foreign)
+#define fi_fven_names	((struct fi_fven_name *)FI_FX()->fven_names)
+/* The name dlsym was asked for, per slot, for reports (written before
+ * the slot is counted, never changed after). */
+struct fi_fven_name {
+	uint64_t fn;
+	char name[56];
+};
+static pthread_mutex_t fi_fven_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Stub pages (FI_FX()->stub_pages), each near some module's text;
+ * filled from the bottom. */
+static int fi_fstub_busy;
+static uint64_t fi_nopened;
+
+static uint64_t fi_page_down(uint64_t a)
+{
+	return a & ~(FI_PAGE - 1);
+}
+
+/*
+ * Does sealed @copy (@n bytes, a copy of the pages at @lo) hold exactly
+ * what fi_fx_publish meant to write: @bytes at @at, the original pages
+ * (or int3s when @fresh) everywhere else?
+ */
+static bool fi_fx_copy_ok(const uint8_t *copy, uint64_t lo, uint64_t n,
+			  uint64_t at, const void *bytes, size_t len, bool fresh)
+{
+	const uint8_t *orig = (const uint8_t *)(uintptr_t)lo;
+
+	if (memcmp(copy + at, bytes, len))
+		return false;
+	for (uint64_t i = 0; i < n; i++) {
+		if (i >= at && i < at + len)
+			continue;
+		if (copy[i] != (fresh ? 0xcc : orig[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Write @len bytes at @addr into read-execute memory: a scratch copy of
+ * the pages is written, sealed read-execute and moved over the originals
+ * in one mremap. @fresh: the pages hold nothing yet (PROT_NONE); start
+ * from int3s instead of copying.
+ */
+static int fi_fx_publish(uint64_t addr, const void *bytes, size_t len,
+			 bool fresh)
+{
+	uint64_t lo = fi_page_down(addr);
+	uint64_t n = fi_page_down(addr + len + FI_PAGE - 1) - lo;
+	/* Raw system calls: this runs in the SIGILL handler, where a
+	 * program's interposer of mmap must not (rawsys.h). */
+	long r = fi_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *copy = (uint8_t *)r;
+
+	if ((unsigned long)r > -4096UL)
+		return (int)r;
+	if (fresh)
+		memset(copy, 0xcc, n);
+	else
+		memcpy(copy, (const void *)(uintptr_t)lo, n);
+	memcpy(copy + (addr - lo), bytes, len);
+	r = fi_sys3(SYS_mprotect, (long)copy, (long)n, PROT_READ | PROT_EXEC);
+	if (r < 0) {
+		fi_raw_munmap(copy, n);
+		return (int)r;
+	}
+	/*
+	 * The copy was writable while other threads ran: what becomes code
+	 * is checked once nothing can write it any more (issue 18).
+	 */
+	if (!fi_fx_copy_ok(copy, lo, n, addr - lo, bytes, len, fresh)) {
+		fi_raw_munmap(copy, n);
+		return -EBADMSG;
+	}
+	r = fi_sys6(SYS_mremap, (long)copy, (long)n, (long)n,
+		    MREMAP_MAYMOVE | MREMAP_FIXED, (long)lo, 0);
+	if ((unsigned long)r > -4096UL) {
+		fi_raw_munmap(copy, n);
+		return (int)r;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- veneers */
+
+bool fi_foreign_is_veneer(uint64_t addr)
+{
+	uint64_t base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
+	uint64_t n = __atomic_load_n(&FI_FX()->fven_count, __ATOMIC_ACQUIRE);
+	uint64_t off = addr - base - FI_FVEN_ENTRY;
+
+	return base && addr >= base + FI_FVEN_ENTRY &&
+	       off % FI_FVEN_SLOT == 0 && off / FI_FVEN_SLOT < n;
+}
+
+uint64_t fi_foreign_veneer_target(uint64_t addr)
+{
+	uint64_t entry;
+	uint64_t fn = fi_foreign_slot_target(addr, &entry);
+
+	return entry == addr ? fn : 0;
+}
+
+uint64_t fi_foreign_slot_target(uint64_t addr, uint64_t *entry)
+{
+	uint64_t base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
+	uint64_t n = __atomic_load_n(&FI_FX()->fven_count, __ATOMIC_ACQUIRE);
+	uint64_t i = (addr - base) / FI_FVEN_SLOT;
+
+	*entry = 0;
+	if (!base || addr < base || i >= n)
+		return 0;
+	*entry = base + i * FI_FVEN_SLOT + FI_FVEN_ENTRY;
+	return fi_fven_names[i].fn;
+}
+
+/* Is @addr in an executable segment of a module that is not kCFI? */
+static bool fi_fx_is_foreign_code(uint64_t addr)
+{
+	const ElfW(Phdr) *ph;
+	struct link_map *lm;
+	Dl_info info;
+
+	if (!fi_rt()->active || fi_rt_module_at(addr))
+		return false;
+	if (!dladdr1((void *)(uintptr_t)addr, &info, (void **)&lm,
+		     RTLD_DL_LINKMAP) || !lm)
+		return false;
+	ph = (const ElfW(Phdr) *)((const char *)info.dli_fbase +
+				  ((const ElfW(Ehdr) *)info.dli_fbase)->e_phoff);
+	for (int i = 0; i < ((const ElfW(Ehdr) *)info.dli_fbase)->e_phnum; i++) {
+		uint64_t lo = lm->l_addr + ph[i].p_vaddr;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    addr >= lo && addr - lo < ph[i].p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/* Reserve the veneer region and the names (read-only) once. */
+static bool fi_fx_reserve(void)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	void *p, *names;
+
+	if (FI_FX()->fven_base)
+		return true;
+	p = mmap(NULL, FI_FVEN_REGION, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	names = mmap(NULL, FI_FVEN_MAX * sizeof(struct fi_fven_name), PROT_READ,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	rt = names == MAP_FAILED ? NULL : fi_rt_write_begin(&saved);
+	if (!rt) {
+		if (names != MAP_FAILED)
+			munmap(names, FI_FVEN_MAX * sizeof(struct fi_fven_name));
+		munmap(p, FI_FVEN_REGION);
+		return false;
+	}
+	rt->foreign.fven_names = names;
+	__atomic_store_n(&rt->foreign.fven_base, (uint64_t)(uintptr_t)p,
+			 __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
+	return true;
+}
+
+/* Record slot @n's function and name, then publish it (count + 1). */
+static int fi_fx_record(uint64_t n, uint64_t fn, const char *name)
+{
+	struct fi_fven_name *e = &fi_fven_names[n];
+	uint64_t pg = fi_page_down((uint64_t)(uintptr_t)e);
+	uint64_t len = fi_page_down((uint64_t)(uintptr_t)(e + 1) - 1) + FI_PAGE - pg;
+	struct fi_runtime *rt;
+	sigset_t saved;
+
+	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ | PROT_WRITE))
+		return -errno;
+	e->fn = fn;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	mprotect((void *)(uintptr_t)pg, len, PROT_READ);
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	__atomic_store_n(&rt->foreign.fven_count, n + 1, __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
+	return 0;
+}
+
+/* The veneer of @fn: found among the published ones, or published now. */
+static void *fi_fx_veneer(uint64_t fn, const char *name)
+{
+	uint8_t slot[FI_FVEN_SLOT];
+	uint64_t n, at, base;
+	void *ret = (void *)(uintptr_t)fn;
+
+	pthread_mutex_lock(&fi_fven_lock);
+	if (!fi_fx_reserve())
+		goto out;
+	base = FI_FX()->fven_base;
+	n = FI_FX()->fven_count;
+	for (uint64_t i = 0; i < n; i++) {
+		if (fi_fven_names[i].fn == fn) {
+			ret = (void *)(uintptr_t)(base + i * FI_FVEN_SLOT +
+						  FI_FVEN_ENTRY);
+			goto out;
+		}
+	}
+	if (n == FI_FVEN_MAX)
+		goto out;	/* full: the plain pointer (checking callers trap) */
+	at = base + n * FI_FVEN_SLOT;
+	fi_emit_foreign_veneer(slot, fn);
+	if (fi_fx_publish(at, slot, sizeof(slot), at % FI_PAGE == 0) ||
+	    fi_fx_record(n, fn, name))
+		goto out;
+	ret = (void *)(uintptr_t)(at + FI_FVEN_ENTRY);
+out:
+	pthread_mutex_unlock(&fi_fven_lock);
+	return ret;
+}
+
+bool fi_foreign_for_caller(const void *ret)
+{
+	return fi_rt()->active && fi_rt_module_at((uint64_t)(uintptr_t)ret);
+}
+
+void *fi_foreign_wrap(void *p, const char *name)
+{
+	if (!p || !fi_fx_is_foreign_code((uint64_t)(uintptr_t)p))
+		return p;
+	return fi_fx_veneer((uint64_t)(uintptr_t)p, name);
+}
+
+bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
+			  const char **name)
+{
+	uint64_t n = __atomic_load_n(&FI_FX()->fven_count, __ATOMIC_ACQUIRE);
+	const struct fi_fven_name *best = NULL;
+
+	for (uint64_t i = 0; i < n; i++) {
+		const struct fi_fven_name *e = &fi_fven_names[i];
+
+		if (e->fn <= addr && e->fn > after && addr - e->fn < 0x10000 &&
+		    (!best || e->fn > best->fn))
+			best = e;
+	}
+	if (!best)
+		return false;
+	*start = best->fn;
+	*name = best->name;
+	return true;
+}
+
+/* ----------------------------------------------------------- call sites */
+
+const uint8_t *fi_foreign_site_head(const uint8_t *site)
+{
+	uint64_t stub;
+
+	if (!fi_decode_site_jmp(site, (uint64_t)(uintptr_t)site, &stub))
+		return NULL;
+	for (size_t i = 0; i < __atomic_load_n(&FI_FX()->nstub_pages, __ATOMIC_ACQUIRE); i++) {
+		const __typeof__(FI_FX()->stub_pages[0]) *pg = &FI_FX()->stub_pages[i];
+
+		if (stub >= pg->page && stub - pg->page < FI_PAGE &&
+		    (stub - pg->page) % FI_FSTUB_SIZE == 0)
+			return (const uint8_t *)(uintptr_t)stub;
+	}
+	return NULL;
+}
+
+/* A free stub slot within rel32 reach of [lo, hi), mapping a page if needed. */
+static uint64_t fi_fx_stub_slot(uint64_t lo, uint64_t hi)
+{
+	static const uint8_t none[FI_FSTUB_SIZE];
+	const struct fi_rt_foreign *fx = FI_FX();
+	struct fi_runtime *rt;
+	sigset_t saved;
+	uint64_t page;
+
+	for (size_t i = 0; i < fx->nstub_pages; i++) {
+		if (fx->stub_pages[i].used < FI_PAGE &&
+		    fi_live_in_reach(fx->stub_pages[i].page, FI_PAGE, lo, hi))
+			return fx->stub_pages[i].page + fx->stub_pages[i].used;
+	}
+	if (fx->nstub_pages == FI_FSTUB_PAGES)
+		return 0;
+	page = fi_live_map_near(lo, hi, none, sizeof(none));
+	if (!page || !(rt = fi_rt_write_begin(&saved)))
+		return 0;
+	rt->foreign.stub_pages[rt->foreign.nstub_pages].page = page;
+	rt->foreign.stub_pages[rt->foreign.nstub_pages].used = 0;
+	__atomic_store_n(&rt->foreign.nstub_pages, rt->foreign.nstub_pages + 1,
+			 __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
+	return page;
+}
+
+/* The page holding @stub has @len more bytes used (inside a window). */
+static void fi_fx_page_use(uint64_t stub, uint64_t len)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return;
+	for (size_t i = 0; i < rt->foreign.nstub_pages; i++) {
+		if (stub - rt->foreign.stub_pages[i].page < FI_PAGE)
+			rt->foreign.stub_pages[i].used += len;
+	}
+	fi_rt_write_end(&saved);
+}
+
+/* Give the site at @site (of module @m) its stub; 0 or -errno. */
+static int fi_fx_open_site(const struct fi_module *m, uint64_t site,
+			   bool paranoid)
+{
+	uint8_t stub[FI_FSTUB_SIZE], jmp[5];
+	const uint8_t *p = (const uint8_t *)(uintptr_t)site;
+	uint64_t at, base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
+	int err;
+
+	if (fi_foreign_site_head(p))
+		return 0;		/* another thread opened it */
+	at = fi_fx_stub_slot(m->text_lo, m->text_hi);
+	if (!at)
+		return -ENOMEM;
+	if (!fi_emit_foreign_stub(stub, p, site, at, paranoid,
+				  base + FI_FVEN_ENTRY, FI_FVEN_REGION) ||
+	    !fi_emit_site_jmp(jmp, site, at))
+		return -ERANGE;
+	err = fi_fx_publish(at, stub, sizeof(stub), false);
+	if (err)
+		return err;
+	fi_fx_page_use(at, FI_FSTUB_SIZE);
+	/* The stub is in place and sealed before any jump leads to it. */
+	err = fi_fx_publish(site, jmp, sizeof(jmp), false);
+	if (!err)
+		__atomic_add_fetch(&fi_nopened, 1, __ATOMIC_RELAXED);
+	return err;
+}
+
+bool fi_foreign_take(const struct fi_trap *t, bool *opened)
+{
+	bool t_opened = false;
+
+	const struct fi_module *m = t->mod;
+	uint64_t site;
+	bool paranoid;
+
+	if (t->kind == FI_TRAP_KCFI) {
+		site = t->addr - FI_KCFI_CALLER_UD;
+		paranoid = false;
+	} else if (t->kind == FI_TRAP_PARANOID) {
+		site = t->addr - FI_PARANOID_UD;
+		paranoid = true;
+	} else {
+		return false;
+	}
+	if (!m || !fi_foreign_is_veneer(t->target))
+		return false;
+	/*
+	 * The call goes on either way; only one thread rewrites at a time.
+	 * JIT code (jit.c registers it as "[jit]") belongs to its JIT, which
+	 * may rewrite or free it: its sites are not opened, and take a
+	 * signal per call to a veneer.
+	 */
+	*opened = false;
+	if (m->img.path && !strcmp(m->img.path, "[jit]"))
+		return true;
+	if (!__atomic_exchange_n(&fi_fstub_busy, 1, __ATOMIC_ACQUIRE)) {
+		t_opened = fi_fx_open_site(m, site, paranoid) == 0;
+		__atomic_store_n(&fi_fstub_busy, 0, __ATOMIC_RELEASE);
+	}
+	*opened = t_opened;
+	return true;
+}
+
+uint64_t fi_foreign_sites_opened(void)
+{
+	return __atomic_load_n(&fi_nopened, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parts of a CFI failure report that tell a user what went wrong
+ * without a debugger (report.h): which functions have the type the caller
+ * wanted, where the call is in the source, and a JSON record per failure
+ * for fleet monitoring (FINEIBT_LOG).
+ *
+ * All of it runs inside the SIGILL handler, so: no allocation, no lock, no
+ * stdio, only async-signal-safe system calls, and memory is read only
+ * where it is known to be mapped (the executable views of registered
+ * modules, the file buffers the runtime keeps for them, one stack slot
+ * read with process_vm_readv).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "insn.h"
+#include "rawsys.h"
+#include "report.h"
+
+/* ------------------------------------------------------ live text reads */
+
+/* @len live bytes at run-time @addr inside one executable view of @m. */
+static const uint8_t *fi_rep_text(const struct fi_module *m, uint64_t addr,
+				  size_t len)
+{
+	const struct fi_image *im = &m->img;
+
+	for (size_t i = 0; i < im->nviews; i++) {
+		const struct fi_view *v = &im->views[i];
+		uint64_t lo = v->vaddr + im->bias;
+
+		if (v->exec && addr >= lo && addr - lo < v->size &&
+		    v->size - (addr - lo) >= len)
+			return (const uint8_t *)(uintptr_t)addr;
+	}
+	return NULL;
+}
+
+/* The run-time hash in the preamble of the function at run-time @func. */
+static bool fi_rep_func_hash(const struct fi_module *m, uint64_t func,
+			     uint32_t *hash)
+{
+	uint64_t pre = func - FI_PREAMBLE_SIZE;
+	const uint8_t *p = fi_rep_text(m, pre, FI_PREAMBLE_SIZE + 4);
+	struct fi_preamble_info info;
+
+	if (!p || fi_classify_preamble(p, pre, &info) == FI_PRE_NONE)
+		return false;
+	*hash = info.hash;
+	return true;
+}
+
+/* 8 bytes at @addr, or false if they are not mapped (never faults). */
+static bool fi_rep_read64(uint64_t addr, uint64_t *val)
+{
+	struct iovec local = { .iov_base = val, .iov_len = sizeof(*val) };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
+				.iov_len = sizeof(*val) };
+
+	return syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L,
+		       &remote, 1L, 0L) == (long)sizeof(*val);
+}
+
+/* -------------------------------------------------------------- as in */
+
+static bool fi_rep_seen(const char **names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *a = names[i], *b = s;
+
+		while (*a && *a == *b)
+			a++, b++;
+		if (*a == *b)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Compare the hash each preamble holds now, not the one recorded at
+ * discovery: the caller's expected type is a run-time value (rehashed
+ * with the process seed), and so is what the preambles carry.
+ */
+static size_t fi_rep_as_in(uint32_t hash, uint64_t skip, const char **names,
+			   size_t max, uint64_t *first)
+{
+	const struct fi_runtime *rt = fi_rt();
+	size_t nmods = __atomic_load_n(&rt->nmods, __ATOMIC_ACQUIRE), n = 0;
+
+	for (size_t i = 0; i < nmods && n < max; i++) {
+		const struct fi_module *m =
+			__atomic_load_n(&rt->mods[i], __ATOMIC_ACQUIRE);
+
+		for (size_t k = 0; m && k < m->img.nfuncs && n < max; k++) {
+			const struct fi_func *f = &m->img.funcs[k];
+			uint64_t func = f->addr + m->img.bias;
+			const struct fi_sym *s;
+			uint32_t h;
+
+			if (func == skip || !fi_rep_func_hash(m, func, &h) ||
+			    h != hash)
+				continue;
+			s = fi_image_sym(&m->img, f->addr);
+			if (!s || s->addr != f->addr || !s->name || !s->name[0] ||
+			    fi_rep_seen(names, n, s->name))
+				continue;
+			if (!n && first)
+				*first = func;
+			names[n++] = s->name;
+		}
+	}
+	return n;
+}
+
+size_t fi_report_as_in(uint32_t hash, uint64_t skip, const char **names,
+		       size_t max)
+{
+	return fi_rep_as_in(hash, skip, names, max, NULL);
+}
+
+/* The prototype of the function at run-time @func, from its module's DWARF. */
+static void fi_rep_proto(uint64_t func, char *buf, size_t len)
+{
+	const struct fi_module *m = fi_rt_module_at(func);
+
+	buf[0] = '\0';
+	if (m && fi_dwarf_proto(&m->img, func - m->img.bias, buf, len))
+		buf[0] = '\0';
+}
+
+/* ----------------------------------------------------------- call site */
+
+/*
+ * A FineIBT preamble (or the BHI stub it called) trapped: the caller's
+ * `call *%r11` pushed the return address. The call site is the checked
+ * site, listed in .kcfi_traps, that this call ends, and whose hash is the
+ * one that failed (a tail call through a pointer leaves its caller's
+ * return address instead: the hash test rejects that frame unless both
+ * types are the same).
+ */
+static uint64_t fi_rep_caller(const struct fi_trap *t, uint64_t ret)
+{
+	for (uint64_t k = 1; k <= FI_CALLSITE_SIZE; k++) {
+		uint64_t site = ret - k;
+		const struct fi_module *m = fi_rt_module_at(site);
+		struct fi_caller_info ci;
+		const uint8_t *p;
+
+		if (!m || !fi_image_is_trap(&m->img, site + FI_KCFI_CALLER_UD -
+					    m->img.bias))
+			continue;
+		p = fi_rep_text(m, site, FI_CALLSITE_SIZE);
+		if (!p || fi_classify_caller(p, site, &ci) == FI_CALL_NONE ||
+		    ci.jmp || ci.hash != t->type)
+			return 0;
+		return site;
+	}
+	return 0;
+}
+
+static uint64_t fi_rep_site(const struct fi_trap *t, uint64_t sp)
+{
+	uint64_t ret;
+
+	switch (t->kind) {
+	case FI_TRAP_KCFI:
+		return t->addr - FI_KCFI_CALLER_UD;
+	case FI_TRAP_PARANOID:
+		return t->addr - FI_PARANOID_UD;
+	case FI_TRAP_PREAMBLE:
+		return fi_rep_read64(sp, &ret) ? fi_rep_caller(t, ret) : 0;
+	case FI_TRAP_BHI:
+		/* (%rsp) returns into the target; the caller's is above it. */
+		return fi_rep_read64(sp + 8, &ret) ? fi_rep_caller(t, ret) : 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The details of a failure seen before are reused: under cfi=warn a
+ * failing call in a loop traps again and again, and the "as in" scan and
+ * the line-table walk cost time proportional to the program's size. A
+ * small fixed table, filled lock-free (a slot is claimed with a CAS,
+ * filled, then published), keyed by everything the details depend on;
+ * the modules are part of the key, so a library loaded at the address of
+ * an unloaded one never inherits its entries. When full, details are
+ * computed every time.
+ */
+#define FI_REP_CACHE	32
+
+struct fi_rep_key {
+	uint64_t addr, target, site;
+	uint32_t type;
+	const struct fi_module *mod_target, *mod_site;
+};
+
+static struct fi_rep_slot {
+	int state;			/* 0 free, 1 being filled, 2 ready */
+	struct fi_rep_key key;
+	struct fi_report_info ri;
+} fi_rep_cache[FI_REP_CACHE];
+
+static bool fi_rep_key_eq(const struct fi_rep_key *a, const struct fi_rep_key *b)
+{
+	return a->addr == b->addr && a->target == b->target &&
+	       a->site == b->site && a->type == b->type &&
+	       a->mod_target == b->mod_target && a->mod_site == b->mod_site;
+}
+
+static bool fi_rep_cached(const struct fi_rep_key *k, struct fi_report_info *ri)
+{
+	for (size_t i = 0; i < FI_REP_CACHE; i++) {
+		struct fi_rep_slot *s = &fi_rep_cache[i];
+
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2 &&
+		    fi_rep_key_eq(&s->key, k)) {
+			__builtin_memcpy(ri, &s->ri, sizeof(*ri));
+			return true;
+		}
+	}
+	return false;
+}
+
+static void fi_rep_remember(const struct fi_rep_key *k,
+			    const struct fi_report_info *ri)
+{
+	for (size_t i = 0; i < FI_REP_CACHE; i++) {
+		struct fi_rep_slot *s = &fi_rep_cache[i];
+		int free_state = 0;
+
+		if (!__atomic_compare_exchange_n(&s->state, &free_state, 1, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		s->key = *k;
+		__builtin_memcpy(&s->ri, ri, sizeof(*ri));
+		__atomic_store_n(&s->state, 2, __ATOMIC_RELEASE);
+		return;
+	}
+}
+
+void fi_report_collect(const struct fi_trap *t, uint64_t sp,
+		       struct fi_report_info *ri)
+{
+	const struct fi_module *m;
+	struct fi_rep_key key;
+	uint64_t first = 0;
+
+	*ri = (struct fi_report_info){ 0 };
+	ri->site = fi_rep_site(t, sp);
+	key = (struct fi_rep_key){
+		.addr = t->addr, .target = t->target, .site = ri->site,
+		.type = t->type, .mod_target = fi_rt_module_at(t->target),
+		.mod_site = ri->site ? fi_rt_module_at(ri->site) : NULL,
+	};
+	if (fi_rep_cached(&key, ri))
+		return;
+	m = key.mod_target;
+	if (m)
+		ri->have_found = fi_rep_func_hash(m, t->target, &ri->found);
+	ri->nas_in = fi_rep_as_in(t->type, t->target, ri->as_in,
+				  FI_REPORT_NAMES, &first);
+	if (m)
+		fi_rep_proto(t->target, ri->target_proto, sizeof(ri->target_proto));
+	if (ri->nas_in)
+		fi_rep_proto(first, ri->expected_proto, sizeof(ri->expected_proto));
+	m = key.mod_site;
+	if (m && fi_dwarf_line(&m->img, ri->site - m->img.bias, ri->file,
+			       sizeof(ri->file), &ri->line))
+		ri->file[0] = '\0';
+	fi_rep_remember(&key, ri);
+}
+
+/* ------------------------------------------------------------- the text */
+
+/* A bounded buffer: appends past the end are dropped, always NUL-ended. */
+struct fi_out {
+	char *buf;
+	size_t len, cap;	/* cap includes the NUL */
+};
+
+static void fi_out_str(struct fi_out *o, const char *s)
+{
+	while (*s && o->len + 1 < o->cap)
+		o->buf[o->len++] = *s++;
+	if (o->cap)
+		o->buf[o->len] = '\0';
+}
+
+static void fi_out_hex(struct fi_out *o, uint64_t v, int digits)
+{
+	char tmp[19], *p = tmp + sizeof(tmp) - 1;
+	int n = 0;
+
+	*p = '\0';
+	do {
+		*--p = "0123456789abcdef"[v & 0xf];
+		v >>= 4;
+	} while (++n < digits || v);
+	*--p = 'x';
+	*--p = '0';
+	fi_out_str(o, p);
+}
+
+static void fi_out_dec(struct fi_out *o, uint64_t v, int digits)
+{
+	char tmp[21], *p = tmp + sizeof(tmp) - 1;
+	int n = 0;
+
+	*p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (++n < digits || v);
+	fi_out_str(o, p);
+}
+
+/* "sym+0xoff" via the module holding run-time @addr, else "0xaddr". */
+static void fi_out_addr(struct fi_out *o, uint64_t addr)
+{
+	const struct fi_module *m = fi_rt_module_at(addr);
+	char sym[256];
+
+	sym[0] = '\0';
+	if (m)
+		fi_image_symbolize(&m->img, addr - m->img.bias, sym, sizeof(sym));
+	sym[sizeof(sym) - 1] = '\0';
+	if (sym[0])
+		fi_out_str(o, sym);
+	else
+		fi_out_hex(o, addr, 1);
+}
+
+size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri,
+			char *buf, size_t used, size_t len)
+{
+	struct fi_out o = { .buf = buf, .len = used, .cap = len };
+
+	if (used >= len)
+		return used;
+	if (ri->nas_in) {
+		fi_out_str(&o, "fineibt:   expected type ");
+		fi_out_hex(&o, t->type, 8);
+		fi_out_str(&o, ", as in: ");
+		for (size_t i = 0; i < ri->nas_in; i++) {
+			fi_out_str(&o, i ? ", " : "");
+			fi_out_str(&o, ri->as_in[i]);
+		}
+		fi_out_str(&o, "\n");
+	}
+	/* Without DWARF the site is only in the FINEIBT_LOG record. */
+	if (ri->site && ri->file[0]) {
+		fi_out_str(&o, "fineibt:   call site: ");
+		fi_out_str(&o, ri->file);
+		fi_out_str(&o, ":");
+		fi_out_dec(&o, ri->line, 1);
+		fi_out_str(&o, " (");
+		fi_out_addr(&o, ri->site);
+		fi_out_str(&o, ")\n");
+	}
+	/*
+	 * The prototypes, when the modules have DWARF (.debug_info); last,
+	 * so that a report cut by the buffer loses these first.
+	 */
+	if (ri->target_proto[0]) {
+		fi_out_str(&o, "fineibt:   target: ");
+		fi_out_str(&o, ri->target_proto);
+		fi_out_str(&o, "\n");
+	}
+	if (ri->nas_in && ri->expected_proto[0]) {
+		fi_out_str(&o, "fineibt:   expected: ");
+		fi_out_str(&o, ri->expected_proto);
+		fi_out_str(&o, "\n");
+	}
+	/* Truncated: keep the last line whole-looking. */
+	if (o.len > used && buf[o.len - 1] != '\n')
+		buf[o.len - 1] = '\n';
+	return o.len;
+}
+
+/* ------------------------------------------------------------ FINEIBT_LOG */
+
+static int fi_log_fd = -1;
+static dev_t fi_log_dev;
+static ino_t fi_log_ino;
+static char fi_log_exe[256];
+
+/*
+ * Opened before main (and before the runtime's constructor: priority
+ * 101), never in the handler. O_NONBLOCK: a FIFO reader that stalls
+ * must not stall the program; O_APPEND keeps concurrent records whole.
+ * System calls, not libc's functions: a program's interposer of open or
+ * fstat is not rewritten yet here, and the handler must not run one.
+ */
+__attribute__((constructor(101))) static void fi_report_open_log(void)
+{
+	const char *path = secure_getenv("FINEIBT_LOG");
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!path || !*path || fi_log_fd >= 0)
+		return;
+	fd = fi_raw_open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK |
+			 O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (fi_raw_fstat(fd, &st)) {
+		fi_raw_close(fd);
+		return;
+	}
+	fi_log_dev = st.st_dev;
+	fi_log_ino = st.st_ino;
+	n = fi_sys3(SYS_readlink, (long)"/proc/self/exe", (long)fi_log_exe,
+		    sizeof(fi_log_exe) - 1);
+	fi_log_exe[n > 0 ? n : 0] = '\0';
+	__atomic_store_n(&fi_log_fd, fd, __ATOMIC_RELEASE);
+}
+
+/* A JSON string: quotes, backslashes and control bytes escaped. */
+static void fi_out_jstr(struct fi_out *o, const char *s)
+{
+	char esc[7] = "\\u00";
+
+	fi_out_str(o, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char one[2] = { (char)c, 0 };
+
+		if (c == '"' || c == '\\') {
+			fi_out_str(o, c == '"' ? "\\\"" : "\\\\");
+		} else if (c < 0x20) {
+			esc[4] = "0123456789abcdef"[c >> 4];
+			esc[5] = "0123456789abcdef"[c & 0xf];
+			esc[6] = '\0';
+			fi_out_str(o, esc);
+		} else {
+			fi_out_str(o, one);
+		}
+	}
+	fi_out_str(o, "\"");
+}
+
+/*
+ * Where @t trapped, named as the first report line names it: a preamble
+ * trap as __cfi_<callee>+off, a stub trap as __bhi_args+off.
+ */
+static void fi_out_trap_at(struct fi_out *o, const struct fi_trap *t)
+{
+	uint64_t pre = t->target - FI_PREAMBLE_SIZE;
+	const struct fi_module *m = fi_rt_module_at(t->target);
+	const struct fi_sym *s = NULL;
+
+	if (t->kind == FI_TRAP_BHI) {
+		fi_out_str(o, "__bhi_args+");
+		fi_out_hex(o, t->addr - t->stubs, 1);
+		return;
+	}
+	if (t->kind == FI_TRAP_PREAMBLE && m && t->addr >= pre &&
+	    t->addr < t->target)
+		s = fi_image_sym(&m->img, t->target - m->img.bias);
+	if (s && s->name && s->addr == t->target - m->img.bias) {
+		fi_out_str(o, "__cfi_");
+		fi_out_str(o, s->name);
+		fi_out_str(o, "+");
+		fi_out_hex(o, t->addr - pre, 1);
+		return;
+	}
+	fi_out_addr(o, t->addr);
+}
+
+static void fi_out_jaddr(struct fi_out *o, const char *key, uint64_t addr,
+			 const struct fi_trap *at)
+{
+	char sym[256];
+	struct fi_out s = { .buf = sym, .cap = sizeof(sym) };
+
+	fi_out_str(o, ",\"");
+	fi_out_str(o, key);
+	fi_out_str(o, "\":");
+	if (!addr) {
+		fi_out_str(o, "null");
+		return;
+	}
+	sym[0] = '\0';
+	if (at)
+		fi_out_trap_at(&s, at);
+	else
+		fi_out_addr(&s, addr);
+	fi_out_jstr(o, sym);
+	fi_out_str(o, ",\"");
+	fi_out_str(o, key);
+	fi_out_str(o, "_addr\":\"");
+	fi_out_hex(o, addr, 1);
+	fi_out_str(o, "\"");
+}
+
+static const char *const fi_kind_names[] = {
+	[FI_TRAP_NONE] = "none", [FI_TRAP_KCFI] = "kcfi",
+	[FI_TRAP_PREAMBLE] = "preamble", [FI_TRAP_PARANOID] = "paranoid",
+	[FI_TRAP_BHI] = "bhi",
+};
+
+size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
+		      char *buf, size_t len)
+{
+	struct fi_out o = { .buf = buf, .cap = len };
+	struct timespec ts = { 0 };
+
+	if (!len)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fi_out_str(&o, "{\"time\":");
+	fi_out_dec(&o, (uint64_t)ts.tv_sec, 1);
+	fi_out_str(&o, ".");
+	fi_out_dec(&o, (uint64_t)ts.tv_nsec / 1000, 6);
+	fi_out_str(&o, ",\"pid\":");
+	fi_out_dec(&o, (uint64_t)getpid(), 1);
+	fi_out_str(&o, ",\"exe\":");
+	fi_out_jstr(&o, fi_log_exe);
+	fi_out_str(&o, ",\"mode\":");
+	fi_out_jstr(&o, t->mod ? fi_trap_mode_name(&t->mod->cfg) : "?");
+	fi_out_str(&o, ",\"seq\":");
+	fi_out_jstr(&o, t->mod ? fi_trap_set_name(&t->mod->cfg) : "?");
+	fi_out_str(&o, ",\"kind\":");
+	fi_out_jstr(&o, t->kind <= FI_TRAP_BHI ? fi_kind_names[t->kind] : "?");
+	fi_out_jaddr(&o, "at", t->addr, t);
+	fi_out_jaddr(&o, "call_site", ri->site, NULL);
+	fi_out_jaddr(&o, "target", t->target, NULL);
+	fi_out_str(&o, ",\"expected\":\"");
+	fi_out_hex(&o, t->type, 8);
+	fi_out_str(&o, ri->have_found ? "\",\"found\":\"" : "\",\"found\":null");
+	if (ri->have_found) {
+		fi_out_hex(&o, ri->found, 8);
+		fi_out_str(&o, "\"");
+	}
+	fi_out_str(&o, ",\"as_in\":[");
+	for (size_t i = 0; i < ri->nas_in; i++) {
+		fi_out_str(&o, i ? "," : "");
+		fi_out_jstr(&o, ri->as_in[i]);
+	}
+	fi_out_str(&o, "]");
+	fi_out_str(&o, ",\"target_prototype\":");
+	if (ri->target_proto[0])
+		fi_out_jstr(&o, ri->target_proto);
+	else
+		fi_out_str(&o, "null");
+	fi_out_str(&o, ",\"expected_prototype\":");
+	if (ri->expected_proto[0])
+		fi_out_jstr(&o, ri->expected_proto);
+	else
+		fi_out_str(&o, "null");
+	fi_out_str(&o, ",\"file\":");
+	if (ri->file[0]) {
+		fi_out_jstr(&o, ri->file);
+		fi_out_str(&o, ",\"line\":");
+		fi_out_dec(&o, ri->line, 1);
+	} else {
+		fi_out_str(&o, "null,\"line\":null");
+	}
+	fi_out_str(&o, t->warn ? ",\"action\":\"warn\"}" : ",\"action\":\"fatal\"}");
+	/* A record that does not fit is not valid JSON: drop it whole. */
+	if (o.len + 2 > len)
+		return 0;
+	buf[o.len++] = '\n';
+	buf[o.len] = '\0';
+	return o.len;
+}
+
+void fi_report_log(const struct fi_trap *t, const struct fi_report_info *ri)
+{
+	int fd = __atomic_load_n(&fi_log_fd, __ATOMIC_ACQUIRE);
+	char rec[2048];
+	struct stat st;
+	size_t n;
+
+	if (fd < 0)
+		return;
+	/* The program may have closed our fd and reused the number. */
+	if (fi_raw_fstat(fd, &st) || st.st_dev != fi_log_dev ||
+	    st.st_ino != fi_log_ino)
+		return;
+	n = fi_report_json(t, ri, rec, sizeof(rec));
+	/* One write: O_APPEND places it whole; EAGAIN drops it. */
+	if (n && fi_raw_write(fd, rec, n) < 0)
+		return;
+}

@@ -1,0 +1,1233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SIGILL side (DESIGN.md section 4; seeds 002, 004, 006, 007, 009).
+ *
+ * Every CFI failure is a #UD, so a SIGILL. The handler decides from the
+ * faulting ip whether one of our sequences trapped:
+ *
+ *   ud2 at a .kcfi_traps site		kcfi: type = -imm of the movl at ip-12,
+ *					target = r11
+ *   0xEA in a FineIBT preamble		type = r10 + hash at preamble+7,
+ *					target = preamble+16
+ *   LOCK Jcc.d8 at caller+0xd		paranoid: type = r10, target = r11+16
+ *   ud2 in a BHI stub array		type = r10 + hash, target = (%rsp)
+ *
+ * and reports it with one write(2). Fatal (default): the process dies of
+ * SIGILL from inside the handler (fi_trap_die), never returning through
+ * the writable signal frame. cfi=warn: continue as the kernel does.
+ * Anything else belongs to the program: chain to its handler.
+ *
+ * Nothing here allocates, locks (in the handler) or uses stdio. Memory is
+ * read only where it is known to be mapped: the executable views of a
+ * registered module, a registered stub array, and the one stack slot the
+ * BHI case needs (read with process_vm_readv, which fails cleanly).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "foreign.h"
+#include "insn.h"
+#include "rawsys.h"
+#include "print.h"
+#include "report.h"
+#include "trap.h"
+
+#define FI_EXPORT	__attribute__((visibility("default")))
+
+/* ------------------------------------------------------- mapped memory */
+
+/* Bytes readable from run-time @addr to the end of one executable view of @m. */
+static size_t fi_trap_span(const struct fi_module *m, uint64_t addr)
+{
+	const struct fi_image *im = &m->img;
+
+	for (size_t i = 0; i < im->nviews; i++) {
+		const struct fi_view *v = &im->views[i];
+		uint64_t lo = v->vaddr + im->bias;
+
+		if (v->exec && addr >= lo && addr - lo < v->size)
+			return v->size - (addr - lo);
+	}
+	return 0;
+}
+
+/*
+ * @len bytes of live text at run-time @addr if they lie in one executable
+ * view of a registered module (returned in @mp), else NULL. The live
+ * bytes, not the view's buffer: they are what the CPU executed.
+ */
+static const uint8_t *fi_trap_text(uint64_t addr, size_t len,
+				   const struct fi_module **mp)
+{
+	const struct fi_module *m = fi_rt_module_at(addr);
+
+	if (!m || fi_trap_span(m, addr) < len)
+		return NULL;
+	if (mp)
+		*mp = m;
+	return (const uint8_t *)(uintptr_t)addr;
+}
+
+/* Read 8 bytes at @addr without faulting if they are not mapped. */
+static bool fi_trap_read64(uint64_t addr, uint64_t *val)
+{
+	struct iovec local = { .iov_base = val, .iov_len = sizeof(*val) };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
+				.iov_len = sizeof(*val) };
+	long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L,
+			 &remote, 1L, 0L);
+
+	if (n == (long)sizeof(*val))
+		return true;
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		/*
+		 * A sandbox without process_vm_readv: the slot at the top of
+		 * the stack the stub was called with is where that call just
+		 * pushed its return address, so it is mapped.
+		 */
+		__builtin_memcpy(val, (const void *)(uintptr_t)addr, sizeof(*val));
+		return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------- decoders */
+
+/*
+ * @ud is the .kcfi_traps address: the ud2 (ip), or with v6.18's
+ * "jne .+3; test $0xd6, %al" the test one byte before the UDB (ip - 1).
+ */
+static bool fi_decode_kcfi(const struct fi_trap_regs *r, uint64_t ud,
+			   const struct fi_module *m, struct fi_trap *t)
+{
+	uint64_t site = ud - FI_KCFI_CALLER_UD;
+	const uint8_t *p;
+
+	if (!fi_image_is_trap(&m->img, ud - m->img.bias))
+		return false;
+	p = fi_trap_text(site, FI_KCFI_CALLER_UD, NULL);
+	/* A site opened for foreign veneers keeps its movl in its stub. */
+	if (p && fi_foreign_site_head(p))
+		p = fi_foreign_site_head(p);
+	/* 0 if the movl is not there (cannot happen for a compiled site). */
+	t->type = p ? fi_decode_caller_hash(p) : 0;
+	t->target = r->r11;
+	t->addr = ud;
+	t->resume = site + FI_KCFI_CALLER_CALL;	/* the call proceeds */
+	t->mod = m;
+	return true;
+}
+
+/* A FineIBT-family preamble (any tail) at run-time @pre: its hash. */
+static bool fi_trap_preamble(uint64_t pre, const struct fi_module **mp,
+			     struct fi_preamble_info *info)
+{
+	const uint8_t *p = fi_trap_text(pre, FI_PREAMBLE_SIZE + 4, mp);
+
+	if (!p || !fi_exact_endbr(p))
+		return false;
+	switch (fi_classify_preamble(p, pre, info)) {
+	case FI_PRE_FINEIBT:
+	case FI_PRE_FINEIBT_BHI:
+	case FI_PRE_FINEIBT_ARITY1:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* @ud: where the set's preamble traps (the EA byte, or v6.18's UDB). */
+static bool fi_decode_preamble(const struct fi_trap_regs *r, int ud,
+			       struct fi_trap *t)
+{
+	uint64_t pre = r->ip - (uint64_t)ud;
+	struct fi_preamble_info info;
+
+	if (!fi_trap_preamble(pre, &t->mod, &info))
+		return false;
+	/* subl left r10 = caller's hash - ours. */
+	t->type = (uint32_t)r->r10 + info.hash;
+	t->target = pre + FI_PREAMBLE_SIZE;
+	t->resume = t->target;
+	return true;
+}
+
+/*
+ * The call a paranoid caller refused goes on under cfi=warn into the
+ * callee's preamble, which checks r10 again: with the hash it compares
+ * (the word the caller's cmpl read) the second check passes, so one
+ * violation is reported once. Only for a FineIBT preamble we recognise.
+ */
+static void fi_paranoid_resume_hash(struct fi_trap *t)
+{
+	struct fi_preamble_info info;
+	const struct fi_module *m;
+
+	if (!fi_trap_preamble(t->target - FI_PREAMBLE_SIZE, &m, &info))
+		return;
+	t->set_r10 = true;
+	t->resume_r10 = info.hash;
+}
+
+static bool fi_decode_paranoid(const struct fi_trap_regs *r,
+			       const struct fi_module *m, int len,
+			       struct fi_trap *t)
+{
+	uint64_t site = r->ip - FI_PARANOID_UD;
+	uint8_t opened[FI_CALLSITE_SIZE];
+	const uint8_t *p, *head;
+
+	/* The site's ud2 slot is still what .kcfi_traps lists. */
+	if (!fi_image_is_trap(&m->img, site + FI_KCFI_CALLER_UD - m->img.bias))
+		return false;
+	p = fi_trap_text(site, FI_CALLSITE_SIZE, NULL);
+	/* A site opened for foreign veneers: its movl is in its stub. */
+	if (p && (head = fi_foreign_site_head(p))) {
+		__builtin_memcpy(opened, p, sizeof(opened));
+		__builtin_memcpy(opened, head, 6);
+		p = opened;
+	}
+	if (!p || fi_classify_caller(p, site, NULL) != FI_CALL_PARANOID)
+		return false;
+	t->type = (uint32_t)r->r10;
+	t->target = r->r11 + FI_PREAMBLE_SIZE;	/* the lea already moved r11 */
+	t->resume = r->ip + (uint64_t)len;	/* on to the call */
+	t->mod = m;
+	fi_paranoid_resume_hash(t);
+	return true;
+}
+
+static bool fi_decode_bhi(const struct fi_trap_regs *r, uint64_t base,
+			  struct fi_trap *t)
+{
+	struct fi_preamble_info info;
+	size_t size;
+	uint64_t ret;
+
+	/* The preamble's call ends at func+0: the return address is the target. */
+	if (!fi_trap_read64(r->sp, &ret))
+		return false;
+	if (!fi_trap_preamble(ret - FI_PREAMBLE_SIZE, &t->mod, &info))
+		return false;
+	fi_bhi_stubs(&size);
+	if (info.form != FI_PRE_FINEIBT_BHI || info.bhi_target < base ||
+	    info.bhi_target - base >= size)
+		return false;
+	t->type = (uint32_t)r->r10 + info.hash;
+	t->target = ret;
+	t->resume = r->ip + 2;		/* the ret after the ud2 */
+	t->stubs = base;
+	return true;
+}
+
+bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t)
+{
+	const struct fi_module *m = NULL;
+	uint64_t base = fi_rt_bhi_base(r->ip);
+	const uint8_t *p = NULL;
+	size_t avail = 0;
+	bool ok = false;
+	int len;
+
+	*t = (struct fi_trap){ .kind = FI_TRAP_NONE, .addr = r->ip };
+	if (base) {
+		fi_bhi_stubs(&avail);
+		avail -= r->ip - base;
+		p = (const uint8_t *)(uintptr_t)r->ip;
+	} else if ((m = fi_rt_module_at(r->ip))) {
+		avail = fi_trap_span(m, r->ip);
+		p = avail ? (const uint8_t *)(uintptr_t)r->ip : NULL;
+	}
+	if (!p)
+		return false;
+
+	switch (fi_decode_ud(p, avail, &len)) {
+	case FI_UD_UD2:
+		if (base && (ok = fi_decode_bhi(r, base, t)))
+			t->kind = FI_TRAP_BHI;
+		else if (m && (ok = fi_decode_kcfi(r, r->ip, m, t)))
+			t->kind = FI_TRAP_KCFI;
+		break;
+	case FI_UD_EA:
+		if (m && (ok = fi_decode_preamble(r, FI_FINEIBT_PREAMBLE_UD, t)))
+			t->kind = FI_TRAP_PREAMBLE;
+		break;
+	case FI_UD_UDB:
+		/* v6.18: func+3 of a preamble, or a kCFI caller's test. */
+		if (m && (ok = fi_decode_preamble(r, FI_V618_PREAMBLE_UD, t)))
+			t->kind = FI_TRAP_PREAMBLE;
+		else if (m && (ok = fi_decode_kcfi(r, r->ip - 1, m, t)))
+			t->kind = FI_TRAP_KCFI;
+		break;
+	case FI_UD_LOCK_JCC:
+		if (m && (ok = fi_decode_paranoid(r, m, len, t)))
+			t->kind = FI_TRAP_PARANOID;
+		break;
+	default:
+		break;
+	}
+	if (!ok) {
+		*t = (struct fi_trap){ .kind = FI_TRAP_NONE, .addr = r->ip };
+		return false;
+	}
+	t->warn = !!(t->mod->cfg.flags & FINEIBT_F_WARN);
+	return true;
+}
+
+/* ------------------------------------------------------------ reporting */
+
+/* A bounded line buffer: appends past the end are dropped. */
+struct fi_line {
+	char *buf;
+	size_t len, cap;	/* cap excludes the NUL */
+	bool bare;		/* addresses in hex: no symbol lookups */
+};
+
+static void fi_put(struct fi_line *l, const char *s)
+{
+	while (*s && l->len < l->cap)
+		l->buf[l->len++] = *s++;
+	l->buf[l->len] = '\0';
+}
+
+static void fi_put_hex(struct fi_line *l, uint64_t v, int min_digits)
+{
+	char tmp[2 + 16 + 1], *p = tmp + sizeof(tmp) - 1;
+	int n = 0;
+
+	*p = '\0';
+	do {
+		*--p = "0123456789abcdef"[v & 0xf];
+		v >>= 4;
+		n++;
+	} while (v || n < min_digits);
+	*--p = 'x';
+	*--p = '0';
+	fi_put(l, p);
+}
+
+/*
+ * An address outside every kCFI module: "cos+0x10 in libm.so.6, not
+ * instrumented", through the loader's dynamic symbols (dladdr takes the
+ * loader's lock; the trapping thread, running instrumented code, does
+ * not hold it). A dlsym veneer is named after its function.
+ */
+static bool fi_put_foreign(struct fi_line *l, uint64_t addr)
+{
+	uint64_t entry, fn = fi_foreign_slot_target(addr, &entry), sym;
+	const char *base, *name;
+	Dl_info info;
+
+	if (fn) {
+		fi_put(l, "dlsym veneer");
+		if (addr != entry) {
+			fi_put(l, "+");
+			fi_put_hex(l, addr - entry, 1);
+		}
+		fi_put(l, " of ");
+		addr = fn;
+	}
+	if (!dladdr((void *)(uintptr_t)addr, &info) || !info.dli_fname) {
+		if (fn)
+			fi_put_hex(l, addr, 1);
+		return fn != 0;
+	}
+	/* An IFUNC's implementation has no dynamic symbol of its own: the
+	 * name dlsym was asked for is nearer then. */
+	sym = (uint64_t)(uintptr_t)info.dli_saddr;
+	name = info.dli_sname;
+	if (!name || !sym)
+		sym = 0;
+	fi_foreign_name_near(addr, sym, &sym, &name);
+	if (name && sym) {
+		fi_put(l, name);
+		fi_put(l, "+");
+		fi_put_hex(l, addr - sym, 1);
+	} else {
+		fi_put_hex(l, addr, 1);
+	}
+	base = strrchr(info.dli_fname, '/');
+	fi_put(l, " in ");
+	fi_put(l, base ? base + 1 : info.dli_fname);
+	fi_put(l, ", not instrumented");
+	return true;
+}
+
+/* "sym+0xoff" through the module containing @addr, else "0xaddr". */
+static void fi_put_addr(struct fi_line *l, uint64_t addr)
+{
+	const struct fi_module *m = l->bare ? NULL : fi_rt_module_at(addr);
+	char sym[256];
+
+	if (!m && !l->bare && fi_put_foreign(l, addr))
+		return;
+
+	if (m) {
+		sym[0] = '\0';
+		fi_image_symbolize(&m->img, addr - m->img.bias, sym, sizeof(sym));
+		sym[sizeof(sym) - 1] = '\0';
+		if (sym[0]) {
+			fi_put(l, sym);
+			return;
+		}
+	}
+	fi_put_hex(l, addr, 1);
+}
+
+/*
+ * A trap inside a preamble reads best as "__cfi_func+0x6", as the kernel
+ * prints it; the readers keep __cfi_ symbols out of the symbol table, so
+ * name it from the function it guards.
+ */
+static bool fi_put_preamble_addr(struct fi_line *l, const struct fi_trap *t)
+{
+	uint64_t pre = t->target - FI_PREAMBLE_SIZE;
+	const struct fi_module *m = fi_rt_module_at(t->target);
+	const struct fi_sym *s;
+
+	if (!m || t->addr < pre || t->addr >= t->target)
+		return false;
+	s = fi_image_sym(&m->img, t->target - m->img.bias);
+	if (!s || !s->name || s->addr != t->target - m->img.bias)
+		return false;
+	fi_put(l, "__cfi_");
+	fi_put(l, s->name);
+	fi_put(l, "+");
+	fi_put_hex(l, t->addr - pre, 1);
+	return true;
+}
+
+const char *fi_trap_mode_name(const struct fineibt_config *cfg)
+{
+	bool par = cfg->flags & FINEIBT_F_PARANOID, bhi = cfg->flags & FINEIBT_F_BHI;
+
+	switch (cfg->mode) {
+	case FINEIBT_MODE_AUTO:
+		return "auto";
+	case FINEIBT_MODE_OFF:
+		return "off";
+	case FINEIBT_MODE_KCFI:
+		return "kcfi";
+	case FINEIBT_MODE_FINEIBT:
+		if (par && bhi)
+			return "paranoid+bhi";
+		return par ? "paranoid" : bhi ? "bhi" : "fineibt";
+	}
+	return "?";
+}
+
+const char *fi_trap_set_name(const struct fineibt_config *cfg)
+{
+	return fi_set_name(cfg->flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4);
+}
+
+static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
+				bool bare)
+{
+	struct fi_line l = { .buf = buf, .len = 0, .cap = len ? len - 1 : 0,
+			     .bare = bare };
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	fi_put(&l, "fineibt: CFI failure at ");
+	if (t->kind == FI_TRAP_BHI) {
+		/* A stub copy has no symbol of its own (nor would one help). */
+		fi_put(&l, "__bhi_args+");
+		fi_put_hex(&l, t->addr - t->stubs, 1);
+	} else if (bare || t->kind != FI_TRAP_PREAMBLE ||
+		   !fi_put_preamble_addr(&l, t)) {
+		fi_put_addr(&l, t->addr);
+	}
+	fi_put(&l, " (target: ");
+	fi_put_addr(&l, t->target);
+	fi_put(&l, "; expected type: ");
+	fi_put_hex(&l, t->type, 8);
+	fi_put(&l, "; mode: ");
+	if (t->mod) {
+		/* the set too: the bytes that trapped differ between sets */
+		fi_put(&l, fi_trap_mode_name(&t->mod->cfg));
+		fi_put(&l, "/");
+		fi_put(&l, fi_trap_set_name(&t->mod->cfg));
+	} else {
+		fi_put(&l, "?");
+	}
+	if (bare)
+		fi_put(&l, "; small signal stack: no symbols");
+	if (t->warn)
+		fi_put(&l, "; warn");
+	fi_put(&l, ")\n");
+	/* Keep the newline even when the symbols were too long. */
+	if (l.len && buf[l.len - 1] != '\n')
+		buf[l.len - 1] = '\n';
+	return l.len;
+}
+
+size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
+{
+	return fi_trap_format_as(t, buf, len, false);
+}
+
+/* FINEIBT_VERBOSE: "fineibt: call_d+0xf: call site opened for dlsym veneers (target: ...)". */
+static void fi_trap_say_opened(const struct fi_trap *t)
+{
+	char buf[512];
+	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
+	uint64_t site = t->addr - (t->kind == FI_TRAP_KCFI ? FI_KCFI_CALLER_UD :
+				   FI_PARANOID_UD);
+
+	fi_put(&l, "fineibt: ");
+	fi_put_addr(&l, site);
+	fi_put(&l, ": call site opened for dlsym veneers (target: ");
+	fi_put_addr(&l, t->target);
+	fi_put(&l, ")\n");
+	fi_raw_write(STDERR_FILENO, buf, l.len);
+}
+
+/*
+ * The line above and the details of src/trap/report.c (expected type by
+ * example, call site's source line), in one write, so that lines from
+ * concurrent traps never interleave. Not inlined: its buffer is not on
+ * the stack while the FINEIBT_LOG record is formatted.
+ */
+static __attribute__((noinline)) void
+fi_trap_report_text(const struct fi_trap *t, const struct fi_report_info *ri)
+{
+	char line[1280];
+	size_t n = fi_trap_format(t, line, sizeof(line));
+	ssize_t w;
+
+	n = fi_report_format(t, ri, line, n, sizeof(line));
+	do {
+		w = fi_sys3(SYS_write, STDERR_FILENO, (long)line, (long)n);
+	} while (w == -EINTR);
+}
+
+/* Not inlined: its frame is not the handler's on the other paths. */
+static __attribute__((noinline)) void
+fi_trap_report_full(const struct fi_trap *t, uint64_t sp)
+{
+	struct fi_report_info ri;
+
+	fi_report_collect(t, sp, &ri);
+	fi_trap_report_text(t, &ri);
+	fi_report_log(t, &ri);
+}
+
+/* The first line alone, addresses in hex: FI_TRAP_STACK_LINE bytes. */
+static __attribute__((noinline)) void fi_trap_report_bare(const struct fi_trap *t)
+{
+	char line[224];
+	size_t n = fi_trap_format_as(t, line, sizeof(line), true);
+
+	fi_raw_write(STDERR_FILENO, line, n);
+}
+
+/*
+ * The bytes of the alternate signal stack below @sp, where the kernel's
+ * frame ends (the handler's ucontext is at its low end); SIZE_MAX when
+ * the handler runs on the thread's own stack (a guard page ends that
+ * one: an overrun faults, it clobbers nothing). An
+ * alternate stack smaller than the kernel's frame may leave @sp just
+ * below it: no room at all.
+ */
+static size_t fi_trap_stack_room(uint64_t sp)
+{
+	uint64_t lo;
+	stack_t ss;
+
+	/* Raw, as the report's other system calls: no interposer runs here. */
+	if (fi_sys3(SYS_sigaltstack, 0, (long)&ss, 0) || (ss.ss_flags & SS_DISABLE))
+		return SIZE_MAX;
+	lo = (uint64_t)(uintptr_t)ss.ss_sp;
+	if (sp > lo && sp - lo <= ss.ss_size)
+		return sp - lo;
+	return sp <= lo && lo - sp < 64 * 1024 ? 0 : SIZE_MAX;
+}
+
+/*
+ * Report trap @t (@sp: the stack pointer at the trap) within the stack
+ * the handler has (docs/traps.md "Stack use"): a program may give its
+ * signals a small alternate stack (8 KiB, MINSIGSTKSZ-era code), from
+ * which the kernel's frame already took up to 3.4 KiB (AVX-512), and
+ * memory below it is the program's.
+ */
+static void fi_trap_report(const struct fi_trap *t, uint64_t sp, size_t room)
+{
+	static const char tiny[] = "fineibt: CFI failure (signal stack too "
+				   "small for a report)\n";
+
+	if (room >= FI_TRAP_STACK_FULL)
+		fi_trap_report_full(t, sp);
+	else if (room >= FI_TRAP_STACK_LINE)
+		fi_trap_report_bare(t);
+	else
+		fi_raw_write(STDERR_FILENO, tiny, sizeof(tiny) - 1);
+}
+
+/* ------------------------------------------- the program's SIGILL handler */
+
+/*
+ * While installed, the kernel always holds fineibt's handler; what the
+ * program asked for through sigaction()/signal() is recorded in the
+ * runtime state (fi_rt()->sig), read-only like the rest of it: a write
+ * that replaced the record would pick what a CFI trap chains to. It is
+ * written only inside the state's write window (rtstate.c: all signals
+ * blocked, one spin lock, mprotect RW then R), so a handler can never
+ * interrupt its own thread's writer, and behind a sequence counter so
+ * that the handler (which may not lock) reads a consistent copy. libc's
+ * entry points live there too: they are called without any CFI check.
+ */
+typedef int (*fi_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*fi_signal_fn)(int, sighandler_t);
+
+#define FI_SIG()	(&fi_rt()->sig)
+
+/* Resolved at load time: dlsym is not async-signal-safe. */
+__attribute__((constructor)) static void fi_trap_resolve(void)
+{
+	void *sa, *sig, *sysv;
+	struct fi_runtime *rt;
+	sigset_t saved;
+
+	if (__atomic_load_n(&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE))
+		return;
+	sig = dlsym(RTLD_NEXT, "signal");
+	sysv = dlsym(RTLD_NEXT, "sysv_signal");
+	sa = dlsym(RTLD_NEXT, "sigaction");
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return;
+	__atomic_store_n(&rt->sig.real_signal, sig, __ATOMIC_RELEASE);
+	__atomic_store_n(&rt->sig.real_sysv_signal, sysv, __ATOMIC_RELEASE);
+	__atomic_store_n(&rt->sig.real_sigaction, sa, __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
+}
+
+/*
+ * A fully static program has no libc "after" us (RTLD_NEXT finds
+ * nothing): the system call, with a restorer of our own as glibc's
+ * (rt_sigreturn; the bytes debuggers recognise as a signal trampoline).
+ */
+void fi_trap_restore_rt(void);
+__asm__(".text\n.p2align 4\n.type fi_trap_restore_rt,@function\n"
+	"fi_trap_restore_rt:\n\tmovq $15, %rax\n\tsyscall\n"
+	".size fi_trap_restore_rt, .-fi_trap_restore_rt\n");
+
+#define FI_SA_RESTORER	0x04000000
+
+static int fi_raw_sigaction(int sig, const struct sigaction *act,
+			    struct sigaction *old)
+{
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
+		k = { 0 }, ko = { 0 };
+	long ret;
+
+	if (act) {
+		k.handler = (void *)act->sa_handler;
+		k.flags = (unsigned long)act->sa_flags | FI_SA_RESTORER;
+		k.restorer = (void *)fi_trap_restore_rt;
+		__builtin_memcpy(&k.mask, &act->sa_mask, sizeof(k.mask));
+	}
+	ret = syscall(SYS_rt_sigaction, sig, act ? &k : NULL, old ? &ko : NULL,
+		      sizeof(k.mask));
+	if (ret < 0)
+		return -1;
+	if (old) {
+		memset(old, 0, sizeof(*old));
+		old->sa_handler = (sighandler_t)ko.handler;
+		old->sa_flags = (int)ko.flags;
+		old->sa_restorer = (void (*)(void))ko.restorer;
+		__builtin_memcpy(&old->sa_mask, &ko.mask, sizeof(ko.mask));
+	}
+	return 0;
+}
+
+static int fi_sys_sigaction(int sig, const struct sigaction *act,
+			    struct sigaction *old)
+{
+	fi_sigaction_fn f = (fi_sigaction_fn)__atomic_load_n(
+		&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE);
+
+	/* Fully static, or called before our constructor (and possibly
+	 * inside a write window: no lookup from here). */
+	if (!f)
+		return fi_raw_sigaction(sig, act, old);
+	return f(sig, act, old);
+}
+
+static fi_signal_fn fi_real_signal_fn(bool sysv)
+{
+	void *const *p = sysv ? &FI_SIG()->real_sysv_signal : &FI_SIG()->real_signal;
+
+	return (fi_signal_fn)__atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void fi_trap_handler(int sig, siginfo_t *si, void *ctx);
+
+/*
+ * Inside a write window (@s writable). Our own handler is never recorded
+ * (it could only come back through a raw syscall's oldact): chaining to
+ * it would recurse.
+ */
+static void fi_user_set(struct fi_rt_sig *s, const struct sigaction *act)
+{
+	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	if (act->sa_sigaction == fi_trap_handler)
+		act = &dfl;
+	__atomic_store_n(&s->user_seq, s->user_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	s->user_act = *act;
+	__atomic_store_n(&s->user_seq, s->user_seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Lock-free, for the handler. */
+static void fi_user_get(struct sigaction *act)
+{
+	const struct fi_rt_sig *s = FI_SIG();
+	unsigned int s1, s2;
+
+	for (;;) {
+		s1 = __atomic_load_n(&s->user_seq, __ATOMIC_ACQUIRE);
+		if (!(s1 & 1)) {
+			__builtin_memcpy(act, &s->user_act, sizeof(*act));
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			s2 = __atomic_load_n(&s->user_seq, __ATOMIC_RELAXED);
+			if (s1 == s2)
+				return;
+		}
+		sched_yield();
+	}
+}
+
+bool fi_trap_installed(void)
+{
+	return __atomic_load_n(&FI_SIG()->installed, __ATOMIC_ACQUIRE);
+}
+
+/* --------------------------------------------------------- the handler */
+
+/* A raw system call: no libc wrapper (nor its return address) in between. */
+static long fi_trap_sys(long nr, long a, long b, long c, long d)
+{
+	register long r10 __asm__("r10") = d;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+/*
+ * A fatal CFI trap ends here, inside the handler: never by returning to
+ * the faulting instruction, because the signal frame holding the saved
+ * registers is ordinary writable stack and another thread could point its
+ * ip elsewhere before sigreturn loads it. SIGILL goes back to SIG_DFL and
+ * is unblocked, the thread sends it to itself (the process dies of SIGILL
+ * and dumps core as before, status 132, the core's registers those of
+ * this frame); should anything have replaced the disposition in between
+ * (a raw rt_sigaction from another thread), exit_group(128 + SIGILL).
+ */
+static __attribute__((noreturn)) void fi_trap_die(void)
+{
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
+		ksa = { .handler = NULL };
+	uint64_t ill = 1ULL << (SIGILL - 1);
+
+	for (;;) {
+		fi_trap_sys(SYS_rt_sigaction, SIGILL, (long)&ksa, 0, sizeof(ksa.mask));
+		fi_trap_sys(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&ill, 0, sizeof(ill));
+		fi_trap_sys(SYS_tgkill, fi_trap_sys(SYS_getpid, 0, 0, 0, 0),
+			    fi_trap_sys(SYS_gettid, 0, 0, 0, 0), SIGILL, 0);
+		fi_trap_sys(SYS_exit_group, 128 + SIGILL, 0, 0, 0);
+	}
+}
+
+/*
+ * Not ours: do what the kernel would have done with the program's handler.
+ * Not inlined, so that its frame is not the handler's on the other paths.
+ */
+static __attribute__((noinline)) void fi_trap_chain(int sig, siginfo_t *si,
+						    ucontext_t *uc)
+{
+	struct sigaction pa;
+	sigset_t mask;
+
+	fi_user_get(&pa);
+	if (pa.sa_handler == SIG_IGN && si->si_code <= 0)
+		return;
+	/*
+	 * A faulting SIGILL cannot be ignored: the kernel forces SIG_DFL.
+	 * Die from here too (a fault at an ip that is no trap of ours would
+	 * die on re-execution; returning would only let a rewritten frame
+	 * resume somewhere else).
+	 */
+	if (pa.sa_handler == SIG_DFL || pa.sa_handler == SIG_IGN)
+		fi_trap_die();
+	if (pa.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		struct fi_runtime *rt;
+		sigset_t saved;
+
+		rt = fi_rt_write_begin(&saved);
+		if (rt) {
+			fi_user_set(&rt->sig, &dfl);
+			fi_rt_write_end(&saved);
+		}
+	}
+	/* Its mask while it runs; sigreturn restores uc_sigmask after. */
+	mask = pa.sa_mask;
+	if (!(pa.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	if (pa.sa_flags & SA_SIGINFO)
+		pa.sa_sigaction(sig, si, uc);
+	else
+		pa.sa_handler(sig);
+}
+
+/*
+ * A #UD in code the runtime rewrote or kept in kCFI form (the read-only
+ * record, runtime.h) that no registered module covers: its module could
+ * not be registered, or its entry is gone. Nothing can tell a CFI trap
+ * there from another, so it is never the program's to handle: fatal.
+ * (In a registered module, the copy's trap table and sequences decide.)
+ */
+static bool fi_trap_unexplained(uint64_t ip)
+{
+	return fi_rt_rewritten_at(ip) && !fi_rt_module_at(ip);
+}
+
+static void fi_trap_say_unexplained(uint64_t ip)
+{
+	char buf[160];
+	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
+
+	fi_put(&l, "fineibt: CFI failure at ");
+	fi_put_hex(&l, ip, 1);
+	fi_put(&l, " (in rewritten code of a module that is not registered; "
+		   "not decoded)\n");
+	fi_raw_write(STDERR_FILENO, buf, l.len);
+}
+
+/*
+ * Threads inside a report, by tid. Its system calls are raw, but the
+ * report still calls into libc (dladdr, string functions): a program that
+ * interposes one of them with code that itself fails a CFI check would
+ * trap again inside the report and, SIGILL being deliverable there
+ * (SA_NODEFER), recurse until the stack ran out. The inner trap is told
+ * in one line of hex instead, without the report path; fatal or warn as
+ * any other. A forged entry only shortens a report, never lets a call
+ * through.
+ */
+#define FI_TRAP_REPORTERS 64
+static int fi_trap_reporting[FI_TRAP_REPORTERS];
+
+/* This thread's slot; -1 if it is reporting already; FI_TRAP_REPORTERS
+ * if every slot is taken (the report goes unguarded). */
+static int fi_trap_report_enter(int tid)
+{
+	for (int i = 0; i < FI_TRAP_REPORTERS; i++) {
+		if (__atomic_load_n(&fi_trap_reporting[i], __ATOMIC_RELAXED) == tid)
+			return -1;
+	}
+	for (int i = 0; i < FI_TRAP_REPORTERS; i++) {
+		int none = 0;
+
+		if (__atomic_compare_exchange_n(&fi_trap_reporting[i], &none, tid,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return i;
+	}
+	return FI_TRAP_REPORTERS;
+}
+
+static void fi_trap_report_leave(int slot)
+{
+	if (slot >= 0 && slot < FI_TRAP_REPORTERS)
+		__atomic_store_n(&fi_trap_reporting[slot], 0, __ATOMIC_RELEASE);
+}
+
+static void fi_trap_say_nested(const struct fi_trap *t)
+{
+	char buf[200];
+	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
+
+	fi_put(&l, "fineibt: CFI failure at ");
+	fi_put_hex(&l, t->addr, 1);
+	fi_put(&l, " (target: ");
+	fi_put_hex(&l, t->target, 1);
+	fi_put(&l, "; expected type: ");
+	fi_put_hex(&l, t->type, 8);
+	fi_put(&l, t->warn ? "; warn" : "");
+	fi_put(&l, ") while reporting another: in a function the report "
+		   "called (interposed?)\n");
+	fi_raw_write(STDERR_FILENO, buf, l.len);
+}
+
+/* The report of @t, once per thread at a time, within @room bytes of stack. */
+static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
+				size_t room)
+{
+	int slot = fi_trap_report_enter((int)fi_sys3(SYS_gettid, 0, 0, 0));
+
+	if (slot < 0) {
+		fi_trap_say_nested(t);
+		return;
+	}
+	fi_trap_report(t, sp, room);
+	fi_trap_report_leave(slot);
+}
+
+static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct fi_trap_regs r = {
+		.ip = (uint64_t)g[REG_RIP], .sp = (uint64_t)g[REG_RSP],
+		.r10 = (uint64_t)g[REG_R10], .r11 = (uint64_t)g[REG_R11],
+	};
+	int saved_errno = errno;
+	struct fi_trap t = { .kind = FI_TRAP_NONE };
+	bool opened;
+	uint64_t frame = (uint64_t)(uintptr_t)ctx;
+
+	/* si_code > 0: raised by the CPU, not sent by kill(). */
+	if (si->si_code > 0 && fi_trap_decode(&r, &t) &&
+	    fi_foreign_take(&t, &opened)) {
+		/* A checking caller met a dlsym veneer: accepted (foreign.c). */
+		g[REG_RIP] = (greg_t)t.resume;
+		if (opened && fi_verbose_on() &&
+		    fi_trap_stack_room(frame) >= FI_TRAP_STACK_FULL)
+			fi_trap_say_opened(&t);
+	} else if (t.kind != FI_TRAP_NONE) {
+		fi_trap_report_once(&t, r.sp, fi_trap_stack_room(frame));
+		if (!t.warn)
+			fi_trap_die();
+		g[REG_RIP] = (greg_t)t.resume;
+		if (t.set_r10)
+			g[REG_R10] = (greg_t)t.resume_r10;
+	} else if (si->si_code > 0 && fi_trap_unexplained(r.ip)) {
+		fi_trap_say_unexplained(r.ip);
+		fi_trap_die();
+	} else {
+		fi_trap_chain(sig, si, uc);
+	}
+	errno = saved_errno;
+}
+
+/* ------------------------------------------------------- install/remove */
+
+int fi_trap_install(void)
+{
+	struct sigaction sa = { .sa_sigaction = fi_trap_handler }, old;
+	struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = 0;
+
+	fi_trap_resolve();
+	/*
+	 * SA_NODEFER: SIGILL stays deliverable while we run, as a fault in a
+	 * chained handler (a CPU-feature probe) must reach it again.
+	 * SA_ONSTACK: a trap on a thread whose stack is exhausted still runs.
+	 */
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (rt->sig.installed)
+		goto out;
+	if (fi_sys_sigaction(SIGILL, &sa, &old) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	fi_user_set(&rt->sig, &old);
+	__atomic_store_n(&rt->sig.installed, true, __ATOMIC_RELEASE);
+out:
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
+/* Refused once start-up is over: nothing may take the handler away. */
+int fi_trap_uninstall(void)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = 0;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (rt->sealed) {
+		ret = -EPERM;
+	} else if (rt->sig.installed) {
+		if (fi_sys_sigaction(SIGILL, &rt->sig.user_act, NULL) < 0)
+			ret = -errno;
+		else
+			__atomic_store_n(&rt->sig.installed, false, __ATOMIC_RELEASE);
+	}
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
+/* ------------------------------------------------- signal interposition */
+
+/*
+ * The program (or a library probing CPU features) installing a SIGILL
+ * handler must not evict ours: record its handler as the one to chain to
+ * and answer with the one recorded before. Other signals, and SIGILL
+ * while fineibt is not installed, go straight to libc. A raw
+ * rt_sigaction syscall bypasses this (see docs/traps.md).
+ */
+FI_EXPORT int sigaction(int sig, const struct sigaction *act,
+			struct sigaction *old)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = 0;
+
+	if (sig != SIGILL)
+		return fi_sys_sigaction(sig, act, old);
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -1;	/* errno from mprotect */
+	if (!rt->sig.installed) {
+		ret = fi_sys_sigaction(sig, act, old);
+	} else {
+		if (old)
+			*old = rt->sig.user_act;
+		if (act)
+			fi_user_set(&rt->sig, act);
+	}
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
+/* signal()-style installs of SIGILL, expressed as the sigaction they mean. */
+static sighandler_t fi_signal_as(int sig, sighandler_t h, int flags,
+				 bool self_mask)
+{
+	struct sigaction act = { .sa_handler = h, .sa_flags = flags }, old;
+
+	if (h == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sigemptyset(&act.sa_mask);
+	if (self_mask)
+		sigaddset(&act.sa_mask, sig);
+	if (sigaction(sig, &act, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* BSD semantics, as glibc's signal(): restart, sig blocked in its handler. */
+FI_EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	fi_signal_fn f = fi_real_signal_fn(false);
+
+	if (sig != SIGILL && f)
+		return f(sig, h);
+	return fi_signal_as(sig, h, SA_RESTART, true);
+}
+
+FI_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	return signal(sig, h);
+}
+
+/* System V semantics: one-shot, not blocked in its handler. */
+FI_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	fi_signal_fn f = fi_real_signal_fn(true);
+
+	if (sig != SIGILL && f)
+		return f(sig, h);
+	return fi_signal_as(sig, h, SA_RESETHAND | SA_NODEFER, false);
+}
+
+/*
+ * The other libc entries that install a disposition (glibc implements
+ * them on its internal sigaction, which no interposer sees). Each is
+ * expressed as the sigaction it means, through the interposer above, for
+ * every signal: the same code as libc's then, whatever the signal.
+ */
+
+/* Strict ISO C (-std=c11, no _GNU_SOURCE): glibc's signal() is this. */
+FI_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
+{
+	return sysv_signal(sig, h);
+}
+
+/* An alias of signal() in glibc. */
+FI_EXPORT sighandler_t ssignal(int sig, sighandler_t h)
+{
+	return signal(sig, h);
+}
+
+FI_EXPORT int __sigaction(int sig, const struct sigaction *act,
+			  struct sigaction *old)
+{
+	return sigaction(sig, act, old);
+}
+
+/* One signal in a set, or -1 (EINVAL) for a bad number. */
+static int fi_sig_one(int sig, sigset_t *set)
+{
+	sigemptyset(set);
+	return sigaddset(set, sig);
+}
+
+/*
+ * System V sigset(): SIG_HOLD blocks @sig and keeps its disposition;
+ * anything else installs it (no flags, empty mask) and unblocks @sig.
+ * Returns SIG_HOLD when @sig was blocked, else the previous disposition.
+ */
+FI_EXPORT sighandler_t sigset(int sig, sighandler_t h)
+{
+	struct sigaction act = { .sa_handler = h }, old;
+	sigset_t one, was;
+
+	if (h == SIG_ERR || fi_sig_one(sig, &one) < 0) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	if (h == SIG_HOLD) {
+		if (sigprocmask(SIG_BLOCK, &one, &was) < 0 ||
+		    sigaction(sig, NULL, &old) < 0)
+			return SIG_ERR;
+		return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+	}
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &old) < 0 ||
+	    sigprocmask(SIG_UNBLOCK, &one, &was) < 0)
+		return SIG_ERR;
+	return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+FI_EXPORT int sigignore(int sig)
+{
+	struct sigaction act = { .sa_handler = SIG_IGN };
+
+	sigemptyset(&act.sa_mask);
+	return sigaction(sig, &act, NULL);
+}
+
+/*
+ * 4.2BSD sigvec(): a compat symbol of glibc (sigvec@GLIBC_2.2.5, no
+ * header declares it since 2.21); old binaries still reference it.
+ */
+struct fi_sigvec {
+	sighandler_t sv_handler;
+	int sv_mask;		/* bit sig - 1 blocks sig (signals 1..32) */
+	int sv_flags;
+};
+#define FI_SV_ONSTACK	1
+#define FI_SV_INTERRUPT	2
+#define FI_SV_RESETHAND	4
+
+int fi_sigvec(int sig, const struct fi_sigvec *vec, struct fi_sigvec *ovec);
+__asm__(".symver fi_sigvec, sigvec@GLIBC_2.2.5");
+
+FI_EXPORT int fi_sigvec(int sig, const struct fi_sigvec *vec,
+			struct fi_sigvec *ovec)
+{
+	struct sigaction act = { .sa_handler = SIG_DFL }, old;
+
+	if (vec) {
+		act.sa_handler = vec->sv_handler;
+		sigemptyset(&act.sa_mask);
+		for (int s = 1; s <= 32; s++) {
+			if (vec->sv_mask & (int)(1U << (s - 1)))
+				sigaddset(&act.sa_mask, s);
+		}
+		if (vec->sv_flags & FI_SV_ONSTACK)
+			act.sa_flags |= SA_ONSTACK;
+		if (!(vec->sv_flags & FI_SV_INTERRUPT))
+			act.sa_flags |= SA_RESTART;
+		if (vec->sv_flags & FI_SV_RESETHAND)
+			act.sa_flags |= SA_RESETHAND | SA_NODEFER;
+	}
+	if (sigaction(sig, vec ? &act : NULL, &old) < 0)
+		return -1;
+	if (ovec) {
+		ovec->sv_handler = old.sa_handler;
+		ovec->sv_mask = 0;
+		for (int s = 1; s <= 32; s++) {
+			if (sigismember(&old.sa_mask, s) == 1)
+				ovec->sv_mask |= (int)(1U << (s - 1));
+		}
+		ovec->sv_flags = ((old.sa_flags & SA_ONSTACK) ? FI_SV_ONSTACK : 0) |
+				 ((old.sa_flags & SA_RESTART) ? 0 : FI_SV_INTERRUPT) |
+				 ((old.sa_flags & SA_RESETHAND) ? FI_SV_RESETHAND : 0);
+	}
+	return 0;
+}
+
+/* ------------------------------------------- lookups that reach libc's */
+
+/* The module containing @p (its base), through the loader. */
+static const void *fi_trap_object_of(const void *p)
+{
+	Dl_info info;
+
+	return p && dladdr(p, &info) ? info.dli_fbase : NULL;
+}
+
+/* sigset and sigignore are ours here; libc marks its declarations deprecated. */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+void *fi_trap_sig_own(const char *name)
+{
+	static const struct { const char *name; void *fn; } entries[] = {
+		{ "sigaction", (void *)sigaction },
+		{ "__sigaction", (void *)__sigaction },
+		{ "signal", (void *)signal },
+		{ "bsd_signal", (void *)bsd_signal },
+		{ "ssignal", (void *)ssignal },
+		{ "sysv_signal", (void *)sysv_signal },
+		{ "__sysv_signal", (void *)__sysv_signal },
+		{ "sigset", (void *)sigset },
+		{ "sigignore", (void *)sigignore },
+		{ "sigvec", (void *)fi_sigvec },
+	};
+
+	for (size_t i = 0; name && i < sizeof(entries) / sizeof(entries[0]); i++) {
+		if (!strcmp(name, entries[i].name))
+			return entries[i].fn;
+	}
+	return NULL;
+}
+#pragma clang diagnostic pop
+
+/*
+ * NULL until fi_trap_resolve() has stored libc's sigaction: its own
+ * lookups (through the dlsym interposer) must get libc's functions.
+ */
+const void *fi_trap_libc_base(void)
+{
+	return fi_trap_object_of(__atomic_load_n(&FI_SIG()->real_sigaction,
+						 __ATOMIC_ACQUIRE));
+}
+
+void *fi_trap_sig_entry(const char *name, void *p)
+{
+	void *ours = fi_trap_sig_own(name);
+	const void *libc;
+
+	if (!p || !ours)
+		return p;
+	libc = fi_trap_libc_base();
+	return libc && fi_trap_object_of(p) == libc ? ours : p;
+}

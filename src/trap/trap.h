@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SIGILL side (DESIGN.md section 4): decode every #UD the kCFI and
+ * FineIBT sequences can raise, report it on stderr, then die (default) or
+ * continue (cfi=warn); hand every other SIGILL to the program's handler.
+ *
+ * The handler reads only the runtime state (runtime.h: registered modules
+ * and BHI stub arrays) and memory it knows is mapped (a registered
+ * module's executable views, a registered stub array, the trapping
+ * thread's stack top). It takes no lock, never allocates, and writes its
+ * report with one write(2).
+ */
+#ifndef FI_TRAP_H
+#define FI_TRAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime.h"
+
+enum fi_trap_kind {
+	FI_TRAP_NONE = 0,	/* not a CFI trap: the program's business */
+	FI_TRAP_KCFI,		/* ud2 of a kCFI call site (.kcfi_traps) */
+	FI_TRAP_PREAMBLE,	/* 0xEA inside a FineIBT preamble */
+	FI_TRAP_PARANOID,	/* LOCK Jcc.d8 at offset 0xd of a paranoid caller */
+	FI_TRAP_BHI,		/* ud2 inside a BHI stub array */
+};
+
+/* The registers the decoder needs (run-time values at the #UD). */
+struct fi_trap_regs {
+	uint64_t ip, sp, r10, r11;
+};
+
+struct fi_trap {
+	enum fi_trap_kind kind;
+	uint64_t addr;		/* the trapping instruction (ip) */
+	uint64_t target;	/* the function the call was going to */
+	uint32_t type;		/* the type hash the caller expected */
+	uint64_t resume;	/* where cfi=warn continues */
+	uint64_t stubs;		/* FI_TRAP_BHI: base of the stub array */
+	/* The module whose sequence trapped (its cfg gives mode and warn). */
+	const struct fi_module *mod;
+	bool warn;
+	/*
+	 * FI_TRAP_PARANOID at a FineIBT callee: cfi=warn resumes with r10 =
+	 * the callee's hash, so that its own preamble check passes and one
+	 * violation gives one report (the kernel prints two).
+	 */
+	bool set_r10;
+	uint32_t resume_r10;
+};
+
+/*
+ * Install the SIGILL handler (SA_SIGINFO | SA_ONSTACK | SA_NODEFER). The
+ * handler in place before (if any) becomes the program's recorded handler,
+ * to which non-CFI SIGILLs are chained. Idempotent. Returns 0 or -errno.
+ */
+int fi_trap_install(void);
+
+/*
+ * Put the program's recorded handler back into the kernel and stop
+ * interposing sigaction/signal for SIGILL. Returns 0 or -errno.
+ */
+int fi_trap_uninstall(void);
+
+bool fi_trap_installed(void);
+
+/*
+ * What dlsym()/dlvsym() hand out for @name when libc's lookup found @p:
+ * for libc's own entry of a SIGILL-installing function (sigaction,
+ * signal, sigset, ...), fineibt's interposer; otherwise @p. A lookup
+ * that starts after libfineibt (RTLD_NEXT from a later module, a libc
+ * handle) would otherwise bypass the interposition.
+ */
+void *fi_trap_sig_entry(const char *name, void *p);
+/* The interposer of that name, or NULL; libc's base (its sigaction's). */
+void *fi_trap_sig_own(const char *name);
+const void *fi_trap_libc_base(void);
+
+/*
+ * Decode a #UD at @r->ip. Returns true and fills @t for a CFI trap of a
+ * registered module or stub array; false (t->kind = FI_TRAP_NONE) for
+ * anything else. Async-signal-safe.
+ */
+bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t);
+
+/*
+ * Format @t as the one-line report, with a trailing newline:
+ * "fineibt: CFI failure at main+0x2a (target: handler+0x0; expected type:
+ * 0x1234abcd; mode: paranoid/v4)" [; warn]: the mode, then the sequence
+ * set of the module that trapped. Returns the length (truncated to
+ * @len - 1, NUL-terminated). Async-signal-safe.
+ */
+size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len);
+
+/*
+ * Stack the SIGILL handler uses beyond the kernel's signal frame (whose
+ * size is the CPU's: 2.9 KiB with AVX-512), documented in docs/traps.md
+ * "Stack use" and checked by tests/e2e/protect_stack.sh. The full report
+ * (symbols, DWARF line, FINEIBT_LOG record) needs FI_TRAP_STACK_FULL;
+ * on an alternate signal stack with less left, the first line alone with
+ * addresses in hex ("; small signal stack: no symbols") needs
+ * FI_TRAP_STACK_LINE, and below that a fixed line is all the handler
+ * writes (the decoding before it needs about 0.5 KiB).
+ */
+#define FI_TRAP_STACK_FULL	4608
+#define FI_TRAP_STACK_LINE	1280
+
+/* "kcfi", "fineibt", "paranoid", "bhi", "paranoid+bhi", "off", "auto". */
+const char *fi_trap_mode_name(const struct fineibt_config *cfg);
+/* The sequence set @cfg selects: "v4" or "v6.18". */
+const char *fi_trap_set_name(const struct fineibt_config *cfg);
+
+#endif /* FI_TRAP_H */
