@@ -463,7 +463,9 @@ static void fi_count_forms(const struct fi_image *im, struct fi_form_counts *c)
 		case FI_CALL_PARANOID:	c->paranoid_call++; break;
 		default:		c->fineibt_call++; break;
 		}
-		fi_count_set(c, im->calls[i].form >= FI_CALL_FINEIBT, im->calls[i].set);
+		/* a FineIBT caller still calling through a thunk: either set */
+		fi_count_set(c, im->calls[i].form == FI_CALL_FINEIBT ||
+			     im->calls[i].form == FI_CALL_PARANOID, im->calls[i].set);
 	}
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		if (!im->funcs[i].endbr)
