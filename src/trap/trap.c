@@ -803,9 +803,20 @@ static __attribute__((noinline)) void fi_trap_chain(int sig, siginfo_t *si,
  * there from another, so it is never the program's to handle: fatal.
  * (In a registered module, the copy's trap table and sequences decide.)
  */
-static bool fi_trap_unexplained(uint64_t ip)
+static bool fi_trap_unexplained(const struct fi_trap_regs *r)
 {
-	return fi_rt_rewritten_at(ip) && !fi_rt_module_at(ip);
+	uint64_t ret;
+
+	if (fi_rt_rewritten_at(r->ip) && !fi_rt_module_at(r->ip))
+		return true;
+	/*
+	 * The ud2 of a BHI stub called by such a module's preamble (its
+	 * return address is func+0, right after the preamble): every
+	 * arity in v6.18, arity >= 2 in v4. Without this the program's
+	 * handler got it as a plain ud2.
+	 */
+	return fi_rt_bhi_base(r->ip) && fi_trap_read64(r->sp, &ret) &&
+	       fi_rt_rewritten_at(ret - 1) && !fi_rt_module_at(ret - 1);
 }
 
 static void fi_trap_say_unexplained(uint64_t ip)
@@ -917,7 +928,7 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		g[REG_RIP] = (greg_t)t.resume;
 		if (t.set_r10)
 			g[REG_R10] = (greg_t)t.resume_r10;
-	} else if (si->si_code > 0 && fi_trap_unexplained(r.ip)) {
+	} else if (si->si_code > 0 && fi_trap_unexplained(&r)) {
 		fi_trap_say_unexplained(r.ip);
 		fi_trap_die();
 	} else {
