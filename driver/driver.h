@@ -67,4 +67,12 @@ int fi_veneers(const char *cc, const char *nm, const char *dir,
  */
 int fi_index_fill(const char *path);
 
+/*
+ * driver/direct.c: in the module just linked at @path with --emit-relocs,
+ * retarget every direct call/jmp/jcc whose target is a function's endbr64
+ * to the instruction after it, then strip the relocation sections. Returns
+ * 0, or -errno after printing a warning (the module still works).
+ */
+int fi_direct_skip_endbr(const char *path);
+
 #endif
