@@ -64,7 +64,8 @@ rt_build "$D/early_none" -O2 "$D/none.c" ||
 	{ rt_fail build "fineibt-cc could not build early_none"; exit 1; }
 
 EARLY_MSG='runtime started before any constructor'
-REPORT_RE='CFI failure at (early_ctor|__cfi_early_twice|__bhi_args)\+0x[0-9a-f]+ \(target: early_twice\+0x0; '
+# (a v6.18 preamble traps at func+3, named after the function)
+REPORT_RE='CFI failure at (early_ctor|__cfi_early_twice|early_twice|__bhi_args)\+0x[0-9a-f]+ \(target: early_twice\+0x0; '
 
 for m in "${RT_MODES[@]}"; do
 	mode=$(rt_report_mode "$m")	# as the report names it (mode/set)
@@ -104,7 +105,7 @@ done
 
 # The executable's own DT_PREINIT_ARRAY runs before every constructor
 # (the crt hook's included): the runtime starts before it too.
-PRE_RE='CFI failure at (pre_init|__cfi_pre_twice|__bhi_args)\+0x[0-9a-f]+ \(target: pre_twice\+0x0; '
+PRE_RE='CFI failure at (pre_init|__cfi_pre_twice|pre_twice|__bhi_args)\+0x[0-9a-f]+ \(target: pre_twice\+0x0; '
 for m in "${RT_MODES[@]}"; do
 	mode=$(rt_report_mode "$m")	# as the report names it (mode/set)
 	for kind in plain fcc; do
