@@ -119,14 +119,16 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 
 # src/load/dlsym_so.c interposes dlsym in the shared runtime only (see there);
 # src/load/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
+# The early start: src/load/rtearly.c (IFUNC) in the shared runtime,
+# src/load/rtpreinit.c (DT_PREINIT_ARRAY, executables) in the static one.
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
-$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ)) $(LIB_LIST)
+$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o,$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
 	ar rcs $@ $(filter %.o,$^)
 
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
 		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
 		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
@@ -148,7 +150,7 @@ $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
 		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)

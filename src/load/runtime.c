@@ -9,10 +9,12 @@
  * constructors.
  *
  * When this runs: as a constructor of libfineibt.so (a dependency of every
- * module fineibt-cc links, so its constructor runs before theirs), or from
- * the executable's crt hook when the runtime is linked statically. Both
- * paths meet in fi_rt_scan(), which is idempotent and serialised by one
- * mutex (dlopen itself is serialised by the dynamic loader's lock too).
+ * module fineibt-cc links, so its constructor runs before theirs), or
+ * earlier, while the loader relocates it, when a kCFI module without the
+ * crt hook is loaded (rtearly.c); from the executable's DT_PREINIT_ARRAY
+ * when the runtime is linked statically (rtpreinit.c). All paths meet in
+ * fi_rt_scan(), which is idempotent and serialised by one mutex (dlopen
+ * itself is serialised by the dynamic loader's lock too).
  *
  * The runtime itself is never instrumented (the Makefile builds src/ with
  * -fno-sanitize=kcfi), so patching never changes a byte of code that is
@@ -50,6 +52,12 @@
 
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool fi_rt_started;
+/*
+ * Started from rtearly.c, while the loader relocates libfineibt.so: the
+ * modules relocated after it (the executable among them) must not have
+ * their GOT touched yet, so binding dlsym & co. waits for our constructor.
+ */
+static bool fi_rt_early, fi_rt_bind_due;
 /*
  * The mode and seed are read from fi_rt() only: read-only state. So is
  * the record of the modules looked at (fi_rt()->seen): a forged entry
@@ -359,7 +367,8 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 		fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
 		return m;
 	}
-	/* -EAGAIN: not relocated yet (an LD_AUDIT hook); the file knows. */
+	/* -EAGAIN: not relocated yet (an LD_AUDIT hook, or the early start
+	 * of rtearly.c); the file knows. */
 	if (ret && ret != -ENOENT && ret != -EAGAIN)
 		fi_rt_say("fineibt: warning: %s: bad module index (%s); "
 			  "reading the file\n", path, err);
@@ -768,8 +777,12 @@ static size_t fi_rt_scan_found(bool own)
 		fi_scan_new[i].fp = fi_rt_fingerprint(c ? c : fresh[i]);
 	}
 	fi_rt_seen_set(fi_scan_new, nfresh);
-	if (own && nfresh && fi_bind_interposers)
-		fi_bind_interposers();
+	if (own && nfresh && fi_bind_interposers) {
+		if (fi_rt_early)
+			fi_rt_bind_due = true;
+		else
+			fi_bind_interposers();
+	}
 	fi_subs_last = fi_subs_now;
 	/* fi_found and fi_scan_new are scratch: leave no code address
 	 * behind in writable memory once the walk is done (the record is
@@ -974,11 +987,31 @@ FINEIBT_API void fineibt_rt_hook(void)
 }
 
 /*
+ * The start before any constructor (rtearly.c, shared runtime only): the
+ * same as the hook, minus what needs every module relocated.
+ */
+void fi_rt_start_early(void)
+{
+	fi_rt_early = true;
+	fineibt_rt_hook();
+	fi_rt_early = false;
+	if (fi_verbose_on())
+		fi_rt_say("fineibt: runtime started before any constructor (a "
+			  "kCFI module without the crt hook is loaded)\n");
+}
+
+/*
  * libfineibt.so: runs before the constructors of every module that
- * depends on it. In libfineibt.a the executable's crt hook (priority
- * 00000) has already done the work and this finds nothing new.
+ * depends on it. In libfineibt.a the executable's preinit entry has
+ * already done the work and this finds nothing new. After an
+ * early start, every module is relocated now: bind what waited.
  */
 __attribute__((constructor)) static void fi_rt_ctor(void)
 {
 	fineibt_rt_hook();
+	pthread_mutex_lock(&fi_rt_mutex);
+	if (fi_rt_bind_due && fi_bind_interposers)
+		fi_bind_interposers();
+	fi_rt_bind_due = false;
+	pthread_mutex_unlock(&fi_rt_mutex);
 }

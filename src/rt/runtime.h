@@ -307,4 +307,11 @@ struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
  */
 void fi_rt_scrub_stack(void);
 
+/*
+ * Start the runtime from the loader's relocation of libfineibt.so, before
+ * any constructor runs (src/load/rtearly.c): every module is mapped, not all
+ * are relocated yet.
+ */
+void fi_rt_start_early(void);
+
 #endif /* FI_RUNTIME_H */
