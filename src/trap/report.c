@@ -338,7 +338,7 @@ static void fi_out_addr(struct fi_out *o, uint64_t addr)
 		fi_out_hex(o, addr, 1);
 }
 
-/* The mode as the first line and the JSON record name it (report.h). */
+/* The mode and sequence set as the first line and the JSON record name them (report.h). */
 const char *fi_trap_mode_name(const struct fineibt_config *cfg)
 {
 	bool par = cfg->flags & FINEIBT_F_PARANOID, bhi = cfg->flags & FINEIBT_F_BHI;
@@ -356,6 +356,11 @@ const char *fi_trap_mode_name(const struct fineibt_config *cfg)
 		return par ? "paranoid" : bhi ? "bhi" : "fineibt";
 	}
 	return "?";
+}
+
+const char *fi_trap_set_name(const struct fineibt_config *cfg)
+{
+	return fi_set_name(cfg->flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4);
 }
 
 size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri,
@@ -547,6 +552,8 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 	fi_out_jstr(&o, fi_log_exe);
 	fi_out_str(&o, ",\"mode\":");
 	fi_out_jstr(&o, t->mod ? fi_trap_mode_name(&t->mod->cfg) : "?");
+	fi_out_str(&o, ",\"seq\":");
+	fi_out_jstr(&o, t->mod ? fi_trap_set_name(&t->mod->cfg) : "?");
 	fi_out_str(&o, ",\"kind\":");
 	fi_out_jstr(&o, t->kind <= FI_TRAP_BHI ? fi_kind_names[t->kind] : "?");
 	fi_out_jaddr(&o, "at", t->addr, t);

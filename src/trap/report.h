@@ -95,5 +95,7 @@ int fi_dwarf_proto(const struct fi_image *im, uint64_t addr, char *buf,
 
 /* "kcfi", "fineibt", "paranoid", "bhi", "paranoid+bhi", "off", "auto". */
 const char *fi_trap_mode_name(const struct fineibt_config *cfg);
+/* The sequence set @cfg selects: "v4" or "v6.18". */
+const char *fi_trap_set_name(const struct fineibt_config *cfg);
 
 #endif /* FI_REPORT_H */
