@@ -180,28 +180,62 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 			 char *err, size_t errlen)
 {
 	uint64_t size, at = fi_ix_range(desc, FI_INDEX_W_PFE, &size);
-	const uint8_t *p = (const uint8_t *)(uintptr_t)at;
-	size_t n = size / 8, out = 0;
-	uint64_t *val;
 
 	if (at && (size % 8 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
 		return fi_ix_fail(err, errlen, "bad __patchable_function_entries "
 				  "range in the module index"), -ENOEXEC;
-	val = calloc(n ? n : 1, sizeof(*val));
-	if (!val)
-		return fi_ix_fail(err, errlen, "out of memory"), -ENOMEM;
-	for (size_t i = 0; at && i < n; i++) {
-		uint64_t v;
-
-		memcpy(&v, p + i * 8, 8);
-		/* Zero (or bias + 0): an entry of a discarded function. */
-		if (v && v != im->bias)
-			val[out++] = v - im->bias;
-	}
-	fi_sort_u64(val, out);
-	im->elf->entries = val;
-	im->elf->nentries = fi_dedup_u64(val, out);
+	/* Read where it is by discovery (elf_sites.c): no sorted copy. */
+	im->elf->pfe = at ? (const uint8_t *)(uintptr_t)at : NULL;
+	im->elf->npfe = at ? size / 8 : 0;
 	return 0;
+}
+
+/*
+ * Is run-time [a, a + len) inside one PT_LOAD that is only readable? No
+ * write bit (so neither RELRO nor data), no execute bit (the runtime
+ * swaps executable segments for rewritten copies).
+ */
+static bool fi_ix_readonly(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			   uint64_t a, uint64_t len)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t lo = ph[i].p_vaddr + bias;
+
+		if (ph[i].p_type == PT_LOAD &&
+		    (ph[i].p_flags & (PF_R | PF_W | PF_X)) == PF_R &&
+		    a >= lo && a - lo <= ph[i].p_filesz &&
+		    len <= ph[i].p_filesz - (a - lo))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The trap handler may read .kcfi_traps where the loader mapped it when
+ * the program cannot write it there (a read-only segment) and a binary
+ * search works on it (targets strictly increasing: true of every module
+ * the linker lays out in section order; checked, else a sorted copy).
+ */
+static bool fi_ix_traps_in_place(struct fi_image *im, const Elf64_Phdr *ph,
+				 size_t phnum, uint64_t at, uint64_t size)
+{
+	uint64_t prev = 0;
+
+	if (!fi_ix_readonly(ph, phnum, im->bias, at, size))
+		return false;
+	im->ktraps = (const uint8_t *)(uintptr_t)at;
+	im->nktraps = size / 4;
+	for (size_t i = 0; i < im->nktraps; i++) {
+		uint64_t v = fi_image_trap(im, i);
+
+		if (i && v <= prev) {
+			im->ktraps = NULL;
+			im->nktraps = 0;
+			return false;
+		}
+		prev = v;
+	}
+	return true;
 }
 
 /* .kcfi_traps: each entry is relative to its own address. */
@@ -216,6 +250,8 @@ static int fi_ix_traps(struct fi_image *im, const Elf64_Phdr *ph,
 	if (at && (size % 4 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
 		return fi_ix_fail(err, errlen, "bad .kcfi_traps range in the "
 				  "module index"), -ENOEXEC;
+	if (at && fi_ix_traps_in_place(im, ph, phnum, at, size))
+		return 0;
 	im->traps = calloc(n ? n : 1, sizeof(*im->traps));
 	if (!im->traps)
 		return fi_ix_fail(err, errlen, "out of memory"), -ENOMEM;
@@ -276,6 +312,7 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 		ret = fi_ix_traps(im, ph, phnum, desc, err, errlen);
 	if (!ret) {
 		fi_ix_thunks(im, desc);
+		im->elf->no_tcalls = desc[FI_INDEX_W_FLAGS] & FI_INDEX_NO_TCALLS;
 		ret = fi_elf_discover(im);
 		if (ret)
 			fi_ix_fail(err, errlen, "out of memory");

@@ -43,7 +43,6 @@
 #include "runtime.h"
 #include "trap.h"
 
-#define FI_FP_SITES	256	/* sites sampled by fi_rt_fingerprint */
 #define FI_MSG_MAX	512
 #define FI_SEEN_WORDS	(FI_MAX_SEEN / 64)
 
@@ -153,19 +152,22 @@ static const struct fi_module *fi_rt_registered(const struct fi_module *m)
  */
 static uint64_t fi_rt_fingerprint(const struct fi_module *m)
 {
-	const struct fi_image *im = &fi_rt_registered(m)->img;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t n = im->ncalls + im->nfuncs;
-	/* Every rewritten site differs from its compiler form: a spread-out
-	 * sample of them tells as well as all of them, at a fixed cost. */
-	size_t step = n > FI_FP_SITES ? n / FI_FP_SITES : 1;
+	const struct fi_module *r = fi_rt_registered(m);
+	const struct fi_image *im = &r->img;
+	uint64_t h = 0xcbf29ce484222325ULL, own[FI_FP_SITES];
+	const uint64_t *sample = r->fp_site;
+	size_t n = r->nfp;
 
-	for (size_t i = 0; i < n; i += step) {
-		uint64_t a = i < im->ncalls ? im->calls[i].addr :
-			     im->funcs[i - im->ncalls].addr - FI_PREAMBLE_SIZE;
+	/* Not registered: its image still has the sites. */
+	if (!sample) {
+		n = fi_fp_sample(im, own);
+		sample = own;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = sample[i] & ~FI_FP_CALL;
 		const uint8_t *p = fi_image_text(im, a, FI_CALLSITE_SIZE);
 		/* A call site's first 6 bytes change when foreign.c opens it. */
-		size_t k = i < im->ncalls ? 6 : 0;
+		size_t k = (sample[i] & FI_FP_CALL) ? 6 : 0;
 
 		for (; p && k < FI_CALLSITE_SIZE; k++)
 			h = (h ^ p[k]) * 0x100000001b3ULL;
@@ -470,11 +472,11 @@ static void fi_rt_report(const struct fi_module *m,
 		return;
 	}
 	fi_rt_say("fineibt: %s: %s %s (seed %s; %zu preambles, %zu call "
-		  "sites, %zu bhi, %zu poisoned, %zu skipped)\n",
-		  fi_rt_name(m), what, mode,
+		  "sites, %zu bhi, %zu poisoned, %zu dethunked, %zu "
+		  "skipped)\n", fi_rt_name(m), what, mode,
 		  (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
 		  st->preambles, st->callers, st->bhi + st->bhi_inline,
-		  st->poisoned, st->skipped);
+		  st->poisoned, st->dethunked, st->skipped);
 }
 
 /* A module `fineibt patch` already rewrote: take it as it is. */

@@ -32,7 +32,36 @@ struct fi_module {
 	bool patched;			/* by the runtime, or statically (note) */
 	struct fineibt_config cfg;	/* the mode its sequences are in */
 	uint32_t seed;			/* valid when cfg.flags & FINEIBT_F_RAND */
+	/*
+	 * A registered copy keeps no per-site arrays of 16 bytes (its img
+	 * has no funcs, calls or tcalls; its traps may be the module's own,
+	 * img.ktraps): only this, built by fi_arena_freeze. Its preambles'
+	 * entries as sorted 32-bit offsets from link-time @func_base, each
+	 * one's arity (NULL when none is known), and the sites
+	 * fi_rt_fingerprint reads (fi_fp_sample).
+	 */
+	uint64_t func_base;
+	const uint32_t *func_off;
+	const int8_t *func_arity;
+	size_t nfunc;
+	const uint64_t *fp_site;
+	size_t nfp;
 };
+
+/*
+ * A spread-out sample of at most FI_FP_SITES sites of @im (its calls and
+ * preambles) into @out: link-time addresses of the 16-byte site (call
+ * site, or preamble at func - 16), FI_FP_CALL set for a call site.
+ */
+#define FI_FP_SITES	256
+#define FI_FP_CALL	(1ull << 63)
+size_t fi_fp_sample(const struct fi_image *im, uint64_t *out);
+
+/* A registered module's preamble count, and the entry (link-time) of the @i-th. */
+size_t fi_module_nfuncs(const struct fi_module *m);
+uint64_t fi_module_func(const struct fi_module *m, size_t i);
+/* The arity recorded for the function at link-time @func, or -1. */
+int fi_module_arity(const struct fi_module *m, uint64_t func);
 
 /*
  * The arena (src/rtarena.c): mmap'd chunks holding the registered modules
