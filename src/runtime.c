@@ -204,6 +204,27 @@ static const void *fi_rt_fbase(uint64_t addr)
 }
 
 /*
+ * The same value for a module the walk just found, from its program
+ * headers: what dladdr reports as the load base is the page-aligned start
+ * of the lowest PT_LOAD plus the bias (glibc's l_map_start, computed the
+ * same way when the object was mapped). dladdr itself would also look up
+ * the nearest symbol, which at start-up cost as much as the rest of a
+ * small program's scan.
+ */
+static const void *fi_rt_found_fbase(const struct fi_found *f)
+{
+	uint64_t lo = UINT64_MAX, page = (uint64_t)getpagesize();
+
+	for (size_t i = 0; i < f->phnum; i++) {
+		if (f->phdr[i].p_type == PT_LOAD && f->phdr[i].p_vaddr < lo)
+			lo = f->phdr[i].p_vaddr;
+	}
+	if (lo == UINT64_MAX)
+		return fi_rt_fbase(f->key);
+	return (const void *)(uintptr_t)(f->bias + (lo & ~(page - 1)));
+}
+
+/*
  * A module the walk did not find again is withdrawn only once its unload
  * is confirmed: the loader knows no object at its text any more, or
  * another one. A walk that missed it (a full table) withdraws nothing.
@@ -690,6 +711,8 @@ static size_t fi_rt_scan(void)
 	uint64_t news[FI_SEEN_WORDS] = { 0 };
 	size_t nfresh = 0, nnew;
 	bool have_arity = false;
+	struct fi_runtime *batch;
+	sigset_t bsaved;
 
 	fi_nfound = 0;
 	dl_iterate_phdr(fi_rt_walk_cb, NULL);
@@ -718,7 +741,7 @@ static size_t fi_rt_scan(void)
 			m = fi_rt_open(f);
 		fi_scan_new[nnew] = (struct fi_rt_seen){
 			.key = f->key, .size = f->size,
-			.fbase = fi_rt_fbase(f->key),
+			.fbase = fi_rt_found_fbase(f),
 			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
 		};
 		fi_scan_mod[nnew++] = m;
@@ -727,8 +750,11 @@ static size_t fi_rt_scan(void)
 	}
 	/*
 	 * Recorded, in one window, before any byte of them is rewritten;
-	 * what does not fit in the record is left alone.
+	 * what does not fit in the record is left alone. The first scan
+	 * settles the mode in the same window (quick work only until
+	 * fi_rt_batch_end: no patching).
 	 */
+	batch = fi_rt_batch_begin(&bsaved);
 	nnew = fi_rt_seen_add(fi_scan_new, nnew);
 	nfresh = 0;
 	for (size_t i = 0; i < nnew; i++) {
@@ -740,6 +766,8 @@ static size_t fi_rt_scan(void)
 	}
 	if (!fi_rt_started)
 		fi_rt_config(have_arity, fresh, nfresh);
+	if (batch)
+		fi_rt_batch_end(&bsaved);
 	for (size_t i = 0; i < nfresh; i++) {
 		const struct fi_module *c;
 
@@ -775,12 +803,16 @@ static void fi_rt_start_locked(void)
 {
 	const char *verbose = secure_getenv("FINEIBT_VERBOSE");
 	uint64_t t0 = fi_rt_now_us();
+	struct fi_runtime *batch;
+	sigset_t bsaved;
 	size_t nmods;
 	int err;
 
 	fi_verbose_set(verbose && strcmp(verbose, "0"));
 	fi_rt_scan();
 	fi_rt_started = true;
+	/* Three updates of the state, one window. */
+	batch = fi_rt_batch_begin(&bsaved);
 	err = fi_trap_install();
 	if (err)
 		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
@@ -789,6 +821,8 @@ static void fi_rt_start_locked(void)
 	fi_rt_set_active(true);
 	/* Start-up is over: mode and seed are final (docs/protection.md). */
 	fi_rt_seal();
+	if (batch)
+		fi_rt_batch_end(&bsaved);
 	if (fi_verbose_on()) {
 		size_t nseen = 0;
 

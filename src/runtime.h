@@ -179,13 +179,21 @@ uint64_t fi_rt_bhi_base(uint64_t addr);
  * signal in the calling thread, takes the one writer spin lock and makes
  * the storage writable; fi_rt_write_end() makes it (and the arena chunks
  * written) read-only again, drops the lock and restores the mask. Both are
- * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND); never
- * nest them. Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
+ * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND). They
+ * nest within one thread (the inner pair does nothing). Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
  * no lock: a slot is filled before the count that publishes it is
  * release-stored. Every function below opens its own window.
  */
 struct fi_runtime *fi_rt_write_begin(sigset_t *saved);
 void fi_rt_write_end(const sigset_t *saved);
+/*
+ * A window around several calls that each open their own: inside it they
+ * nest (no mprotect, no lock, no mask change of their own), so start-up's
+ * short consecutive updates cost one window. Only around quick work:
+ * never around patching, which must run with the state read-only.
+ */
+#define fi_rt_batch_begin	fi_rt_write_begin
+#define fi_rt_batch_end		fi_rt_write_end
 
 /*
  * The process mode and seed: settable until fi_rt_seal(), -EPERM after.
