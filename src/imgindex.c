@@ -30,8 +30,12 @@
 #include "imgindex.h"
 #include "index.h"
 
-/* Functions sampled by fi_live_maybe_kcfi: the lowest-addressed ones. */
+/*
+ * Functions sampled by fi_live_maybe_kcfi: 16 whose entry lies in the
+ * first 64 KiB of the text (else the 16 lowest-addressed ones).
+ */
 #define FI_PROBE_SYMS	16
+#define FI_PROBE_SPAN	(64u * 1024)
 
 static bool fi_ix_fail(char *err, size_t errlen, const char *why)
 {
@@ -440,15 +444,52 @@ static size_t fi_ix_lowest(const Elf64_Sym *sym, size_t nsym, uint64_t bias,
 	return got;
 }
 
+/*
+ * Up to @n defined functions whose entry lies in [@lo, @hi), in symbol
+ * table order, into @out: one pass that stops once it has them (the
+ * dynamic symbol table is in hash order, so a large library's first few
+ * hundred entries give them), instead of a sort of the whole table.
+ */
+static size_t fi_ix_near(const Elf64_Sym *sym, size_t nsym, uint64_t bias,
+			 uint64_t lo, uint64_t hi, uint64_t *out, size_t n)
+{
+	size_t got = 0;
+
+	for (size_t i = 1; i < nsym && got < n; i++) {
+		int type = ELF64_ST_TYPE(sym[i].st_info);
+		uint64_t func = sym[i].st_value + bias;
+
+		if ((type == STT_FUNC || type == STT_GNU_IFUNC) &&
+		    sym[i].st_shndx != SHN_UNDEF && sym[i].st_value &&
+		    func >= lo && func < hi)
+			out[got++] = func;
+	}
+	return got;
+}
+
+/* The first executable segment's run-time start, or 0. */
+static uint64_t fi_ix_text_lo(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
+			return ph[i].p_vaddr + bias;
+	}
+	return 0;
+}
+
 bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
 {
-	uint64_t funcs[FI_PROBE_SYMS];
+	uint64_t funcs[FI_PROBE_SYMS], lo = fi_ix_text_lo(ph, phnum, bias);
 	const Elf64_Sym *sym;
-	size_t n;
+	size_t n, nsym;
 
-	if (!fi_ix_dynsym(ph, phnum, bias, &sym, &n))
+	if (!lo || !fi_ix_dynsym(ph, phnum, bias, &sym, &nsym))
 		return false;
-	n = fi_ix_lowest(sym, n, bias, funcs, FI_PROBE_SYMS);
+	/* The first pages of the text: one or two page faults at most. */
+	n = fi_ix_near(sym, nsym, bias, lo, lo + FI_PROBE_SPAN, funcs,
+		       FI_PROBE_SYMS);
+	if (n < FI_PROBE_SYMS)
+		n = fi_ix_lowest(sym, nsym, bias, funcs, FI_PROBE_SYMS);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pre = funcs[i] - FI_PREAMBLE_SIZE;
 		struct fi_preamble_info info;
