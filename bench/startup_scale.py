@@ -225,15 +225,16 @@ def plot(rows):
         for r in pts:
             f.write("%d %d %d %s\n" % (r[1], r[7], r[8], r[9]))
     common = (
-        "set logscale xy; set key top left; set grid;"
+        "set multiplot layout 2,1; set logscale xy; set key top left; set grid;"
         "set xlabel 'sites rewritten';"
-        "set ylabel 'runtime start-up instructions (Ir) / extra Private_Dirty (KiB)';"
-        "plot '%s' using 1:2 with linespoints title 'runtime Ir (callgrind)',"
-        " '' using 1:3 with linespoints title 'extra Private_Dirty KiB',"
-        " '' using 1:4 with lines dashtype 2 title 'budget KiB (text + 64 KiB + 8 B/site)'"
-        % data)
-    for term, out in (("svg size 800,500", "startup-scale.svg"),
-                      ("dumb size 79,30", "startup-scale.txt")):
+        "set ylabel 'instructions';"
+        "plot '%s' using 1:2 with linespoints title 'runtime start-up Ir (callgrind)';"
+        "set ylabel 'KiB';"
+        "plot '%s' using 1:3 with linespoints title 'extra Private_Dirty',"
+        " '' using 1:4 with lines dashtype 2 title 'budget: text + 64 KiB + 8 B/site';"
+        "unset multiplot" % (data, data))
+    for term, out in (("svg size 800,700", "startup-scale.svg"),
+                      ("dumb size 79,44", "startup-scale.txt")):
         sh([gp, "-e", "set terminal %s; set output '%s'; %s"
             % (term, os.path.join(OUT, out), common)])
     print("plot: %s (and .svg)" % os.path.join(OUT, "startup-scale.txt"))
