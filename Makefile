@@ -98,9 +98,12 @@ $(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
 
 # The LD_AUDIT library `fineibt run` loads (src/audit.c): its own small
 # object, never sanitized (the loader calls it before anything is set up).
+# Full RELRO as libfineibt.so: the loader calls into it at every dlopen,
+# and a lazily bound GOT would be code pointers in writable memory.
 $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
-		-fno-sanitize=kcfi -D_GNU_SOURCE -shared -Wl,-z,noexecstack -o $@ $<
+		-fno-sanitize=kcfi -D_GNU_SOURCE -shared -Wl,-z,noexecstack \
+		-Wl,-z,relro -Wl,-z,now -o $@ $<
 
 # src/dlsym_so.c interposes dlsym in the shared runtime only (see there);
 # src/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).

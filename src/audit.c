@@ -22,14 +22,32 @@
 #include <link.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define FI_AUDIT_API	__attribute__((visibility("default")))
+#define FI_AU_PAGE	4096
 
 typedef void (*fi_hook_fn)(void);
 
-static struct link_map *fi_au_main;	/* the main namespace's first object */
-static struct link_map *fi_au_rt;	/* libfineibt.so in it */
-static fi_hook_fn fi_au_hook;
+/*
+ * ld.so calls la_activity at every dlopen, and we call the hook from there
+ * without any check: a code pointer kept in writable memory here would be
+ * a call target for any write primitive (issue 18's "our own saved
+ * pointers"). So the hook and the identity of the main namespace are
+ * resolved while the loader maps the program, before any of its code
+ * runs, and their page is then made read-only for good. The page holds
+ * nothing else.
+ */
+struct fi_au_sealed {
+	struct link_map *main;		/* the main namespace's first object */
+	fi_hook_fn hook;		/* fineibt_rt_hook of libfineibt.so, or NULL */
+	unsigned char sealed;
+};
+static union {
+	struct fi_au_sealed v;
+	unsigned char page[FI_AU_PAGE];
+} fi_au __attribute__((aligned(FI_AU_PAGE)));
+
 static unsigned int fi_au_consistent;	/* main-namespace consistent states seen */
 
 /* The d_ptr of a writable .dynamic is relocated in place by the loader,
@@ -98,32 +116,29 @@ FI_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
 	const char *base;
 
 	*cookie = (uintptr_t)map;
-	if (lmid != LM_ID_BASE)
+	if (lmid != LM_ID_BASE || fi_au.v.sealed)
 		return 0;
-	if (!fi_au_main)
-		fi_au_main = map;
+	if (!fi_au.v.main)
+		fi_au.v.main = map;
 	base = map->l_name ? strrchr(map->l_name, '/') : NULL;
-	if (base && !strncmp(base + 1, "libfineibt.so", 13) && !fi_au_rt)
-		fi_au_rt = map;
+	if (!base || strncmp(base + 1, "libfineibt.so", 13))
+		return 0;
+	/* Its dynamic section and symbols are mapped (not yet relocated). */
+	fi_au.v.hook = (fi_hook_fn)fi_au_lookup(map, "fineibt_rt_hook");
+	fi_au.v.sealed = 1;
+	/* Unsealed means unused: a hook we cannot protect is never called. */
+	if (mprotect(fi_au.page, sizeof(fi_au.page), PROT_READ))
+		fi_au.v.hook = NULL;
 	return 0;	/* no symbol binding callbacks */
 }
 
 FI_AUDIT_API void la_activity(uintptr_t *cookie, unsigned int flag)
 {
-	fi_hook_fn hook;
-
-	if (flag != LA_ACT_CONSISTENT || !fi_au_main ||
-	    *cookie != (uintptr_t)fi_au_main)
+	if (flag != LA_ACT_CONSISTENT || !fi_au.v.main ||
+	    *cookie != (uintptr_t)fi_au.v.main)
 		return;
 	/* The first one is start-up: nothing relocated yet. */
-	if (fi_au_consistent++ == 0 || !fi_au_rt)
+	if (fi_au_consistent++ == 0 || !fi_au.v.hook)
 		return;
-	hook = __atomic_load_n(&fi_au_hook, __ATOMIC_ACQUIRE);
-	if (!hook) {
-		hook = (fi_hook_fn)fi_au_lookup(fi_au_rt, "fineibt_rt_hook");
-		if (!hook)
-			return;
-		__atomic_store_n(&fi_au_hook, hook, __ATOMIC_RELEASE);
-	}
-	hook();
+	fi_au.v.hook();
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "dwarf.h"
+#include "rawsys.h"
 #include "report.h"
 #include "symfile.h"
 
@@ -425,7 +426,9 @@ static int fi_dw_lookup(const struct fi_dw_file *im, uint64_t addr,
 /*
  * The runtime may not keep a module's file in memory (the registered
  * copy drops the buffer): then map the file read-only for the lookup.
- * open, fstat, mmap, munmap and close are plain system calls, safe here.
+ * open, fstat, mmap, munmap and close are raw system calls (rawsys.h):
+ * this runs in the SIGILL handler, where a program's interposer of them
+ * must not run.
  */
 int fi_dw_file_open(const struct fi_image *im, struct fi_dw_sect *bytes)
 {
@@ -439,20 +442,20 @@ int fi_dw_file_open(const struct fi_image *im, struct fi_dw_sect *bytes)
 	}
 	if (!im->path)
 		return -ENOENT;
-	fd = open(im->path, O_RDONLY | O_CLOEXEC);
+	fd = fi_raw_open(im->path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -ENOENT;
-	if (fstat(fd, &st) || st.st_size <= 0) {
-		close(fd);
+	if (fi_raw_fstat(fd, &st) || st.st_size <= 0) {
+		fi_raw_close(fd);
 		return -ENOENT;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
+	map = fi_raw_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	fi_raw_close(fd);
 	if (map == MAP_FAILED)
 		return -ENOENT;
 	/* A module read from memory: is this still its file? */
 	if (!fi_symfile_same(im, map, (size_t)st.st_size)) {
-		munmap(map, (size_t)st.st_size);
+		fi_raw_munmap(map, (size_t)st.st_size);
 		return -ESTALE;
 	}
 	*bytes = (struct fi_dw_sect){ map, (size_t)st.st_size };
@@ -462,7 +465,7 @@ int fi_dw_file_open(const struct fi_image *im, struct fi_dw_sect *bytes)
 void fi_dw_file_close(const struct fi_image *im, struct fi_dw_sect *bytes)
 {
 	if (!im->file && bytes->data)
-		munmap((void *)bytes->data, bytes->size);
+		fi_raw_munmap((void *)bytes->data, bytes->size);
 	*bytes = (struct fi_dw_sect){ 0 };
 }
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "foreign.h"
+#include "rawsys.h"
 #include "insn.h"
 #include "rtlive.h"
 #include "runtime.h"
@@ -103,36 +104,37 @@ static int fi_fx_publish(uint64_t addr, const void *bytes, size_t len,
 {
 	uint64_t lo = fi_page_down(addr);
 	uint64_t n = fi_page_down(addr + len + FI_PAGE - 1) - lo;
-	uint8_t *copy = mmap(NULL, n, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* Raw system calls: this runs in the SIGILL handler, where a
+	 * program's interposer of mmap must not (rawsys.h). */
+	long r = fi_sys6(SYS_mmap, 0, (long)n, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *copy = (uint8_t *)r;
 
-	if (copy == MAP_FAILED)
-		return -errno;
+	if ((unsigned long)r > -4096UL)
+		return (int)r;
 	if (fresh)
 		memset(copy, 0xcc, n);
 	else
 		memcpy(copy, (const void *)(uintptr_t)lo, n);
 	memcpy(copy + (addr - lo), bytes, len);
-	if (mprotect(copy, n, PROT_READ | PROT_EXEC)) {
-		int err = -errno;
-
-		munmap(copy, n);
-		return err;
+	r = fi_sys3(SYS_mprotect, (long)copy, (long)n, PROT_READ | PROT_EXEC);
+	if (r < 0) {
+		fi_raw_munmap(copy, n);
+		return (int)r;
 	}
 	/*
 	 * The copy was writable while other threads ran: what becomes code
 	 * is checked once nothing can write it any more (issue 18).
 	 */
 	if (!fi_fx_copy_ok(copy, lo, n, addr - lo, bytes, len, fresh)) {
-		munmap(copy, n);
+		fi_raw_munmap(copy, n);
 		return -EBADMSG;
 	}
-	if (mremap(copy, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
-		   (void *)(uintptr_t)lo) == MAP_FAILED) {
-		int err = -errno;
-
-		munmap(copy, n);
-		return err;
+	r = fi_sys6(SYS_mremap, (long)copy, (long)n, (long)n,
+		    MREMAP_MAYMOVE | MREMAP_FIXED, (long)lo, 0);
+	if ((unsigned long)r > -4096UL) {
+		fi_raw_munmap(copy, n);
+		return (int)r;
 	}
 	return 0;
 }

@@ -178,19 +178,54 @@ static uint64_t fi_ix_range(const uint32_t *desc, size_t w, uint64_t *size)
 	return (uint64_t)(uintptr_t)desc + (uint64_t)(int64_t)off;
 }
 
+static bool fi_ix_in_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			  uint64_t a, uint64_t len)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t lo = ph[i].p_vaddr + bias;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    a >= lo && a - lo <= ph[i].p_memsz &&
+		    len <= ph[i].p_memsz - (a - lo))
+			return true;
+	}
+	return false;
+}
+
 /* __patchable_function_entries, relocated in memory: func - 11 each. */
 static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 			 size_t phnum, const uint32_t *desc,
 			 char *err, size_t errlen)
 {
 	uint64_t size, at = fi_ix_range(desc, FI_INDEX_W_PFE, &size);
+	const uint8_t *p = (const uint8_t *)(uintptr_t)at;
+	size_t n = size / 8, out = 0;
 
 	if (at && (size % 8 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
 		return fi_ix_fail(err, errlen, "bad __patchable_function_entries "
 				  "range in the module index"), -ENOEXEC;
+	for (size_t i = 0; at && i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, p + i * 8, 8);
+		/* Zero (or bias + 0): an entry of a discarded function. */
+		if (!v || v == im->bias)
+			continue;
+		/*
+		 * The loader has not relocated the module yet (an LD_AUDIT
+		 * hook runs before relocation): the entries hold zeros or
+		 * link-time addresses. The file has what they will hold;
+		 * -EAGAIN sends the caller there.
+		 */
+		if (!fi_ix_in_text(ph, phnum, im->bias, v, 1))
+			return -EAGAIN;
+		out++;
+	}
+	if (n && !out)
+		return -EAGAIN;
 	/* Read where it is by discovery (elf_sites.c): no sorted copy. */
-	im->elf->pfe = at ? (const uint8_t *)(uintptr_t)at : NULL;
-	im->elf->npfe = at ? size / 8 : 0;
+	im->elf->pfe = at ? p : NULL;
+	im->elf->npfe = at ? n : 0;
 	return 0;
 }
 
@@ -399,20 +434,6 @@ static bool fi_ix_dynsym(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 		return false;
 	*sym = (const Elf64_Sym *)(uintptr_t)symtab;
 	return true;
-}
-
-static bool fi_ix_in_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
-			  uint64_t a, uint64_t len)
-{
-	for (size_t i = 0; i < phnum; i++) {
-		uint64_t lo = ph[i].p_vaddr + bias;
-
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
-		    a >= lo && a - lo <= ph[i].p_memsz &&
-		    len <= ph[i].p_memsz - (a - lo))
-			return true;
-	}
-	return false;
 }
 
 /*

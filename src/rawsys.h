@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A system call made directly, not through libc. The runtime's start-up
+ * System calls made directly, not through libc. The runtime's start-up
  * must not call libc functions that an LD_PRELOAD interposer may define
  * (libfaketime: clock_gettime, getrandom, getpid, syscall...): such an
  * interposer is kCFI code that would run before it is rewritten, from
- * inside the runtime, and trap there (issue 14, docs/compat.md).
+ * inside the runtime, and trap there (issue 14, docs/compat.md). Nor may
+ * the trap report: an interposed open or fstat that itself traps would
+ * re-enter the SIGILL handler from inside it (docs/traps.md "Reports and
+ * interposers").
  */
 #ifndef FI_RAWSYS_H
 #define FI_RAWSYS_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
 
 /* The raw result: >= 0, or -errno. */
 static inline long fi_sys3(long nr, long a, long b, long c)
@@ -19,6 +27,70 @@ static inline long fi_sys3(long nr, long a, long b, long c)
 			 : "a"(nr), "D"(a), "S"(b), "d"(c)
 			 : "rcx", "r11", "memory");
 	return ret;
+}
+
+static inline long fi_sys6(long nr, long a, long b, long c, long d, long e,
+			   long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
+			   "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+/*
+ * The calls the report path makes, with libc's return conventions minus
+ * errno (-1 / MAP_FAILED on failure). x86-64's struct stat is the
+ * kernel's.
+ */
+static inline int fi_raw_open(const char *path, int flags, int mode)
+{
+	long r = fi_sys3(SYS_open, (long)path, flags, mode);
+
+	return r < 0 ? -1 : (int)r;
+}
+
+static inline int fi_raw_fstat(int fd, struct stat *st)
+{
+	return fi_sys3(SYS_fstat, fd, (long)st, 0) < 0 ? -1 : 0;
+}
+
+static inline int fi_raw_close(int fd)
+{
+	return fi_sys3(SYS_close, fd, 0, 0) < 0 ? -1 : 0;
+}
+
+static inline ssize_t fi_raw_write(int fd, const void *buf, size_t n)
+{
+	long r = fi_sys3(SYS_write, fd, (long)buf, (long)n);
+
+	return r < 0 ? -1 : r;
+}
+
+static inline void *fi_raw_mmap(void *addr, size_t len, int prot, int flags,
+				int fd, off_t off)
+{
+	long r = fi_sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+
+	/* Addresses never fall in the last page: -4095..-1 are errors. */
+	return (unsigned long)r > -4096UL ? (void *)-1 : (void *)r;
+}
+
+static inline int fi_raw_munmap(void *addr, size_t len)
+{
+	return fi_sys3(SYS_munmap, (long)addr, (long)len, 0) < 0 ? -1 : 0;
+}
+
+static inline int fi_raw_mprotect(void *addr, size_t len, int prot)
+{
+	return fi_sys3(SYS_mprotect, (long)addr, (long)len, prot) < 0 ? -1 : 0;
 }
 
 #endif

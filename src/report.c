@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "insn.h"
+#include "rawsys.h"
 #include "report.h"
 
 /* ------------------------------------------------------ live text reads */
@@ -397,6 +398,8 @@ static char fi_log_exe[256];
  * Opened before main (and before the runtime's constructor: priority
  * 101), never in the handler. O_NONBLOCK: a FIFO reader that stalls
  * must not stall the program; O_APPEND keeps concurrent records whole.
+ * System calls, not libc's functions: a program's interposer of open or
+ * fstat is not rewritten yet here, and the handler must not run one.
  */
 __attribute__((constructor(101))) static void fi_report_open_log(void)
 {
@@ -407,17 +410,18 @@ __attribute__((constructor(101))) static void fi_report_open_log(void)
 
 	if (!path || !*path || fi_log_fd >= 0)
 		return;
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC,
-		  0600);
+	fd = fi_raw_open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK |
+			 O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st)) {
-		close(fd);
+	if (fi_raw_fstat(fd, &st)) {
+		fi_raw_close(fd);
 		return;
 	}
 	fi_log_dev = st.st_dev;
 	fi_log_ino = st.st_ino;
-	n = readlink("/proc/self/exe", fi_log_exe, sizeof(fi_log_exe) - 1);
+	n = fi_sys3(SYS_readlink, (long)"/proc/self/exe", (long)fi_log_exe,
+		    sizeof(fi_log_exe) - 1);
 	fi_log_exe[n > 0 ? n : 0] = '\0';
 	__atomic_store_n(&fi_log_fd, fd, __ATOMIC_RELEASE);
 }
@@ -580,10 +584,11 @@ void fi_report_log(const struct fi_trap *t, const struct fi_report_info *ri)
 	if (fd < 0)
 		return;
 	/* The program may have closed our fd and reused the number. */
-	if (fstat(fd, &st) || st.st_dev != fi_log_dev || st.st_ino != fi_log_ino)
+	if (fi_raw_fstat(fd, &st) || st.st_dev != fi_log_dev ||
+	    st.st_ino != fi_log_ino)
 		return;
 	n = fi_report_json(t, ri, rec, sizeof(rec));
 	/* One write: O_APPEND places it whole; EAGAIN drops it. */
-	if (n && write(fd, rec, n) < 0)
+	if (n && fi_raw_write(fd, rec, n) < 0)
 		return;
 }

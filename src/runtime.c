@@ -391,7 +391,8 @@ static struct fi_module *fi_rt_open_index(const struct fi_found *f,
 		fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
 		return m;
 	}
-	if (ret && ret != -ENOENT)
+	/* -EAGAIN: not relocated yet (an LD_AUDIT hook); the file knows. */
+	if (ret && ret != -ENOENT && ret != -EAGAIN)
 		fi_rt_say("fineibt: warning: %s: bad module index (%s); "
 			  "reading the file\n", path, err);
 drop:

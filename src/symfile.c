@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "elf_int.h"
+#include "rawsys.h"
 #include "symfile.h"
 
 /* Modules whose symbols may be loaded: the trap handler's table and more. */
@@ -206,8 +207,8 @@ static size_t fi_sf_build(const struct fi_sf_src *s, struct fi_sym **out,
 	*maplen = n * sizeof(*v) + names;
 	if (!n)
 		return 0;
-	v = mmap(NULL, *maplen, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	v = fi_raw_mmap(NULL, *maplen, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (v == MAP_FAILED)
 		return 0;
 	pool = (char *)(v + n);
@@ -252,27 +253,27 @@ static size_t fi_sf_load(const struct fi_image *im, const struct fi_sym **syms)
 	void *map;
 	int fd;
 
-	if (!im->path || (fd = open(im->path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!im->path || (fd = fi_raw_open(im->path, O_RDONLY | O_CLOEXEC, 0)) < 0)
 		return 0;
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
+	if (fi_raw_fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		fi_raw_close(fd);
 		return 0;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
+	map = fi_raw_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	fi_raw_close(fd);
 	if (map == MAP_FAILED)
 		return 0;
 	s.file = map;
 	s.size = (size_t)st.st_size;
 	if (fi_symfile_same(im, s.file, s.size) && fi_sf_symtab(&s))
 		n = fi_sf_build(&s, &v, &maplen);
-	munmap(map, s.size);
+	fi_raw_munmap(map, s.size);
 	if (!n)
 		return 0;
 	fi_sf_heapsort(v, n);
 	n = fi_sf_dedup(v, n);
 	/* Read-only from now on, like the rest of what the handler reads. */
-	mprotect(v, maplen, PROT_READ);
+	fi_raw_mprotect(v, maplen, PROT_READ);
 	*syms = v;
 	return n;
 }

@@ -34,6 +34,7 @@
 
 #include "foreign.h"
 #include "insn.h"
+#include "rawsys.h"
 #include "print.h"
 #include "report.h"
 #include "trap.h"
@@ -464,8 +465,7 @@ static void fi_trap_say_opened(const struct fi_trap *t)
 	fi_put(&l, ": call site opened for dlsym veneers (target: ");
 	fi_put_addr(&l, t->target);
 	fi_put(&l, ")\n");
-	if (write(STDERR_FILENO, buf, l.len) < 0)
-		return;
+	fi_raw_write(STDERR_FILENO, buf, l.len);
 }
 
 /*
@@ -485,8 +485,8 @@ static void fi_trap_report(const struct fi_trap *t, uint64_t sp)
 
 	/* One write, so that lines from concurrent traps never interleave. */
 	do {
-		w = write(STDERR_FILENO, line, n);
-	} while (w < 0 && errno == EINTR);
+		w = fi_sys3(SYS_write, STDERR_FILENO, (long)line, (long)n);
+	} while (w == -EINTR);
 }
 
 /* ------------------------------------------- the program's SIGILL handler */
@@ -730,8 +730,75 @@ static void fi_trap_say_unexplained(uint64_t ip)
 	fi_put_hex(&l, ip, 1);
 	fi_put(&l, " (in rewritten code of a module that is not registered; "
 		   "not decoded)\n");
-	if (write(STDERR_FILENO, buf, l.len) < 0)
+	fi_raw_write(STDERR_FILENO, buf, l.len);
+}
+
+/*
+ * Threads inside a report, by tid. Its system calls are raw, but the
+ * report still calls into libc (dladdr, string functions): a program that
+ * interposes one of them with code that itself fails a CFI check would
+ * trap again inside the report and, SIGILL being deliverable there
+ * (SA_NODEFER), recurse until the stack ran out. The inner trap is told
+ * in one line of hex instead, without the report path; fatal or warn as
+ * any other. A forged entry only shortens a report, never lets a call
+ * through.
+ */
+#define FI_TRAP_REPORTERS 64
+static int fi_trap_reporting[FI_TRAP_REPORTERS];
+
+/* This thread's slot; -1 if it is reporting already; FI_TRAP_REPORTERS
+ * if every slot is taken (the report goes unguarded). */
+static int fi_trap_report_enter(int tid)
+{
+	for (int i = 0; i < FI_TRAP_REPORTERS; i++) {
+		if (__atomic_load_n(&fi_trap_reporting[i], __ATOMIC_RELAXED) == tid)
+			return -1;
+	}
+	for (int i = 0; i < FI_TRAP_REPORTERS; i++) {
+		int none = 0;
+
+		if (__atomic_compare_exchange_n(&fi_trap_reporting[i], &none, tid,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return i;
+	}
+	return FI_TRAP_REPORTERS;
+}
+
+static void fi_trap_report_leave(int slot)
+{
+	if (slot >= 0 && slot < FI_TRAP_REPORTERS)
+		__atomic_store_n(&fi_trap_reporting[slot], 0, __ATOMIC_RELEASE);
+}
+
+static void fi_trap_say_nested(const struct fi_trap *t)
+{
+	char buf[200];
+	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
+
+	fi_put(&l, "fineibt: CFI failure at ");
+	fi_put_hex(&l, t->addr, 1);
+	fi_put(&l, " (target: ");
+	fi_put_hex(&l, t->target, 1);
+	fi_put(&l, "; expected type: ");
+	fi_put_hex(&l, t->type, 8);
+	fi_put(&l, t->warn ? "; warn" : "");
+	fi_put(&l, ") while reporting another: in a function the report "
+		   "called (interposed?)\n");
+	fi_raw_write(STDERR_FILENO, buf, l.len);
+}
+
+/* The report of @t, once per thread at a time. */
+static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp)
+{
+	int slot = fi_trap_report_enter((int)fi_sys3(SYS_gettid, 0, 0, 0));
+
+	if (slot < 0) {
+		fi_trap_say_nested(t);
 		return;
+	}
+	fi_trap_report(t, sp);
+	fi_trap_report_leave(slot);
 }
 
 static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
@@ -754,7 +821,7 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		if (opened && fi_verbose_on())
 			fi_trap_say_opened(&t);
 	} else if (t.kind != FI_TRAP_NONE) {
-		fi_trap_report(&t, r.sp);
+		fi_trap_report_once(&t, r.sp);
 		if (!t.warn)
 			fi_trap_die();
 		g[REG_RIP] = (greg_t)t.resume;

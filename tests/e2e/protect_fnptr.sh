@@ -91,6 +91,37 @@ for m in "${MODES[@]}"; do
 	check_scan "$m" "$FP_STATIC" planted '\? \(__patchable_function_entries\)'
 done
 
+# `fineibt run` adds libfineibt_audit.so (LD_AUDIT), which ld.so calls at
+# every dlopen and which calls the runtime's hook from there: after a
+# dlopen (the hook has run) its writable memory holds no code pointer
+# either. It used to keep the hook in .bss. The program is built by stock
+# clang and the library it dlopens by fineibt-cc: the audit hook reaches
+# that library before the loader relocated it, so its index's patchable
+# entries are not usable yet and the runtime reads its file (imgindex.c;
+# this used to leave its preambles in kCFI form and every call trapped).
+FIBT=$ROOT/$BUILD/fineibt
+FP_STOCK=$PR_OUT/protect_fnptr_stock
+{ pr_fresh "$FP_STOCK" "$SRC" ||
+  clang-22 -O2 -Wall -DFNPTR_STOCK -fsanitize=kcfi -fsanitize-kcfi-arity \
+	-fsanitize-cfi-icall-generalize-pointers \
+	-fpatchable-function-entry=11,11 -falign-functions=16 -fcf-protection=branch \
+	-mretpoline-external-thunk -mindirect-branch-cs-prefix \
+	"$SRC" "$ROOT/crt/thunks.S" -o "$FP_STOCK"; } ||
+	pr_fail build "could not build protect_fnptr_stock"
+for m in kcfi fineibt,paranoid,bhi auto; do
+	tag="no-code-ptr[$m,libfineibt_audit.so]"
+	pr_run fnptr-audit "$m" "$FIBT" run --cfi="$m" -- "$FP_STOCK" scan-audit "$LIB"
+	obj=$(sed -n 's/^object //p' <<<"$PR_OUT_TXT")
+	if [ "$PR_RC" != 0 ] || [ "${obj##*/}" != libfineibt_audit.so ] ||
+	   ! grep -q '^scanned [1-9]' <<<"$PR_OUT_TXT"; then
+		pr_fail "$tag" "rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
+	elif hits=$(name_hits "$obj" <<<"$PR_OUT_TXT") && [ -z "$hits" ]; then
+		pr_pass "$tag: $(grep -o '[0-9]*$' <<<"$(grep '^scanned' <<<"$PR_OUT_TXT")") bytes"
+	else
+		pr_fail "$tag" "code pointers in writable memory: $(tr '\n' ';' <<<"$hits")"
+	fi
+done
+
 # Control: the scan finds a code pointer where there is one.
 pr_run fnptr-control auto "$FP" control
 if name_hits "$FP" <<<"$PR_OUT_TXT" | grep -q '^planted (.data) -> '; then

@@ -14,6 +14,12 @@
  *   protect_fnptr scan-exe [LIB]  the same, scanning this executable
  *                    (-static-fineibt: LIB built without it loads
  *                    libfineibt.so as well, which "scan" would find)
+ *   protect_fnptr scan-audit [LIB]  the same exercise, then scan
+ *                    libfineibt_audit.so, the LD_AUDIT library `fineibt
+ *                    run` loads (ld.so calls into it at every dlopen);
+ *                    built -DFNPTR_STOCK by stock clang (no fineibt API
+ *                    calls), as `fineibt run` adds the audit library only
+ *                    to programs without the runtime
  *   protect_fnptr control      scan this executable, which holds a planted
  *                    code pointer (the scanner's own check)
  *
@@ -34,7 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef FNPTR_STOCK
 #include "fineibt.h"
+#endif
 
 #define MAX_MAPS 4096
 
@@ -119,6 +127,34 @@ static int find_obj(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/*
+ * An object of another link-map namespace (LD_AUDIT libraries), which
+ * dl_iterate_phdr does not show: its lowest mapping by path is its ELF
+ * header, whose program headers are in memory too.
+ */
+static int find_mapped(struct target *t)
+{
+	size_t n = strlen(t->name);
+	const ElfW(Ehdr) *eh;
+
+	for (size_t i = 0; i < nmaps; i++) {
+		size_t l = strlen(maps[i].name);
+
+		if (l < n || strcmp(maps[i].name + l - n, t->name))
+			continue;
+		eh = (const ElfW(Ehdr) *)maps[i].lo;
+		if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
+			return 0;
+		t->copy.dlpi_addr = maps[i].lo;
+		t->copy.dlpi_phdr = (const ElfW(Phdr) *)(maps[i].lo + eh->e_phoff);
+		t->copy.dlpi_phnum = eh->e_phnum;
+		t->info = &t->copy;
+		snprintf(t->path, sizeof(t->path), "%s", maps[i].name);
+		return 1;
+	}
+	return 0;
+}
+
 /* Words of [lo, hi) (writable now) that point into executable code. */
 static size_t scan_range(const struct target *t, uintptr_t lo, uintptr_t hi)
 {
@@ -138,15 +174,15 @@ static size_t scan_range(const struct target *t, uintptr_t lo, uintptr_t hi)
 	return n;
 }
 
-static int scan(uintptr_t inside)
+static int scan(uintptr_t inside, const char *name)
 {
-	struct target t = { .name = "/libfineibt.so" };
+	struct target t = { .name = name };
 	size_t scanned = 0;
 
 	if (read_maps())
 		return 2;
 	/* libfineibt.so if loaded, else (-static-fineibt) what holds @inside. */
-	if (!inside && !dl_iterate_phdr(find_obj, &t)) {
+	if (!inside && !dl_iterate_phdr(find_obj, &t) && !find_mapped(&t)) {
 		t.name = NULL;
 		t.addr = (uintptr_t)&planted;
 	} else if (inside) {
@@ -177,6 +213,7 @@ static int scan(uintptr_t inside)
 	return 0;
 }
 
+#ifndef FNPTR_STOCK
 static char hook_buf[256];
 
 static int own_hook(enum fineibt_print_level level, const char *fmt, va_list ap)
@@ -185,12 +222,36 @@ static int own_hook(enum fineibt_print_level level, const char *fmt, va_list ap)
 	return vsnprintf(hook_buf, sizeof(hook_buf), fmt, ap);
 }
 
-/* Paths that used to leave code pointers behind: dlopen, messages. */
-static int exercise(const char *lib, bool veneer)
+/* Library messages through the default print hook and our own. */
+static int messages(void)
 {
 	struct fineibt_config cfg;
 	fineibt_print_fn old;
 
+	/* A library message through the default hook (stderr)... */
+	fineibt_parse_cfi("fnptr-scan-default", false, &cfg, NULL, 0);
+	/* ...and through the program's own, then the default again. */
+	old = fineibt_set_print(own_hook);
+	fineibt_parse_cfi("fnptr-scan-own", false, &cfg, NULL, 0);
+	fineibt_set_print(old);
+	if (!strstr(hook_buf, "fnptr-scan-own")) {
+		printf("own print hook not called\n");
+		return 2;
+	}
+	fineibt_parse_cfi("fnptr-scan-restored", false, &cfg, NULL, 0);
+	return 0;
+}
+
+#else
+static int messages(void)
+{
+	return 0;
+}
+#endif
+
+/* Paths that used to leave code pointers behind: dlopen, messages. */
+static int exercise(const char *lib, bool veneer)
+{
 	if (lib) {
 		void *h = dlopen(lib, RTLD_NOW);
 		long (*apply)(int, long) = h ? (long (*)(int, long))dlsym(h, "pl_apply") : NULL;
@@ -212,18 +273,7 @@ static int exercise(const char *lib, bool veneer)
 			return 2;
 		}
 	}
-	/* A library message through the default hook (stderr)... */
-	fineibt_parse_cfi("fnptr-scan-default", false, &cfg, NULL, 0);
-	/* ...and through the program's own, then the default again. */
-	old = fineibt_set_print(own_hook);
-	fineibt_parse_cfi("fnptr-scan-own", false, &cfg, NULL, 0);
-	fineibt_set_print(old);
-	if (!strstr(hook_buf, "fnptr-scan-own")) {
-		printf("own print hook not called\n");
-		return 2;
-	}
-	fineibt_parse_cfi("fnptr-scan-restored", false, &cfg, NULL, 0);
-	return 0;
+	return messages();
 }
 
 int main(int argc, char **argv)
@@ -233,13 +283,17 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(cmd, "control"))
-		return scan((uintptr_t)&planted);
-	if (strcmp(cmd, "scan") && strcmp(cmd, "scan-exe")) {
-		fprintf(stderr, "usage: protect_fnptr scan|scan-exe [LIB] | control\n");
+		return scan((uintptr_t)&planted, NULL);
+	if (strcmp(cmd, "scan") && strcmp(cmd, "scan-exe") &&
+	    strcmp(cmd, "scan-audit")) {
+		fprintf(stderr, "usage: protect_fnptr scan|scan-exe|scan-audit [LIB] | control\n");
 		return 2;
 	}
-	rc = exercise(argc > 2 ? argv[2] : NULL, !strcmp(cmd, "scan"));
+	rc = exercise(argc > 2 ? argv[2] : NULL, strcmp(cmd, "scan-exe"));
 	if (rc)
 		return rc;
-	return scan(strcmp(cmd, "scan-exe") ? 0 : (uintptr_t)&planted);
+	if (!strcmp(cmd, "scan-audit"))
+		return scan(0, "/libfineibt_audit.so");
+	return scan(strcmp(cmd, "scan-exe") ? 0 : (uintptr_t)&planted,
+		    "/libfineibt.so");
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# trap_reentry: the trap report never runs a program's interposer of the
+# functions it needs (issue 14; docs/traps.md "Reports and interposers").
+# The program (progs/trap_reentry.c) defines open, fstat, read, write,
+# mmap, munmap, mprotect, close and strrchr in kCFI code that counts its
+# calls (the runtime's start-up reaches them: startup=yes proves they
+# interpose) and, armed, fails a CFI check itself. A confused call is
+# then reported once, with its log record, and none of them runs (raw
+# system calls). strrchr still serves naming an uninstrumented target: an
+# interposer that traps there is told in one line ("while reporting
+# another") instead of re-entering the report until the stack runs out.
+. "$(dirname "$0")/progs/rt_lib.bash"
+
+P=$RT_OUT/trap_reentry
+L=$RT_OUT/libtrap_reentry.so
+clang-22 -O2 -shared -fPIC -o "$L" "$RT_SRC/trap_reentry_lib.c" ||
+	{ rt_fail build "clang-22 could not build libtrap_reentry"; exit 1; }
+rt_build "$P" -g -O1 "$RT_SRC/trap_reentry.c" -L"$RT_OUT" -ltrap_reentry \
+	-Wl,-rpath,"$RT_OUT" ||
+	{ rt_fail build "fineibt-cc could not build trap_reentry"; exit 1; }
+LOG=$RT_OUT/trap_reentry.log
+
+nfail() { grep -c '^fineibt: CFI failure at ' <<<"$RT_ERR_TXT"; }
+
+# check NAME WANT_RC WANT_OUT WANT_LINES WANT_LOG: rc, stdout, number of
+# "CFI failure" lines, number of FINEIBT_LOG records.
+check() {
+	local name=$1 rc=$2 out=$3 lines=$4 recs=$5 got
+	got=$(wc -l <"$LOG" 2>/dev/null || echo 0)
+	if [ "$RT_RC" = "$rc" ] && [ "$RT_OUT_TXT" = "$out" ] &&
+	   [ "$(nfail)" = "$lines" ] && [ "$got" = "$recs" ]; then
+		rt_pass "$name"
+	else
+		rt_fail "$name" "rc=$RT_RC out='$RT_OUT_TXT' lines=$(nfail) log=$got err='${RT_ERR_TXT:0:600}'"
+	fi
+}
+
+for m in "${RT_MODES[@]}"; do
+	mode=$(rt_mode_name "$m")
+	for how in 1 2; do
+		rm -f "$LOG"
+		FINEIBT_LOG=$LOG rt_run reentry "$m" "$P" "$how"
+		if rt_is_off "$m"; then
+			check "reentry$how[$m]" 0 "r=4 calls=0 startup=yes" 0 0
+			continue
+		fi
+		check "reentry$how[$m]" 132 "" 1 1
+		grep -Eq "mode: $mode\)" <<<"$RT_ERR_TXT" ||
+			rt_fail "reentry$how-mode[$m]" "'$RT_ERR_TXT'"
+		rm -f "$LOG"
+		FINEIBT_LOG=$LOG rt_run reentry "$m,warn" "$P" "$how"
+		check "reentry$how-warn[$m]" 0 "r=4 calls=0 startup=yes" 1 1
+	done
+	# A target in uninstrumented code: only a checking caller traps.
+	rt_checks_caller "$m" || continue
+	rm -f "$LOG"
+	rt_run reentry "$m" "$P" 3
+	check "reentry3[$m]" 132 "" 1 0
+	grep -q 'while reporting another' <<<"$RT_ERR_TXT" ||
+		rt_fail "reentry3-nested[$m]" "'$RT_ERR_TXT'"
+	rt_run reentry "$m,warn" "$P" 3
+	if [ "$RT_RC" = 0 ] && [ "$(nfail)" = 2 ] &&
+	   grep -q '^r=.* calls=1 startup=yes$' <<<"$RT_OUT_TXT" &&
+	   grep -q 'while reporting another' <<<"$RT_ERR_TXT" &&
+	   grep -q 'target: reentry_plain+0x0 in libtrap_reentry.so, not instrumented' <<<"$RT_ERR_TXT"; then
+		rt_pass "reentry3-warn[$m]"
+	else
+		rt_fail "reentry3-warn[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:600}'"
+	fi
+done
