@@ -924,10 +924,15 @@ FINEIBT_API void fineibt_rt_hook(void)
 		took = fi_rt_scan() != 0;
 	pthread_mutex_unlock(&fi_rt_mutex);
 	/* The seed went through the patching code only if a module was taken. */
-	if (took) {
+	if (took)
 		fi_rt_scrub_stack();
-		fi_rt_clear_vregs();
-	}
+	/*
+	 * On every exit, not only after patching: a call that took nothing
+	 * still reads registered modules (whose copy holds the seed) through
+	 * library copies that use vector registers; protect_seed found such
+	 * a copy in a statically linked program's stack.
+	 */
+	fi_rt_clear_vregs();
 	errno = saved_errno;
 }
 
