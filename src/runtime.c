@@ -927,10 +927,11 @@ FINEIBT_API void fineibt_rt_hook(void)
 	if (took)
 		fi_rt_scrub_stack();
 	/*
-	 * On every exit, not only after patching: a call that took nothing
-	 * still reads registered modules (whose copy holds the seed) through
-	 * library copies that use vector registers; protect_seed found such
-	 * a copy in a statically linked program's stack.
+	 * On every exit, not only after patching: protect_seed found a copy
+	 * of a registered module, seed included, in the stack of a statically
+	 * linked program whose second call (libfineibt's own constructor)
+	 * took nothing; clearing here on that call too removed it, and with
+	 * glibc's AVX copies disabled it did not occur at all.
 	 */
 	fi_rt_clear_vregs();
 	errno = saved_errno;
