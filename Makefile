@@ -1,5 +1,5 @@
 # fineibt: GNU Make, no generator. `make` builds into build/, `make check` tests.
-# Sources are found by wildcard: a new src/*.c joins the library, a new
+# Sources are found by wildcard: a new src/<layer>/*.c joins the library, a new
 # tools/*.c joins the CLI, a new tests/unit/test_*.c or tests/e2e/*.sh is a test.
 
 CC       := clang-22
@@ -14,22 +14,29 @@ SOVER    := 0
 
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -Isrc -fPIC \
+# src/ is one folder per layer (docs/architecture.md); headers are included
+# by name, so every layer folder is on the include path.
+SRC_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard src/*/*.[chS]))))
+SRC_INC  := $(addprefix -I,$(SRC_DIRS))
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -Iinclude $(SRC_INC) -fPIC \
 	      -fvisibility=hidden -fno-sanitize=kcfi -D_GNU_SOURCE
 ifneq ($(SAN),)
 ALL_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDSAN      := -fsanitize=address,undefined
 endif
 
-# src/audit.c is an LD_AUDIT library of its own (libfineibt_audit.so).
-AUDIT_SRC := src/audit.c
-LIB_SRC  := $(filter-out $(AUDIT_SRC),$(sort $(wildcard src/*.c) $(wildcard src/*.S)))
+# src/load/audit.c is an LD_AUDIT library of its own (libfineibt_audit.so).
+AUDIT_SRC := src/load/audit.c
+# Linked in the order of the file names, whatever their folder: the
+# constructors of dlhook.c, rtstate.c, runtime.c and trap.c run in link order.
+ALL_SRC  := $(filter-out $(AUDIT_SRC),$(wildcard src/*/*.c) $(wildcard src/*/*.S))
+LIB_SRC  := $(foreach n,$(sort $(notdir $(ALL_SRC))),$(filter %/$(n),$(ALL_SRC)))
 LIB_OBJ  := $(patsubst src/%,$(BUILD)/obj/%.o,$(LIB_SRC))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 TOOL_OBJ := $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(TOOL_SRC))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-HDRS     := $(wildcard include/*.h src/*.h tests/unit/*.h tools/*.h)
+HDRS     := $(wildcard include/*.h src/*/*.h tests/unit/*.h tools/*.h)
 # crt/: the small uninstrumented object every module built by fineibt-cc
 # links statically (module hook, thunks, BHI stubs, veneers support).
 CRT_SRC  := $(sort $(wildcard crt/*.c) $(wildcard crt/*.S))
@@ -67,7 +74,7 @@ $(BUILD)/obj/crt/%.c.o: crt/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/crt/%.S.o: crt/%.S src/thunks.S src/index.h | $(DEPS_STAMP)
+$(BUILD)/obj/crt/%.S.o: crt/%.S src/seq/thunks.S src/elf/index.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -96,7 +103,7 @@ $(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
 $(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
 	ln -sf fineibt-cc $@
 
-# The LD_AUDIT library `fineibt run` loads (src/audit.c): its own small
+# The LD_AUDIT library `fineibt run` loads (src/load/audit.c): its own small
 # object, never sanitized (the loader calls it before anything is set up).
 # Full RELRO as libfineibt.so: the loader calls into it at every dlopen,
 # and a lazily bound GOT would be code pointers in writable memory.
@@ -105,8 +112,8 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 		-fno-sanitize=kcfi -D_GNU_SOURCE -shared -Wl,-z,noexecstack \
 		-Wl,-z,relro -Wl,-z,now -o $@ $<
 
-# src/dlsym_so.c interposes dlsym in the shared runtime only (see there);
-# src/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
+# src/load/dlsym_so.c interposes dlsym in the shared runtime only (see there);
+# src/load/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
 $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
@@ -147,6 +154,15 @@ demo: all
 bench: all
 	@BUILD=$(BUILD) python3 bench/bench.py $(BENCH_ARGS)
 	@BUILD=$(BUILD) python3 bench/peers.py $(PEERS_ARGS)
+
+# make bench-real [REAL_ARGS="--reps 15 lua5.4 ..."]: every real program of
+# check-real against its peers (plain -O2/-flto, CFI-icall, kCFI as
+# compiled, every mode): callgrind instructions and pinned, interleaved wall
+# time (bench/real.py, docs/bench.md); hours, never part of check. With
+# REAL_ARGS=--readme it rewrites README.md's table.
+.PHONY: bench-real
+bench-real: all
+	@BUILD=$(BUILD) python3 bench/real.py $(REAL_ARGS)
 
 # make bench-startup: start-up against program size (docs/bench.md);
 # the 100k program takes long to compile the first time.

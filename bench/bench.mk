@@ -128,5 +128,5 @@ $(S)/big-nort: $(START_OBJS) crt/thunks.S
 # The passes alone on the same file (bench/patch_speed.c, from the patch
 # work): fi_patch_image timed without reading the file or starting up.
 $(B)/patch_speed: bench/patch_speed.c $(BUILD)/libfineibt.a
-	$(CC_PLAIN) -O2 -Iinclude -Isrc -o $@ $< $(BUILD)/libfineibt.a
+	$(CC_PLAIN) -O2 -Iinclude $(addprefix -I,$(patsubst %/,%,$(wildcard src/*/))) -o $@ $< $(BUILD)/libfineibt.a
 startup: $(B)/patch_speed

@@ -24,6 +24,6 @@ if [ ! -x "$out/big_$n" ]; then
 		"$out"/*.o
 	echo "built $out/big_$n in $(( $(date +%s) - t0 )) s"
 fi
-clang-22 -O2 -Iinclude -Isrc -o "$BUILD/bench/elf_discovery" bench/elf_discovery.c \
+clang-22 -O2 -Iinclude $(printf -- '-I%s ' src/*/) -o "$BUILD/bench/elf_discovery" bench/elf_discovery.c \
 	"$BUILD/libfineibt.a"
 "$BUILD/bench/elf_discovery" "$out/big_$n" "$runs"

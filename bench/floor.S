@@ -3,7 +3,7 @@
  * The floor: bench/calls_kernel.c's two loops and bench/gen_callees.sh's
  * callees written by hand, with the CFI sequences of one mode spelled out
  * here instead of being patched in at load time. This file is the one
- * place outside src/insn.c where the sequences are written again, on
+ * place outside src/seq/insn.c where the sequences are written again, on
  * purpose: it is the independent reference the runtime's output is
  * measured (and byte-compared, by bench.py) against.
  *

@@ -13,7 +13,7 @@ big=$BUILD/bench/big/big_$n
 make -s BUILD="$BUILD" "$BUILD/libfineibt.a"
 [ -x "$big" ] || bash bench/elf_discovery.sh "$n" 1 >/dev/null
 mkdir -p "$BUILD/bench"
-clang-22 -O2 -Iinclude -Isrc -o "$BUILD/bench/patch_speed" bench/patch_speed.c \
+clang-22 -O2 -Iinclude $(printf -- '-I%s ' src/*/) -o "$BUILD/bench/patch_speed" bench/patch_speed.c \
 	"$BUILD/libfineibt.a"
 "$BUILD/bench/patch_speed" "$big" "$runs"
 "$BUILD/bench/patch_speed" --synthetic "$n" "$runs"

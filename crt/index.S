@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The module index (format in src/index.h): one per module, linked whole
+ * The module index (format in src/elf/index.h): one per module, linked whole
  * with the rest of libfineibt_crt.a. The thunk offsets are resolved by
  * the linker (the thunks are this module's own, hidden: crt/thunks.S);
  * the section ranges are written by fineibt-cc once the link is done,
@@ -8,7 +8,7 @@
  * then FI_INDEX_FILLED is clear and the runtime reads the module's file,
  * as for a module without an index.
  */
-#include "../src/index.h"
+#include "../src/elf/index.h"
 
 	.section .note.fineibt, "a", @note
 	.balign	4

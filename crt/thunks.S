@@ -4,4 +4,4 @@
  * and the reasons are in src/thunks.S.
  */
 #define FI_THUNKS_HIDDEN 1
-#include "../src/thunks.S"
+#include "../src/seq/thunks.S"

@@ -59,12 +59,20 @@ int fi_veneers(const char *cc, const char *nm, const char *dir,
 	       struct fi_argv *link);
 
 /*
- * Fill in the module index (src/index.h) of the module just linked at
+ * Fill in the module index (src/elf/index.h) of the module just linked at
  * @path: the ranges of __patchable_function_entries and .kcfi_traps from
  * its section table. Nothing happens to files that are not ELF modules
  * with an index. Returns 0, or -errno after printing a warning (the
  * module still works: the runtime then reads its file at start-up).
  */
 int fi_index_fill(const char *path);
+
+/*
+ * driver/direct.c: in the module just linked at @path with --emit-relocs,
+ * retarget every direct call/jmp/jcc whose target is a function's endbr64
+ * to the instruction after it, then strip the relocation sections. Returns
+ * 0, or -errno after printing a warning (the module still works).
+ */
+int fi_direct_skip_endbr(const char *path);
 
 #endif

@@ -21,10 +21,14 @@
  *   --fineibt-jump-tables                    keep them (the default)
  *   --fineibt-no-runtime                     kCFI flags, thunks, veneers; no runtime
  *   --fineibt-no-relro                       no -z relro -z now at link time
+ *   --fineibt-no-skip-endbr / FINEIBT_CC_SKIP_ENDBR=0
+ *                                            direct calls keep landing on
+ *                                            the ENDBR (driver/direct.c)
  *   --fineibt-help                           list these (fi_help)
  *   FINEIBT_CC_CLANG=path   the compiler (default clang-22, clang++-22
  *                           when invoked as fineibt-c++)
  *   FINEIBT_CC_LD=path      the linker (default ld.lld-22 when present)
+ *   FINEIBT_CC_OBJCOPY=path objcopy for driver/direct.c (llvm-objcopy-22)
  *   FINEIBT_CC_VERBOSE=1    print each command
  */
 #include <errno.h>
@@ -52,6 +56,7 @@ struct fi_drv {
 	char ld[PATH_MAX];		/* empty: clang's default linker */
 	char libdir[PATH_MAX];		/* libfineibt.{so,a}, libfineibt_crt.a */
 	bool exact, static_rt, full_static, veneers, jump_tables, runtime, relro;
+	bool skip_endbr;	/* driver/direct.c after the link */
 	bool link, shared, passthrough, has_x, partial;
 	struct fi_argv args;		/* user arguments, driver options removed */
 };
@@ -167,6 +172,13 @@ static bool fi_env_on(const char *name)
 	const char *v = getenv(name);
 
 	return v && *v && strcmp(v, "0");
+}
+
+static bool fi_env_off(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, "0");
 }
 
 bool fi_exists(const char *path)
@@ -294,6 +306,7 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 	bool only_v = true;
 
 	d->veneers = d->runtime = d->link = d->relro = true;
+	d->skip_endbr = !fi_env_off("FINEIBT_CC_SKIP_ENDBR");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -323,6 +336,10 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 		}
 		if (!strcmp(a, "--fineibt-no-relro")) {
 			d->relro = false;
+			continue;
+		}
+		if (!strcmp(a, "--fineibt-no-skip-endbr")) {
+			d->skip_endbr = false;
 			continue;
 		}
 		fi_argv_add(&d->args, a);
@@ -398,6 +415,13 @@ static void fi_add_kcfi_flags(const struct fi_drv *d, struct fi_argv *a,
 		fi_argv_add(a, "-fsanitize-kcfi-arity");
 	if (!d->exact)
 		fi_argv_add(a, "-fsanitize-cfi-icall-generalize-pointers");
+	/*
+	 * A call to a static function in the same section is resolved by
+	 * the assembler and leaves no relocation: with a section per
+	 * function, driver/direct.c sees those calls too.
+	 */
+	if (d->skip_endbr)
+		fi_argv_add(a, "-ffunction-sections");
 	if (d->jump_tables) {
 		fi_argv_add(a, "-Xclang");
 		fi_argv_add(a, "-target-feature");
@@ -430,7 +454,7 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 			fi_argv_addf(a, "%s/libfineibt.a", d->libdir);
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");
 			/* The executable's lookups of libc's sigaction & co.
-			 * get the interposers (src/dlsym_a.c). */
+			 * get the interposers (src/load/dlsym_a.c). */
 			if (!d->full_static)
 				fi_argv_add(a, "-Wl,--wrap=dlsym,--wrap=dlvsym");
 		}
@@ -464,13 +488,17 @@ static void fi_help(void)
 	      "                         runtime (the program runs kCFI as compiled)\n"
 	      "  --fineibt-no-relro     link without -z relro -z now (the default\n"
 	      "                         makes the GOT read-only after start-up)\n"
+	      "  --fineibt-no-skip-endbr  direct calls land on func+0's ENDBR (the\n"
+	      "                         default moves them past it after the link)\n"
+	      "  --fineibt-no-skip-endbr  direct calls land on func+0's ENDBR (the\n"
+	      "                         default moves them past it after the link)\n"
 	      "  --fineibt-version      print the driver's version\n"
 	      "  --fineibt-help         this list (--help is clang's)\n"
 	      "Environment:\n"
-	      "  FINEIBT_CC_EXACT=1, FINEIBT_CC_STATIC=1, FINEIBT_CC_JUMP_TABLES=0\n"
-	      "                         as the options above\n"
-	      "  FINEIBT_CC_CLANG, FINEIBT_CC_LD, FINEIBT_CC_NM\n"
-	      "                         compiler, linker and nm to run\n"
+	      "  FINEIBT_CC_EXACT=1, FINEIBT_CC_STATIC=1, FINEIBT_CC_JUMP_TABLES=0,\n"
+	      "  FINEIBT_CC_SKIP_ENDBR=0  as the options above\n"
+	      "  FINEIBT_CC_CLANG, FINEIBT_CC_LD, FINEIBT_CC_NM, FINEIBT_CC_OBJCOPY\n"
+	      "                         compiler, linker, nm and objcopy to run\n"
 	      "  FINEIBT_CC_ARITY=0|1   -fsanitize-kcfi-arity off/on (default: probed)\n"
 	      "  FINEIBT_CC_VERBOSE=1   print each command\n"
 	      "  FINEIBT_CC_KEEP_TEMPS=1  keep the temporary directory\n"
@@ -611,11 +639,57 @@ static const char *fi_output(const struct fi_argv *args)
 	return out;
 }
 
+/* Is @w (one linker option) --emit-relocs/-q, or a strip lld refuses
+ * to combine with it? */
+static bool fi_relocs_word(const char *w)
+{
+	static const char *const words[] = {
+		"--emit-relocs", "-emit-relocs", "-q", "--strip-all",
+		"-strip-all", "-s", NULL,
+	};
+
+	for (size_t i = 0; words[i]; i++) {
+		if (!strcmp(w, words[i]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does the user's link keep its own relocations (-Wl,--emit-relocs: they
+ * must stay true to the code) or strip all symbols (-s: lld refuses
+ * --emit-relocs with it)? Then driver/direct.c stays out of the way.
+ */
+static bool fi_keeps_relocs(const struct fi_argv *args)
+{
+	for (size_t i = 0; i < args->n; i++) {
+		const char *s = args->v[i];
+
+		if (!strcmp(s, "-s"))
+			return true;
+		if (!strcmp(s, "-Xlinker") && i + 1 < args->n &&
+		    fi_relocs_word(args->v[++i]))
+			return true;
+		if (!strncmp(s, "-Wl,", 4)) {
+			char buf[PATH_MAX], *w, *save = NULL;
+
+			snprintf(buf, sizeof(buf), "%s", s + 4);
+			for (w = strtok_r(buf, ",", &save); w;
+			     w = strtok_r(NULL, ",", &save)) {
+				if (fi_relocs_word(w))
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
 static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 {
 	struct fi_argv link = { 0 }, objs = { 0 }, shlibs = { 0 };
 	char obj[PATH_MAX];
 	unsigned int nsrc = 0;
+	bool skip;
 	int rc;
 
 	fi_argv_add(&link, d->cc);
@@ -669,8 +743,13 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 	fi_add_runtime(d, &link);
 	if (d->ld[0])
 		fi_argv_addf(&link, "--ld-path=%s", d->ld);
+	skip = d->skip_endbr && !d->partial && !fi_keeps_relocs(&d->args);
+	if (skip)
+		fi_argv_add(&link, "-Wl,--emit-relocs");
 	fi_argv_add(&link, "-Wno-unused-command-line-argument");
 	rc = fi_run(&link, false);
+	if (!rc && skip)
+		fi_direct_skip_endbr(fi_output(&d->args));
 	if (!rc && d->runtime)
 		fi_index_fill(fi_output(&d->args));
 out:

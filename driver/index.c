@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * After a link: fill in the module index (src/index.h) of the output, so
+ * After a link: fill in the module index (src/elf/index.h) of the output, so
  * that the runtime finds __patchable_function_entries and .kcfi_traps in
  * the loaded image without reading the file (docs/runtime.md, "The module
  * index"). Linkers define __start_/__stop_ symbols only for sections whose

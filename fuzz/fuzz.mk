@@ -8,13 +8,13 @@
 # into $(FUZZ_BUILD)/obj, separate from the normal build.
 FUZZ_BUILD   ?= $(BUILD)/fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_CFLAGS  := -std=gnu11 $(WARN) -O1 -g -Iinclude -Isrc -Itools -Ifuzz \
+FUZZ_CFLAGS  := -std=gnu11 $(WARN) -O1 -g -Iinclude $(SRC_INC) -Itools -Ifuzz \
 		-fno-sanitize=kcfi -D_GNU_SOURCE -fno-omit-frame-pointer \
 		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC     := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN     := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
-# Not the dlsym interposer: it belongs in the shared runtime only (src/dlsym_so.c).
-FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/dlsym_so.c src/dlsym_a.c,$(LIB_SRC)))
+# Not the dlsym interposer: it belongs in the shared runtime only (src/load/dlsym_so.c).
+FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/load/dlsym_so.c src/load/dlsym_a.c,$(LIB_SRC)))
 
 $(FUZZ_BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)

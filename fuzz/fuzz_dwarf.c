@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The report's DWARF readers (src/dwinfo.c prototypes, src/dwline.c
+ * The report's DWARF readers (src/trap/dwinfo.c prototypes, src/trap/dwline.c
  * lines) on arbitrary debug sections. The input is
  *
  *   u64 addr, u32 len[6], then .debug_abbrev, .debug_str,

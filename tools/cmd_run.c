@@ -122,7 +122,7 @@ static bool run_find_lib(char *out, size_t len)
 }
 
 /*
- * LD_AUDIT=<libdir>/libfineibt_audit.so (src/audit.c), before any the user
+ * LD_AUDIT=<libdir>/libfineibt_audit.so (src/load/audit.c), before any the user
  * set: kCFI libraries dlopen'ed later are rewritten before their
  * constructors run. Without the file (an old install) nothing is added.
  */

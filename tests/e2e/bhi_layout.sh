@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# The __bhi_args[] layout (src/bhi.S), checked on the assembled object with
+# The __bhi_args[] layout (src/seq/bhi.S), checked on the assembled object with
 # an independent disassembler (llvm-objdump-22): slot n starts at 32 * n
 # with a 2-byte jne to a ud2 site, then the cmovne's of its n argument
 # registers (rdi rsi rdx rcx r8 r9, rsp for 7), ret, int3; the two
 # "ud2; ret" sites sit in the holes after slots 1 and 5 and are the only
 # jne targets (slots 0-3 -> the first, 4-7 -> the second); the object has
 # no relocations against it (a byte copy works anywhere). Also checks the
-# 16 indirect thunks (src/thunks.S) and what libfineibt.so exports.
+# 16 indirect thunks (src/seq/thunks.S) and what libfineibt.so exports.
 set -u
 cd "${FINEIBT_ROOT:-.}"
 BUILD=${BUILD:-build}
-obj=$BUILD/obj/bhi.S.o
-thunks=$BUILD/obj/thunks.S.o
+obj=$BUILD/obj/seq/bhi.S.o
+thunks=$BUILD/obj/seq/thunks.S.o
 so=$BUILD/libfineibt.so
 OBJDUMP=llvm-objdump-22
 READELF=llvm-readelf-22

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # insn_oracle: an independent check of every byte sequence fineibt writes.
 #
-# `fineibt seq` prints what the templates and encoders of src/insn.c emit;
+# `fineibt seq` prints what the templates and encoders of src/seq/insn.c emit;
 # each sequence is assembled from .byte directives into an object with
 # llvm-mc-22 and disassembled by llvm-objdump-22 (LLVM's decoder, not ours),
 # and the instruction text is compared with tests/golden/insn/<name>.txt.

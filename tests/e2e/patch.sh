@@ -39,8 +39,8 @@ KCFI="-fsanitize=kcfi -fsanitize-kcfi-arity -fpatchable-function-entry=11,11
 # shellcheck disable=SC2086
 if ! clang-22 -O2 -Wall -Werror -Itests/progs $KCFI -fPIE -pie \
 	--ld-path="$(command -v ld.lld-22)" -o "$W/prog_bhi" tests/progs/prog.c \
-	tests/progs/naked.S tests/progs/thunk.S src/bhi.S; then
-	fail prog_bhi_build "cannot link the test program with src/bhi.S"
+	tests/progs/naked.S tests/progs/thunk.S src/seq/bhi.S; then
+	fail prog_bhi_build "cannot link the test program with src/seq/bhi.S"
 	exit 1
 fi
 

@@ -8,7 +8,7 @@
 #    touched is abandoned, the library left in kCFI form), in every mode.
 #    Calls from the rewritten program into an abandoned library may then
 #    fail their check (its hashes are not the process's): fatal, reported.
-#    Removing the check (src/rtlive.c, fi_scratch_verify) makes this fail:
+#    Removing the check (src/rt/rtlive.c, fi_scratch_verify) makes this fail:
 #    "injected" or a crash within a few rounds.
 #  - mapfull: see below.
 #  - jitfull: after every JIT slot is taken, a dlopen'ed kCFI library is

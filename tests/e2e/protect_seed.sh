@@ -13,9 +13,10 @@
 # at least one hit in a read-only mapping (the state: shows the scan
 # works), none in a writable one. The program first walks every path that
 # touches the seed: start-up, JIT rehash/emit/register, fineibt_get_config,
-# dlopen of a kCFI library (a write window), and spawns /usr/bin/env (what
-# a child inherits; scanned too, with /proc/PID/environ, in raw, hex and
-# decimal spellings).
+# dlopen of a kCFI library (a write window), dlopen of a copy of it from a
+# thread with a 32 KiB stack (the stack scrub fits that stack, and still
+# wipes it), and spawns /usr/bin/env (what a child inherits; scanned too,
+# with /proc/PID/environ, in raw, hex and decimal spellings).
 #
 # False positives: a random 32-bit value appears by chance at one of the
 # ~N/4 aligned words of N writable bytes with probability N/4 / 2^32 (about
@@ -25,12 +26,14 @@
 . "$(dirname "$0")/progs/protect_common.bash"
 
 pr_build || { pr_fail build "could not build the protect programs"; exit 1; }
+LIB2=$PR_OUT/libfi_protect_copy.so
+cp "$LIB" "$LIB2"
 
 # scan_once CFI PROG: runs PROG seed, scans it; sets SCAN_TXT, SCAN_OK.
 scan_once() {
 	local m=$1 prog=$2 envout=$PR_OUT/child-env.txt line
 	rm -f "$envout"
-	coproc PR_P { FINEIBT_CFI=$m exec "$prog" seed "$LIB" "$envout" 2>&1; }
+	coproc PR_P { FINEIBT_CFI=$m exec "$prog" seed "$LIB" "$envout" "$LIB2" 2>&1; }
 	SCAN_OK=false SCAN_TXT=""
 	if read -r -t 20 line <&"${PR_P[0]}" && [ "$line" = ready ]; then
 		SCAN_TXT=$("$SCAN" "$PR_P_PID" "$prog" "$envout" 2>&1) && SCAN_OK=true

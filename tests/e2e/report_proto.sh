@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # report_proto: the prototype lines of the CFI failure report
-# ("fineibt:   target: ..." / "fineibt:   expected: ...", src/dwinfo.c)
+# ("fineibt:   target: ..." / "fineibt:   expected: ...", src/trap/dwinfo.c)
 # and their FINEIBT_LOG fields, for a program built with fineibt-cc -g
 # whose functions have several signatures (struct pointers, typedefs,
 # qualifiers, a function-pointer parameter, varargs). Each type-confused

@@ -186,7 +186,7 @@ for m in kcfi fineibt fineibt,paranoid,bhi auto; do
 done
 
 # The same with libfi_rtb's constructor calling back into the rewritten
-# executable: the LD_AUDIT library `fineibt run` adds (src/audit.c) has the
+# executable: the LD_AUDIT library `fineibt run` adds (src/load/audit.c) has the
 # runtime rewrite libfi_rtb.so before the constructor runs (with random
 # hashes the callback passes only then), and a type-confused call in that
 # constructor is caught there in the process's mode.

@@ -23,7 +23,7 @@ mkdir -p "$D"
   rt_build "$D/librt_lazylib.so" -O1 -g -fPIC -shared "$RT_SRC/rt_lazylib.c"; } ||
 	{ rt_fail build "fineibt-cc could not build the programs"; exit 1; }
 
-# unfill FILE: clear the module index's "filled" flag (src/index.h), as
+# unfill FILE: clear the module index's "filled" flag (src/elf/index.h), as
 # `fineibt patch` does and as a build without the index looks.
 unfill() {
 	python3 - "$1" <<'PY'

@@ -24,7 +24,7 @@ flock 9
 stamp=$out/.built
 if [ -f "$stamp" ]; then
 	stale=0
-	for f in "$src"/*.c "$src"/*.S "$src"/*.h "$src/../../src/bhi.S" "$src/../../src/thunks.S" "$0"; do
+	for f in "$src"/*.c "$src"/*.S "$src"/*.h "$src/../../src/seq/bhi.S" "$src/../../src/seq/thunks.S" "$0"; do
 		[ "$f" -nt "$stamp" ] && stale=1
 	done
 	[ "$stale" = 0 ] && exit 0
@@ -51,10 +51,10 @@ $CC $COMMON $KCFI -DPROG_DSO -fPIE -pie $LDFLAGS $rpath \
 $CC $COMMON $KCFI_BASE -fPIE -pie $LDFLAGS -o prog_noarity "${prog_srcs[@]}"
 $CC $COMMON $KCFI_BASE -fno-pic -no-pie $LDFLAGS -o prog_noarity_nopie \
 	"${prog_srcs[@]}"
-# PIE with the project's __bhi_args stubs (src/bhi.S) linked in, so that
+# PIE with the project's __bhi_args stubs (src/seq/bhi.S) linked in, so that
 # `fineibt patch --cfi=fineibt,bhi` has stubs in reach; no DSO
 $CC $COMMON $KCFI -fPIE -pie $LDFLAGS -o prog_bhi "${prog_srcs[@]}" \
-	"$src/../../src/bhi.S"
+	"$src/../../src/seq/bhi.S"
 # (d) no kCFI at all
 $CC $COMMON -fPIE -pie $LDFLAGS -o prog_plain "$src/prog.c" "$src/naked.S"
 # stripped copy of the PIE (no .symtab, no __cfi_ symbols)

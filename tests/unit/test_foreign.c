@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The foreign-target sequences of src/insn.c (docs/compat.md): the dlsym
+ * The foreign-target sequences of src/seq/insn.c (docs/compat.md): the dlsym
  * veneer slot, and the per-site stubs for kcfi and paranoid call sites,
  * checked byte by byte against their objdump-style layout in insn.h, and
  * the stub's jumps decoded back to the places they must reach.

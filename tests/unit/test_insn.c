@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Byte-exact tests of every template and encoder of src/insn.c, and of its
+ * Byte-exact tests of every template and encoder of src/seq/insn.c, and of its
  * matchers and #UD decoder.
  *
  * The expected bytes below are written out again, from the tables of

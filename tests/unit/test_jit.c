@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The JIT emitter (src/jit.c): what it emits must be, byte for byte, what
- * the patcher (src/patch.c) makes of the compiler's sequences for the same
+ * The JIT emitter (src/jit/jit.c): what it emits must be, byte for byte, what
+ * the patcher (src/pass/patch.c) makes of the compiler's sequences for the same
  * hash, arity and mode; what it emits must read back (hash, arity) and
  * classify as the intended form; errors (-ENOSPC, -ERANGE, -EINVAL) are
  * reported; and the public API follows the process state, driven here

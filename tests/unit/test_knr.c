@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/knr.c: the kCFI type id (xxHash64 of the mangled type name) against
+ * src/pass/knr.c: the kCFI type id (xxHash64 of the mangled type name) against
  * values clang-22 emitted (`clang-22 -fsanitize=kcfi -S -emit-llvm`,
  * !kcfi_type), and the mapping of an empty-parentheses definition's hash
  * to that of its implied prototype, exact and generalized.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rewriting passes (src/patch.c) and the .fineibt record (src/note.c)
+ * The rewriting passes (src/pass/patch.c) and the .fineibt record (src/elf/note.c)
  * on synthetic images: a struct fi_image built by hand, one executable view
  * over a buffer filled with kCFI preambles, call sites and thunk calls by
  * the insn.c encoders, plus a non-executable view that holds the same

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * src/dwline.c and src/report.c: the DWARF line lookup on this very test
+ * src/trap/dwline.c and src/trap/report.c: the DWARF line lookup on this very test
  * binary (built with -g), against a damaged copy of its line table (every
  * corruption must end in 0/-ENOENT/-EINVAL, never a crash), through the
  * file-mapping path the runtime's frozen modules use; and the JSON record

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * src/dwinfo.c: the prototype of a function from .debug_info, on this very
+ * src/trap/dwinfo.c: the prototype of a function from .debug_info, on this very
  * test binary (built with -g by clang-22: DWARF 5, strx/addrx forms), for
  * probes of several signatures whose expected text is their source below;
  * through the mapped file; and on damaged copies of .debug_info and

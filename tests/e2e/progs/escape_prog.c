@@ -200,7 +200,7 @@ static int call_lib(void *h)
 
 /* ------------------------------------------------ map count exhaustion */
 
-/* Test-only export of libfineibt (src/rtdebug.c); weak: see mapfull. */
+/* Test-only export of libfineibt (src/rt/rtdebug.c); weak: see mapfull. */
 const void *fineibt_debug_object(const char *name) __attribute__((weak));
 
 static volatile int eat_stop;

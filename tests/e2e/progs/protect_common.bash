@@ -36,7 +36,7 @@ pr_build() {
 	  "$FCC" -O2 -Wall -static-fineibt -I"$ROOT/include" "$p" -o "$PROG_STATIC"; } &&
 	{ pr_fresh "$LIB" "$l" || "$FCC" -O2 -fPIC -shared "$l" -o "$LIB"; } &&
 	{ pr_fresh "$SCAN" "$s" ||
-	  clang-22 -O1 -Wall -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/src" "$s" \
+	  clang-22 -O1 -Wall -D_GNU_SOURCE -I"$ROOT/include" $(printf -- '-I%s ' "$ROOT"/src/*/) "$s" \
 		"$ROOT/$BUILD/libfineibt.a" -ldl -lpthread -o "$SCAN"; }
 }
 

@@ -18,13 +18,16 @@
  *                       ("survived dl" if it returns)
  *   protect_prog confuse     a type-confused call ("survived" if it returns)
  *   protect_prog config      prints "config: " + the resolved cfi= list
- *   protect_prog seed LIB OUT  use the API paths that touch the seed
- *                       (rehash, get_config, func_hash, JIT register,
- *                       dlopen LIB), run /usr/bin/env > OUT (what a child
- *                       inherits), print "ready", wait for a line on stdin
+ *   protect_prog seed LIB OUT [LIB2]  use the API paths that touch the
+ *                       seed (rehash, get_config, func_hash, JIT register,
+ *                       dlopen LIB; dlopen LIB2 from a thread with a 32 KiB
+ *                       stack, whose scrub must stay inside that stack),
+ *                       run /usr/bin/env > OUT (what a child inherits),
+ *                       print "ready", wait for a line on stdin
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +44,7 @@
 typedef long (*fn1_t)(long);
 typedef long (*fnp_t)(const char *, long);
 /*
- * Test-only export of libfineibt (src/rtdebug.c). Called directly: a
+ * Test-only export of libfineibt (src/rt/rtdebug.c). Called directly: a
  * pointer from dlsym would be an unchecked-type target (the library is
  * not instrumented) and rightly trap.
  */
@@ -189,8 +192,33 @@ static int do_config(void)
 	return 0;
 }
 
+/* dlopen @arg and call into it, on a small stack. */
+static void *seed_thread(void *arg)
+{
+	long (*apply)(int, long), (*confused)(long);
+	fn1_t (*get)(int);
+
+	if (!open_lib(arg, &apply, &get, &confused) || !lib_calls(apply, get))
+		return arg;
+	return NULL;
+}
+
+/* Run seed_thread(@lib) on a thread with a 32 KiB stack. */
+static bool seed_small_stack(const char *lib)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	void *ret = (void *)lib;
+
+	if (pthread_attr_init(&a) || pthread_attr_setstacksize(&a, 32 * 1024) ||
+	    pthread_create(&t, &a, seed_thread, (void *)lib))
+		return false;
+	pthread_join(t, &ret);
+	return !ret;
+}
+
 /* Every public path that uses the seed, then a child, then wait. */
-static int do_seed(const char *lib, const char *out)
+static int do_seed(const char *lib, const char *out, const char *lib2)
 {
 	long (*apply)(int, long), (*confused)(long);
 	struct fineibt_config cfg;
@@ -216,6 +244,8 @@ static int do_seed(const char *lib, const char *out)
 		return 3;
 	if (!open_lib(lib, &apply, &get, &confused) || !lib_calls(apply, get))
 		return 4;
+	if (lib2 && !seed_small_stack(lib2))
+		return 7;
 	snprintf(cmd, sizeof(cmd), "/usr/bin/env > '%s'", out);
 	if (system(cmd))
 		return 5;
@@ -249,8 +279,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "config"))
 		return do_config();
 	if (!strcmp(cmd, "seed") && argc > 3)
-		return do_seed(argv[2], argv[3]);
+		return do_seed(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
 	fprintf(stderr, "usage: protect_prog write NAME [LIB] | maps [LIB] | "
-		"dl LIB | confuse | config | seed LIB OUT\n");
+		"dl LIB | confuse | config | seed LIB OUT [LIB2]\n");
 	return 2;
 }

@@ -111,7 +111,7 @@ static bool fi_has_section(const uint8_t *file, const Elf64_Ehdr *eh,
 /*
  * The runtime would take a file fineibt-cc linked by its module index,
  * from memory, and never see the .fineibt section added here: mark the
- * index as not filled so that it reads this file (src/index.h).
+ * index as not filled so that it reads this file (src/elf/index.h).
  */
 static void fi_unfill_index(uint8_t *file, size_t size, const Elf64_Ehdr *eh)
 {

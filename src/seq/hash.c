@@ -39,7 +39,7 @@ FINEIBT_API int fineibt_random_seed(uint32_t *seed)
 	ssize_t n;
 
 	/* Not getrandom(): an interposer of it would run in the middle
-	 * of the runtime's start-up (src/rawsys.h). */
+	 * of the runtime's start-up (src/seq/rawsys.h). */
 	do {
 		n = fi_sys3(SYS_getrandom, (long)seed, sizeof(*seed), 0);
 	} while (n == -EINTR);

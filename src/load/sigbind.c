@@ -3,7 +3,7 @@
  * RTLD_DEEPBIND plug-ins (docs/traps.md): a library dlopen'ed with
  * RTLD_DEEPBIND looks its symbols up in its own dependencies first, so
  * its references to sigaction, signal, sigset... bind to libc's and
- * bypass src/trap.c's interposers: a SIGILL handler it installs would
+ * bypass src/trap/trap.c's interposers: a SIGILL handler it installs would
  * evict fineibt's. After such a dlopen, every module it brought in has
  * those references rebound to the interposers, as the loader would have
  * bound them without the flag: the GOT slots (GLOB_DAT, JUMP_SLOT, and

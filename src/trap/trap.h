@@ -93,6 +93,19 @@ bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t);
  */
 size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len);
 
+/*
+ * Stack the SIGILL handler uses beyond the kernel's signal frame (whose
+ * size is the CPU's: 2.9 KiB with AVX-512), documented in docs/traps.md
+ * "Stack use" and checked by tests/e2e/protect_stack.sh. The full report
+ * (symbols, DWARF line, FINEIBT_LOG record) needs FI_TRAP_STACK_FULL;
+ * on an alternate signal stack with less left, the first line alone with
+ * addresses in hex ("; small signal stack: no symbols") needs
+ * FI_TRAP_STACK_LINE, and below that a fixed line is all the handler
+ * writes (the decoding before it needs about 0.5 KiB).
+ */
+#define FI_TRAP_STACK_FULL	4608
+#define FI_TRAP_STACK_LINE	1280
+
 /* "kcfi", "fineibt", "paranoid", "bhi", "paranoid+bhi", "off", "auto". */
 const char *fi_trap_mode_name(const struct fineibt_config *cfg);
 

@@ -287,6 +287,7 @@ bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t)
 struct fi_line {
 	char *buf;
 	size_t len, cap;	/* cap excludes the NUL */
+	bool bare;		/* addresses in hex: no symbol lookups */
 };
 
 static void fi_put(struct fi_line *l, const char *s)
@@ -362,10 +363,10 @@ static bool fi_put_foreign(struct fi_line *l, uint64_t addr)
 /* "sym+0xoff" through the module containing @addr, else "0xaddr". */
 static void fi_put_addr(struct fi_line *l, uint64_t addr)
 {
-	const struct fi_module *m = fi_rt_module_at(addr);
+	const struct fi_module *m = l->bare ? NULL : fi_rt_module_at(addr);
 	char sym[256];
 
-	if (!m && fi_put_foreign(l, addr))
+	if (!m && !l->bare && fi_put_foreign(l, addr))
 		return;
 
 	if (m) {
@@ -422,9 +423,11 @@ const char *fi_trap_mode_name(const struct fineibt_config *cfg)
 	return "?";
 }
 
-size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
+static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
+				bool bare)
 {
-	struct fi_line l = { .buf = buf, .len = 0, .cap = len ? len - 1 : 0 };
+	struct fi_line l = { .buf = buf, .len = 0, .cap = len ? len - 1 : 0,
+			     .bare = bare };
 
 	if (!len)
 		return 0;
@@ -434,7 +437,8 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
 		/* A stub copy has no symbol of its own (nor would one help). */
 		fi_put(&l, "__bhi_args+");
 		fi_put_hex(&l, t->addr - t->stubs, 1);
-	} else if (t->kind != FI_TRAP_PREAMBLE || !fi_put_preamble_addr(&l, t)) {
+	} else if (bare || t->kind != FI_TRAP_PREAMBLE ||
+		   !fi_put_preamble_addr(&l, t)) {
 		fi_put_addr(&l, t->addr);
 	}
 	fi_put(&l, " (target: ");
@@ -443,6 +447,8 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
 	fi_put_hex(&l, t->type, 8);
 	fi_put(&l, "; mode: ");
 	fi_put(&l, t->mod ? fi_trap_mode_name(&t->mod->cfg) : "?");
+	if (bare)
+		fi_put(&l, "; small signal stack: no symbols");
 	if (t->warn)
 		fi_put(&l, "; warn");
 	fi_put(&l, ")\n");
@@ -450,6 +456,11 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
 	if (l.len && buf[l.len - 1] != '\n')
 		buf[l.len - 1] = '\n';
 	return l.len;
+}
+
+size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
+{
+	return fi_trap_format_as(t, buf, len, false);
 }
 
 /* FINEIBT_VERBOSE: "fineibt: call_d+0xf: call site opened for dlsym veneers (target: ...)". */
@@ -469,24 +480,84 @@ static void fi_trap_say_opened(const struct fi_trap *t)
 }
 
 /*
- * The line above, then the details of src/report.c (expected type by
- * example, call site's source line), and the FINEIBT_LOG record.
+ * The line above and the details of src/trap/report.c (expected type by
+ * example, call site's source line), in one write, so that lines from
+ * concurrent traps never interleave. Not inlined: its buffer is not on
+ * the stack while the FINEIBT_LOG record is formatted.
  */
-static void fi_trap_report(const struct fi_trap *t, uint64_t sp)
+static __attribute__((noinline)) void
+fi_trap_report_text(const struct fi_trap *t, const struct fi_report_info *ri)
 {
 	char line[1280];
-	struct fi_report_info ri;
 	size_t n = fi_trap_format(t, line, sizeof(line));
 	ssize_t w;
 
-	fi_report_collect(t, sp, &ri);
-	n = fi_report_format(t, &ri, line, n, sizeof(line));
-	fi_report_log(t, &ri);
-
-	/* One write, so that lines from concurrent traps never interleave. */
+	n = fi_report_format(t, ri, line, n, sizeof(line));
 	do {
 		w = fi_sys3(SYS_write, STDERR_FILENO, (long)line, (long)n);
 	} while (w == -EINTR);
+}
+
+/* Not inlined: its frame is not the handler's on the other paths. */
+static __attribute__((noinline)) void
+fi_trap_report_full(const struct fi_trap *t, uint64_t sp)
+{
+	struct fi_report_info ri;
+
+	fi_report_collect(t, sp, &ri);
+	fi_trap_report_text(t, &ri);
+	fi_report_log(t, &ri);
+}
+
+/* The first line alone, addresses in hex: FI_TRAP_STACK_LINE bytes. */
+static __attribute__((noinline)) void fi_trap_report_bare(const struct fi_trap *t)
+{
+	char line[224];
+	size_t n = fi_trap_format_as(t, line, sizeof(line), true);
+
+	fi_raw_write(STDERR_FILENO, line, n);
+}
+
+/*
+ * The bytes of the alternate signal stack below @sp, where the kernel's
+ * frame ends (the handler's ucontext is at its low end); SIZE_MAX when
+ * the handler runs on the thread's own stack (a guard page ends that
+ * one: an overrun faults, it clobbers nothing). An
+ * alternate stack smaller than the kernel's frame may leave @sp just
+ * below it: no room at all.
+ */
+static size_t fi_trap_stack_room(uint64_t sp)
+{
+	uint64_t lo;
+	stack_t ss;
+
+	/* Raw, as the report's other system calls: no interposer runs here. */
+	if (fi_sys3(SYS_sigaltstack, 0, (long)&ss, 0) || (ss.ss_flags & SS_DISABLE))
+		return SIZE_MAX;
+	lo = (uint64_t)(uintptr_t)ss.ss_sp;
+	if (sp > lo && sp - lo <= ss.ss_size)
+		return sp - lo;
+	return sp <= lo && lo - sp < 64 * 1024 ? 0 : SIZE_MAX;
+}
+
+/*
+ * Report trap @t (@sp: the stack pointer at the trap) within the stack
+ * the handler has (docs/traps.md "Stack use"): a program may give its
+ * signals a small alternate stack (8 KiB, MINSIGSTKSZ-era code), from
+ * which the kernel's frame already took up to 3.4 KiB (AVX-512), and
+ * memory below it is the program's.
+ */
+static void fi_trap_report(const struct fi_trap *t, uint64_t sp, size_t room)
+{
+	static const char tiny[] = "fineibt: CFI failure (signal stack too "
+				   "small for a report)\n";
+
+	if (room >= FI_TRAP_STACK_FULL)
+		fi_trap_report_full(t, sp);
+	else if (room >= FI_TRAP_STACK_LINE)
+		fi_trap_report_bare(t);
+	else
+		fi_raw_write(STDERR_FILENO, tiny, sizeof(tiny) - 1);
 }
 
 /* ------------------------------------------- the program's SIGILL handler */
@@ -670,8 +741,12 @@ static __attribute__((noreturn)) void fi_trap_die(void)
 	}
 }
 
-/* Not ours: do what the kernel would have done with the program's handler. */
-static void fi_trap_chain(int sig, siginfo_t *si, ucontext_t *uc)
+/*
+ * Not ours: do what the kernel would have done with the program's handler.
+ * Not inlined, so that its frame is not the handler's on the other paths.
+ */
+static __attribute__((noinline)) void fi_trap_chain(int sig, siginfo_t *si,
+						    ucontext_t *uc)
 {
 	struct sigaction pa;
 	sigset_t mask;
@@ -788,8 +863,9 @@ static void fi_trap_say_nested(const struct fi_trap *t)
 	fi_raw_write(STDERR_FILENO, buf, l.len);
 }
 
-/* The report of @t, once per thread at a time. */
-static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp)
+/* The report of @t, once per thread at a time, within @room bytes of stack. */
+static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
+				size_t room)
 {
 	int slot = fi_trap_report_enter((int)fi_sys3(SYS_gettid, 0, 0, 0));
 
@@ -797,7 +873,7 @@ static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp)
 		fi_trap_say_nested(t);
 		return;
 	}
-	fi_trap_report(t, sp);
+	fi_trap_report(t, sp, room);
 	fi_trap_report_leave(slot);
 }
 
@@ -812,16 +888,18 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 	int saved_errno = errno;
 	struct fi_trap t = { .kind = FI_TRAP_NONE };
 	bool opened;
+	uint64_t frame = (uint64_t)(uintptr_t)ctx;
 
 	/* si_code > 0: raised by the CPU, not sent by kill(). */
 	if (si->si_code > 0 && fi_trap_decode(&r, &t) &&
 	    fi_foreign_take(&t, &opened)) {
 		/* A checking caller met a dlsym veneer: accepted (foreign.c). */
 		g[REG_RIP] = (greg_t)t.resume;
-		if (opened && fi_verbose_on())
+		if (opened && fi_verbose_on() &&
+		    fi_trap_stack_room(frame) >= FI_TRAP_STACK_FULL)
 			fi_trap_say_opened(&t);
 	} else if (t.kind != FI_TRAP_NONE) {
-		fi_trap_report_once(&t, r.sp);
+		fi_trap_report_once(&t, r.sp, fi_trap_stack_room(frame));
 		if (!t.warn)
 			fi_trap_die();
 		g[REG_RIP] = (greg_t)t.resume;

@@ -69,7 +69,7 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 	if (!f)
 		return NULL;
 	h = f(file, mode);
-	/* Deep-bound: its sigaction & co. are libc's (src/sigbind.c). */
+	/* Deep-bound: its sigaction & co. are libc's (src/load/sigbind.c). */
 	if (h && (mode & RTLD_DEEPBIND))
 		fi_sigbind_rebind(h);
 	if (h && fineibt_rt_hook)

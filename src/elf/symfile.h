@@ -2,7 +2,7 @@
 /*
  * Symbols of a module the runtime read from memory only
  * (fi_image_from_index), loaded from its file the first time a report
- * asks for one (src/symfile.c).
+ * asks for one (src/elf/symfile.c).
  */
 #ifndef FI_SYMFILE_H
 #define FI_SYMFILE_H

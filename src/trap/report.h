@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the CFI failure report says beyond its first line (src/report.c):
+ * What the CFI failure report says beyond its first line (src/trap/report.c):
  * the expected type named by example ("as in: cmp_int, cmp_long"), the
- * call site's source position from DWARF (src/dwline.c), and the optional
+ * call site's source position from DWARF (src/trap/dwline.c), and the optional
  * FINEIBT_LOG record (one JSON line per failure). Everything here runs in
  * the SIGILL handler: no allocation, no lock, no stdio.
  */

@@ -5,7 +5,7 @@
 /*
  * After dlopen(..., RTLD_DEEPBIND) returned @handle: rebind the references
  * to libc's SIGILL-installing functions of that module and those loaded
- * after it to src/trap.c's interposers (src/sigbind.c). Returns how many
+ * after it to src/trap/trap.c's interposers (src/load/sigbind.c). Returns how many
  * slots were rebound.
  */
 int fi_sigbind_rebind(void *handle);

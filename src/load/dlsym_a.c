@@ -3,7 +3,7 @@
  * dlsym()/dlvsym() of the static runtime (-static-fineibt): fineibt-cc
  * links the executable with -Wl,--wrap=dlsym,--wrap=dlvsym, so that the
  * executable's own lookups come here. A lookup of libc's sigaction (or
- * another SIGILL-installing entry, src/trap.c) gets the interposer
+ * another SIGILL-installing entry, src/trap/trap.c) gets the interposer
  * instead: dlsym(RTLD_NEXT, "sigaction") from the executable finds libc's,
  * since the interposers live in the executable itself. Every other
  * lookup is a tail call, so libc still sees the real caller (RTLD_NEXT).

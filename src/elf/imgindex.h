@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A loaded module read from memory only (src/imgindex.c): its module
- * index (src/index.h) and its program headers, never its file.
+ * A loaded module read from memory only (src/elf/imgindex.c): its module
+ * index (src/elf/index.h) and its program headers, never its file.
  */
 #ifndef FI_IMGINDEX_H
 #define FI_IMGINDEX_H

@@ -64,7 +64,7 @@ uint64_t fi_module_func(const struct fi_module *m, size_t i);
 int fi_module_arity(const struct fi_module *m, uint64_t func);
 
 /*
- * The arena (src/rtarena.c): mmap'd chunks holding the registered modules
+ * The arena (src/rt/rtarena.c): mmap'd chunks holding the registered modules
  * (struct fi_module, its image and every array and string the trap
  * handler reads through it). Read-only but inside a write window.
  */
@@ -173,7 +173,7 @@ const struct fi_module *fi_rt_module_at(uint64_t addr);
 uint64_t fi_rt_bhi_base(uint64_t addr);
 
 /*
- * Registration (src/rtstate.c). The state lives in its own page-aligned,
+ * Registration (src/rt/rtstate.c). The state lives in its own page-aligned,
  * page-sized storage (fi_rt_storage()) that is read-only except inside a
  * write window (docs/protection.md): fi_rt_write_begin() blocks every
  * signal in the calling thread, takes the one writer spin lock and makes
@@ -260,7 +260,7 @@ int fi_rt_del_stubs(uint64_t base);
 int fi_rt_add_stub_copy(uint64_t base, uint64_t size);
 
 /*
- * The BHI stub array linked into libfineibt (src/bhi.S): 8 slots of
+ * The BHI stub array linked into libfineibt (src/seq/bhi.S): 8 slots of
  * FI_BHI_SLOT_SIZE bytes, position-independent (only rel8 jumps inside),
  * so it may be copied byte for byte anywhere executable. Returns its
  * address and stores its size in @size.
@@ -271,7 +271,7 @@ const uint8_t *fi_bhi_stubs(size_t *size);
 void *fi_rt_storage(size_t *size);
 
 /*
- * The arena (src/rtarena.c): @len bytes, 16-aligned, inside a write window
+ * The arena (src/rt/rtarena.c): @len bytes, 16-aligned, inside a write window
  * only; NULL when out of memory. fi_arena_close() makes every chunk the
  * window wrote read-only again (fi_rt_write_end calls it).
  */

@@ -98,7 +98,7 @@ struct fi_image {
 	size_t nsyms;
 	/*
 	 * Read from memory (fi_image_from_index): no symbols were read; the
-	 * lookups below read them from @path when asked (src/symfile.c),
+	 * lookups below read them from @path when asked (src/elf/symfile.c),
 	 * after checking that the file is still the module's: its program
 	 * headers (@phdr, @phnum: the loaded module's own, Elf64_Phdr) and
 	 * notes must match.

@@ -851,7 +851,7 @@ const char *fi_arity_reg_name(int arity)
 	return names[arity];
 }
 
-/* ---------------------------------------- foreign targets (src/foreign.c) */
+/* ---------------------------------------- foreign targets (src/trap/foreign.c) */
 
 static const uint8_t fi_fven_head[] = {
 	0xf3, 0x0f, 0x1e, 0xfa,			/* endbr64 */

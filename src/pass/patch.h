@@ -49,7 +49,7 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		   struct fi_patch_stats *st);
 
 /*
- * Verification of a patched copy (src/rtlive.c): the passes of
+ * Verification of a patched copy (src/rt/rtlive.c): the passes of
  * fi_patch_image run again over @im, whose views hold the ORIGINAL text,
  * and instead of writing, hand each site's new bytes (@want, @n bytes at
  * run-time @addr, the whole site window) to @site, in ascending address

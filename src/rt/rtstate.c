@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -59,7 +60,7 @@ static int fi_rt_wlock;
 /* The forking thread's mask while it holds the lock across fork(). */
 static sigset_t fi_rt_fork_mask;
 
-/* src/bhi.S */
+/* src/seq/bhi.S */
 extern const uint8_t __bhi_args[], __bhi_args_end[];
 
 #define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -627,36 +628,100 @@ uint64_t fi_rt_bhi_base(uint64_t addr)
  * The seed travels through locals of the patching code (the patch
  * options, the rehash loop): once those frames are popped their bytes
  * are still in the stack, writable and readable by the program. Wipe
- * the 32 KiB below the caller, which covers the deepest start-up and
- * dlopen patching paths (docs/protection.md).
+ * up to FI_SCRUB_DEPTH below the caller, which covers the deepest
+ * start-up and dlopen patching paths (docs/protection.md), but never
+ * past the low end of the stack the caller runs on: a thread created
+ * with a 16 KiB stack may dlopen a library, and the memory below its
+ * stack is its guard page or another thread's stack.
  */
+#define FI_SCRUB_DEPTH	(32 * 1024)
+
+/* The program's initial stack: its top (ld.so) and its size limit. */
+extern void *__libc_stack_end;
+
+/*
+ * The lowest address the stack holding @sp may be written at, or 0 when
+ * @sp is on no stack we know the bounds of (a coroutine's stack the
+ * program allocated, which may be the middle of its heap).
+ */
+static uintptr_t fi_rt_stack_floor(uintptr_t sp)
+{
+	uintptr_t top = (uintptr_t)__libc_stack_end, lo;
+	size_t reach;
+	struct rlimit rl;
+	pthread_attr_t a;
+	size_t size;
+	void *addr;
+
+	if (getpid() == (pid_t)syscall(SYS_gettid)) {
+		/*
+		 * Not pthread_getattr_np: for the initial thread it reads
+		 * /proc/self/maps, at every start-up. The stack's mapping
+		 * may grow to RLIMIT_STACK below its top, of which the
+		 * arguments and environment (above __libc_stack_end) take
+		 * at most a quarter (ARG_MAX), the auxiliary vector and
+		 * alignment a few pages more.
+		 */
+		if (getrlimit(RLIMIT_STACK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+			rl.rlim_cur = 8u << 20;
+		reach = rl.rlim_cur / 4 * 3;
+		if (reach <= 64 * 1024 || top < reach)
+			return 0;
+		lo = top - reach + 64 * 1024;
+		return sp > lo && sp <= top ? lo : 0;
+	}
+	if (pthread_getattr_np(pthread_self(), &a))
+		return 0;
+	if (pthread_attr_getstack(&a, &addr, &size))
+		size = 0;
+	pthread_attr_destroy(&a);
+	/* [addr, addr + size) excludes the guard page (glibc). */
+	lo = (uintptr_t)addr;
+	return size && sp > lo && sp <= lo + size ? lo : 0;
+}
+
+/* Zero [lo, hi), which lies below the stack pointer: no call, no frame. */
+static void fi_rt_wipe_below_sp(uintptr_t lo, uintptr_t hi)
+{
+	void *dst = (void *)lo;
+	size_t n = hi - lo;
+
+	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(n) : "a"(0) : "memory");
+}
+
 __attribute__((noinline)) void fi_rt_scrub_stack(void)
 {
-	uint8_t dead[32 * 1024];
-	unsigned char in[sizeof(dead) / 4096 + 2];
-	uintptr_t lo = (uintptr_t)dead & ~(uintptr_t)4095;
-	uintptr_t end = (uintptr_t)dead + sizeof(dead);
+	unsigned char in[FI_SCRUB_DEPTH / 4096 + 2];
+	uintptr_t sp, floor, lo, end, page;
 
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	floor = fi_rt_stack_floor(sp);
+	if (!floor)
+		return;
+	/* Stay clear of our own red zone and of the frames of the calls above. */
+	end = (sp - 512) & ~(uintptr_t)15;
+	lo = end - FI_SCRUB_DEPTH > floor && end > FI_SCRUB_DEPTH ?
+	     end - FI_SCRUB_DEPTH : floor;
+	if (lo >= end)
+		return;
 	/*
 	 * Only the pages that exist: a stack page never touched holds no
 	 * secret, and touching it just to clear it costs a page fault
 	 * (about 15 us each on a virtual machine), most of the start-up
-	 * of a small program.
+	 * of a small program. A signal delivered meanwhile puts its frame
+	 * below the stack pointer, over the part being wiped: it is done
+	 * with it before the wipe resumes.
 	 */
-	if (mincore((void *)lo, end - lo, in)) {
-		explicit_bzero(dead, sizeof(dead));
-	} else {
-		for (size_t i = 0; lo + i * 4096 < end; i++) {
-			uintptr_t a = lo + i * 4096, b = a + 4096;
-
-			if (!(in[i] & 1))
-				continue;
-			if (a < (uintptr_t)dead)
-				a = (uintptr_t)dead;
-			if (b > end)
-				b = end;
-			explicit_bzero((void *)a, b - a);
-		}
+	page = lo & ~(uintptr_t)4095;
+	if (mincore((void *)page, end - page, in)) {
+		fi_rt_wipe_below_sp(lo, end);
+		return;
 	}
-	__asm__ volatile("" : : "r"(dead) : "memory");
+	for (size_t i = 0; page + i * 4096 < end; i++) {
+		uintptr_t a = page + i * 4096, b = a + 4096;
+
+		if (!(in[i] & 1))
+			continue;
+		fi_rt_wipe_below_sp(a < lo ? lo : a, b > end ? end : b);
+	}
 }

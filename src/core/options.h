@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The cfi= grammar's internal entry points (src/options.c). */
+/* The cfi= grammar's internal entry points (src/core/options.c). */
 #ifndef FI_OPTIONS_H
 #define FI_OPTIONS_H
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Lazy symbols (symfile.h). The runtime's start-up path reads no file
- * (src/imgindex.c), so a module it rewrote has no symbols until a CFI
+ * (src/elf/imgindex.c), so a module it rewrote has no symbols until a CFI
  * report needs one. Then, inside the SIGILL handler, the module's file is
  * mapped read-only, checked to still be the module's file, and its
  * function symbols are copied into one anonymous mapping, sorted, and

@@ -321,7 +321,7 @@ enum fi_ud_kind fi_decode_ud(const uint8_t *p, size_t avail, int *len);
 /* Name of an arity register ("eax", "ecx", ...). */
 const char *fi_arity_reg_name(int arity);
 
-/* ---------------------------------------- foreign targets (src/foreign.c) */
+/* ---------------------------------------- foreign targets (src/trap/foreign.c) */
 
 /*
  * A veneer slot for an uninstrumented function F (docs/compat.md). The

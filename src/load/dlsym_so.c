@@ -114,7 +114,7 @@ static void *fi_next_veneer(const void *ret, const char *name,
 	return v != p ? v : NULL;
 }
 
-/* Names of the functions src/trap.c interposes for SIGILL start "s"/"_"/"b". */
+/* Names of the functions src/trap/trap.c interposes for SIGILL start "s"/"_"/"b". */
 static bool fi_maybe_sig(const char *name)
 {
 	return name && (name[0] == 's' || name[0] == '_' || name[0] == 'b') &&

@@ -12,7 +12,7 @@
  * (elf_sites.c), so the sites, hashes and arity are the same.
  *
  * What the image lacks compared with one read from the file: symbols
- * (reports read them lazily, src/symfile.c), __kcfi_typeid_ symbols
+ * (reports read them lazily, src/elf/symfile.c), __kcfi_typeid_ symbols
  * (the runtime does not use them), __cfi_ symbols (every module linked
  * by fineibt-cc has patchable entries), naked ENDBRs (only `fineibt
  * inspect` lists them) and the .fineibt note of a statically patched file

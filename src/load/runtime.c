@@ -364,7 +364,7 @@ static const char *fi_rt_name(const struct fi_module *m)
 
 /*
  * Module @f from memory only, through the index fineibt-cc linked into it
- * (src/imgindex.c): no file is opened. NULL with *@fall set when the file
+ * (src/elf/imgindex.c): no file is opened. NULL with *@fall set when the file
  * must be read after all: the index was not filled in, or the sites are
  * not in compiler form (`fineibt patch` rewrote the file: its mode is in
  * a section only the file has).
