@@ -46,6 +46,11 @@ DRV_SRC  := $(sort $(wildcard driver/*.c))
 DRV_OBJ  := $(patsubst driver/%.c,$(BUILD)/obj/driver/%.o,$(DRV_SRC))
 
 DEPS_STAMP := $(BUILD)/.deps-ok
+# The library's object list, rewritten only when it changes: a source
+# removed from src/ must leave the libraries too (a prerequisite that is
+# gone triggers no relink by itself).
+LIB_LIST := $(BUILD)/.lib-objs
+$(shell mkdir -p $(BUILD) && { echo '$(LIB_OBJ)' | cmp -s - $(LIB_LIST) || echo '$(LIB_OBJ)' > $(LIB_LIST); })
 
 .PHONY: all check check-real clean demo deps
 all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
@@ -114,14 +119,16 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 
 # src/load/dlsym_so.c interposes dlsym in the shared runtime only (see there);
 # src/load/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
+# The early start: src/load/rtearly.c (IFUNC) in the shared runtime,
+# src/load/rtpreinit.c (DT_PREINIT_ARRAY, executables) in the static one.
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
-$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
+$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o,$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(filter %.o,$^)
 
-$(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
+$(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
 		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
 		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
@@ -133,8 +140,23 @@ $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(BUILD)/libfineibt.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
+# Test-only (make check): the runtime plus tests/lib/rtdebug.c, whose
+# fineibt_debug_object the shipped library does not have. Tests that write
+# to the runtime's objects run against $(TESTLIB)/libfineibt.so through
+# LD_LIBRARY_PATH; the -static-fineibt test program links rtdebug.o.
+TESTLIB  := $(BUILD)/testlib
+$(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
+		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
+		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
+	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
+
 # make check [T=name]: every test, or those whose name contains T.
-check: all $(UNIT_BIN)
+check: all $(UNIT_BIN) $(TESTLIB)/libfineibt.so
 	@BUILD=$(BUILD) FINEIBT_SAN=$(SAN) bash tests/run.sh $(T)
 
 # make check-real [REAL="prog ..."]: real programs from Debian source packages

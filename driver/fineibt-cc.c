@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "trustdir.h"
 #include "fineibt.h"
 
 extern char **environ;
@@ -430,6 +431,24 @@ static void fi_add_kcfi_flags(const struct fi_drv *d, struct fi_argv *a,
 	}
 }
 
+/*
+ * The RUNPATH written into the output is searched for every library the
+ * program needs, in a setuid or setgid program too: the driver cannot
+ * know whether the output will become one, so it warns whenever someone
+ * other than root and the user linking could change that directory
+ * (`fineibt inspect` flags such a setuid file: docs/protection.md).
+ */
+static void fi_warn_runpath(const char *dir)
+{
+	char why[PATH_MAX + 64];
+
+	if (fi_dir_untrusted(dir, geteuid(), why, sizeof(why)) == 1)
+		fprintf(stderr, "fineibt-cc: warning: RUNPATH %s: %s; a setuid or "
+			"setgid program linked now would load its libraries from "
+			"there (install fineibt where only root can write, or link "
+			"such programs with -static-fineibt)\n", dir, why);
+}
+
 static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 {
 	/* Without the runtime the module still calls through the indirect
@@ -451,6 +470,8 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 			/* -u: the crt's reference is weak and would not pull
 			 * the runtime out of the archive by itself. */
 			fi_argv_add(a, "-Wl,-u,fineibt_rt_hook");
+			/* Its start before any constructor (rtpreinit.c). */
+			fi_argv_add(a, "-Wl,-u,fi_rt_preinit");
 			fi_argv_addf(a, "%s/libfineibt.a", d->libdir);
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");
 			/* The executable's lookups of libc's sigaction & co.
@@ -462,6 +483,7 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 	}
 	fi_argv_addf(a, "%s/libfineibt.so", d->libdir);
 	fi_argv_addf(a, "-Wl,-rpath,%s", d->libdir);
+	fi_warn_runpath(d->libdir);
 }
 
 /* ------------------------------------------------------------- help */

@@ -33,6 +33,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -239,6 +240,7 @@ int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
 		rt->cfg = *cfg;
 		rt->seed = seed;
 		rt->have_arity = have_arity;
+		rt->secure = getauxval(AT_SECURE) != 0;
 		rt->configured = true;
 	}
 	fi_rt_write_end(&saved);

@@ -987,6 +987,9 @@ FI_EXPORT int sigaction(int sig, const struct sigaction *act,
 
 	if (sig != SIGILL)
 		return fi_sys_sigaction(sig, act, old);
+	/* A second instance (dlmopen): the process's runtime holds SIGILL. */
+	if (fi_rt()->primary)
+		return fi_rt()->primary->self.sigaction(sig, act, old);
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return -1;	/* errno from mprotect */
@@ -1001,6 +1004,11 @@ FI_EXPORT int sigaction(int sig, const struct sigaction *act,
 	fi_rt_write_end(&saved);
 	return ret;
 }
+
+/* The interposer above, whatever the lookup order binds the name to. */
+int fi_trap_sigaction(int sig, const struct sigaction *act,
+		      struct sigaction *old)
+	__attribute__((alias("sigaction"), visibility("hidden")));
 
 /* signal()-style installs of SIGILL, expressed as the sigaction they mean. */
 static sighandler_t fi_signal_as(int sig, sighandler_t h, int flags,

@@ -57,6 +57,12 @@ struct fi_trap {
  * to which non-CFI SIGILLs are chained. Idempotent. Returns 0 or -errno.
  */
 int fi_trap_install(void);
+/*
+ * The sigaction interposer under a hidden name no lookup order changes
+ * (load/runtime.c publishes it for a dlmopen namespace's copy).
+ */
+int fi_trap_sigaction(int sig, const struct sigaction *act,
+		      struct sigaction *old);
 
 /*
  * Put the program's recorded handler back into the kernel and stop

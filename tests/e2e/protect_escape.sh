@@ -64,7 +64,7 @@ echo "note: race: $abandoned rewrites abandoned (a write landed in the copy)"
 # window, with the process at its map-count limit and a thread taking
 # each slot that frees up (before issue 18, the state stayed writable).
 for m in kcfi fineibt auto; do
-	pr_run mapfull "$m" "$PROG" mapfull "$LIB"
+	pr_run mapfull "$m" env "$PR_DEBUG_ENV" "$PROG" mapfull "$LIB"
 	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'mapfull ok\ndl ok' ] &&
 	   grep -q '^fineibt: CFI failure at ' <<<"$PR_ERR_TXT"; then
 		pr_pass "mapfull[$m]: state and arena read-only at the map-count limit; trap fatal"

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Test-only: the address of a protected object of the runtime state, so
- * that tests/e2e/protect_write.sh can write to the real object and show
- * that the write faults. Not in fineibt.h and not an API: the objects are
- * read-only and their addresses are in the library's symbol table anyway
- * (an attacker reads them there); the seed's value is never returned.
+ * Test-only, never in the shipped library (issue 18): the address of a
+ * protected object of the runtime state, so that tests/e2e/protect_write.sh
+ * can write to the real object and show that the write faults, and
+ * protect_escape's mapfull can check that none stays writable. Built by
+ * `make check` into $(BUILD)/testlib/: libfineibt.so with this export
+ * (the tests run against it through LD_LIBRARY_PATH) and rtdebug.o (linked
+ * into the -static-fineibt test program). The objects are read-only and
+ * their addresses are in the library's symbol table anyway; the seed's
+ * value is never returned.
  *
  * Names: mode, flags, seed, active, sealed, nmods, mods, stubs,
  * stub_copies, sigill (the program's saved SIGILL handler), sigill_installed,
