@@ -214,11 +214,12 @@ static const void *fi_rt_fbase(uint64_t addr)
  */
 static const void *fi_rt_found_fbase(const struct fi_rt_found *f)
 {
+	const ElfW(Phdr) *ph = f->phdr;
 	uint64_t lo = UINT64_MAX, page = (uint64_t)getpagesize();
 
 	for (size_t i = 0; i < f->phnum; i++) {
-		if (f->phdr[i].p_type == PT_LOAD && f->phdr[i].p_vaddr < lo)
-			lo = f->phdr[i].p_vaddr;
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < lo)
+			lo = ph[i].p_vaddr;
 	}
 	if (lo == UINT64_MAX)
 		return fi_rt_fbase(f->key);
