@@ -12,6 +12,9 @@
 
 D=$RT_OUT/traps_in_place
 mkdir -p "$D"
+# fineibt_debug_object is in the test build of the runtime only (Makefile,
+# TESTLIB): the programs run against it.
+TESTLIB=$ROOT/$BUILD/testlib
 rt_build "$D/ktraps" -O1 "$RT_SRC/rt_ktraps.c" -ldl ||
 	{ rt_fail build "fineibt-cc could not build the program"; exit 1; }
 
@@ -58,14 +61,14 @@ variant "$D/ktraps" "$D/ktraps-reversed" reversed ||
 for m in "${RT_MODES[@]}"; do
 	for v in ktraps:in-module ktraps-writable:copied ktraps-reversed:copied; do
 		p=${v%%:*} want=${v#*:}
-		rt_run "$p" "$m" "$D/$p"
+		rt_run "$p" "$m" env LD_LIBRARY_PATH="$TESTLIB" "$D/$p"
 		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "traps $want" ]; then
 			rt_pass "where[$p,$m]: $want"
 		else
 			rt_fail "where[$p,$m]" "want 'traps $want': rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 		fi
 		rt_checks_caller "$m" || continue
-		rt_run "$p-bad" "$m" "$D/$p" bad
+		rt_run "$p-bad" "$m" env LD_LIBRARY_PATH="$TESTLIB" "$D/$p" bad
 		if [ "$RT_RC" = 132 ] && grep -Eq "$RT_REPORT_RE" <<<"$RT_ERR_TXT"; then
 			rt_pass "trap[$p,$m]: reported from the list"
 		else
