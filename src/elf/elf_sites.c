@@ -64,7 +64,7 @@ static bool fi_probe_preamble(const struct fi_image *im, uint64_t func,
 		return false;
 	*f = (struct fi_func){
 		.addr = func, .hash = info.hash, .arity = (int8_t)info.arity,
-		.form = (uint8_t)info.form,
+		.form = (uint8_t)info.form, .set = (uint8_t)info.set,
 		.endbr = fi_is_endbr(*p + FI_PREAMBLE_SIZE),
 		/* .has_cfi_sym: fi_mark_cfi_syms, once funcs are sorted */
 	};
@@ -296,7 +296,7 @@ static void fi_discover_calls(struct fi_image *im)
 		}
 		im->calls[im->ncalls++] = (struct fi_call){
 			.addr = site, .hash = info.hash, .jmp = info.jmp,
-			.form = (uint8_t)info.form,
+			.form = (uint8_t)info.form, .set = (uint8_t)info.set,
 		};
 		/* kCFI calls go through the r11 thunk: learn it without symbols. */
 		if (info.form != FI_CALL_FINEIBT && info.form != FI_CALL_PARANOID &&
@@ -473,7 +473,20 @@ int fi_elf_discover(struct fi_image *im)
 struct fi_form_counts {
 	size_t kcfi_call, off_call, fineibt_call, paranoid_call;
 	size_t kcfi_pre, fineibt_pre, bhi_pre;
+	/*
+	 * Sites in a form only v6.18 writes, and FineIBT sites in v4's own
+	 * forms (the compiler's kCFI forms belong to neither set).
+	 */
+	size_t v618, v4;
 };
+
+static void fi_count_set(struct fi_form_counts *c, bool fineibt, int set)
+{
+	if (set == FI_SET_V618)
+		c->v618++;
+	else if (fineibt)
+		c->v4++;
+}
 
 static void fi_count_forms(const struct fi_image *im, struct fi_form_counts *c)
 {
@@ -485,6 +498,9 @@ static void fi_count_forms(const struct fi_image *im, struct fi_form_counts *c)
 		case FI_CALL_PARANOID:	c->paranoid_call++; break;
 		default:		c->fineibt_call++; break;
 		}
+		/* a FineIBT caller still calling through a thunk: either set */
+		fi_count_set(c, im->calls[i].form == FI_CALL_FINEIBT ||
+			     im->calls[i].form == FI_CALL_PARANOID, im->calls[i].set);
 	}
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		if (!im->funcs[i].endbr)
@@ -494,7 +510,20 @@ static void fi_count_forms(const struct fi_image *im, struct fi_form_counts *c)
 		case FI_PRE_FINEIBT:	c->fineibt_pre++; break;
 		default:		c->bhi_pre++; break;
 		}
+		fi_count_set(c, im->funcs[i].form != FI_PRE_KCFI, im->funcs[i].set);
 	}
+}
+
+int fi_image_set(const struct fi_image *im)
+{
+	struct fi_form_counts c;
+
+	fi_count_forms(im, &c);
+	if (c.v618 && c.v4)
+		return -1;
+	if (c.v618 || c.v4)
+		return c.v618 ? FI_SET_V618 : FI_SET_V4;
+	return -ENOENT;
 }
 
 int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg)
@@ -516,6 +545,10 @@ int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg)
 		out.mode = FINEIBT_MODE_OFF;
 		mixed = c.kcfi_call != 0;
 	}
+	/* The sequence set shows in the bytes (docs/sequences.md). */
+	if (c.v618)
+		out.flags |= FINEIBT_F_SEQ_V618;
+	mixed |= c.v618 && c.v4;
 	if (im->note.present && im->note.cfg.mode == out.mode)
 		out.flags |= im->note.cfg.flags & (FINEIBT_F_RAND | FINEIBT_F_WARN);
 	if (cfg)

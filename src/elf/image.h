@@ -41,6 +41,7 @@ struct fi_func {
 	uint8_t form;		/* enum fi_preamble_form as discovered */
 	bool endbr;		/* func+0 held an ENDBR-like value when found */
 	bool has_cfi_sym;	/* a __cfi_<name> symbol names this preamble */
+	uint8_t set;		/* FineIBT forms: FI_SET_* of the bytes */
 };
 
 /* A kCFI-family call site (.kcfi_traps). */
@@ -49,6 +50,7 @@ struct fi_call {
 	uint32_t hash;		/* the type hash it expects */
 	bool jmp;		/* tail call */
 	uint8_t form;		/* enum fi_caller_form as discovered */
+	uint8_t set;		/* FI_SET_V618 when a form only it writes */
 };
 
 /* A call/jmp through an indirect thunk that carries no kCFI check. */
@@ -227,10 +229,19 @@ uint64_t fi_image_trap(const struct fi_image *im, size_t i);
  * The mode the image's sites are in now, judged from the sites themselves
  * (and the note): kcfi, off, fineibt (+paranoid, +bhi), or mixed (-1).
  * Returns the enum fineibt_mode (KCFI for an image without sites) and fills
- * @cfg (if not NULL) with it and the flags seen (paranoid, bhi; rand and
- * warn only from the note); -1 when sites disagree (@cfg: majority guess).
+ * @cfg (if not NULL) with it and the flags seen (paranoid, bhi, the v6.18
+ * set; rand and warn only from the note); -1 when sites disagree, also
+ * when some are in v4's own forms and some in v6.18's (@cfg: majority
+ * guess).
  * Preambles without ENDBR (left alone by the passes) are not counted.
  */
 int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg);
+
+/*
+ * The sequence set the image's FineIBT and v6.18 sites are written in:
+ * FI_SET_V4 or FI_SET_V618; -1 when both show; -ENOENT when no site is in
+ * a set's own form (kCFI as compiled, or v4's kcfi mode).
+ */
+int fi_image_set(const struct fi_image *im);
 
 #endif /* FI_IMAGE_H */

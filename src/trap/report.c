@@ -529,6 +529,8 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 	fi_out_jstr(&o, fi_log_exe);
 	fi_out_str(&o, ",\"mode\":");
 	fi_out_jstr(&o, t->mod ? fi_trap_mode_name(&t->mod->cfg) : "?");
+	fi_out_str(&o, ",\"seq\":");
+	fi_out_jstr(&o, t->mod ? fi_trap_set_name(&t->mod->cfg) : "?");
 	fi_out_str(&o, ",\"kind\":");
 	fi_out_jstr(&o, t->kind <= FI_TRAP_BHI ? fi_kind_names[t->kind] : "?");
 	fi_out_jaddr(&o, "at", t->addr, t);

@@ -94,7 +94,8 @@ bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t);
 /*
  * Format @t as the one-line report, with a trailing newline:
  * "fineibt: CFI failure at main+0x2a (target: handler+0x0; expected type:
- * 0x1234abcd; mode: paranoid)" [; warn]. Returns the length (truncated to
+ * 0x1234abcd; mode: paranoid/v4)" [; warn]: the mode, then the sequence
+ * set of the module that trapped. Returns the length (truncated to
  * @len - 1, NUL-terminated). Async-signal-safe.
  */
 size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len);
@@ -114,5 +115,7 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len);
 
 /* "kcfi", "fineibt", "paranoid", "bhi", "paranoid+bhi", "off", "auto". */
 const char *fi_trap_mode_name(const struct fineibt_config *cfg);
+/* The sequence set @cfg selects: "v4" or "v6.18". */
+const char *fi_trap_set_name(const struct fineibt_config *cfg);
 
 #endif /* FI_TRAP_H */

@@ -18,6 +18,7 @@ OBJECTS=(mode flags seed active sealed nmods mods stubs stub_copies
 	 module_views module_traps module_funcs module_arity module_sample module_syms
 	 module_symname)
 MODES=(off kcfi fineibt auto fineibt,bhi auto,warn kcfi,norand)
+mapfile -t MODES < <(fi_with_sets "${MODES[@]}")	# both sequence sets
 
 # check_write NAME CFI PROG [LIB]
 check_write() {
@@ -37,13 +38,13 @@ for m in "${MODES[@]}"; do
 	done
 done
 # After a dlopen patched a module (window opened and closed again).
-for m in kcfi auto fineibt,bhi; do
+for m in $(fi_with_sets kcfi auto fineibt,bhi); do
 	for obj in mode flags seed mods module module_flags module_traps sigill arena; do
 		check_write "$obj" "$m" "$PROG" "$LIB"
 	done
 done
 # The runtime inside the executable (libfineibt.a): its own .bss page.
-for m in off auto auto,warn; do
+for m in $(fi_with_sets off auto auto,warn); do
 	for obj in mode flags seed mods module_flags module_traps sigill; do
 		check_write "$obj" "$m" "$PROG_STATIC"
 	done

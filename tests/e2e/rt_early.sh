@@ -64,10 +64,11 @@ rt_build "$D/early_none" -O2 "$D/none.c" ||
 	{ rt_fail build "fineibt-cc could not build early_none"; exit 1; }
 
 EARLY_MSG='runtime started before any constructor'
-REPORT_RE='CFI failure at (early_ctor|__cfi_early_twice|__bhi_args)\+0x[0-9a-f]+ \(target: early_twice\+0x0; '
+# (a v6.18 preamble traps at func+3, named after the function)
+REPORT_RE='CFI failure at (early_ctor|__cfi_early_twice|early_twice|__bhi_args)\+0x[0-9a-f]+ \(target: early_twice\+0x0; '
 
 for m in "${RT_MODES[@]}"; do
-	mode=$(rt_mode_name "$m")
+	mode=$(rt_report_mode "$m")	# as the report names it (mode/set)
 	for kind in plain fcc fccs; do
 		early_cmd $kind early
 		rt_run early "$CFI" "${CMD[@]}"
@@ -104,9 +105,9 @@ done
 
 # The executable's own DT_PREINIT_ARRAY runs before every constructor
 # (the crt hook's included): the runtime starts before it too.
-PRE_RE='CFI failure at (pre_init|__cfi_pre_twice|__bhi_args)\+0x[0-9a-f]+ \(target: pre_twice\+0x0; '
+PRE_RE='CFI failure at (pre_init|__cfi_pre_twice|pre_twice|__bhi_args)\+0x[0-9a-f]+ \(target: pre_twice\+0x0; '
 for m in "${RT_MODES[@]}"; do
-	mode=$(rt_mode_name "$m")
+	mode=$(rt_report_mode "$m")	# as the report names it (mode/set)
 	for kind in plain fcc; do
 		early_cmd $kind preinit
 		rt_run preinit "$CFI" "${CMD[@]}"
@@ -132,7 +133,7 @@ done
 
 # Only when needed: a program of fineibt-cc modules only starts at the
 # constructor, its modules read through their index.
-for m in kcfi auto; do
+for m in $(fi_with_sets kcfi auto); do
 	FINEIBT_VERBOSE=1 rt_run early-none "$m" "$D/early_none"
 	if [ "$RT_RC" = 0 ] && grep -q 'runtime started in' <<<"$RT_ERR_TXT" &&
 	   ! grep -q "$EARLY_MSG" <<<"$RT_ERR_TXT"; then

@@ -9,7 +9,9 @@ PR_SRC=$ROOT/tests/e2e/progs
 PR_OUT=$ROOT/$BUILD/e2e/protect
 FCC=$ROOT/$BUILD/fineibt-cc
 mkdir -p "$PR_OUT"
-unset FINEIBT_CFI FINEIBT_VERBOSE LD_PRELOAD
+unset FINEIBT_CFI FINEIBT_VERBOSE FINEIBT_SEQ LD_PRELOAD
+# fi_with_sets: each test's modes run in both sequence sets
+. "$ROOT/tests/e2e/progs/sets.bash"
 # The test build of the runtime (Makefile, TESTLIB): the shipped one plus
 # the test-only fineibt_debug_object (tests/lib/rtdebug.c). Run a program
 # against it with: pr_run NAME CFI env "$PR_DEBUG_ENV" PROG...
