@@ -32,6 +32,16 @@ struct fi_elf {
 	/* __patchable_function_entries, relocated: func - 11, sorted. */
 	uint64_t *entries;
 	size_t nentries;
+	/*
+	 * Or, for an image read from memory (fi_image_from_index), the
+	 * section itself where the loader relocated it: @npfe run-time
+	 * values, in any order, 0 (or the bias) for a discarded function.
+	 * Discovery reads it once; no sorted copy is made.
+	 */
+	const uint8_t *pfe;
+	size_t npfe;
+	/* The module index says there is no thunk call without a check. */
+	bool no_tcalls;
 
 	/* Addresses of __cfi_<name> symbols (= func - 16), sorted. */
 	uint64_t *cfi;

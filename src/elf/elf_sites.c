@@ -135,6 +135,9 @@ static bool fi_find_func(const struct fi_func *f, size_t n, uint64_t addr)
 
 static bool fi_is_entry(const struct fi_image *im, uint64_t func)
 {
+	/* Images read in place have no __cfi_ symbols to ask about. */
+	if (im->elf->pfe)
+		return false;
 	return fi_bsearch_u64(im->elf->entries, im->elf->nentries,
 			      func - (FI_PREAMBLE_SIZE - FI_SLOT_NOPS));
 }
@@ -204,10 +207,40 @@ static void fi_mark_cfi_syms(struct fi_image *im)
 	}
 }
 
+/* Sorted funcs: keep the first of each address (an entry listed twice). */
+static void fi_dedup_funcs(struct fi_image *im)
+{
+	size_t out = im->nfuncs ? 1 : 0;
+
+	for (size_t i = 1; i < im->nfuncs; i++) {
+		if (im->funcs[i].addr != im->funcs[out - 1].addr)
+			im->funcs[out++] = im->funcs[i];
+	}
+	im->nfuncs = out;
+}
+
+/* The loaded module's own __patchable_function_entries (elf->pfe). */
+static void fi_entries_in_place(struct fi_image *im)
+{
+	const struct fi_elf *elf = im->elf;
+
+	for (size_t i = 0; i < elf->npfe; i++) {
+		uint64_t v;
+
+		__builtin_memcpy(&v, elf->pfe + i * 8, sizeof(v));
+		if (v && v != im->bias)
+			fi_entry(im, v - im->bias);
+	}
+	fi_sort_funcs(im);
+	fi_dedup_funcs(im);
+}
+
 static void fi_discover_preambles(struct fi_image *im)
 {
 	for (size_t i = 0; i < im->elf->nentries; i++)
 		fi_entry(im, im->elf->entries[i]);
+	if (im->elf->pfe)
+		fi_entries_in_place(im);
 	fi_sort_funcs(im);
 	fi_cfi_syms(im);
 	fi_mark_cfi_syms(im);
@@ -245,14 +278,16 @@ static void fi_arity_hist(struct fi_image *im)
 
 static void fi_discover_calls(struct fi_image *im)
 {
-	for (size_t i = 0; i < im->ntraps; i++) {
-		uint64_t site = im->traps[i] - FI_KCFI_CALLER_UD;
+	size_t n = fi_image_ntraps(im);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ud = fi_image_trap(im, i), site = ud - FI_KCFI_CALLER_UD;
 		struct fi_caller_info info;
 		const uint8_t *p;
 
 		p = fi_image_text(im, site, FI_CALLSITE_SIZE);
-		if (!p || im->traps[i] < FI_KCFI_CALLER_UD) {
-			fi_add_bad(im, im->traps[i], "call site outside text");
+		if (!p || ud < FI_KCFI_CALLER_UD) {
+			fi_add_bad(im, ud, "call site outside text");
 			continue;
 		}
 		if (!fi_classify_caller(p, site, &info)) {
@@ -348,7 +383,7 @@ static int fi_discover_tcalls(struct fi_image *im)
 	uint64_t last[2] = { 0, 0 };
 	bool any = false;
 
-	for (int r = 0; r < 16; r++)
+	for (int r = 0; r < 16 && !im->elf->no_tcalls; r++)
 		any |= im->thunks[r] != 0;
 	for (size_t i = 0; any && i < im->nviews; i++) {
 		const struct fi_view *v = &im->views[i];
@@ -411,15 +446,15 @@ static void fi_discover_naked(struct fi_image *im)
 int fi_elf_discover(struct fi_image *im)
 {
 	const struct fi_elf *elf = im->elf;
-	size_t nf = elf->nentries + elf->ncfi, nold = im->nfuncs;
+	size_t nf = elf->nentries + elf->npfe + elf->ncfi, nold = im->nfuncs;
 	struct fi_func *old = im->funcs;
 
 	im->funcs = NULL;	/* kept for fi_keep_arity */
 	fi_elf_free_sites(im);
 	im->funcs = calloc(nf + 1, sizeof(*im->funcs));
-	im->calls = calloc(im->ntraps + 1, sizeof(*im->calls));
+	im->calls = calloc(fi_image_ntraps(im) + 1, sizeof(*im->calls));
 	im->naked = calloc(im->nsyms + 1, sizeof(*im->naked));
-	im->bad = calloc(nf + im->ntraps + 1, sizeof(*im->bad));
+	im->bad = calloc(nf + fi_image_ntraps(im) + 1, sizeof(*im->bad));
 	if (!im->funcs || !im->calls || !im->naked || !im->bad) {
 		free(old);
 		return -ENOMEM;

@@ -127,6 +127,17 @@ struct fi_image {
 	uint64_t *traps;
 	size_t ntraps;
 	/*
+	 * Or .kcfi_traps itself, in the loaded module (fi_image_from_index,
+	 * docs/index.md "The trap list in place"): @nktraps 32-bit entries,
+	 * each relative to its own run-time address, at run-time @ktraps,
+	 * their targets strictly increasing, inside a read-only PT_LOAD (no
+	 * write, no execute). Then @traps is NULL: no private copy is kept,
+	 * and the trap handler reads this list where the loader mapped it.
+	 * Read it through fi_image_ntraps()/fi_image_trap().
+	 */
+	const uint8_t *ktraps;
+	size_t nktraps;
+	/*
 	 * Patchable entries whose slot holds only the 11 nops: functions
 	 * that never got a hash (not address-taken). Not in funcs[].
 	 */
@@ -209,6 +220,10 @@ const struct fi_func *fi_image_func(const struct fi_image *im, uint64_t addr);
 
 /* Is @addr (link-time) inside .kcfi_traps' list of ud2 sites? */
 bool fi_image_is_trap(const struct fi_image *im, uint64_t ud2_addr);
+
+/* The number of listed ud2 sites, and the @i-th (link-time, increasing). */
+size_t fi_image_ntraps(const struct fi_image *im);
+uint64_t fi_image_trap(const struct fi_image *im, size_t i);
 
 /*
  * The mode the image's sites are in now, judged from the sites themselves

@@ -562,12 +562,8 @@ FINEIBT_API int fineibt_func_hash(const void *func, struct fineibt_hash *hash)
 static int fi_jit_module_arity(uint64_t func)
 {
 	const struct fi_module *m = fi_rt_module_at(func);
-	const struct fi_func *f;
 
-	if (!m)
-		return -1;
-	f = fi_image_func(&m->img, func - m->img.bias);
-	return f ? f->arity : -1;
+	return m ? fi_module_arity(m, func - m->img.bias) : -1;
 }
 
 FINEIBT_API int fineibt_func_arity(const void *func)

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <sys/auxv.h>
@@ -46,7 +47,6 @@
 #include "runtime.h"
 #include "trap.h"
 
-#define FI_FP_SITES	256	/* sites sampled by fi_rt_fingerprint */
 #define FI_MSG_MAX	512
 #define FI_SEEN_WORDS	(FI_MAX_SEEN / 64)
 
@@ -153,19 +153,22 @@ static const struct fi_module *fi_rt_registered(const struct fi_module *m)
  */
 static uint64_t fi_rt_fingerprint(const struct fi_module *m)
 {
-	const struct fi_image *im = &fi_rt_registered(m)->img;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t n = im->ncalls + im->nfuncs;
-	/* Every rewritten site differs from its compiler form: a spread-out
-	 * sample of them tells as well as all of them, at a fixed cost. */
-	size_t step = n > FI_FP_SITES ? n / FI_FP_SITES : 1;
+	const struct fi_module *r = fi_rt_registered(m);
+	const struct fi_image *im = &r->img;
+	uint64_t h = 0xcbf29ce484222325ULL, own[FI_FP_SITES];
+	const uint64_t *sample = r->fp_site;
+	size_t n = r->nfp;
 
-	for (size_t i = 0; i < n; i += step) {
-		uint64_t a = i < im->ncalls ? im->calls[i].addr :
-			     im->funcs[i - im->ncalls].addr - FI_PREAMBLE_SIZE;
+	/* Not registered: its image still has the sites. */
+	if (!sample) {
+		n = fi_fp_sample(im, own);
+		sample = own;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = sample[i] & ~FI_FP_CALL;
 		const uint8_t *p = fi_image_text(im, a, FI_CALLSITE_SIZE);
 		/* A call site's first 6 bytes change when foreign.c opens it. */
-		size_t k = i < im->ncalls ? 6 : 0;
+		size_t k = (sample[i] & FI_FP_CALL) ? 6 : 0;
 
 		for (; p && k < FI_CALLSITE_SIZE; k++)
 			h = (h ^ p[k]) * 0x100000001b3ULL;
@@ -199,6 +202,28 @@ static const void *fi_rt_fbase(uint64_t addr)
 	if (!dladdr((const void *)(uintptr_t)addr, &info))
 		return NULL;
 	return info.dli_fbase;
+}
+
+/*
+ * The same value for a module the walk just found, from its program
+ * headers: what dladdr reports as the load base is the page-aligned start
+ * of the lowest PT_LOAD plus the bias (glibc's l_map_start, computed the
+ * same way when the object was mapped). dladdr itself would also look up
+ * the nearest symbol, which at start-up cost as much as the rest of a
+ * small program's scan.
+ */
+static const void *fi_rt_found_fbase(const struct fi_rt_found *f)
+{
+	const ElfW(Phdr) *ph = f->phdr;
+	uint64_t lo = UINT64_MAX, page = (uint64_t)getpagesize();
+
+	for (size_t i = 0; i < f->phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < lo)
+			lo = ph[i].p_vaddr;
+	}
+	if (lo == UINT64_MAX)
+		return fi_rt_fbase(f->key);
+	return (const void *)(uintptr_t)(f->bias + (lo & ~(page - 1)));
 }
 
 /*
@@ -472,11 +497,11 @@ static void fi_rt_report(const struct fi_module *m,
 		return;
 	}
 	fi_rt_say("fineibt: %s: %s %s (seed %s; %zu preambles, %zu call "
-		  "sites, %zu bhi, %zu poisoned, %zu skipped)\n",
-		  fi_rt_name(m), what, mode,
+		  "sites, %zu bhi, %zu poisoned, %zu dethunked, %zu "
+		  "skipped)\n", fi_rt_name(m), what, mode,
 		  (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
 		  st->preambles, st->callers, st->bhi + st->bhi_inline,
-		  st->poisoned, st->skipped);
+		  st->poisoned, st->dethunked, st->skipped);
 }
 
 /*
@@ -720,6 +745,8 @@ static size_t fi_rt_scan_found(bool own)
 	uint64_t news[FI_SEEN_WORDS] = { 0 };
 	size_t nfresh = 0, nnew;
 	bool have_arity = false;
+	struct fi_runtime *batch;
+	sigset_t bsaved;
 
 	for (size_t i = 0; i < fi_nfound; i++) {
 		long k = fi_rt_seen_find(fi_found[i].key);
@@ -746,7 +773,7 @@ static size_t fi_rt_scan_found(bool own)
 			m = fi_rt_open(f);
 		fi_scan_new[nnew] = (struct fi_rt_seen){
 			.key = f->key, .size = f->size,
-			.fbase = fi_rt_fbase(f->key),
+			.fbase = fi_rt_found_fbase(f),
 			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
 		};
 		fi_scan_mod[nnew++] = m;
@@ -755,8 +782,11 @@ static size_t fi_rt_scan_found(bool own)
 	}
 	/*
 	 * Recorded, in one window, before any byte of them is rewritten;
-	 * what does not fit in the record is left alone.
+	 * what does not fit in the record is left alone. The first scan
+	 * settles the mode in the same window (quick work only until
+	 * fi_rt_batch_end: no patching).
 	 */
+	batch = fi_rt_batch_begin(&bsaved);
 	nnew = fi_rt_seen_add(fi_scan_new, nnew);
 	nfresh = 0;
 	for (size_t i = 0; i < nnew; i++) {
@@ -768,6 +798,8 @@ static size_t fi_rt_scan_found(bool own)
 	}
 	if (!fi_rt_started)
 		fi_rt_config(have_arity, fresh, nfresh);
+	if (batch)
+		fi_rt_batch_end(&bsaved);
 	for (size_t i = 0; i < nfresh; i++) {
 		const struct fi_module *c;
 
@@ -855,6 +887,8 @@ static void fi_rt_start_locked(void)
 	const struct fi_runtime *primary = fi_rt_primary();
 	const char *verbose;
 	uint64_t t0 = fi_rt_now_us();
+	struct fi_runtime *batch;
+	sigset_t bsaved;
 	size_t nmods;
 	int err;
 
@@ -870,8 +904,17 @@ static void fi_rt_start_locked(void)
 	}
 	verbose = secure_getenv("FINEIBT_VERBOSE");
 	fi_verbose_set(verbose && strcmp(verbose, "0"));
-	fi_rt_scan();
+	/*
+	 * The sites discovery found were freed once registered: give their
+	 * pages back rather than leave them dirty in the heap (freed chunks
+	 * below glibc's trim threshold stay; for a program of a thousand
+	 * functions they were a third of the runtime's private memory).
+	 */
+	if (fi_rt_scan())
+		malloc_trim(0);
 	fi_rt_started = true;
+	/* Three updates of the state, one window. */
+	batch = fi_rt_batch_begin(&bsaved);
 	err = fi_trap_install();
 	if (err)
 		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
@@ -880,6 +923,8 @@ static void fi_rt_start_locked(void)
 	fi_rt_set_active(true);
 	/* Start-up is over: mode and seed are final (docs/protection.md). */
 	fi_rt_seal();
+	if (batch)
+		fi_rt_batch_end(&bsaved);
 	fi_rt_publish(&(const struct fi_rt_self){
 		.adopt = fi_rt_adopt, .sigaction = fi_trap_sigaction,
 		.jit_register = fi_jit_register_local,
@@ -979,10 +1024,16 @@ FINEIBT_API void fineibt_rt_hook(void)
 		took = fi_rt_scan() != 0;
 	pthread_mutex_unlock(&fi_rt_mutex);
 	/* The seed went through the patching code only if a module was taken. */
-	if (took) {
+	if (took)
 		fi_rt_scrub_stack();
-		fi_rt_clear_vregs();
-	}
+	/*
+	 * On every exit, not only after patching: protect_seed found a copy
+	 * of a registered module, seed included, in the stack of a statically
+	 * linked program whose second call (libfineibt's own constructor)
+	 * took nothing; clearing here on that call too removed it, and with
+	 * glibc's AVX copies disabled it did not occur at all.
+	 */
+	fi_rt_clear_vregs();
 	errno = saved_errno;
 }
 

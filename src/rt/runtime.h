@@ -32,7 +32,36 @@ struct fi_module {
 	bool patched;			/* by the runtime, or statically (note) */
 	struct fineibt_config cfg;	/* the mode its sequences are in */
 	uint32_t seed;			/* valid when cfg.flags & FINEIBT_F_RAND */
+	/*
+	 * A registered copy keeps no per-site arrays of 16 bytes (its img
+	 * has no funcs, calls or tcalls; its traps may be the module's own,
+	 * img.ktraps): only this, built by fi_arena_freeze. Its preambles'
+	 * entries as sorted 32-bit offsets from link-time @func_base, each
+	 * one's arity (NULL when none is known), and the sites
+	 * fi_rt_fingerprint reads (fi_fp_sample).
+	 */
+	uint64_t func_base;
+	const uint32_t *func_off;
+	const int8_t *func_arity;
+	size_t nfunc;
+	const uint64_t *fp_site;
+	size_t nfp;
 };
+
+/*
+ * A spread-out sample of at most FI_FP_SITES sites of @im (its calls and
+ * preambles) into @out: link-time addresses of the 16-byte site (call
+ * site, or preamble at func - 16), FI_FP_CALL set for a call site.
+ */
+#define FI_FP_SITES	256
+#define FI_FP_CALL	(1ull << 63)
+size_t fi_fp_sample(const struct fi_image *im, uint64_t *out);
+
+/* A registered module's preamble count, and the entry (link-time) of the @i-th. */
+size_t fi_module_nfuncs(const struct fi_module *m);
+uint64_t fi_module_func(const struct fi_module *m, size_t i);
+/* The arity recorded for the function at link-time @func, or -1. */
+int fi_module_arity(const struct fi_module *m, uint64_t func);
 
 /*
  * The arena (src/rt/rtarena.c): mmap'd chunks holding the registered modules
@@ -192,13 +221,21 @@ uint64_t fi_rt_bhi_base(uint64_t addr);
  * signal in the calling thread, takes the one writer spin lock and makes
  * the storage writable; fi_rt_write_end() makes it (and the arena chunks
  * written) read-only again, drops the lock and restores the mask. Both are
- * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND); never
- * nest them. Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
+ * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND). They
+ * nest within one thread (the inner pair does nothing). Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
  * no lock: a slot is filled before the count that publishes it is
  * release-stored. Every function below opens its own window.
  */
 struct fi_runtime *fi_rt_write_begin(sigset_t *saved);
 void fi_rt_write_end(const sigset_t *saved);
+/*
+ * A window around several calls that each open their own: inside it they
+ * nest (no mprotect, no lock, no mask change of their own), so start-up's
+ * short consecutive updates cost one window. Only around quick work:
+ * never around patching, which must run with the state read-only.
+ */
+#define fi_rt_batch_begin	fi_rt_write_begin
+#define fi_rt_batch_end		fi_rt_write_end
 
 /*
  * The process mode and seed: settable until fi_rt_seal(), -EPERM after.

@@ -98,17 +98,19 @@ static size_t fi_rep_as_in(uint32_t hash, uint64_t skip, const char **names,
 		const struct fi_module *m =
 			__atomic_load_n(&rt->mods[i], __ATOMIC_ACQUIRE);
 
-		for (size_t k = 0; m && k < m->img.nfuncs && n < max; k++) {
-			const struct fi_func *f = &m->img.funcs[k];
-			uint64_t func = f->addr + m->img.bias;
+		size_t nf = m ? fi_module_nfuncs(m) : 0;
+
+		for (size_t k = 0; k < nf && n < max; k++) {
+			uint64_t addr = fi_module_func(m, k);
+			uint64_t func = addr + m->img.bias;
 			const struct fi_sym *s;
 			uint32_t h;
 
 			if (func == skip || !fi_rep_func_hash(m, func, &h) ||
 			    h != hash)
 				continue;
-			s = fi_image_sym(&m->img, f->addr);
-			if (!s || s->addr != f->addr || !s->name || !s->name[0] ||
+			s = fi_image_sym(&m->img, addr);
+			if (!s || s->addr != addr || !s->name || !s->name[0] ||
 			    fi_rep_seen(names, n, s->name))
 				continue;
 			if (!n && first)

@@ -15,7 +15,7 @@ pr_build || { pr_fail build "could not build the protect programs"; exit 1; }
 
 OBJECTS=(mode flags seed active sealed nmods mods stubs stub_copies
 	 sigill sigill_installed arena module module_flags module_path
-	 module_views module_traps module_calls module_funcs module_syms
+	 module_views module_traps module_funcs module_arity module_sample module_syms
 	 module_symname)
 MODES=(off kcfi fineibt auto fineibt,bhi auto,warn kcfi,norand)
 mapfile -t MODES < <(fi_with_sets "${MODES[@]}")	# both sequence sets

@@ -14,7 +14,8 @@
  * stub_copies, sigill (the program's saved SIGILL handler), sigill_installed,
  * arena (its chunk table), and, of the first registered module: module,
  * module_flags (its warn flag decides fatal or not), module_path,
- * module_views, module_traps, module_calls, module_funcs, module_syms,
+ * module_views, module_traps, module_funcs, module_arity, module_sample
+ * (the sites its fingerprint reads), module_syms,
  * module_symname (the bytes of a symbol name). "writable" is an ordinary
  * writable word, the tests' control that a write which does not fault is
  * seen as such.
@@ -57,12 +58,15 @@ static const void *fi_debug_module(const struct fi_module *m, const char *n)
 		return im->path;
 	if (!strcmp(n, "module_views"))
 		return im->views;
+	/* The module's own .kcfi_traps when read in place (read-only). */
 	if (!strcmp(n, "module_traps"))
-		return im->traps;
-	if (!strcmp(n, "module_calls"))
-		return im->calls;
+		return im->ktraps ? (const void *)im->ktraps : im->traps;
 	if (!strcmp(n, "module_funcs"))
-		return im->funcs;
+		return m->func_off;
+	if (!strcmp(n, "module_arity"))
+		return m->func_arity;
+	if (!strcmp(n, "module_sample"))
+		return m->fp_site;
 	if (!strcmp(n, "module_syms"))
 		return fi_debug_syms(im);
 	if (!strcmp(n, "module_symname"))
