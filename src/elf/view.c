@@ -44,3 +44,21 @@ int fi_image_poke(struct fi_image *im, uint64_t addr, const void *bytes,
 	im->writes++;
 	return 0;
 }
+
+/* The ud2 addresses of .kcfi_traps: a copy, or the live section itself. */
+size_t fi_image_ntraps(const struct fi_image *im)
+{
+	return im->ktraps ? im->nktraps : im->ntraps;
+}
+
+uint64_t fi_image_trap(const struct fi_image *im, size_t i)
+{
+	const uint8_t *e;
+	int32_t rel;
+
+	if (!im->ktraps)
+		return im->traps[i];
+	e = im->ktraps + i * 4;
+	__builtin_memcpy(&rel, e, sizeof(rel));	/* .kcfi_traps is byte-aligned */
+	return (uint64_t)(uintptr_t)e + (uint64_t)(int64_t)rel - im->bias;
+}
