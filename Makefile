@@ -29,7 +29,14 @@ endif
 AUDIT_SRC := src/load/audit.c
 # Linked in the order of the file names, whatever their folder: the
 # constructors of dlhook.c, rtstate.c, runtime.c and trap.c run in link order.
-ALL_SRC  := $(filter-out $(AUDIT_SRC),$(wildcard src/*/*.c) $(wildcard src/*/*.S))
+# src/tool/ is what only the CLI needs (the file writer, the .fineibt
+# encoder, the trusted-directory check): libfineibt_tool.a, linked into the
+# CLI, fineibt-cc, the tests and the fuzzers, never into libfineibt
+# (docs/architecture.md).
+TOOLLIB_SRC := $(sort $(wildcard src/tool/*.c))
+TOOLLIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%.o,$(TOOLLIB_SRC))
+TOOLLIB  := $(BUILD)/libfineibt_tool.a
+ALL_SRC  := $(filter-out $(AUDIT_SRC) $(TOOLLIB_SRC),$(wildcard src/*/*.c) $(wildcard src/*/*.S))
 LIB_SRC  := $(foreach n,$(sort $(notdir $(ALL_SRC))),$(filter %/$(n),$(ALL_SRC)))
 LIB_OBJ  := $(patsubst src/%,$(BUILD)/obj/%.o,$(LIB_SRC))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
@@ -46,9 +53,14 @@ DRV_SRC  := $(sort $(wildcard driver/*.c))
 DRV_OBJ  := $(patsubst driver/%.c,$(BUILD)/obj/driver/%.o,$(DRV_SRC))
 
 DEPS_STAMP := $(BUILD)/.deps-ok
+# The library's object list, rewritten only when it changes: a source
+# removed from src/ must leave the libraries too (a prerequisite that is
+# gone triggers no relink by itself).
+LIB_LIST := $(BUILD)/.lib-objs
+$(shell mkdir -p $(BUILD) && { echo '$(LIB_OBJ)' | cmp -s - $(LIB_LIST) || echo '$(LIB_OBJ)' > $(LIB_LIST); })
 
 .PHONY: all check check-real clean demo deps
-all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
+all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(TOOLLIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
@@ -58,13 +70,18 @@ $(DEPS_STAMP): scripts/deps.sh
 	@mkdir -p $(@D) && touch $@
 deps: $(DEPS_STAMP)
 
+# One section per function and object, so that linking libfineibt.so with
+# --gc-sections leaves out what no process reaches: the whole-file ELF
+# reader and the CLI's cfi= parser, used by the CLI and driver only.
+LIB_CFLAGS := -ffunction-sections -fdata-sections
+
 $(BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.S.o: src/%.S | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tools/%.o: tools/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -86,8 +103,8 @@ $(BUILD)/libfineibt_crt.a: $(CRT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/fineibt-cc: $(DRV_OBJ) $(BUILD)/libfineibt.a
-	$(CC) -o $@ $(DRV_OBJ) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+$(BUILD)/fineibt-cc: $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
+	$(CC) -o $@ $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # The program `fineibt demo` attacks, built like a user's program would be.
 $(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S include/fineibt.h \
@@ -114,27 +131,49 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 
 # src/load/dlsym_so.c interposes dlsym in the shared runtime only (see there);
 # src/load/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
+# The early start: src/load/rtearly.c (IFUNC) in the shared runtime,
+# src/load/rtpreinit.c (DT_PREINIT_ARRAY, executables) in the static one.
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
-$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o,$(LIB_OBJ))
+$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o,$(LIB_OBJ)) $(LIB_LIST)
+	@rm -f $@
+	ar rcs $@ $(filter %.o,$^)
+
+$(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
+		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
+		-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(LDSAN) -ldl -lpthread
+	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
+
+$(TOOLLIB): $(TOOLLIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
-		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
-		-Wl,-z,relro -Wl,-z,now $(LDSAN) -ldl -lpthread
-	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
+$(BUILD)/fineibt: $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
+	$(CC) -o $@ $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
-$(BUILD)/fineibt: $(TOOL_OBJ) $(BUILD)/libfineibt.a
-	$(CC) -o $@ $(TOOL_OBJ) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
-
-$(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(BUILD)/libfineibt.a
+$(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+
+# Test-only (make check): the runtime, linked as libfineibt.so is, plus
+# tests/lib/rtdebug.c, whose fineibt_debug_object the shipped library does
+# not have. Tests that write to the runtime's objects run against
+# $(TESTLIB)/libfineibt.so through LD_LIBRARY_PATH; the -static-fineibt
+# test program links rtdebug.o.
+TESTLIB  := $(BUILD)/testlib
+$(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
+	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
+		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
+		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(LDSAN) -ldl -lpthread
+	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
 
 # make check [T=name]: every test, or those whose name contains T.
-check: all $(UNIT_BIN)
+check: all $(UNIT_BIN) $(TESTLIB)/libfineibt.so
 	@BUILD=$(BUILD) FINEIBT_SAN=$(SAN) bash tests/run.sh $(T)
 
 # make check-real [REAL="prog ..."]: real programs from Debian source packages

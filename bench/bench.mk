@@ -10,8 +10,14 @@ OPT   := -O2 -Ibench
 LDFLAGS_PLAIN := --ld-path=$(shell command -v ld.lld-22)
 NFUNCS ?= 4096
 
-# mode name -> caller and preamble forms of bench/floor.S
-FLOOR_MODES := kcfi off fineibt paranoid bhi paranoid-bhi
+# mode name -> caller and preamble forms of bench/floor.S; each mode also
+# as MODE-v618, the same forms in the v6.18 sequence set (FLOOR_SET)
+FLOOR_MODES4 := kcfi off fineibt paranoid bhi paranoid-bhi
+FLOOR_MODES := $(FLOOR_MODES4) $(addsuffix -v618,$(FLOOR_MODES4))
+floor_base = $(patsubst %-v618,%,$*)
+floor_set = $(if $(filter %-v618,$*),v618,v4)
+FLOOR_FLAGS = -DFLOOR_CALLER=$(caller_$(floor_base)) \
+	-DFLOOR_PREAMBLE=$(pre_$(floor_base)) -DFLOOR_SET=$(floor_set)
 caller_kcfi := kcfi
 pre_kcfi := kcfi
 caller_off := off
@@ -67,8 +73,8 @@ $(B)/calls-cc: $(CALLS_DEP) $(FLOOR_OBJS) $(FICC) $(BUILD)/libfineibt.so $(BUILD
 	$(FICC) $(OPT) -DNFUNCS=$(NFUNCS) -DCALLS_WITH_FLOORS -o $@ $(CALLS_SRC) $(FLOOR_OBJS)
 
 $(B)/floor-%.o: bench/floor.S bench/calls.h bench/bench.mk $(NF_STAMP)
-	$(CC_PLAIN) $(OPT) -DNFUNCS=$(NFUNCS) -DFLOOR_CALLER=$(caller_$*) \
-		-DFLOOR_PREAMBLE=$(pre_$*) -DFLOOR_PREFIX=floor_$(subst -,_,$*)_ -c -o $@ $<
+	$(CC_PLAIN) $(OPT) -DNFUNCS=$(NFUNCS) $(FLOOR_FLAGS) \
+		-DFLOOR_PREFIX=floor_$(subst -,_,$*)_ -c -o $@ $<
 
 # The same objects without the runtime: kCFI exactly as compiled
 # (calls through the retpoline-style thunk, which crt/thunks.S provides).
@@ -77,8 +83,8 @@ $(B)/calls-cc-nort: $(CALLS_DEP) $(FICC) crt/thunks.S
 
 # The floor: the same loops with the sequences written by hand.
 $(B)/calls-floor-%: bench/calls.c bench/calls.h bench/floor.S bench/bench.mk $(NF_STAMP)
-	$(CC_PLAIN) $(OPT) $(LDFLAGS_PLAIN) -DNFUNCS=$(NFUNCS) -DFLOOR_CALLER=$(caller_$*) \
-		-DFLOOR_PREAMBLE=$(pre_$*) -o $@ bench/calls.c bench/floor.S
+	$(CC_PLAIN) $(OPT) $(LDFLAGS_PLAIN) -DNFUNCS=$(NFUNCS) $(FLOOR_FLAGS) \
+		-o $@ bench/calls.c bench/floor.S
 
 # ---- start-up: bench/gen_big.py's program (>= 100k functions, each
 # address-taken with one call site), main from bench/startup_main.c.

@@ -40,6 +40,8 @@ FLOOR = {"off": "off", "kcfi": "kcfi", "fineibt": "fineibt",
          "fineibt,paranoid": "paranoid", "fineibt,bhi": "bhi",
          "fineibt,paranoid,bhi": "paranoid-bhi", "auto": "paranoid"}
 FLOOR_BUILDS = ["off", "kcfi", "fineibt", "paranoid", "bhi", "paranoid-bhi"]
+# every floor also in the v6.18 sequence set (bench/floor.S FLOOR_SET=v618)
+FLOOR_BUILDS += [f + "-v618" for f in FLOOR_BUILDS]
 STARTUP_MODES = ["off", "kcfi", "kcfi,norand", "fineibt", "fineibt,norand",
                  "fineibt,paranoid", "fineibt,bhi", "fineibt,paranoid,bhi",
                  "auto"]
@@ -47,6 +49,13 @@ STARTUP_MODES = ["off", "kcfi", "kcfi,norand", "fineibt", "fineibt,norand",
 # Modes measured again with FINEIBT_SEQ=v6.18 (auto is fineibt,paranoid).
 SEQ618_MODES = ["off", "kcfi", "fineibt", "fineibt,paranoid", "fineibt,bhi",
                 "fineibt,paranoid,bhi"]
+
+
+
+def floor_of(kind, mode):
+    """The floor.S build with the sequences of a patched variant."""
+    return FLOOR[mode] + ("-v618" if kind == "cc618" else "")
+
 
 TARGET_FLOOR = 1.02         # runtime-patched within 2% of hand-written
 TARGET_SITES = 20e6         # sites patched per second
@@ -124,7 +133,8 @@ def calls_variants():
     # The v6.18 sequence set (docs/sequences.md), same binary and loops.
     for m in SEQ618_MODES:
         v.append(("patched " + m + " v6.18", "cc618", m,
-                  [os.path.join(B, "calls-cc"), "-f", FLOOR[m].replace("-", "_")],
+                  [os.path.join(B, "calls-cc"), "-f",
+                   floor_of("cc618", m).replace("-", "_")],
                   {"FINEIBT_CFI": m, "FINEIBT_SEQ": "v6.18"}))
     for f in FLOOR_BUILDS:
         v.append(("hand " + f, "floor", f,
@@ -138,10 +148,13 @@ def same_code():
     """Per mode: do the patched bytes equal the hand-written ones, except
     immediates (hashes, rel32)? Differences must come in runs <= 4 bytes."""
     out = {}
-    for m in MODES:
+    for kind, m in [("cc", m) for m in MODES] + [("cc618", m) for m in SEQ618_MODES]:
+        env = {"FINEIBT_CFI": m}
+        if kind == "cc618":
+            env["FINEIBT_SEQ"] = "v6.18"
         a, _ = run([os.path.join(B, "calls-cc"), "-d", "-H", "1000",
-                    "-C", "1000", "-r", "1"], {"FINEIBT_CFI": m})
-        b, _ = run([os.path.join(B, "calls-floor-" + FLOOR[m]), "-d", "-H",
+                    "-C", "1000", "-r", "1"], env)
+        b, _ = run([os.path.join(B, "calls-floor-" + floor_of(kind, m)), "-d", "-H",
                     "1000", "-C", "1000", "-r", "1"])
         ka, kb = keyvals(a.stdout), keyvals(b.stdout)
         runs, ok = 0, True
@@ -158,7 +171,8 @@ def same_code():
                 runs += 1
                 ok &= j - i <= 4
                 i = j + 1
-        out[m] = "yes (%d imm)" % runs if ok else "NO"
+        out[m + (" v6.18" if kind == "cc618" else "")] = \
+            "yes (%d imm)" % runs if ok else "NO"
     return out
 
 
@@ -258,9 +272,9 @@ def summarize_calls(rows, stat):
                 x = cyc[name][key]
                 vals.append(x)
                 vs_base.append(x / cyc["no CFI (clang-22)"][key])
-                if kind == "cc":
+                if kind in ("cc", "cc618"):
                     inproc.append(cyc[name][loop + "_inproc_ratio"])
-                    fl = cyc.get("hand " + FLOOR[mode])
+                    fl = cyc.get("hand " + floor_of(kind, mode))
                     if fl:
                         vs_floor.append(x / fl[key])
             s[loop] = vals
@@ -294,8 +308,8 @@ def print_calls(summ, cg, same, ncycles):
                 continue
             c = cg.get(name, {})
             hand = pf = xp = "-"
-            if s["kind"] == "cc":
-                hname = "hand " + FLOOR[s["mode"]]
+            if s["kind"] in ("cc", "cc618"):
+                hname = "hand " + floor_of(s["kind"], s["mode"])
                 hand = spread(summ[hname][loop])
                 pf = spread(s[loop + "_inproc"], "%.3f")
                 xp = "%.3f" % med(s[loop + "_vs_floor"])
@@ -325,12 +339,14 @@ def print_calls(summ, cg, same, ncycles):
     say()
     say("Same code: the patched loop and callee bytes equal the hand-written ones")
     say("except hash/rel32 immediates: " +
-        ", ".join("%s %s" % (m, same[m]) for m in MODES))
-    worst = max((med(s[l + "_inproc"]), n, l) for n, s in summ.items()
-                if s["kind"] == "cc" for l in ("hot", "cold"))
-    say("Target: patched within %d%% of hand-written: worst median ratio %.3f (%s, %s) -> %s"
-        % (round((TARGET_FLOOR - 1) * 100), worst[0], worst[1].replace("patched ", ""),
-           worst[2], "met" if worst[0] <= TARGET_FLOOR else "NOT met"))
+        ", ".join("%s %s" % (m, v) for m, v in same.items()))
+    for kind, sname in (("cc", "v4"), ("cc618", "v6.18")):
+        worst = max((med(s[l + "_inproc"]), n, l) for n, s in summ.items()
+                    if s["kind"] == kind for l in ("hot", "cold"))
+        say("Target (%s): patched within %d%% of hand-written: worst median ratio %.3f (%s, %s) -> %s"
+            % (sname, round((TARGET_FLOOR - 1) * 100), worst[0],
+               worst[1].replace("patched ", ""), worst[2],
+               "met" if worst[0] <= TARGET_FLOOR else "NOT met"))
 
 
 def write_calls_csv(rows, summ, cg):

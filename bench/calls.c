@@ -64,9 +64,15 @@ struct floor {
 			 floor_##x##_bench_funcs }
 FLOOR_DECL(kcfi) FLOOR_DECL(off) FLOOR_DECL(fineibt) FLOOR_DECL(paranoid)
 FLOOR_DECL(bhi) FLOOR_DECL(paranoid_bhi)
+/* the same in the v6.18 sequence set (FLOOR_SET=v618) */
+FLOOR_DECL(kcfi_v618) FLOOR_DECL(off_v618) FLOOR_DECL(fineibt_v618)
+FLOOR_DECL(paranoid_v618) FLOOR_DECL(bhi_v618) FLOOR_DECL(paranoid_bhi_v618)
 static const struct floor floors[] = {
 	FLOOR_ENTRY(kcfi), FLOOR_ENTRY(off), FLOOR_ENTRY(fineibt),
 	FLOOR_ENTRY(paranoid), FLOOR_ENTRY(bhi), FLOOR_ENTRY(paranoid_bhi),
+	FLOOR_ENTRY(kcfi_v618), FLOOR_ENTRY(off_v618), FLOOR_ENTRY(fineibt_v618),
+	FLOOR_ENTRY(paranoid_v618), FLOOR_ENTRY(bhi_v618),
+	FLOOR_ENTRY(paranoid_bhi_v618),
 };
 #else
 static const struct floor floors[] = { { NULL, NULL, NULL, NULL } };

@@ -7,8 +7,9 @@
  * purpose: it is the independent reference the runtime's output is
  * measured (and byte-compared, by bench.py) against.
  *
- * Build with -DFLOOR_CALLER=kcfi|off|fineibt|paranoid and
- * -DFLOOR_PREAMBLE=kcfi|fineibt|bhi (see bench/bench.mk):
+ * Build with -DFLOOR_CALLER=kcfi|off|fineibt|paranoid,
+ * -DFLOOR_PREAMBLE=kcfi|fineibt|bhi and -DFLOOR_SET=v4|v618 (the sequence
+ * set, docs/sequences.md; default v4) (see bench/bench.mk):
  *
  *   mode                   caller     preamble
  *   kcfi                   kcfi       kcfi     (calls de-thunked, as the
@@ -17,6 +18,12 @@
  *   fineibt,paranoid       paranoid   fineibt
  *   fineibt,bhi            fineibt    bhi
  *   fineibt,paranoid,bhi   paranoid   bhi
+ *
+ * The v618 floors write the userspace v6.18 set from its table in
+ * docs/sequences.md: the preamble's cs cs cs jne,pn into the d6 of the
+ * 0f 1f 40 d6 poison at func+0, CS-prefix padding in front of the calls,
+ * and Linux 7.3's jne .+3; test $0xd6,%al in the kCFI (and cfi=off)
+ * callers.
  *
  * The instructions around the sequences are the ones clang-22 -O2 emits
  * for calls_kernel.c with the kCFI flags; keep them in step if it changes.
@@ -34,6 +41,10 @@
 #define bench_hot		FLOOR_CAT(FLOOR_PREFIX, bench_hot)
 #define bench_cold		FLOOR_CAT(FLOOR_PREFIX, bench_cold)
 #define bench_funcs		FLOOR_CAT(FLOOR_PREFIX, bench_funcs)
+#endif
+
+#ifndef FLOOR_SET
+#define FLOOR_SET	v4
 #endif
 
 /* One type hash for long (*)(long, long); any non-ENDBR-like value. */
@@ -54,8 +65,14 @@
 .ifc	FLOOR_PREAMBLE, bhi
 	call	floor_bhi_arity2	/* ends exactly at the entry */
 .else
+.ifc	FLOOR_SET, v618
+	/* one not-taken hint and two padding prefixes, ending at func+0 */
+	.byte	0x2e, 0x2e, 0x2e
+	jne	. + 5			/* func+3: the poison's d6, UDB */
+.else
 	jne	0b + 6			/* into the subl: the 0xea byte, #UD */
 	nopl	(%rax)
+.endif
 .endif
 .endif
 .endm
@@ -65,7 +82,33 @@
 .ifc	FLOOR_PREAMBLE, kcfi
 	endbr64
 .else
+.ifc	FLOOR_SET, v618
+	nopl	-0x2a(%rax)		/* 0f 1f 40 d6: the v6.18 poison */
+.else
 	nopw	(%rax)			/* osp nopl (%rax): poisoned ENDBR */
+.endif
+.endif
+.endm
+
+/* The call of an indirect call site and its padding up to 20 bytes. */
+.macro	call6
+.ifc	FLOOR_SET, v618
+	.byte	0x2e, 0x2e, 0x2e	/* CS-prefix padding */
+	call	*%r11
+.else
+	call	*%r11
+	nopl	(%rax)
+.endif
+.endm
+
+/* The kCFI caller's check after the addl: the failure branch. */
+.macro	kcfi_check
+.ifc	FLOOR_SET, v618
+	jne	. + 3			/* onto the d6 of the test: UDB */
+	testb	$0xd6, %al
+.else
+	je	1f
+	ud2
 .endif
 .endm
 
@@ -76,34 +119,34 @@
 .ifc	FLOOR_CALLER, kcfi
 	movl	$-HASH, %r10d
 	addl	-15(%r11), %r10d
-	je	1f
-	ud2
-1:	call	*%r11
-	nopl	(%rax)
+	kcfi_check
+1:	call6
 .endif
 .ifc	FLOOR_CALLER, off
 	jmp	1f			/* cfi=off: jump over the check */
 	.long	-HASH
 	addl	-15(%r11), %r10d
-	je	1f
-	ud2
-1:	call	*%r11
-	nopl	(%rax)
+	kcfi_check
+1:	call6
 .endif
 .ifc	FLOOR_CALLER, fineibt
 	movl	$HASH, %r10d
 	leaq	-16(%r11), %r11
 	{disp8} nopl 0(%rax)
-	call	*%r11
-	nopl	(%rax)
+	call6
 .endif
 .ifc	FLOOR_CALLER, paranoid
 	movl	$HASH, %r10d
 	cmpl	-9(%r11), %r10d
 2:	leaq	-16(%r11), %r11
 	jne	2b + 3			/* the 0xf0 byte: LOCK Jcc, #UD */
+.ifc	FLOOR_SET, v618
+	.byte	0x2e			/* CS-prefix padding */
+	call	*%r11
+.else
 	call	*%r11
 	nop
+.endif
 .endif
 .endm
 

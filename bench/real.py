@@ -190,18 +190,31 @@ def quartiles(xs):
     return q[0], statistics.median(xs), q[2]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments: one line on stderr, exit status 2."""
+
+    def error(self, message):
+        print("bench-real: %s (bench/real.py --help)" % message, file=sys.stderr)
+        sys.exit(2)
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = OneLineParser(description=__doc__.split("\n")[0])
     ap.add_argument("progs", nargs="*", default=DEFAULT_PROGS)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--cpu", type=int, default=int(os.environ.get("BENCH_CPU", "1")))
     ap.add_argument("--no-icount", action="store_true",
                     help="only wall time (variants must be built: run once without)")
     ap.add_argument("--no-time", action="store_true", help="only instructions")
+    ap.add_argument("--table-only", action="store_true",
+                    help="no build, no run: the tables from the saved csv files")
     ap.add_argument("--ccs", default="fineibt,clang-lto,clang-cfi-icall,standin-raw",
-                    help="compilers to build and count (comma-separated)")
+                    help="compilers to build and count (comma-separated; empty: "
+                         "none, e.g. wall time of what is built)")
     ap.add_argument("--readme", action="store_true",
                     help="replace README.md's bench-real section with the tables")
+    ap.add_argument("--readme-file", default=os.path.join(ROOT, "README.md"),
+                    help="the file --readme rewrites (default: README.md)")
     ap.add_argument("--out", default=os.environ.get("FINEIBT_REAL_OUT",
                                                     os.path.join(BUILD, "real")),
                     help="run.sh's output dir; DIR:DIR2:... also looks for "
@@ -211,10 +224,12 @@ def main():
         ap.error("--reps must be >= 1")
     os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
     logf = os.path.join(BUILD, "bench", "real.log")
-    ccs = a.ccs.split(",")
+    ccs = [c for c in a.ccs.split(",") if c]
     outs = [os.path.abspath(d) for d in a.out.split(":") if d]
     a.out = outs[0]
 
+    if a.table_only:
+        ccs, a.no_time = [], True
     # 1. build everything, count instructions
     for cc in ccs:
         log("%s: %s" % (cc, "building" if a.no_icount else "building, counting instructions"))
@@ -280,18 +295,23 @@ def main():
                 r.update(workload=test, wall_median_s="%.4f" % med,
                          wall_spread="%.1f%%" % (100 * (q3 - q1) / med),
                          wall_ratio="%.3f" % statistics.median(ratios[k]),
+                         wall_min_s="%.4f" % min(times[k]),
+                         wall_min_ratio="%.3f" % (min(times[k]) / min(times["ref"])),
                          reps=len(times[k]), failed=int(k in bad))
             if len(r) > 2:
                 rows.append(r)
     fields = ["program", "variant", "instructions", "icount_ratio", "workload",
-              "wall_median_s", "wall_spread", "wall_ratio", "reps", "failed"]
+              "wall_median_s", "wall_spread", "wall_ratio", "wall_min_s",
+              "wall_min_ratio", "reps", "failed"]
     write_csv(os.path.join(BUILD, "bench", "real.csv"), rows, fields)
 
-    md = ["| program | " + " | ".join(label[k] for k in keys) + " |",
-          "|---|" + "---|" * len(keys)]
-    for prog in a.progs:
+    # one row per variant, one column per program
+    progs = [p for p in a.progs if any(x["program"] == p for x in rows)]
+    md = ["| variant | " + " | ".join(progs) + " |",
+          "|---|" + "---|" * len(progs)]
+    for k in keys:
         cells = []
-        for k in keys:
+        for prog in progs:
             r = next((x for x in rows if x["program"] == prog and x["variant"] == label[k]), None)
             if not r:
                 cells.append("-")
@@ -303,13 +323,14 @@ def main():
             if r.get("failed"):
                 wall_s += " (failed)"
             cells.append("%s / %s" % (ins, wall_s))
-        md.append("| %s | %s |" % (prog, " | ".join(cells)))
+        md.append("| %s | %s |" % (label[k], " | ".join(cells)))
     notes = ["", "Each cell: instructions / wall time, both as ratios to plain "
              "clang-22 -O2 of the same program (instructions: callgrind, the "
              "module's ICOUNT workload; wall: median over %d interleaved "
              "rounds of the per-round ratio, pinned to one CPU, ± the "
              "interquartile range of the variant's own times over its "
-             "median). Raw numbers: build/bench/real.csv." % a.reps]
+             "median). Raw numbers, and the ratio of the fastest runs: "
+             "build/bench/real.csv, real-wall-<prog>.csv." % a.reps]
     text = "\n".join(md + notes) + "\n"
     mdp = os.path.join(BUILD, "bench", "real.md")
     with open(mdp + ".tmp", "w") as f:
@@ -317,17 +338,17 @@ def main():
     os.replace(mdp + ".tmp", mdp)
     print(text)
     if a.readme:
-        rp = os.path.join(ROOT, "README.md")
+        rp = a.readme_file
         s = open(rp).read()
         i, j = s.find(README_BEGIN), s.find(README_END)
         if i < 0 or j < i:
-            log("README.md has no bench-real markers: not updated")
+            log("%s has no bench-real markers: not updated" % rp)
             return 1
         s = s[:i + len(README_BEGIN)] + "\n" + text + s[j:]
         with open(rp + ".tmp", "w") as f:
             f.write(s)
         os.replace(rp + ".tmp", rp)
-        log("README.md updated")
+        log("%s updated" % rp)
     return 0
 
 

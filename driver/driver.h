@@ -16,6 +16,8 @@ void fi_argv_add(struct fi_argv *a, const char *s);
 void fi_argv_addf(struct fi_argv *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void fi_argv_free(struct fi_argv *a);
+/* Print @a on stderr when fi_verbose (FINEIBT_CC_VERBOSE). */
+void fi_show(const struct fi_argv *a);
 
 /* Run @a (argv[0] looked up in PATH) and wait: its exit status, 128+sig,
  * or 127 when it could not be started. @quiet sends stdout/stderr to
@@ -30,7 +32,7 @@ int fi_tmpfile(void);
 
 extern bool fi_verbose;
 
-/* fineibt-cc.c's helpers shared with ld.c. */
+/* Process and file helpers (proc.c), shared by fineibt-cc.c, veneer.c and ld.c. */
 bool fi_exists(const char *path);
 bool fi_has_suffix(const char *s, const char *suf);
 bool fi_is_shlib(const char *s);

@@ -44,11 +44,8 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "trustdir.h"
 #include "fineibt.h"
-
-extern char **environ;
-
-bool fi_verbose;
 
 struct fi_drv {
 	const char *cc;
@@ -63,110 +60,6 @@ struct fi_drv {
 
 /* ------------------------------------------------------------ helpers */
 
-static void fi_oom(void)
-{
-	fprintf(stderr, "fineibt-cc: error: out of memory\n");
-	exit(1);
-}
-
-void fi_argv_add(struct fi_argv *a, const char *s)
-{
-	if (a->n + 2 > a->cap) {
-		a->cap = a->cap ? a->cap * 2 : 32;
-		a->v = realloc(a->v, a->cap * sizeof(*a->v));
-		if (!a->v)
-			fi_oom();
-	}
-	a->v[a->n] = strdup(s);
-	if (!a->v[a->n])
-		fi_oom();
-	a->v[++a->n] = NULL;
-}
-
-void fi_argv_addf(struct fi_argv *a, const char *fmt, ...)
-{
-	char buf[PATH_MAX + 64];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fi_argv_add(a, buf);
-}
-
-void fi_argv_free(struct fi_argv *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		free(a->v[i]);
-	free(a->v);
-	a->v = NULL;
-	a->n = a->cap = 0;
-}
-
-static void fi_show(const struct fi_argv *a)
-{
-	if (!fi_verbose)
-		return;
-	fprintf(stderr, "fineibt-cc:");
-	for (size_t i = 0; i < a->n; i++)
-		fprintf(stderr, " %s", a->v[i]);
-	fprintf(stderr, "\n");
-}
-
-static int fi_spawn(const struct fi_argv *a, int out_fd, bool quiet)
-{
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int st, err;
-
-	fi_show(a);
-	posix_spawn_file_actions_init(&fa);
-	if (quiet) {
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	} else if (out_fd >= 0) {
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	}
-	err = posix_spawnp(&pid, a->v[0], &fa, NULL, a->v, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (err) {
-		if (!quiet)
-			fprintf(stderr, "fineibt-cc: error: cannot run %s: %s\n",
-				a->v[0], strerror(err));
-		return 127;
-	}
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR)
-			return 127;
-	}
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return WEXITSTATUS(st);
-}
-
-int fi_run(const struct fi_argv *a, bool quiet)
-{
-	return fi_spawn(a, -1, quiet);
-}
-
-int fi_run_to_fd(const struct fi_argv *a, int fd)
-{
-	return fi_spawn(a, fd, false);
-}
-
-int fi_tmpfile(void)
-{
-	const char *t = getenv("TMPDIR");
-	char path[PATH_MAX];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/fineibt-cc-XXXXXX", t ? t : "/tmp");
-	fd = mkstemp(path);
-	if (fd >= 0)
-		unlink(path);
-	return fd;
-}
-
 static bool fi_env_on(const char *name)
 {
 	const char *v = getenv(name);
@@ -179,18 +72,6 @@ static bool fi_env_off(const char *name)
 	const char *v = getenv(name);
 
 	return v && !strcmp(v, "0");
-}
-
-bool fi_exists(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
-bool fi_has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-
-	return n >= m && !strcmp(s + n - m, suf);
 }
 
 /* The last component of @path. */
@@ -229,30 +110,6 @@ static int fi_find_libdir(struct fi_drv *d)
 		}
 	}
 	return -1;
-}
-
-/* The first of @names found in PATH, into @out; false if none. */
-bool fi_which(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-
-	if (strchr(name, '/')) {
-		snprintf(out, len, "%s", name);
-		return fi_exists(name);
-	}
-	while (path && *path) {
-		const char *end = strchrnul(path, ':');
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - path), path,
-			 name);
-		if (access(buf, X_OK) == 0) {
-			snprintf(out, len, "%s", buf);
-			return true;
-		}
-		path = *end ? end + 1 : end;
-	}
-	return false;
 }
 
 /* ------------------------------------------------------ argument scan */
@@ -430,6 +287,24 @@ static void fi_add_kcfi_flags(const struct fi_drv *d, struct fi_argv *a,
 	}
 }
 
+/*
+ * The RUNPATH written into the output is searched for every library the
+ * program needs, in a setuid or setgid program too: the driver cannot
+ * know whether the output will become one, so it warns whenever someone
+ * other than root and the user linking could change that directory
+ * (`fineibt inspect` flags such a setuid file: docs/protection.md).
+ */
+static void fi_warn_runpath(const char *dir)
+{
+	char why[PATH_MAX + 64];
+
+	if (fi_dir_untrusted(dir, geteuid(), why, sizeof(why)) == 1)
+		fprintf(stderr, "fineibt-cc: warning: RUNPATH %s: %s; a setuid or "
+			"setgid program linked now would load its libraries from "
+			"there (install fineibt where only root can write, or link "
+			"such programs with -static-fineibt)\n", dir, why);
+}
+
 static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 {
 	/* Without the runtime the module still calls through the indirect
@@ -451,6 +326,8 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 			/* -u: the crt's reference is weak and would not pull
 			 * the runtime out of the archive by itself. */
 			fi_argv_add(a, "-Wl,-u,fineibt_rt_hook");
+			/* Its start before any constructor (rtpreinit.c). */
+			fi_argv_add(a, "-Wl,-u,fi_rt_preinit");
 			fi_argv_addf(a, "%s/libfineibt.a", d->libdir);
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");
 			/* The executable's lookups of libc's sigaction & co.
@@ -462,6 +339,7 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 	}
 	fi_argv_addf(a, "%s/libfineibt.so", d->libdir);
 	fi_argv_addf(a, "-Wl,-rpath,%s", d->libdir);
+	fi_warn_runpath(d->libdir);
 }
 
 /* ------------------------------------------------------------- help */
@@ -562,26 +440,6 @@ static int fi_compile_one(const struct fi_drv *d, bool arity,
 	rc = fi_run(&a, false);
 	fi_argv_free(&a);
 	return rc;
-}
-
-int fi_rmtree(const char *dir)
-{
-	struct fi_argv a = { 0 };
-	int rc;
-
-	fi_argv_add(&a, "rm");
-	fi_argv_add(&a, "-rf");
-	fi_argv_add(&a, dir);
-	rc = fi_run(&a, true);
-	fi_argv_free(&a);
-	return rc;
-}
-
-bool fi_is_shlib(const char *s)
-{
-	const char *so = strstr(s, ".so");
-
-	return so && (so[3] == '\0' || so[3] == '.');
 }
 
 /*

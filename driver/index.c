@@ -10,8 +10,10 @@
  * The note is written in place with one pwrite of its first six words.
  * Before that write the output is a complete module whose index says
  * "not filled" (the runtime then reads the file, as it does for modules
- * built without fineibt-cc), so no reader ever sees a wrong index. Only
- * the section headers, their names and the note are read: no symbols.
+ * built without fineibt-cc), so no reader ever sees a wrong index. The
+ * ranges come from the section headers and names; the NO_TCALLS flag from
+ * reading the output once as the runtime's discovery would (the link-time
+ * cost of a per-process scan of the whole text, docs/index.md).
  */
 #include <elf.h>
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "image.h"
 #include "index.h"
 
 /* Section name tables larger than this are not ours to read. */
@@ -131,15 +134,43 @@ static bool fi_idx_put(uint32_t *w, const struct fi_idx_range *r,
 	return true;
 }
 
+/*
+ * May the runtime skip the scan for thunk calls without a check? Only if
+ * the same discovery, run here on the linked file, finds none, and knew
+ * every thunk the index names (from the symbol table: a link with -s
+ * has none, and then the runtime scans). @w: the index's words, at
+ * link-time @desc.
+ */
+static bool fi_idx_no_tcalls(const char *path, const uint32_t *w,
+			     uint64_t desc)
+{
+	struct fi_image im;
+	bool ok;
+
+	if (fi_image_open(&im, path, NULL, 0))
+		return false;
+	ok = !im.ntcalls;
+	for (int r = 0; ok && r < 16; r++) {
+		int32_t off = (int32_t)w[FI_INDEX_W_THUNKS + r];
+		uint64_t a = desc + (uint64_t)(int64_t)off;
+
+		if (off && fi_image_text(&im, a, 1) && im.thunks[r] != a)
+			ok = false;
+	}
+	fi_image_close(&im);
+	return ok;
+}
+
 /* Fill every index note of section @s; -errno on a write error. */
 static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 			       const struct fi_idx_range *pfe,
-			       const struct fi_idx_range *traps)
+			       const struct fi_idx_range *traps,
+			       const char *path)
 {
 	uint64_t at = 0;
 
 	while (at + 12 <= s->sh_size) {
-		uint32_t hdr[3], w[FI_INDEX_W_THUNKS];
+		uint32_t hdr[3], w[FI_INDEX_WORDS];
 		char name[FI_INDEX_NAMESZ];
 		uint64_t name_at = at + 12, desc_at;
 
@@ -161,9 +192,12 @@ static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 			if (fi_idx_put(w + FI_INDEX_W_PFE, pfe, desc) &&
 			    fi_idx_put(w + FI_INDEX_W_TRAPS, traps, desc))
 				w[FI_INDEX_W_FLAGS] = FI_INDEX_FILLED;
-			if (pwrite(o->fd, w, sizeof(w),
+			if (w[FI_INDEX_W_FLAGS] && fi_idx_no_tcalls(path, w, desc))
+				w[FI_INDEX_W_FLAGS] |= FI_INDEX_NO_TCALLS;
+			/* Words 0-5 only: the thunks are the linker's. */
+			if (pwrite(o->fd, w, FI_INDEX_W_THUNKS * 4,
 				   (off_t)(s->sh_offset + desc_at)) !=
-			    (ssize_t)sizeof(w))
+			    FI_INDEX_W_THUNKS * 4)
 				return -EIO;
 		}
 		at = desc_at + (((uint64_t)hdr[1] + 3) & ~3ull);
@@ -192,7 +226,7 @@ int fi_index_fill(const char *path)
 		if (s->sh_type == SHT_NOTE && (s->sh_flags & SHF_ALLOC) &&
 		    fi_idx_named(&o, s, FI_INDEX_SECTION) &&
 		    fi_idx_fits(s->sh_offset, s->sh_size, o.size))
-			ret = fi_idx_fill_section(&o, s, &pfe, &traps);
+			ret = fi_idx_fill_section(&o, s, &pfe, &traps, path);
 	}
 	if (ret)
 		fprintf(stderr, "fineibt-cc: warning: %s: cannot write the "

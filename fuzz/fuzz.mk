@@ -14,7 +14,7 @@ FUZZ_CFLAGS  := -std=gnu11 $(WARN) -O1 -g -Iinclude $(SRC_INC) -Itools -Ifuzz \
 FUZZ_SRC     := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN     := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
 # Not the dlsym interposer: it belongs in the shared runtime only (src/load/dlsym_so.c).
-FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/load/dlsym_so.c src/load/dlsym_a.c,$(LIB_SRC)))
+FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/load/dlsym_so.c src/load/dlsym_a.c,$(LIB_SRC)) $(TOOLLIB_SRC))
 
 $(FUZZ_BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "note.h"
+#include "noteenc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

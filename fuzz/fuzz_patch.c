@@ -12,6 +12,7 @@
 #include "fuzz.h"
 #include "image.h"
 #include "patch.h"
+#include "elfwrite.h"
 
 static char dir[64], out[96];
 

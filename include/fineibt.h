@@ -77,8 +77,11 @@ FINEIBT_API int fineibt_config_str(const struct fineibt_config *cfg,
 /* ----------------------------------------------------------------- hashes */
 
 /*
- * Re-hash a compile-time kCFI hash with @seed so that neither the result
- * nor its negation reads as an ENDBR-like instruction.
+ * Re-hash a compile-time kCFI hash with @seed: a keyed permutation of the
+ * 32-bit values (for one seed, distinct hashes stay distinct), stepped so
+ * that neither the result nor its negation reads as an ENDBR-like
+ * instruction. Not invertible for the seed: no result, and no difference
+ * of two results, tells it (docs/protection.md, "The seed").
  */
 FINEIBT_API uint32_t fineibt_rehash(uint32_t hash, uint32_t seed);
 

@@ -27,7 +27,8 @@ int cmd_inspect_ext(int argc, char **argv);
 /*
  * tools/cmd_inspect_audit.c: the forward-edge holes of a file no CFI
  * check covers (RELRO, BIND_NOW, writable GOT, executable stack, text
- * relocations). insp_audit returns 0 or -1 (cannot read); valid is false
+ * relocations, a setuid/setgid file's RUNPATH that others can change).
+ * insp_audit returns 0 or -1 (cannot read); valid is false
  * for a file that is not an executable or shared object.
  */
 #include <stdbool.h>
@@ -35,6 +36,9 @@ int cmd_inspect_ext(int argc, char **argv);
 struct insp_audit {
 	bool valid, dynamic, relro, bind_now, has_got, writable_got;
 	bool exec_stack, textrel;
+	/* Set-user/group-ID, with a RUNPATH/RPATH entry others can change. */
+	bool setid, unsafe_runpath;
+	char runpath_why[320];
 };
 int insp_audit(const char *path, struct insp_audit *a);
 const char *insp_relro_name(const struct insp_audit *a);

@@ -30,8 +30,9 @@ int cmd_inspect_help(void)
 	       "  preambles, call sites, tail calls, thunk calls without a check, the\n"
 	       "  arity histogram, __kcfi_typeid_ types, naked ENDBRs (function entries\n"
 	       "  with ENDBR but no hash check) and sites that do not match; then the\n"
-	       "  hardening audit: RELRO, BIND_NOW, writable GOT, executable stack and\n"
-	       "  text relocations, one 'audit:' line per hole no CFI check covers.\n"
+	       "  hardening audit: RELRO, BIND_NOW, writable GOT, executable stack,\n"
+	       "  text relocations and a setuid/setgid file's RUNPATH that others can\n"
+	       "  change, one 'audit:' line per hole no CFI check covers.\n"
 	       "  --list  also list every site: address, symbol+offset, hash, arity/form\n"
 	       "  --json  one JSON object on stdout (see docs/inspect.md)\n"
 	       "  fineibt inspect --diff A B [--list] [--json]: what changed between\n"
@@ -62,6 +63,25 @@ static const char *call_form(uint8_t f)
 					 "fineibt-thunk", "paranoid" };
 
 	return f < 6 ? n[f] : "?";
+}
+
+/*
+ * The sequence set the sites are written in (docs/sequences.md): "v4",
+ * "v6.18", "mixed", or NULL when no site is in a set's own form.
+ */
+static const char *insp_set(const struct fi_image *im)
+{
+	int set = fi_image_set(im);
+
+	if (set == -1)
+		return "mixed";
+	return set < 0 ? NULL : fi_set_name(set);
+}
+
+/* A site's set as its --list line shows it: "" for v4, "/v6.18". */
+static const char *insp_site_set(uint8_t set)
+{
+	return set == FI_SET_V618 ? "/v6.18" : "";
 }
 
 /* The mode the sites are in, as a cfi= list; "mixed" when they disagree. */
@@ -129,19 +149,19 @@ static void text_list(const struct fi_image *im)
 		const struct fi_func *f = &im->funcs[i];
 
 		fi_image_symbolize(im, f->addr, sym, sizeof(sym));
-		printf("  preamble %#10" PRIx64 "  %-32s hash %#010x arity %d (%s) %s%s%s\n",
+		printf("  preamble %#10" PRIx64 "  %-32s hash %#010x arity %d (%s) %s%s%s%s\n",
 		       f->addr, sym, f->hash, f->arity,
 		       f->arity < 0 ? "unknown" : fi_arity_reg_name(f->arity),
-		       pre_form(f->form), f->endbr ? "" : " no-endbr",
+		       pre_form(f->form), insp_site_set(f->set), f->endbr ? "" : " no-endbr",
 		       f->has_cfi_sym ? "" : " no-cfi-symbol");
 	}
 	for (size_t i = 0; i < im->ncalls; i++) {
 		const struct fi_call *c = &im->calls[i];
 
 		fi_image_symbolize(im, c->addr, sym, sizeof(sym));
-		printf("  %-8s %#10" PRIx64 "  %-32s hash %#010x %s\n",
+		printf("  %-8s %#10" PRIx64 "  %-32s hash %#010x %s%s\n",
 		       c->jmp ? "tailcall" : "call", c->addr, sym, c->hash,
-		       call_form(c->form));
+		       call_form(c->form), insp_site_set(c->set));
 	}
 	for (size_t i = 0; i < im->ntcalls; i++) {
 		const struct fi_tcall *t = &im->tcalls[i];
@@ -172,6 +192,8 @@ static void text_summary(const struct fi_image *im, const char *mode)
 
 	printf("%s: %s\n", im->path, insp_type(im));
 	printf("mode:          %s\n", mode);
+	printf("sequence set:  %s\n", insp_set(im) ? insp_set(im) :
+	       "either (no site in a set's own form)");
 	if (fi_image_kcfi_unprefixed(im))
 		printf("layout:        %zu kCFI checks that cannot be rewritten: "
 		       FI_UNPREFIXED_HINT "\n", im->ntraps);
@@ -245,9 +267,9 @@ static void json_sites(const struct fi_image *im)
 		fi_image_symbolize(im, f->addr, sym, sizeof(sym));
 		printf("%s\n    {\"address\": \"%#" PRIx64 "\", \"symbol\": ", i ? "," : "", f->addr);
 		json_str(sym);
-		printf(", \"hash\": \"%#010x\", \"arity\": %d, \"form\": \"%s\", "
+		printf(", \"hash\": \"%#010x\", \"arity\": %d, \"form\": \"%s%s\", "
 		       "\"endbr\": %s, \"cfi_symbol\": %s}", f->hash, f->arity,
-		       pre_form(f->form), f->endbr ? "true" : "false",
+		       pre_form(f->form), insp_site_set(f->set), f->endbr ? "true" : "false",
 		       f->has_cfi_sym ? "true" : "false");
 	}
 	printf("],\n  \"calls\": [");
@@ -257,8 +279,9 @@ static void json_sites(const struct fi_image *im)
 		fi_image_symbolize(im, c->addr, sym, sizeof(sym));
 		printf("%s\n    {\"address\": \"%#" PRIx64 "\", \"symbol\": ", i ? "," : "", c->addr);
 		json_str(sym);
-		printf(", \"hash\": \"%#010x\", \"tail\": %s, \"form\": \"%s\"}",
-		       c->hash, c->jmp ? "true" : "false", call_form(c->form));
+		printf(", \"hash\": \"%#010x\", \"tail\": %s, \"form\": \"%s%s\"}",
+		       c->hash, c->jmp ? "true" : "false", call_form(c->form),
+		       insp_site_set(c->set));
 	}
 	printf("],\n  \"thunk_calls\": [");
 	for (size_t i = 0; i < im->ntcalls; i++) {
@@ -335,6 +358,11 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	json_str(insp_type(im));
 	json_key("mode", &first);
 	json_str(mode);
+	json_key("seq", &first);
+	if (insp_set(im))
+		json_str(insp_set(im));
+	else
+		printf("null");
 	json_key("kcfi", &first);
 	printf("%s", insp_nothing(im) ? "false" : "true");
 	json_key("rewritable", &first);

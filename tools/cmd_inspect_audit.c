@@ -8,6 +8,12 @@
  * Read from the file's program headers, dynamic section and section
  * headers (the GOT's extent), every offset bounds-checked: the file has
  * been accepted by fi_image_open already, but is still untrusted.
+ *
+ * A set-user-ID or set-group-ID file loads its libraries from its RUNPATH
+ * (or RPATH) directories with its privileges: an absolute entry that a
+ * user other than root and the file's owner can change (fineibt-cc writes
+ * the directory it found the runtime in, often a build directory) hands
+ * that user the program's privileges (src/tool/trustdir.c).
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -18,11 +24,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trustdir.h"
 
 struct insp_elf {
 	const uint8_t *p;
 	size_t size;
 	const Elf64_Ehdr *eh;
+	/* From the dynamic section (0: absent); paths are offsets in strtab. */
+	uint64_t strtab, strsz, runpath, rpath;
+	bool has_runpath, has_rpath;
 };
 
 /*
@@ -50,7 +60,7 @@ static const Elf64_Phdr *insp_phdrs(const struct insp_elf *e)
 }
 
 /* The dynamic tags that matter here. */
-static void insp_dynamic(const struct insp_elf *e, const Elf64_Phdr *dyn,
+static void insp_dynamic(struct insp_elf *e, const Elf64_Phdr *dyn,
 			 struct insp_audit *a)
 {
 	const Elf64_Dyn *d = insp_at(e, dyn->p_offset, dyn->p_filesz / sizeof(*d),
@@ -74,6 +84,20 @@ static void insp_dynamic(const struct insp_elf *e, const Elf64_Phdr *dyn,
 		case DT_PLTGOT:
 		case DT_JMPREL:
 			a->has_got = true;
+			break;
+		case DT_STRTAB:
+			e->strtab = d[i].d_un.d_ptr;
+			break;
+		case DT_STRSZ:
+			e->strsz = d[i].d_un.d_val;
+			break;
+		case DT_RUNPATH:
+			e->runpath = d[i].d_un.d_val;
+			e->has_runpath = true;
+			break;
+		case DT_RPATH:
+			e->rpath = d[i].d_un.d_val;
+			e->has_rpath = true;
 			break;
 		}
 		if (d[i].d_tag == DT_NULL)
@@ -119,7 +143,65 @@ static bool insp_got_writable(const struct insp_elf *e, uint64_t rlo,
 	return !seen && a->has_got && !(a->relro && a->bind_now);
 }
 
-static void insp_audit_elf(const struct insp_elf *e, struct insp_audit *a)
+/* The NUL-terminated string at @off of the dynamic string table, or NULL. */
+static const char *insp_dynstr(const struct insp_elf *e, const Elf64_Phdr *ph,
+			       uint64_t off)
+{
+	const char *s = NULL;
+	uint64_t at;
+
+	for (size_t i = 0; ph && i < e->eh->e_phnum && !s; i++) {
+		if (ph[i].p_type != PT_LOAD || e->strtab < ph[i].p_vaddr ||
+		    e->strtab - ph[i].p_vaddr >= ph[i].p_filesz)
+			continue;
+		at = ph[i].p_offset + (e->strtab - ph[i].p_vaddr);
+		if (off >= e->strsz || at > e->size || off >= e->size - at)
+			return NULL;
+		s = (const char *)e->p + at + off;
+	}
+	/* Must end inside the table and the file. */
+	if (s && !memchr(s, '\0', e->size - (size_t)((const uint8_t *)s - e->p)))
+		return NULL;
+	return s;
+}
+
+/*
+ * Each entry of a search path the loader honours in a set-ID program
+ * (absolute: it drops relative and $ORIGIN entries there), checked.
+ */
+static void insp_search_path(const char *list, uid_t owner, struct insp_audit *a)
+{
+	char dir[4096], why[sizeof(a->runpath_why)];
+
+	while (list && *list && !a->unsafe_runpath) {
+		size_t n = strcspn(list, ":");
+
+		if (n && n < sizeof(dir) && list[0] == '/' && !memchr(list, '$', n)) {
+			memcpy(dir, list, n);
+			dir[n] = '\0';
+			if (fi_dir_untrusted(dir, owner, why, sizeof(why)) == 1) {
+				a->unsafe_runpath = true;
+				snprintf(a->runpath_why, sizeof(a->runpath_why),
+					 "%s: %s", dir, why);
+			}
+		}
+		list += n + (list[n] == ':');
+	}
+}
+
+static void insp_runpaths(const struct insp_elf *e, const Elf64_Phdr *ph,
+			  uid_t owner, struct insp_audit *a)
+{
+	if (!a->setid || !e->strtab)
+		return;
+	if (e->has_runpath)
+		insp_search_path(insp_dynstr(e, ph, e->runpath), owner, a);
+	/* The loader ignores DT_RPATH when DT_RUNPATH is present. */
+	else if (e->has_rpath)
+		insp_search_path(insp_dynstr(e, ph, e->rpath), owner, a);
+}
+
+static void insp_audit_elf(struct insp_elf *e, uid_t owner, struct insp_audit *a)
 {
 	const Elf64_Phdr *ph = insp_phdrs(e);
 	uint64_t rlo = 0, rhi = 0;
@@ -146,6 +228,7 @@ static void insp_audit_elf(const struct insp_elf *e, struct insp_audit *a)
 	if (!stack)
 		a->exec_stack = true;
 	a->writable_got = insp_got_writable(e, rlo, rhi, a);
+	insp_runpaths(e, ph, owner, a);
 }
 
 int insp_audit(const char *path, struct insp_audit *a)
@@ -171,8 +254,9 @@ int insp_audit(const char *path, struct insp_audit *a)
 	e.size = (size_t)st.st_size;
 	e.eh = p;
 	a->valid = e.eh->e_type == ET_EXEC || e.eh->e_type == ET_DYN;
+	a->setid = st.st_mode & (S_ISUID | S_ISGID);
 	if (a->valid)
-		insp_audit_elf(&e, a);
+		insp_audit_elf(&e, st.st_uid, a);
 	munmap(p, e.size);
 	return 0;
 }
@@ -191,6 +275,7 @@ static const char *const insp_finding_text[] = {
 	"no RELRO: relocated data stays writable (link with -z relro)",
 	"executable stack: code can be written and run on it (link with -z noexecstack)",
 	"text relocations: the loader makes code writable (build with -fPIC)",
+	"setuid/setgid with a RUNPATH others can change",
 };
 
 static bool insp_finding(const struct insp_audit *a, size_t i)
@@ -200,8 +285,41 @@ static bool insp_finding(const struct insp_audit *a, size_t i)
 	case 1: return a->dynamic && !a->bind_now;
 	case 2: return !a->relro;
 	case 3: return a->exec_stack;
-	default: return a->textrel;
+	case 4: return a->textrel;
+	default: return a->unsafe_runpath;
 	}
+}
+
+/* @s as the inside of a JSON string. */
+static void insp_json_chars(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+}
+
+/* The RUNPATH finding: which entry and why, then the fix. */
+static void insp_runpath_finding(const struct insp_audit *a, bool json)
+{
+	static const char fix[] = ": a user other than root and the owner "
+		"chooses the code this program runs with its privileges "
+		"(install fineibt where only root can write, or link it with "
+		"-static-fineibt)";
+
+	if (!json) {
+		printf("  audit: %s (%s)%s\n", insp_finding_text[5], a->runpath_why, fix);
+		return;
+	}
+	printf("\"%s (", insp_finding_text[5]);
+	insp_json_chars(a->runpath_why);
+	printf(")%s\"", fix);
 }
 
 size_t insp_audit_print(const struct insp_audit *a, bool json)
@@ -211,8 +329,12 @@ size_t insp_audit_print(const struct insp_audit *a, bool json)
 	for (size_t i = 0; a->valid && i < sizeof(insp_finding_text) / sizeof(insp_finding_text[0]); i++) {
 		if (!insp_finding(a, i))
 			continue;
-		if (json)
-			printf("%s\"%s\"", n ? ", " : "", insp_finding_text[i]);
+		if (json && n)
+			printf(", ");
+		if (i == 5)
+			insp_runpath_finding(a, json);
+		else if (json)
+			printf("\"%s\"", insp_finding_text[i]);
 		else
 			printf("  audit: %s\n", insp_finding_text[i]);
 		n++;

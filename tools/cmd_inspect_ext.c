@@ -531,9 +531,11 @@ static int pid_summarise(struct fi_image *im, uint8_t **bufs, uint64_t bias,
 		if (p && fi_classify_preamble(p, pre + bias, &info) != FI_PRE_NONE) {
 			funcs[i].form = info.form;
 			funcs[i].hash = info.hash;
+			funcs[i].set = (uint8_t)info.set;
 		}
 		ps->pre++;
-		ps->pre_changed += funcs[i].form != im->funcs[i].form;
+		ps->pre_changed += funcs[i].form != im->funcs[i].form ||
+				   funcs[i].set != im->funcs[i].set;
 		ps->hashes++;
 		ps->hash_changed += funcs[i].hash != im->funcs[i].hash;
 	}
@@ -548,9 +550,12 @@ static int pid_summarise(struct fi_image *im, uint8_t **bufs, uint64_t bias,
 		if (p && fi_classify_caller(p, im->calls[i].addr + bias, &ci) != FI_CALL_NONE) {
 			calls[i].form = ci.form;
 			calls[i].hash = ci.hash;
+			calls[i].set = (uint8_t)ci.set;
 		}
 		ps->calls++;
-		ps->calls_changed += calls[i].form != im->calls[i].form;
+		/* v6.18's kCFI callers keep their form, not their bytes */
+		ps->calls_changed += calls[i].form != im->calls[i].form ||
+				     calls[i].set != im->calls[i].set;
 		ps->hashes++;
 		ps->hash_changed += calls[i].hash != im->calls[i].hash;
 	}

@@ -15,6 +15,7 @@
 #include "image.h"
 #include "options.h"
 #include "patch.h"
+#include "elfwrite.h"
 #include "cli.h"
 
 struct patch_args {

@@ -34,7 +34,8 @@ static int seq_help(void)
 {
 	printf("Usage: fineibt seq [--hash HEX] [--arity N] [--ip HEX] [--thunk HEX]\n"
 	       "                   [--stubs HEX] [--seq SET] [--asm]\n"
-	       "  Print every byte sequence of fineibt, one line each: 'name: bytes'.\n"
+	       "  Print every byte sequence of fineibt, one line each: 'name: bytes',\n"
+	       "  after a first line '# sequence set: SET' naming the encoders' set.\n"
 	       "  Templates (fi_seq_all) come first, then the encoders' output:\n"
 	       "  kcfi_preamble.aN, kcfi_caller.{call,jmp}, fineibt_preamble,\n"
 	       "  fineibt_caller.{call,jmp}, paranoid.{call,jmp} and\n"
@@ -327,6 +328,8 @@ int cmd_seq(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* the one line that is not a sequence: which set the encoders write */
+	printf("# sequence set: %s\n", fi_set_name(o.set));
 	err = seq_templates(&o, mem);
 	if (!err)
 		err = seq_kcfi(&o, mem);

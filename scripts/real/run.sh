@@ -16,8 +16,12 @@
 #   --cc clang-lto    scripts/real/peer-cc: plain clang-22 -flto (a peer)
 #   --cc clang-cfi-icall  scripts/real/peer-cc: clang's CFI-icall (LTO,
 #                     hidden visibility, generalized pointers, trap mode)
-#   --modes "M ..."   FINEIBT_CFI values to run (fineibt only)
-#   --quick           each program's reduced test list (CI), no timing
+#   --modes "M ..."   FINEIBT_CFI values to run (fineibt only); default:
+#                     the seven modes, then the seven again in the v6.18
+#                     sequence set (MODE,seq=v6.18; docs/sequences.md)
+#   --quick           each program's reduced test list (CI), no timing; of
+#                     the v6.18 set only kcfi, fineibt,bhi and auto (the
+#                     three write every form the set has)
 #   --reps N          timing runs per workload and mode (default 3; 0 = none)
 #   --bench-only      only the timing runs (no comparison, no probe)
 #   --icount          instead of timing: instructions executed (callgrind,
@@ -45,6 +49,11 @@ OUT=${FINEIBT_REAL_OUT:-$bdir/real}
 JOBS=${JOBS:-2}
 [ "$JOBS" -gt 2 ] && JOBS=2
 ALL_MODES="off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto"
+# The same in the v6.18 sequence set; make check's subset: kcfi (Linux
+# 7.3's jne/test caller), fineibt,bhi (BHI preambles, CS-padded FineIBT
+# callers) and auto (the jne,pn preamble, CS-padded paranoid callers).
+SEQ_MODES=$(for m in $ALL_MODES; do printf '%s,seq=v6.18 ' "$m"; done)
+QUICK_SEQ_MODES="kcfi,seq=v6.18 fineibt,bhi,seq=v6.18 auto,seq=v6.18"
 
 cc_kind="" modes="" quick=0 reps=3 list=0 bench_only=0 icount=0 progs=()
 while [ $# -gt 0 ]; do
@@ -93,7 +102,10 @@ case $cc_kind in
 fineibt|fineibt-exact|fineibt-jt|fineibt-nojt)
 	fineibt_cc_works || { echo "FAIL: real/fineibt-cc: $bdir/fineibt-cc missing or cannot build a hello program (see $OUT/cc-probe/log)"; exit 1; }
 	TEST_CC=$bdir/fineibt-cc
-	[ -n "$modes" ] || modes=$ALL_MODES
+	if [ -z "$modes" ]; then
+		modes="$ALL_MODES $SEQ_MODES"
+		[ "$quick" = 1 ] && modes="$ALL_MODES $QUICK_SEQ_MODES"
+	fi
 	# What ends up inside the programs: the driver's and the crt's sources
 	# (the runtime is libfineibt.so, loaded at run time: a new one needs no
 	# rebuild). FINEIBT_REAL_REBUILD=1 forces one.
@@ -304,10 +316,13 @@ for prog in "${progs[@]}"; do
 	# for the main binary (auto resolves to fineibt,paranoid).
 	if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ -n "$PROBE" ] && [ "$bench_only" = 0 ]; then
 		for mode in $modes; do
-			want=$mode
-			[ "$mode" = auto ] && want=fineibt,paranoid
-			# FINEIBT_SEQ=v6.18 (docs/sequences.md) shows in the mode
-			[ "${FINEIBT_SEQ:-v4}" = v6.18 ] && want=$want,seq=v6.18
+			want=${mode%,seq=v6.18}
+			[ "$want" = auto ] && want=fineibt,paranoid
+			# the v6.18 set (the cfi= word, or FINEIBT_SEQ=v6.18 for
+			# every mode; docs/sequences.md) shows in the mode
+			if [[ $mode == *,seq=v6.18 ]] || [ "${FINEIBT_SEQ:-v4}" = v6.18 ]; then
+				want=$want,seq=v6.18
+			fi
 			pbin=${PROBE%% *} pbin=${pbin##*/}
 			got=$(cd "$cfi" && FINEIBT_CFI=$mode FINEIBT_VERBOSE=1 ./$PROBE 2>&1 >/dev/null </dev/null |
 				grep -a "^fineibt: .*/$pbin: rewritten to " | head -n 1 |

@@ -59,209 +59,6 @@ static int fi_fail(struct fi_rd *rd, int code, const char *fmt, ...)
 	return code;
 }
 
-/* ------------------------------------------------------ sorted arrays */
-
-int fi_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t fi_rec_key(const uint8_t *rec)
-{
-	uint64_t k;
-
-	memcpy(&k, rec, sizeof(k));
-	return k;
-}
-
-/* Fixed sizes, so that the compiler inlines the copies of the hot loop. */
-static void fi_rec_copy(uint8_t *dst, const uint8_t *src, size_t size)
-{
-	switch (size) {
-	case 8:		memcpy(dst, src, 8); break;
-	case 16:	memcpy(dst, src, 16); break;
-	case 24:	memcpy(dst, src, 24); break;
-	default:	memcpy(dst, src, size); break;
-	}
-}
-
-#define FI_RADIX_BITS	11
-
-/* One counting pass on @bits bits of the keys from @shift, @src to @dst. */
-static void fi_radix_pass(const uint8_t *src, uint8_t *dst, size_t n,
-			  size_t size, unsigned int shift, unsigned int bits)
-{
-	size_t at[1u << FI_RADIX_BITS] = { 0 }, sum = 0;
-	const uint64_t mask = (1ull << bits) - 1;
-
-	for (size_t i = 0; i < n; i++)
-		at[(fi_rec_key(src + i * size) >> shift) & mask]++;
-	for (size_t d = 0; d <= mask; d++) {
-		size_t c = at[d];
-
-		at[d] = sum;
-		sum += c;
-	}
-	for (size_t i = 0; i < n; i++) {
-		size_t d = (fi_rec_key(src + i * size) >> shift) & mask;
-
-		fi_rec_copy(dst + at[d]++ * size, src + i * size, size);
-	}
-}
-
-/* Stable merge of the sorted runs [0, mid) and [mid, n) of @src into @dst. */
-static void fi_merge(const uint8_t *src, size_t mid, size_t n, uint8_t *dst,
-		     size_t size)
-{
-	size_t i = 0, j = mid;
-
-	while (i < mid && j < n) {
-		if (fi_rec_key(src + j * size) < fi_rec_key(src + i * size))
-			fi_rec_copy(dst, src + j++ * size, size);
-		else
-			fi_rec_copy(dst, src + i++ * size, size);
-		dst += size;
-	}
-	memcpy(dst, src + i * size, (mid - i) * size);
-	memcpy(dst + (mid - i) * size, src + j * size, (n - j) * size);
-}
-
-#define FI_MAX_RUNS	64
-
-/*
- * Symbol tables are mostly a few ascending runs (one per input file, or
- * locals then globals): merge neighbouring runs until one is left, each
- * round a sequential pass. @run holds the @nrun + 1 run boundaries.
- */
-static void fi_merge_runs(uint8_t *a, uint8_t *tmp, size_t size,
-			  size_t *run, size_t nrun)
-{
-	uint8_t *src = a, *dst = tmp;
-
-	while (nrun > 1) {
-		size_t out = 0;
-
-		for (size_t r = 0; r < nrun; r += 2) {
-			size_t lo = run[r], mid = run[r + 1];
-			size_t hi = r + 2 <= nrun ? run[r + 2] : mid;
-
-			fi_merge(src + lo * size, mid - lo, hi - lo,
-				 dst + lo * size, size);
-			run[out++] = lo;
-		}
-		run[out] = run[nrun];
-		nrun = out;
-		dst = src;
-		src = src == a ? tmp : a;
-	}
-	if (src != a)
-		memcpy(a, src, run[1] * size);
-}
-
-/*
- * LSD radix sort over the bits in which the keys differ (@diff: addresses
- * share their high bits and, aligned, their low ones), in as few passes
- * of at most FI_RADIX_BITS bits as they need.
- */
-static void fi_radix_sort(uint8_t *a, uint8_t *tmp, size_t n, size_t size,
-			  uint64_t diff)
-{
-	unsigned int lo = (unsigned int)__builtin_ctzll(diff);
-	unsigned int width = 64 - (unsigned int)__builtin_clzll(diff) - lo;
-	unsigned int passes = (width + FI_RADIX_BITS - 1) / FI_RADIX_BITS;
-	unsigned int bits = (width + passes - 1) / passes;
-	uint8_t *src = a, *dst = tmp;
-
-	for (unsigned int p = 0; p < passes; p++) {
-		fi_radix_pass(src, dst, n, size, lo + p * bits,
-			      p == passes - 1 ? width - p * bits : bits);
-		dst = src;
-		src = src == a ? tmp : a;
-	}
-	if (src != a)
-		memcpy(a, src, n * size);
-}
-
-/*
- * A few ascending runs are merged, many are radix-sorted: either way a
- * large program's symbols sort in a few linear passes instead of the
- * n log n comparator calls of qsort, which were the largest cost of
- * reading such a file.
- */
-int fi_sort_by_addr(void *v, size_t n, size_t size)
-{
-	uint64_t any = 0, all = ~0ull;
-	size_t run[FI_MAX_RUNS + 1], nrun = 1;
-	uint8_t *a = v, *tmp;
-
-	run[0] = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = fi_rec_key(a + i * size);
-
-		if (i && fi_rec_key(a + (i - 1) * size) > k) {
-			if (nrun < FI_MAX_RUNS)
-				run[nrun] = i;
-			nrun++;
-		}
-		any |= k;
-		all &= k;
-	}
-	if (nrun == 1)
-		return 0;
-	if (n > SIZE_MAX / size || !(tmp = malloc(n * size)))
-		return -ENOMEM;
-	if (nrun <= FI_MAX_RUNS) {
-		run[nrun] = n;
-		fi_merge_runs(a, tmp, size, run, nrun);
-	} else {
-		fi_radix_sort(a, tmp, n, size, any ^ all);
-	}
-	free(tmp);
-	return 0;
-}
-
-/* Metadata is usually emitted in address order: check before sorting. */
-void fi_sort_u64(uint64_t *v, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		if (v[i - 1] > v[i]) {
-			if (fi_sort_by_addr(v, n, sizeof(*v)))
-				qsort(v, n, sizeof(*v), fi_cmp_u64);
-			return;
-		}
-	}
-}
-
-size_t fi_dedup_u64(uint64_t *v, size_t n)
-{
-	size_t out = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!out || v[out - 1] != v[i])
-			v[out++] = v[i];
-	}
-	return out;
-}
-
-bool fi_bsearch_u64(const uint64_t *v, size_t n, uint64_t key)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] == key)
-			return true;
-		if (v[mid] < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 /* --------------------------------------------------------- the header */
 
 static int fi_read_ehdr(struct fi_rd *rd)
@@ -1204,43 +1001,7 @@ int fi_image_open_live(struct fi_image *im, const char *path, uint64_t bias,
 	return ret;
 }
 
-/* ------------------------------------------------------------ access */
-
-uint8_t *fi_image_ptr(const struct fi_image *im, uint64_t addr, size_t len)
-{
-	for (size_t i = 0; i < im->nviews; i++) {
-		const struct fi_view *v = &im->views[i];
-
-		if (addr >= v->vaddr && fi_in_bounds(addr - v->vaddr, len, v->size))
-			return v->mem + (addr - v->vaddr);
-	}
-	return NULL;
-}
-
-uint8_t *fi_image_text(const struct fi_image *im, uint64_t addr, size_t len)
-{
-	for (size_t i = 0; i < im->nviews; i++) {
-		const struct fi_view *v = &im->views[i];
-
-		if (v->exec && addr >= v->vaddr &&
-		    fi_in_bounds(addr - v->vaddr, len, v->size))
-			return v->mem + (addr - v->vaddr);
-	}
-	return NULL;
-}
-
-int fi_image_poke(struct fi_image *im, uint64_t addr, const void *bytes,
-		  size_t len)
-{
-	uint8_t *p = fi_image_text(im, addr, len);
-
-	if (!p)
-		return -EFAULT;
-	memcpy(p, bytes, len);
-	im->bytes_written += len;
-	im->writes++;
-	return 0;
-}
+/* ------------------------------------------------------------ lookup */
 
 const struct fi_sym *fi_image_sym(const struct fi_image *im, uint64_t addr)
 {
@@ -1319,7 +1080,23 @@ const struct fi_func *fi_image_func(const struct fi_image *im, uint64_t addr)
 
 bool fi_image_is_trap(const struct fi_image *im, uint64_t ud2_addr)
 {
-	return fi_bsearch_u64(im->traps, im->ntraps, ud2_addr);
+	size_t lo = 0, hi = im->nktraps;
+
+	if (!im->ktraps)
+		return fi_bsearch_u64(im->traps, im->ntraps, ud2_addr);
+	/* No library call: the SIGILL handler asks. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v = fi_image_trap(im, mid);
+
+		if (v == ud2_addr)
+			return true;
+		if (v < ud2_addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
 }
 
 bool fi_image_kcfi_unprefixed(const struct fi_image *im)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private state shared by the ELF reader (elf.c: headers, tables,
- * symbols, relocations, views) and site discovery (elf_sites.c).
+ * symbols, relocations), site discovery (elf_sites.c), the memory-only
+ * reader (imgindex.c), lazy symbols (symfile.c), the views (view.c) and
+ * the sorted arrays (sort.c).
  */
 #ifndef FI_ELF_INT_H
 #define FI_ELF_INT_H
@@ -30,6 +32,16 @@ struct fi_elf {
 	/* __patchable_function_entries, relocated: func - 11, sorted. */
 	uint64_t *entries;
 	size_t nentries;
+	/*
+	 * Or, for an image read from memory (fi_image_from_index), the
+	 * section itself where the loader relocated it: @npfe run-time
+	 * values, in any order, 0 (or the bias) for a discarded function.
+	 * Discovery reads it once; no sorted copy is made.
+	 */
+	const uint8_t *pfe;
+	size_t npfe;
+	/* The module index says there is no thunk call without a check. */
+	bool no_tcalls;
 
 	/* Addresses of __cfi_<name> symbols (= func - 16), sorted. */
 	uint64_t *cfi;
@@ -52,7 +64,7 @@ static inline bool fi_in_bounds(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
-/* Sorted-array helpers (elf.c). */
+/* Sorted-array helpers (sort.c). */
 int fi_cmp_u64(const void *a, const void *b);
 void fi_sort_u64(uint64_t *v, size_t n);
 size_t fi_dedup_u64(uint64_t *v, size_t n);

@@ -64,7 +64,7 @@ static bool fi_probe_preamble(const struct fi_image *im, uint64_t func,
 		return false;
 	*f = (struct fi_func){
 		.addr = func, .hash = info.hash, .arity = (int8_t)info.arity,
-		.form = (uint8_t)info.form,
+		.form = (uint8_t)info.form, .set = (uint8_t)info.set,
 		.endbr = fi_is_endbr(*p + FI_PREAMBLE_SIZE),
 		/* .has_cfi_sym: fi_mark_cfi_syms, once funcs are sorted */
 	};
@@ -135,6 +135,9 @@ static bool fi_find_func(const struct fi_func *f, size_t n, uint64_t addr)
 
 static bool fi_is_entry(const struct fi_image *im, uint64_t func)
 {
+	/* Images read in place have no __cfi_ symbols to ask about. */
+	if (im->elf->pfe)
+		return false;
 	return fi_bsearch_u64(im->elf->entries, im->elf->nentries,
 			      func - (FI_PREAMBLE_SIZE - FI_SLOT_NOPS));
 }
@@ -204,10 +207,40 @@ static void fi_mark_cfi_syms(struct fi_image *im)
 	}
 }
 
+/* Sorted funcs: keep the first of each address (an entry listed twice). */
+static void fi_dedup_funcs(struct fi_image *im)
+{
+	size_t out = im->nfuncs ? 1 : 0;
+
+	for (size_t i = 1; i < im->nfuncs; i++) {
+		if (im->funcs[i].addr != im->funcs[out - 1].addr)
+			im->funcs[out++] = im->funcs[i];
+	}
+	im->nfuncs = out;
+}
+
+/* The loaded module's own __patchable_function_entries (elf->pfe). */
+static void fi_entries_in_place(struct fi_image *im)
+{
+	const struct fi_elf *elf = im->elf;
+
+	for (size_t i = 0; i < elf->npfe; i++) {
+		uint64_t v;
+
+		__builtin_memcpy(&v, elf->pfe + i * 8, sizeof(v));
+		if (v && v != im->bias)
+			fi_entry(im, v - im->bias);
+	}
+	fi_sort_funcs(im);
+	fi_dedup_funcs(im);
+}
+
 static void fi_discover_preambles(struct fi_image *im)
 {
 	for (size_t i = 0; i < im->elf->nentries; i++)
 		fi_entry(im, im->elf->entries[i]);
+	if (im->elf->pfe)
+		fi_entries_in_place(im);
 	fi_sort_funcs(im);
 	fi_cfi_syms(im);
 	fi_mark_cfi_syms(im);
@@ -245,14 +278,16 @@ static void fi_arity_hist(struct fi_image *im)
 
 static void fi_discover_calls(struct fi_image *im)
 {
-	for (size_t i = 0; i < im->ntraps; i++) {
-		uint64_t site = im->traps[i] - FI_KCFI_CALLER_UD;
+	size_t n = fi_image_ntraps(im);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ud = fi_image_trap(im, i), site = ud - FI_KCFI_CALLER_UD;
 		struct fi_caller_info info;
 		const uint8_t *p;
 
 		p = fi_image_text(im, site, FI_CALLSITE_SIZE);
-		if (!p || im->traps[i] < FI_KCFI_CALLER_UD) {
-			fi_add_bad(im, im->traps[i], "call site outside text");
+		if (!p || ud < FI_KCFI_CALLER_UD) {
+			fi_add_bad(im, ud, "call site outside text");
 			continue;
 		}
 		if (!fi_classify_caller(p, site, &info)) {
@@ -261,7 +296,7 @@ static void fi_discover_calls(struct fi_image *im)
 		}
 		im->calls[im->ncalls++] = (struct fi_call){
 			.addr = site, .hash = info.hash, .jmp = info.jmp,
-			.form = (uint8_t)info.form,
+			.form = (uint8_t)info.form, .set = (uint8_t)info.set,
 		};
 		/* kCFI calls go through the r11 thunk: learn it without symbols. */
 		if (info.form != FI_CALL_FINEIBT && info.form != FI_CALL_PARANOID &&
@@ -348,7 +383,7 @@ static int fi_discover_tcalls(struct fi_image *im)
 	uint64_t last[2] = { 0, 0 };
 	bool any = false;
 
-	for (int r = 0; r < 16; r++)
+	for (int r = 0; r < 16 && !im->elf->no_tcalls; r++)
 		any |= im->thunks[r] != 0;
 	for (size_t i = 0; any && i < im->nviews; i++) {
 		const struct fi_view *v = &im->views[i];
@@ -411,15 +446,15 @@ static void fi_discover_naked(struct fi_image *im)
 int fi_elf_discover(struct fi_image *im)
 {
 	const struct fi_elf *elf = im->elf;
-	size_t nf = elf->nentries + elf->ncfi, nold = im->nfuncs;
+	size_t nf = elf->nentries + elf->npfe + elf->ncfi, nold = im->nfuncs;
 	struct fi_func *old = im->funcs;
 
 	im->funcs = NULL;	/* kept for fi_keep_arity */
 	fi_elf_free_sites(im);
 	im->funcs = calloc(nf + 1, sizeof(*im->funcs));
-	im->calls = calloc(im->ntraps + 1, sizeof(*im->calls));
+	im->calls = calloc(fi_image_ntraps(im) + 1, sizeof(*im->calls));
 	im->naked = calloc(im->nsyms + 1, sizeof(*im->naked));
-	im->bad = calloc(nf + im->ntraps + 1, sizeof(*im->bad));
+	im->bad = calloc(nf + fi_image_ntraps(im) + 1, sizeof(*im->bad));
 	if (!im->funcs || !im->calls || !im->naked || !im->bad) {
 		free(old);
 		return -ENOMEM;
@@ -438,7 +473,20 @@ int fi_elf_discover(struct fi_image *im)
 struct fi_form_counts {
 	size_t kcfi_call, off_call, fineibt_call, paranoid_call;
 	size_t kcfi_pre, fineibt_pre, bhi_pre;
+	/*
+	 * Sites in a form only v6.18 writes, and FineIBT sites in v4's own
+	 * forms (the compiler's kCFI forms belong to neither set).
+	 */
+	size_t v618, v4;
 };
+
+static void fi_count_set(struct fi_form_counts *c, bool fineibt, int set)
+{
+	if (set == FI_SET_V618)
+		c->v618++;
+	else if (fineibt)
+		c->v4++;
+}
 
 static void fi_count_forms(const struct fi_image *im, struct fi_form_counts *c)
 {
@@ -450,6 +498,9 @@ static void fi_count_forms(const struct fi_image *im, struct fi_form_counts *c)
 		case FI_CALL_PARANOID:	c->paranoid_call++; break;
 		default:		c->fineibt_call++; break;
 		}
+		/* a FineIBT caller still calling through a thunk: either set */
+		fi_count_set(c, im->calls[i].form == FI_CALL_FINEIBT ||
+			     im->calls[i].form == FI_CALL_PARANOID, im->calls[i].set);
 	}
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		if (!im->funcs[i].endbr)
@@ -459,7 +510,20 @@ static void fi_count_forms(const struct fi_image *im, struct fi_form_counts *c)
 		case FI_PRE_FINEIBT:	c->fineibt_pre++; break;
 		default:		c->bhi_pre++; break;
 		}
+		fi_count_set(c, im->funcs[i].form != FI_PRE_KCFI, im->funcs[i].set);
 	}
+}
+
+int fi_image_set(const struct fi_image *im)
+{
+	struct fi_form_counts c;
+
+	fi_count_forms(im, &c);
+	if (c.v618 && c.v4)
+		return -1;
+	if (c.v618 || c.v4)
+		return c.v618 ? FI_SET_V618 : FI_SET_V4;
+	return -ENOENT;
 }
 
 int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg)
@@ -481,6 +545,10 @@ int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg)
 		out.mode = FINEIBT_MODE_OFF;
 		mixed = c.kcfi_call != 0;
 	}
+	/* The sequence set shows in the bytes (docs/sequences.md). */
+	if (c.v618)
+		out.flags |= FINEIBT_F_SEQ_V618;
+	mixed |= c.v618 && c.v4;
 	if (im->note.present && im->note.cfg.mode == out.mode)
 		out.flags |= im->note.cfg.flags & (FINEIBT_F_RAND | FINEIBT_F_WARN);
 	if (cfg)

@@ -41,6 +41,7 @@ struct fi_func {
 	uint8_t form;		/* enum fi_preamble_form as discovered */
 	bool endbr;		/* func+0 held an ENDBR-like value when found */
 	bool has_cfi_sym;	/* a __cfi_<name> symbol names this preamble */
+	uint8_t set;		/* FineIBT forms: FI_SET_* of the bytes */
 };
 
 /* A kCFI-family call site (.kcfi_traps). */
@@ -49,6 +50,7 @@ struct fi_call {
 	uint32_t hash;		/* the type hash it expects */
 	bool jmp;		/* tail call */
 	uint8_t form;		/* enum fi_caller_form as discovered */
+	uint8_t set;		/* FI_SET_V618 when a form only it writes */
 };
 
 /* A call/jmp through an indirect thunk that carries no kCFI check. */
@@ -126,6 +128,17 @@ struct fi_image {
 	/* ud2 addresses listed in .kcfi_traps, sorted (fi_image_is_trap). */
 	uint64_t *traps;
 	size_t ntraps;
+	/*
+	 * Or .kcfi_traps itself, in the loaded module (fi_image_from_index,
+	 * docs/index.md "The trap list in place"): @nktraps 32-bit entries,
+	 * each relative to its own run-time address, at run-time @ktraps,
+	 * their targets strictly increasing, inside a read-only PT_LOAD (no
+	 * write, no execute). Then @traps is NULL: no private copy is kept,
+	 * and the trap handler reads this list where the loader mapped it.
+	 * Read it through fi_image_ntraps()/fi_image_trap().
+	 */
+	const uint8_t *ktraps;
+	size_t nktraps;
 	/*
 	 * Patchable entries whose slot holds only the 11 nops: functions
 	 * that never got a hash (not address-taken). Not in funcs[].
@@ -210,6 +223,10 @@ const struct fi_func *fi_image_func(const struct fi_image *im, uint64_t addr);
 /* Is @addr (link-time) inside .kcfi_traps' list of ud2 sites? */
 bool fi_image_is_trap(const struct fi_image *im, uint64_t ud2_addr);
 
+/* The number of listed ud2 sites, and the @i-th (link-time, increasing). */
+size_t fi_image_ntraps(const struct fi_image *im);
+uint64_t fi_image_trap(const struct fi_image *im, size_t i);
+
 /*
  * Compiled with -fsanitize=kcfi but not in the layout the passes rewrite
  * (no -fpatchable-function-entry=11,11, or other slots): .kcfi_traps
@@ -225,10 +242,19 @@ bool fi_image_kcfi_unprefixed(const struct fi_image *im);
  * The mode the image's sites are in now, judged from the sites themselves
  * (and the note): kcfi, off, fineibt (+paranoid, +bhi), or mixed (-1).
  * Returns the enum fineibt_mode (KCFI for an image without sites) and fills
- * @cfg (if not NULL) with it and the flags seen (paranoid, bhi; rand and
- * warn only from the note); -1 when sites disagree (@cfg: majority guess).
+ * @cfg (if not NULL) with it and the flags seen (paranoid, bhi, the v6.18
+ * set; rand and warn only from the note); -1 when sites disagree, also
+ * when some are in v4's own forms and some in v6.18's (@cfg: majority
+ * guess).
  * Preambles without ENDBR (left alone by the passes) are not counted.
  */
 int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg);
+
+/*
+ * The sequence set the image's FineIBT and v6.18 sites are written in:
+ * FI_SET_V4 or FI_SET_V618; -1 when both show; -ENOENT when no site is in
+ * a set's own form (kCFI as compiled, or v4's kcfi mode).
+ */
+int fi_image_set(const struct fi_image *im);
 
 #endif /* FI_IMAGE_H */

@@ -30,8 +30,12 @@
 #include "imgindex.h"
 #include "index.h"
 
-/* Functions sampled by fi_live_maybe_kcfi: the lowest-addressed ones. */
+/*
+ * Functions sampled by fi_live_maybe_kcfi: 16 whose entry lies in the
+ * first 64 KiB of the text (else the 16 lowest-addressed ones).
+ */
 #define FI_PROBE_SYMS	16
+#define FI_PROBE_SPAN	(64u * 1024)
 
 static bool fi_ix_fail(char *err, size_t errlen, const char *why)
 {
@@ -196,15 +200,10 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 	uint64_t size, at = fi_ix_range(desc, FI_INDEX_W_PFE, &size);
 	const uint8_t *p = (const uint8_t *)(uintptr_t)at;
 	size_t n = size / 8, out = 0;
-	bool stray = false;
-	uint64_t *val;
 
 	if (at && (size % 8 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
 		return fi_ix_fail(err, errlen, "bad __patchable_function_entries "
 				  "range in the module index"), -ENOEXEC;
-	val = calloc(n ? n : 1, sizeof(*val));
-	if (!val)
-		return fi_ix_fail(err, errlen, "out of memory"), -ENOMEM;
 	for (size_t i = 0; at && i < n; i++) {
 		uint64_t v;
 
@@ -212,25 +211,70 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 		/* Zero (or bias + 0): an entry of a discarded function. */
 		if (!v || v == im->bias)
 			continue;
-		if (!fi_ix_in_text(ph, phnum, im->bias, v, 1)) {
-			stray = true;
-			break;
-		}
-		val[out++] = v - im->bias;
+		/*
+		 * The loader has not relocated the module yet (an LD_AUDIT
+		 * hook runs before relocation): the entries hold zeros or
+		 * link-time addresses. The file has what they will hold;
+		 * -EAGAIN sends the caller there.
+		 */
+		if (!fi_ix_in_text(ph, phnum, im->bias, v, 1))
+			return -EAGAIN;
+		out++;
 	}
-	/*
-	 * The loader has not relocated the module yet (an LD_AUDIT hook runs
-	 * before relocation): the entries hold zeros or link-time addresses.
-	 * The file has what they will hold; -EAGAIN sends the caller there.
-	 */
-	if (stray || (n && !out)) {
-		free(val);
+	if (n && !out)
 		return -EAGAIN;
-	}
-	fi_sort_u64(val, out);
-	im->elf->entries = val;
-	im->elf->nentries = fi_dedup_u64(val, out);
+	/* Read where it is by discovery (elf_sites.c): no sorted copy. */
+	im->elf->pfe = at ? p : NULL;
+	im->elf->npfe = at ? n : 0;
 	return 0;
+}
+
+/*
+ * Is run-time [a, a + len) inside one PT_LOAD that is only readable? No
+ * write bit (so neither RELRO nor data), no execute bit (the runtime
+ * swaps executable segments for rewritten copies).
+ */
+static bool fi_ix_readonly(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			   uint64_t a, uint64_t len)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t lo = ph[i].p_vaddr + bias;
+
+		if (ph[i].p_type == PT_LOAD &&
+		    (ph[i].p_flags & (PF_R | PF_W | PF_X)) == PF_R &&
+		    a >= lo && a - lo <= ph[i].p_filesz &&
+		    len <= ph[i].p_filesz - (a - lo))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The trap handler may read .kcfi_traps where the loader mapped it when
+ * the program cannot write it there (a read-only segment) and a binary
+ * search works on it (targets strictly increasing: true of every module
+ * the linker lays out in section order; checked, else a sorted copy).
+ */
+static bool fi_ix_traps_in_place(struct fi_image *im, const Elf64_Phdr *ph,
+				 size_t phnum, uint64_t at, uint64_t size)
+{
+	uint64_t prev = 0;
+
+	if (!fi_ix_readonly(ph, phnum, im->bias, at, size))
+		return false;
+	im->ktraps = (const uint8_t *)(uintptr_t)at;
+	im->nktraps = size / 4;
+	for (size_t i = 0; i < im->nktraps; i++) {
+		uint64_t v = fi_image_trap(im, i);
+
+		if (i && v <= prev) {
+			im->ktraps = NULL;
+			im->nktraps = 0;
+			return false;
+		}
+		prev = v;
+	}
+	return true;
 }
 
 /* .kcfi_traps: each entry is relative to its own address. */
@@ -245,6 +289,8 @@ static int fi_ix_traps(struct fi_image *im, const Elf64_Phdr *ph,
 	if (at && (size % 4 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
 		return fi_ix_fail(err, errlen, "bad .kcfi_traps range in the "
 				  "module index"), -ENOEXEC;
+	if (at && fi_ix_traps_in_place(im, ph, phnum, at, size))
+		return 0;
 	im->traps = calloc(n ? n : 1, sizeof(*im->traps));
 	if (!im->traps)
 		return fi_ix_fail(err, errlen, "out of memory"), -ENOMEM;
@@ -305,6 +351,7 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 		ret = fi_ix_traps(im, ph, phnum, desc, err, errlen);
 	if (!ret) {
 		fi_ix_thunks(im, desc);
+		im->elf->no_tcalls = desc[FI_INDEX_W_FLAGS] & FI_INDEX_NO_TCALLS;
 		ret = fi_elf_discover(im);
 		if (ret)
 			fi_ix_fail(err, errlen, "out of memory");
@@ -418,15 +465,52 @@ static size_t fi_ix_lowest(const Elf64_Sym *sym, size_t nsym, uint64_t bias,
 	return got;
 }
 
+/*
+ * Up to @n defined functions whose entry lies in [@lo, @hi), in symbol
+ * table order, into @out: one pass that stops once it has them (the
+ * dynamic symbol table is in hash order, so a large library's first few
+ * hundred entries give them), instead of a sort of the whole table.
+ */
+static size_t fi_ix_near(const Elf64_Sym *sym, size_t nsym, uint64_t bias,
+			 uint64_t lo, uint64_t hi, uint64_t *out, size_t n)
+{
+	size_t got = 0;
+
+	for (size_t i = 1; i < nsym && got < n; i++) {
+		int type = ELF64_ST_TYPE(sym[i].st_info);
+		uint64_t func = sym[i].st_value + bias;
+
+		if ((type == STT_FUNC || type == STT_GNU_IFUNC) &&
+		    sym[i].st_shndx != SHN_UNDEF && sym[i].st_value &&
+		    func >= lo && func < hi)
+			out[got++] = func;
+	}
+	return got;
+}
+
+/* The first executable segment's run-time start, or 0. */
+static uint64_t fi_ix_text_lo(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
+			return ph[i].p_vaddr + bias;
+	}
+	return 0;
+}
+
 bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
 {
-	uint64_t funcs[FI_PROBE_SYMS];
+	uint64_t funcs[FI_PROBE_SYMS], lo = fi_ix_text_lo(ph, phnum, bias);
 	const Elf64_Sym *sym;
-	size_t n;
+	size_t n, nsym;
 
-	if (!fi_ix_dynsym(ph, phnum, bias, &sym, &n))
+	if (!lo || !fi_ix_dynsym(ph, phnum, bias, &sym, &nsym))
 		return false;
-	n = fi_ix_lowest(sym, n, bias, funcs, FI_PROBE_SYMS);
+	/* The first pages of the text: one or two page faults at most. */
+	n = fi_ix_near(sym, nsym, bias, lo, lo + FI_PROBE_SPAN, funcs,
+		       FI_PROBE_SYMS);
+	if (n < FI_PROBE_SYMS)
+		n = fi_ix_lowest(sym, nsym, bias, funcs, FI_PROBE_SYMS);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pre = funcs[i] - FI_PREAMBLE_SIZE;
 		struct fi_preamble_info info;

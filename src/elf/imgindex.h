@@ -35,9 +35,10 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 
 /*
  * For a module without an index: could it be a kCFI module? Looks, in
- * memory, at the 16 bytes before the 16 lowest-addressed functions its
- * dynamic symbol table defines (every exported function of a kCFI module
- * has a preamble); false when none is a kCFI-family preamble (libc, the
+ * memory, at the 16 bytes before 16 functions its dynamic symbol table
+ * defines in the first 64 KiB of its text (or, if it has fewer there, the
+ * 16 lowest-addressed ones): every exported function of a kCFI module has
+ * a preamble. False when none is a kCFI-family preamble (libc, the
  * dynamic loader, libfineibt itself). Never reads a file.
  */
 bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias);

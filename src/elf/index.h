@@ -14,7 +14,10 @@
  * load address:
  *
  *   word  0     version (FI_INDEX_VERSION)
- *   word  1     flags: FI_INDEX_FILLED once the driver wrote words 2-5
+ *   word  1     flags: FI_INDEX_FILLED once the driver wrote words 2-5;
+ *               FI_INDEX_NO_TCALLS: the driver's scan of the linked text
+ *               found no call through one of the thunks below that is not
+ *               the tail of a kCFI call site (discovery skips that scan)
  *   word  2, 3  __patchable_function_entries: off, size in bytes (0, 0: none)
  *   word  4, 5  .kcfi_traps: off, size in bytes (0, 0: none)
  *   words 6-21  __x86_indirect_thunk_<reg> of the module for reg 0..15
@@ -30,6 +33,7 @@
 #define FI_INDEX_TYPE		0x46490001
 #define FI_INDEX_VERSION	1
 #define FI_INDEX_FILLED		1
+#define FI_INDEX_NO_TCALLS	2
 #define FI_INDEX_SECTION	".note.fineibt"
 
 #define FI_INDEX_W_VERSION	0

@@ -1,86 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Encoding and decoding of the .fineibt section (layout in note.h). The
- * decoder reads untrusted bytes: every read is bounds-checked and every
- * value range-checked, byte by byte so the host's endianness and the
- * buffer's alignment do not matter.
+ * Decoding of the .fineibt section (layout in note.h; fineibt patch
+ * encodes it: src/tool/noteenc.c). The decoder reads untrusted bytes:
+ * every read is bounds-checked and every value range-checked, byte by
+ * byte so the host's endianness and the buffer's alignment do not matter.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "note.h"
 
-static const char fi_note_magic[4] = { 'F', 'I', 'B', 'T' };
+const char fi_note_magic[4] = { 'F', 'I', 'B', 'T' };
 
-#define FI_NOTE_COUNTS	7
 #define FI_NOTE_KNOWN_FLAGS \
 	(FINEIBT_F_RAND | FINEIBT_F_WARN | FINEIBT_F_PARANOID | FINEIBT_F_BHI | \
 	 FINEIBT_F_SEQ_V618)
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint32_t fi_sat32(size_t v)
-{
-	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-}
-
-ssize_t fi_note_encode(const struct fi_note *n, const struct fi_patch_stats *st,
-		       void *buf, size_t len)
-{
-	const struct fi_patch_stats zero = { 0 };
-	size_t counts[FI_NOTE_COUNTS];
-	uint8_t *p = buf;
-
-	if (len < FI_NOTE_SIZE)
-		return -ENOSPC;
-	if (n->cfg.mode == FINEIBT_MODE_AUTO || n->cfg.mode > FINEIBT_MODE_FINEIBT)
-		return -EINVAL;
-	if (!st)
-		st = &zero;
-	counts[0] = st->preambles;
-	counts[1] = st->callers;
-	counts[2] = st->bhi;
-	counts[3] = st->bhi_inline;
-	counts[4] = st->poisoned;
-	counts[5] = st->dethunked;
-	counts[6] = st->skipped;
-
-	memset(p, 0, FI_NOTE_SIZE);
-	memcpy(p, fi_note_magic, sizeof(fi_note_magic));
-	put_le(p + 4, FI_NOTE_VERSION, 2);
-	put_le(p + 6, FI_NOTE_SIZE, 2);
-	p[8] = (uint8_t)n->cfg.mode;
-	put_le(p + 12, n->cfg.flags, 4);
-	put_le(p + 16, (n->cfg.flags & FINEIBT_F_RAND) ? n->seed : 0, 4);
-	put_le(p + 24, n->bhi_args, 8);
-	for (int i = 0; i < FI_NOTE_COUNTS; i++)
-		put_le(p + 32 + 4 * i, fi_sat32(counts[i]), 4);
-	return FI_NOTE_SIZE;
-}
-
-/* Header checks shared by both decoders. */
-static int fi_note_check(const uint8_t *p, size_t len)
+/* Header checks shared by both decoders (note.h). */
+int fi_note_check(const uint8_t *p, size_t len)
 {
 	size_t size;
 
 	if (!p || len < 8 || memcmp(p, fi_note_magic, sizeof(fi_note_magic)))
 		return -EINVAL;
-	if (get_le(p + 4, 2) != FI_NOTE_VERSION)
+	if (fi_note_le(p + 4, 2) != FI_NOTE_VERSION)
 		return -EPROTONOSUPPORT;
-	size = get_le(p + 6, 2);
+	size = fi_note_le(p + 6, 2);
 	if (size < FI_NOTE_SIZE || size > len)
 		return -EINVAL;
 	return 0;
@@ -101,7 +46,7 @@ int fi_note_decode(const void *buf, size_t len, struct fi_note *n)
 	if (err)
 		return err;
 	mode = p[8];
-	flags = (unsigned int)get_le(p + 12, 4);
+	flags = (unsigned int)fi_note_le(p + 12, 4);
 	if (mode == FINEIBT_MODE_AUTO || mode > FINEIBT_MODE_FINEIBT)
 		return -EINVAL;
 	if (flags & ~FI_NOTE_KNOWN_FLAGS)
@@ -113,26 +58,7 @@ int fi_note_decode(const void *buf, size_t len, struct fi_note *n)
 	n->version = FI_NOTE_VERSION;
 	n->cfg.mode = (enum fineibt_mode)mode;
 	n->cfg.flags = flags;
-	n->seed = (uint32_t)get_le(p + 16, 4);
-	n->bhi_args = get_le(p + 24, 8);
-	return 0;
-}
-
-int fi_note_decode_counts(const void *buf, size_t len,
-			  struct fi_patch_stats *st)
-{
-	const uint8_t *p = buf;
-	size_t *dst[FI_NOTE_COUNTS] = {
-		&st->preambles, &st->callers, &st->bhi, &st->bhi_inline,
-		&st->poisoned, &st->dethunked, &st->skipped,
-	};
-	int err;
-
-	memset(st, 0, sizeof(*st));
-	err = fi_note_check(p, len);
-	if (err)
-		return err;
-	for (int i = 0; i < FI_NOTE_COUNTS; i++)
-		*dst[i] = (size_t)get_le(p + 32 + 4 * i, 4);
+	n->seed = (uint32_t)fi_note_le(p + 16, 4);
+	n->bhi_args = fi_note_le(p + 24, 8);
 	return 0;
 }

@@ -37,18 +37,11 @@
 #include <sys/types.h>
 
 #include "image.h"
-#include "patch.h"
 
 #define FI_NOTE_SECTION		".fineibt"
 #define FI_NOTE_VERSION		2
 #define FI_NOTE_SIZE		64
-
-/*
- * Encode @n (and @st's counts, if not NULL) into @buf. Returns the number
- * of bytes written (FI_NOTE_SIZE) or -ENOSPC / -EINVAL (AUTO mode).
- */
-ssize_t fi_note_encode(const struct fi_note *n, const struct fi_patch_stats *st,
-		       void *buf, size_t len);
+#define FI_NOTE_COUNTS		7
 
 /*
  * Decode the @len bytes of a .fineibt section. Returns 0, -EINVAL (not a
@@ -57,8 +50,21 @@ ssize_t fi_note_encode(const struct fi_note *n, const struct fi_patch_stats *st,
  */
 int fi_note_decode(const void *buf, size_t len, struct fi_note *n);
 
-/* The counts recorded with the note (0 when absent); same return values. */
-int fi_note_decode_counts(const void *buf, size_t len,
-			  struct fi_patch_stats *st);
+/*
+ * Shared with the encoder (src/tool/noteenc.c): the magic, the header
+ * checks of both decoders (0, -EINVAL or -EPROTONOSUPPORT), and the
+ * little-endian read of @n bytes at @p.
+ */
+extern const char fi_note_magic[4];
+int fi_note_check(const uint8_t *p, size_t len);
+
+static inline uint64_t fi_note_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
 
 #endif /* FI_NOTE_H */

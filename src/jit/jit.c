@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -26,9 +27,21 @@
 
 /* ------------------------------------------------------------ environment */
 
+/*
+ * The process's runtime state: this instance's, or, in a dlmopen
+ * namespace's copy of the library, the one it defers to (src/rt/rtone.c),
+ * so that the namespace's JIT emits in the process's mode and seed.
+ */
+static const struct fi_runtime *fi_jit_rt(void)
+{
+	const struct fi_runtime *p = fi_rt()->primary;
+
+	return p ? p : fi_rt();
+}
+
 void fi_jit_env_current(struct fi_jit_env *env)
 {
-	const struct fi_runtime *rt = fi_rt();
+	const struct fi_runtime *rt = fi_jit_rt();
 	size_t lib_size;
 
 	/* Not a memset: the stub table is large and mostly unused. */
@@ -54,7 +67,7 @@ uint32_t fi_jit_rehash(const struct fi_jit_env *env, uint32_t hash)
 {
 	/* Exactly the patcher's rule (fi_patch_hash): rehash iff rand. */
 	if (env->cfg.flags & FINEIBT_F_RAND)
-		return fineibt_rehash(hash, env->live_seed ? fi_rt()->seed : env->seed);
+		return fineibt_rehash(hash, env->live_seed ? fi_jit_rt()->seed : env->seed);
 	return hash;
 }
 
@@ -292,7 +305,7 @@ static bool fi_jit_is_site(const struct fi_jit_env *env, const uint8_t *p,
  * and plain FineIBT traps in the callee's preamble.
  */
 static size_t fi_jit_scan(const struct fi_jit_env *env, const uint8_t *lo,
-			  size_t len, uint64_t *out)
+			  size_t len, uint64_t *out, size_t cap)
 {
 	bool kcfi = env->cfg.mode == FINEIBT_MODE_KCFI;
 	bool paranoid = fi_jit_is_fineibt(env) &&
@@ -313,6 +326,9 @@ static size_t fi_jit_scan(const struct fi_jit_env *env, const uint8_t *lo,
 		if (!fi_jit_is_site(env, lo + i, ip, false) &&
 		    !fi_jit_is_site(env, lo + i, ip, true))
 			continue;
+		/* @cap: the count pass's n, should the bytes have changed. */
+		if (out && n == cap)
+			break;
 		if (out)
 			out[n] = ip + FI_KCFI_CALLER_UD;
 		n++;
@@ -329,11 +345,11 @@ static struct fi_jit_region *fi_jit_region_new(const uint8_t *code, size_t len)
 	size_t n;
 
 	fi_jit_env_current(&env);
-	n = fi_jit_scan(&env, code, len, NULL);
+	n = fi_jit_scan(&env, code, len, NULL, 0);
 	r = calloc(1, sizeof(*r) + n * sizeof(r->traps[0]));
 	if (!r)
 		return NULL;
-	fi_jit_scan(&env, code, len, r->traps);
+	n = fi_jit_scan(&env, code, len, r->traps, n);
 	r->view = (struct fi_view){
 		.vaddr = lo, .size = len, .mem = (uint8_t *)code, .exec = true,
 	};
@@ -376,12 +392,39 @@ static bool fi_jit_readable(const uint8_t *code, size_t len)
 	return true;
 }
 
+/*
+ * Is some page of [@lo, @hi) writable? Asked of the kernel
+ * (/proc/self/maps). A region registered while writable could change
+ * under the scan and after it: the trap slots the handler reads would no
+ * longer be those of the code that runs, and any write would be code.
+ * False when the maps cannot be read (no /proc): then not checked.
+ */
+static bool fi_jit_writable(uint64_t lo, uint64_t hi)
+{
+	char line[512], perms[8];
+	unsigned long a, b;
+	bool w = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return false;
+	while (!w && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s", &a, &b, perms) == 3 &&
+		    a < hi && lo < b && perms[1] == 'w')
+			w = true;
+	}
+	fclose(f);
+	return w;
+}
+
 FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
 {
 	uint64_t lo = (uint64_t)(uintptr_t)code;
 	struct fi_jit_region *r;
 	int err;
 
+	if (fi_rt()->primary)
+		return fi_rt()->primary->self.jit_register(code, len);
 	if (!code || !len || lo + len < lo)
 		return -EINVAL;
 	/* Compiled modules are the runtime's: a JIT region over one would
@@ -390,6 +433,9 @@ FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
 		return -EEXIST;
 	if (!fi_jit_readable(code, len))
 		return -EFAULT;
+	/* What is published is what runs: never writable while registered. */
+	if (fi_jit_writable(lo, lo + len))
+		return -EACCES;
 	pthread_mutex_lock(&fi_jit_lock);
 	for (r = fi_jit_regions; r; r = r->next) {
 		if (lo < r->mod.text_hi && r->mod.text_lo < lo + len) {
@@ -416,6 +462,8 @@ FINEIBT_API int fineibt_jit_unregister(const void *code)
 	struct fi_jit_region **pp, *r;
 	int err = -ENOENT;
 
+	if (fi_rt()->primary)
+		return fi_rt()->primary->self.jit_unregister(code);
 	pthread_mutex_lock(&fi_jit_lock);
 	for (pp = &fi_jit_regions; (r = *pp); pp = &r->next) {
 		if (r->mod.text_lo != lo)
@@ -434,6 +482,13 @@ FINEIBT_API int fineibt_jit_unregister(const void *code)
 	pthread_mutex_unlock(&fi_jit_lock);
 	return err;
 }
+
+/* The two above, whatever the lookup order binds their names to (load/runtime.c
+ * publishes them for a dlmopen namespace's copy: rt/rtone.c). */
+int fi_jit_register_local(const void *code, size_t len)
+	__attribute__((alias("fineibt_jit_register"), visibility("hidden")));
+int fi_jit_unregister_local(const void *code)
+	__attribute__((alias("fineibt_jit_unregister"), visibility("hidden")));
 
 /* ------------------------------------------------------------ public API */
 
@@ -507,12 +562,8 @@ FINEIBT_API int fineibt_func_hash(const void *func, struct fineibt_hash *hash)
 static int fi_jit_module_arity(uint64_t func)
 {
 	const struct fi_module *m = fi_rt_module_at(func);
-	const struct fi_func *f;
 
-	if (!m)
-		return -1;
-	f = fi_image_func(&m->img, func - m->img.bias);
-	return f ? f->arity : -1;
+	return m ? fi_module_arity(m, func - m->img.bias) : -1;
 }
 
 FINEIBT_API int fineibt_func_arity(const void *func)

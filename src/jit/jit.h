@@ -79,4 +79,8 @@ int fi_jit_read_arity(const struct fi_jit_env *env, const uint8_t *p,
 /* The window of preamble addresses that reach a stub array (all without bhi). */
 void fi_jit_reach(const struct fi_jit_env *env, uint64_t *lo, uint64_t *hi);
 
+/* fineibt_jit_register/unregister under hidden names (jit.c). */
+int fi_jit_register_local(const void *code, size_t len);
+int fi_jit_unregister_local(const void *code);
+
 #endif /* FI_JIT_H */

@@ -16,8 +16,9 @@
  *
  * The first consistent state of the main namespace is the program's own
  * start-up, before anything is relocated: nothing may run then. Its
- * modules are rewritten as before (the runtime's constructor, or a crt
- * hook). Uninstrumented: ld.so calls these functions.
+ * modules are rewritten as before (rtearly.c while libfineibt.so is
+ * relocated, the runtime's constructor, or a crt hook). Uninstrumented:
+ * ld.so calls these functions.
  */
 #include <link.h>
 #include <stdint.h>

@@ -9,10 +9,12 @@
  * constructors.
  *
  * When this runs: as a constructor of libfineibt.so (a dependency of every
- * module fineibt-cc links, so its constructor runs before theirs), or from
- * the executable's crt hook when the runtime is linked statically. Both
- * paths meet in fi_rt_scan(), which is idempotent and serialised by one
- * mutex (dlopen itself is serialised by the dynamic loader's lock too).
+ * module fineibt-cc links, so its constructor runs before theirs), or
+ * earlier, while the loader relocates it, when a kCFI module without the
+ * crt hook is loaded (rtearly.c); from the executable's DT_PREINIT_ARRAY
+ * when the runtime is linked statically (rtpreinit.c). All paths meet in
+ * fi_rt_scan(), which is idempotent and serialised by one mutex (dlopen
+ * itself is serialised by the dynamic loader's lock too).
  *
  * The runtime itself is never instrumented (the Makefile builds src/ with
  * -fno-sanitize=kcfi), so patching never changes a byte of code that is
@@ -23,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <sys/auxv.h>
@@ -35,6 +38,7 @@
 
 #include "fineibt.h"
 #include "imgindex.h"
+#include "jit.h"
 #include "note.h"
 #include "options.h"
 #include "patch.h"
@@ -44,27 +48,23 @@
 #include "runtime.h"
 #include "trap.h"
 
-#define FI_FP_SITES	256	/* sites sampled by fi_rt_fingerprint */
 #define FI_MSG_MAX	512
 #define FI_SEEN_WORDS	(FI_MAX_SEEN / 64)
 
-/* A module found by dl_iterate_phdr, not looked at yet. */
-struct fi_found {
-	const char *name;
-	uint64_t bias;
-	uint64_t key, size;
-	const ElfW(Phdr) *phdr;	/* the loaded module's program headers */
-	size_t phnum;
-};
-
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool fi_rt_started;
+/*
+ * Started from rtearly.c, while the loader relocates libfineibt.so: the
+ * modules relocated after it (the executable among them) must not have
+ * their GOT touched yet, so binding dlsym & co. waits for our constructor.
+ */
+static bool fi_rt_early, fi_rt_bind_due;
 /*
  * The mode and seed are read from fi_rt() only: read-only state. So is
  * the record of the modules looked at (fi_rt()->seen): a forged entry
  * would decide what is new and what to withdraw.
  */
-static struct fi_found fi_found[FI_MAX_SEEN];
+static struct fi_rt_found fi_found[FI_MAX_SEEN];
 static size_t fi_nfound;
 /* The modules a scan found new: their record-to-be and kCFI module. */
 static struct fi_rt_seen fi_scan_new[FI_MAX_SEEN];
@@ -154,19 +154,22 @@ static const struct fi_module *fi_rt_registered(const struct fi_module *m)
  */
 static uint64_t fi_rt_fingerprint(const struct fi_module *m)
 {
-	const struct fi_image *im = &fi_rt_registered(m)->img;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t n = im->ncalls + im->nfuncs;
-	/* Every rewritten site differs from its compiler form: a spread-out
-	 * sample of them tells as well as all of them, at a fixed cost. */
-	size_t step = n > FI_FP_SITES ? n / FI_FP_SITES : 1;
+	const struct fi_module *r = fi_rt_registered(m);
+	const struct fi_image *im = &r->img;
+	uint64_t h = 0xcbf29ce484222325ULL, own[FI_FP_SITES];
+	const uint64_t *sample = r->fp_site;
+	size_t n = r->nfp;
 
-	for (size_t i = 0; i < n; i += step) {
-		uint64_t a = i < im->ncalls ? im->calls[i].addr :
-			     im->funcs[i - im->ncalls].addr - FI_PREAMBLE_SIZE;
+	/* Not registered: its image still has the sites. */
+	if (!sample) {
+		n = fi_fp_sample(im, own);
+		sample = own;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = sample[i] & ~FI_FP_CALL;
 		const uint8_t *p = fi_image_text(im, a, FI_CALLSITE_SIZE);
 		/* A call site's first 6 bytes change when foreign.c opens it. */
-		size_t k = i < im->ncalls ? 6 : 0;
+		size_t k = (sample[i] & FI_FP_CALL) ? 6 : 0;
 
 		for (; p && k < FI_CALLSITE_SIZE; k++)
 			h = (h ^ p[k]) * 0x100000001b3ULL;
@@ -181,7 +184,7 @@ static uint64_t fi_rt_fingerprint(const struct fi_module *m)
  * not be registered has no copy to fingerprint: taken as the same one,
  * so its record (traps there are fatal) stays until it is gone.
  */
-static bool fi_rt_same(const struct fi_rt_seen *s, const struct fi_found *f)
+static bool fi_rt_same(const struct fi_rt_seen *s, const struct fi_rt_found *f)
 {
 	if (fi_subs_now == fi_subs_last)
 		return true;
@@ -200,6 +203,28 @@ static const void *fi_rt_fbase(uint64_t addr)
 	if (!dladdr((const void *)(uintptr_t)addr, &info))
 		return NULL;
 	return info.dli_fbase;
+}
+
+/*
+ * The same value for a module the walk just found, from its program
+ * headers: what dladdr reports as the load base is the page-aligned start
+ * of the lowest PT_LOAD plus the bias (glibc's l_map_start, computed the
+ * same way when the object was mapped). dladdr itself would also look up
+ * the nearest symbol, which at start-up cost as much as the rest of a
+ * small program's scan.
+ */
+static const void *fi_rt_found_fbase(const struct fi_rt_found *f)
+{
+	const ElfW(Phdr) *ph = f->phdr;
+	uint64_t lo = UINT64_MAX, page = (uint64_t)getpagesize();
+
+	for (size_t i = 0; i < f->phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < lo)
+			lo = ph[i].p_vaddr;
+	}
+	if (lo == UINT64_MAX)
+		return fi_rt_fbase(f->key);
+	return (const void *)(uintptr_t)(f->bias + (lo & ~(page - 1)));
 }
 
 /*
@@ -346,7 +371,7 @@ static const char *fi_rt_name(const struct fi_module *m)
  * not in compiler form (`fineibt patch` rewrote the file: its mode is in
  * a section only the file has).
  */
-static struct fi_module *fi_rt_open_index(const struct fi_found *f,
+static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 					  const uint32_t *desc, bool *fall)
 {
 	const char *path = f->name[0] ? f->name : FI_RT_SELF;
@@ -368,7 +393,8 @@ static struct fi_module *fi_rt_open_index(const struct fi_found *f,
 		fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
 		return m;
 	}
-	/* -EAGAIN: not relocated yet (an LD_AUDIT hook); the file knows. */
+	/* -EAGAIN: not relocated yet (an LD_AUDIT hook, or the early start
+	 * of rtearly.c); the file knows. */
 	if (ret && ret != -ENOENT && ret != -EAGAIN)
 		fi_rt_say("fineibt: warning: %s: bad module index (%s); "
 			  "reading the file\n", path, err);
@@ -384,7 +410,7 @@ drop:
  * seed passes during patching (fi_rt_scrub_stack wipes 32 KiB).
  */
 static __attribute__((noinline)) struct fi_module *
-fi_rt_open(const struct fi_found *f)
+fi_rt_open(const struct fi_rt_found *f)
 {
 	const char *path = f->name;
 	const uint32_t *desc;
@@ -479,11 +505,36 @@ static void fi_rt_report(const struct fi_module *m,
 		return;
 	}
 	fi_rt_say("fineibt: %s: %s %s (seed %s; %zu preambles, %zu call "
-		  "sites, %zu bhi, %zu poisoned, %zu skipped)\n",
-		  fi_rt_name(m), what, mode,
+		  "sites, %zu bhi, %zu poisoned, %zu dethunked, %zu "
+		  "skipped)\n", fi_rt_name(m), what, mode,
 		  (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
 		  st->preambles, st->callers, st->bhi + st->bhi_inline,
-		  st->poisoned, st->skipped);
+		  st->poisoned, st->dethunked, st->skipped);
+}
+
+/*
+ * A module patched statically with warn brings warn into the process only
+ * at start-up (it is then the program's own choice, fi_rt_adopt_note),
+ * and never into a privileged (AT_SECURE) process. Otherwise a library
+ * loaded later (dlopen) would make its CFI failures non-fatal in a process
+ * that enforces: registered without warn, they are fatal.
+ */
+static void fi_rt_static_warn(struct fi_module *m)
+{
+	const char *why;
+
+	if (!(m->cfg.flags & FINEIBT_F_WARN))
+		return;
+	if (fi_rt()->secure)
+		why = "in a privileged (setuid) process";
+	else if (fi_rt_started && !(fi_rt()->cfg.flags & FINEIBT_F_WARN))
+		why = "after start-up";
+	else
+		return;
+	m->cfg.flags &= ~FINEIBT_F_WARN;
+	fi_rt_say("fineibt: warning: %s was patched statically with warn, "
+		  "refused %s; its CFI failures are fatal\n", fi_rt_name(m),
+		  why);
 }
 
 /* A module `fineibt patch` already rewrote: take it as it is. */
@@ -492,6 +543,7 @@ static void fi_rt_take_static(struct fi_module *m)
 	const struct fi_note *n = &m->img.note;
 
 	m->cfg = n->cfg;
+	fi_rt_static_warn(m);
 	m->seed = n->seed;
 	m->patched = true;
 	m->bhi_args = n->bhi_args ? n->bhi_args + m->img.bias : 0;
@@ -501,7 +553,7 @@ static void fi_rt_take_static(struct fi_module *m)
 		fi_bhi_stubs(&size);
 		fi_rt_add_stubs(m->bhi_args, size);
 	}
-	if (memcmp(&n->cfg, &fi_rt()->cfg, sizeof(n->cfg)) ||
+	if (memcmp(&m->cfg, &fi_rt()->cfg, sizeof(m->cfg)) ||
 	    ((n->cfg.flags & FINEIBT_F_RAND) && n->seed != fi_rt()->seed))
 		fi_rt_say("fineibt: warning: %s was patched statically with "
 			  "another mode or seed than the process's; calls "
@@ -604,7 +656,8 @@ reg:
  * mode and seed.
  */
 static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
-			     struct fineibt_config *cfg, uint32_t *seed)
+			     struct fineibt_config *cfg, uint32_t *seed,
+			     bool secure)
 {
 	unsigned int debug = cfg->flags & FINEIBT_F_DEBUG;
 	char want[64], got[64];
@@ -625,6 +678,9 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 		}
 		*cfg = note->cfg;
 		cfg->flags |= debug;	/* diagnostics stay the process's */
+		/* Never weaker in a privileged process (fi_rt_static_warn). */
+		if (secure)
+			cfg->flags &= ~FINEIBT_F_WARN;
 		*seed = note->seed;
 		return;
 	}
@@ -695,7 +751,7 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 			  "failed); hashes are not randomised\n");
 		cfg.flags &= ~FINEIBT_F_RAND;
 	}
-	fi_rt_adopt_note(mods, n, &cfg, &seed);
+	fi_rt_adopt_note(mods, n, &cfg, &seed, secure);
 	fi_rt_set_config(&cfg, seed, have_arity);
 	if (cfg.flags & FINEIBT_F_DEBUG)
 		fi_rt_debug_config(&cfg, have_arity, n);
@@ -710,7 +766,7 @@ void fi_bind_interposers(void) __attribute__((weak));
  * has settled the mode) rewrite and register every new kCFI module.
  * Returns the number of modules taken.
  */
-static size_t fi_rt_scan(void)
+static size_t fi_rt_scan_found(bool own)
 {
 	struct fi_module *fresh[FI_MAX_MODULES];
 	/* Bitmaps: over the record (alive, stale) and over fi_found (news). */
@@ -718,9 +774,9 @@ static size_t fi_rt_scan(void)
 	uint64_t news[FI_SEEN_WORDS] = { 0 };
 	size_t nfresh = 0, nnew;
 	bool have_arity = false;
+	struct fi_runtime *batch;
+	sigset_t bsaved;
 
-	fi_nfound = 0;
-	dl_iterate_phdr(fi_rt_walk_cb, NULL);
 	for (size_t i = 0; i < fi_nfound; i++) {
 		long k = fi_rt_seen_find(fi_found[i].key);
 
@@ -736,7 +792,7 @@ static size_t fi_rt_scan(void)
 	fi_rt_forget_dead(alive, stale);
 	nnew = 0;
 	for (size_t i = 0; i < fi_nfound; i++) {
-		const struct fi_found *f = &fi_found[i];
+		const struct fi_rt_found *f = &fi_found[i];
 		/* The trap handler's table is the limit (FI_MAX_MODULES). */
 		struct fi_module *m = NULL;
 
@@ -746,7 +802,7 @@ static size_t fi_rt_scan(void)
 			m = fi_rt_open(f);
 		fi_scan_new[nnew] = (struct fi_rt_seen){
 			.key = f->key, .size = f->size,
-			.fbase = fi_rt_fbase(f->key),
+			.fbase = fi_rt_found_fbase(f),
 			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
 		};
 		fi_scan_mod[nnew++] = m;
@@ -755,8 +811,11 @@ static size_t fi_rt_scan(void)
 	}
 	/*
 	 * Recorded, in one window, before any byte of them is rewritten;
-	 * what does not fit in the record is left alone.
+	 * what does not fit in the record is left alone. The first scan
+	 * settles the mode in the same window (quick work only until
+	 * fi_rt_batch_end: no patching).
 	 */
+	batch = fi_rt_batch_begin(&bsaved);
 	nnew = fi_rt_seen_add(fi_scan_new, nnew);
 	nfresh = 0;
 	for (size_t i = 0; i < nnew; i++) {
@@ -768,6 +827,8 @@ static size_t fi_rt_scan(void)
 	}
 	if (!fi_rt_started)
 		fi_rt_config(have_arity, fresh, nfresh);
+	if (batch)
+		fi_rt_batch_end(&bsaved);
 	for (size_t i = 0; i < nfresh; i++) {
 		const struct fi_module *c;
 
@@ -777,8 +838,12 @@ static size_t fi_rt_scan(void)
 		fi_scan_new[i].fp = fi_rt_fingerprint(c ? c : fresh[i]);
 	}
 	fi_rt_seen_set(fi_scan_new, nfresh);
-	if (nfresh && fi_bind_interposers)
-		fi_bind_interposers();
+	if (own && nfresh && fi_bind_interposers) {
+		if (fi_rt_early)
+			fi_rt_bind_due = true;
+		else
+			fi_bind_interposers();
+	}
 	fi_subs_last = fi_subs_now;
 	/* fi_found and fi_scan_new are scratch: leave no code address
 	 * behind in writable memory once the walk is done (the record is
@@ -787,6 +852,53 @@ static size_t fi_rt_scan(void)
 	fi_nfound = 0;
 	memset(fi_scan_new, 0, nnew * sizeof(fi_scan_new[0]));
 	return nfresh;
+}
+
+/* This instance's walk: dl_iterate_phdr reports the caller's namespace. */
+static void fi_rt_walk(void)
+{
+	fi_nfound = 0;
+	dl_iterate_phdr(fi_rt_walk_cb, NULL);
+}
+
+static size_t fi_rt_scan(void)
+{
+	fi_rt_walk();
+	return fi_rt_scan_found(true);
+}
+
+/*
+ * The primary's side of one runtime per process (src/rt/rtone.c): another
+ * instance's walk of its namespace, taken as this one's own. Modules of
+ * other namespaces are not in @f: they stay, unless dladdr confirms they
+ * are gone (fi_rt_forget_dead), as after any walk.
+ */
+static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
+			unsigned long long subs)
+{
+	int saved_errno = errno;
+
+	pthread_mutex_lock(&fi_rt_mutex);
+	if (n > FI_MAX_SEEN)
+		n = FI_MAX_SEEN;
+	memcpy(fi_found, f, n * sizeof(*f));
+	fi_nfound = n;
+	fi_subs_now = subs;
+	fi_rt_scan_found(false);
+	pthread_mutex_unlock(&fi_rt_mutex);
+	errno = saved_errno;
+}
+
+/*
+ * A second instance (dlmopen namespace): walk this namespace and hand it
+ * to the process's runtime; nothing else of this instance runs.
+ */
+static void fi_rt_forward(const struct fi_runtime *p)
+{
+	fi_rt_walk();
+	p->self.adopt(fi_found, fi_nfound, fi_subs_now);
+	memset(fi_found, 0, fi_nfound * sizeof(fi_found[0]));
+	fi_nfound = 0;
 }
 
 static uint64_t fi_rt_now_us(void)
@@ -801,14 +913,37 @@ static uint64_t fi_rt_now_us(void)
 
 static void fi_rt_start_locked(void)
 {
-	const char *verbose = secure_getenv("FINEIBT_VERBOSE");
+	const struct fi_runtime *primary = fi_rt_primary();
+	const char *verbose;
 	uint64_t t0 = fi_rt_now_us();
+	struct fi_runtime *batch;
+	sigset_t bsaved;
 	size_t nmods;
 	int err;
 
+	/*
+	 * Another instance is the process's runtime: defer to it before
+	 * anything here reads the environment (src/rt/rtone.c).
+	 */
+	if (primary) {
+		fi_rt_started = true;
+		fi_rt_defer(primary);
+		fi_rt_forward(primary);
+		return;
+	}
+	verbose = secure_getenv("FINEIBT_VERBOSE");
 	fi_verbose_set(verbose && strcmp(verbose, "0"));
-	fi_rt_scan();
+	/*
+	 * The sites discovery found were freed once registered: give their
+	 * pages back rather than leave them dirty in the heap (freed chunks
+	 * below glibc's trim threshold stay; for a program of a thousand
+	 * functions they were a third of the runtime's private memory).
+	 */
+	if (fi_rt_scan())
+		malloc_trim(0);
 	fi_rt_started = true;
+	/* Three updates of the state, one window. */
+	batch = fi_rt_batch_begin(&bsaved);
 	err = fi_trap_install();
 	if (err)
 		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
@@ -817,6 +952,13 @@ static void fi_rt_start_locked(void)
 	fi_rt_set_active(true);
 	/* Start-up is over: mode and seed are final (docs/protection.md). */
 	fi_rt_seal();
+	if (batch)
+		fi_rt_batch_end(&bsaved);
+	fi_rt_publish(&(const struct fi_rt_self){
+		.adopt = fi_rt_adopt, .sigaction = fi_trap_sigaction,
+		.jit_register = fi_jit_register_local,
+		.jit_unregister = fi_jit_unregister_local,
+	});
 	if (fi_verbose_on()) {
 		size_t nseen = 0;
 
@@ -905,23 +1047,51 @@ FINEIBT_API void fineibt_rt_hook(void)
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (!fi_rt_started)
 		fi_rt_start_locked();
+	else if (fi_rt()->primary)
+		fi_rt_forward(fi_rt()->primary);
 	else
 		took = fi_rt_scan() != 0;
 	pthread_mutex_unlock(&fi_rt_mutex);
 	/* The seed went through the patching code only if a module was taken. */
-	if (took) {
+	if (took)
 		fi_rt_scrub_stack();
-		fi_rt_clear_vregs();
-	}
+	/*
+	 * On every exit, not only after patching: protect_seed found a copy
+	 * of a registered module, seed included, in the stack of a statically
+	 * linked program whose second call (libfineibt's own constructor)
+	 * took nothing; clearing here on that call too removed it, and with
+	 * glibc's AVX copies disabled it did not occur at all.
+	 */
+	fi_rt_clear_vregs();
 	errno = saved_errno;
 }
 
 /*
+ * The start before any constructor (rtearly.c, shared runtime only): the
+ * same as the hook, minus what needs every module relocated.
+ */
+void fi_rt_start_early(void)
+{
+	fi_rt_early = true;
+	fineibt_rt_hook();
+	fi_rt_early = false;
+	if (fi_verbose_on())
+		fi_rt_say("fineibt: runtime started before any constructor (a "
+			  "kCFI module without the crt hook is loaded)\n");
+}
+
+/*
  * libfineibt.so: runs before the constructors of every module that
- * depends on it. In libfineibt.a the executable's crt hook (priority
- * 00000) has already done the work and this finds nothing new.
+ * depends on it. In libfineibt.a the executable's preinit entry has
+ * already done the work and this finds nothing new. After an
+ * early start, every module is relocated now: bind what waited.
  */
 __attribute__((constructor)) static void fi_rt_ctor(void)
 {
 	fineibt_rt_hook();
+	pthread_mutex_lock(&fi_rt_mutex);
+	if (fi_rt_bind_due && fi_bind_interposers)
+		fi_bind_interposers();
+	fi_rt_bind_due = false;
+	pthread_mutex_unlock(&fi_rt_mutex);
 }

@@ -22,7 +22,6 @@
  * with its qualifiers) and the common exact ones. A definition returning
  * a struct, union or enum by value keeps its hash (and traps as before).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,11 +128,94 @@ static const char *const fi_knr_suffix[] = { ".generalized", "" };
 #define FI_KNR_N	(sizeof(fi_knr_ret) / sizeof(fi_knr_ret[0]) * \
 			 sizeof(fi_knr_suffix) / sizeof(fi_knr_suffix[0]))
 
-/* Sorted by unprototyped hash: from -> to. */
-static struct fi_knr_pair {
+struct fi_knr_pair {
 	uint32_t from, to;
-} fi_knr_map[FI_KNR_N];
-static pthread_once_t fi_knr_once = PTHREAD_ONCE_INIT;
+};
+
+/*
+ * The table the list above gives, sorted by unprototyped hash (from ->
+ * to), computed when the library was written rather than at every
+ * start-up (212 hashes and a sort were a fifth of a small program's
+ * start-up). fi_knr_table_check() recomputes it from the list: test_knr
+ * fails if the two ever differ.
+ */
+static const struct fi_knr_pair fi_knr_map[FI_KNR_N] = {
+	{ 0x0191b419, 0xcff5eb32 },	{ 0x03a3f73e, 0x966cbcf4 },
+	{ 0x0541eed8, 0x98b59f83 },	{ 0x069230c0, 0x3127d2b5 },
+	{ 0x086b021a, 0x867ea894 },	{ 0x0876ce22, 0xb6d7cdb8 },
+	{ 0x0c991826, 0xcf418130 },	{ 0x0d42fc7e, 0x380dcb37 },
+	{ 0x0d485075, 0x0326da4b },	{ 0x0d8f4714, 0x8cf86747 },
+	{ 0x114d5216, 0x64ed9c1e },	{ 0x145d58bf, 0x5244cb66 },
+	{ 0x18bd6d3e, 0x529c6ef0 },	{ 0x1ab928a9, 0xb5ddfdd8 },
+	{ 0x1c291595, 0x5f8b4cd7 },	{ 0x1cf874d0, 0xbbcc0c0a },
+	{ 0x1ebc2e74, 0x0415768b },	{ 0x2265a6a0, 0x8e6bcec2 },
+	{ 0x2620e372, 0xd6c83ffb },	{ 0x266688e8, 0xec818128 },
+	{ 0x266ada0a, 0x4735dc67 },	{ 0x267720ac, 0x836b1ed2 },
+	{ 0x309ceda1, 0x32fcdf1b },	{ 0x36bbb4af, 0xdbd00d39 },
+	{ 0x3bd24ace, 0x2ad2e295 },	{ 0x3d781cdb, 0x62d5439d },
+	{ 0x3f0d390d, 0xaf7cba77 },	{ 0x4091c7b1, 0x4995f384 },
+	{ 0x42019a3b, 0xf1132b8b },	{ 0x42028484, 0x944fd412 },
+	{ 0x4265d479, 0x28044365 },	{ 0x440c3fe1, 0x47b59312 },
+	{ 0x45f99e81, 0x7829bc93 },	{ 0x46ecee4a, 0xf8e90923 },
+	{ 0x47152bfb, 0x4475d759 },	{ 0x497c78fd, 0x396a6d07 },
+	{ 0x49851c55, 0x946040e9 },	{ 0x4a2edc59, 0x0957be0c },
+	{ 0x5164f1bc, 0xda07c472 },	{ 0x520ee312, 0x15a771f5 },
+	{ 0x5f2a2bae, 0x81b77a05 },	{ 0x63d9973a, 0x9b32cf31 },
+	{ 0x64485092, 0xac967a84 },	{ 0x6b9e76df, 0x594647de },
+	{ 0x6c9bc48c, 0x67f8f18e },	{ 0x6d6d661e, 0x9380c096 },
+	{ 0x6e305432, 0xe9dbb5b6 },	{ 0x6e84eaaf, 0xd33033d5 },
+	{ 0x70473179, 0xde85868f },	{ 0x70b780a8, 0x19773594 },
+	{ 0x71bd2f9e, 0x27bfed6c },	{ 0x753753d7, 0xace58dad },
+	{ 0x75471bfd, 0x7230bf2a },	{ 0x78daa2d4, 0x7a12a5c0 },
+	{ 0x7b28594b, 0x135f6953 },	{ 0x7be3e985, 0xefda723f },
+	{ 0x7df9c900, 0x42b0696f },	{ 0x7e894c00, 0x24a14025 },
+	{ 0x7f37e9d0, 0x469fafed },	{ 0x8063d304, 0x77332687 },
+	{ 0x80b5da32, 0xfb4e3e81 },	{ 0x838963d7, 0x81cd873a },
+	{ 0x884d8a4d, 0x0c4b2404 },	{ 0x88b2e53c, 0x3b9eb421 },
+	{ 0x90ebb8af, 0x6f7cccc2 },	{ 0x99067fd9, 0x9d253e13 },
+	{ 0x993e738c, 0x36b1c5a6 },	{ 0x9d22b364, 0x5cc8f425 },
+	{ 0x9e5239c8, 0xec1bdec0 },	{ 0x9f82ccdf, 0xa402679d },
+	{ 0xa03c8d38, 0x01ccb982 },	{ 0xa0fed9e3, 0x2092ad29 },
+	{ 0xade209c8, 0xeb09d05d },	{ 0xaed7d7cd, 0x7f318e9b },
+	{ 0xb40de6e7, 0xbf46ba3f },	{ 0xb5b3935c, 0x72923c8f },
+	{ 0xb8c35645, 0x5919ad32 },	{ 0xbcf98444, 0xa540670c },
+	{ 0xbda08e01, 0xb7abdff5 },	{ 0xbef56a2e, 0x43823550 },
+	{ 0xc1b5ece0, 0x844d0073 },	{ 0xc1eeb5c1, 0xc76a1005 },
+	{ 0xc82e44e7, 0x036183de },	{ 0xcbdd3aa6, 0x22b0e4bf },
+	{ 0xcc29e832, 0x837de525 },	{ 0xccd6784f, 0x0e301b2e },
+	{ 0xccf3e441, 0x7d26c0ba },	{ 0xd5fb593d, 0x03beb5e1 },
+	{ 0xd9b1cd24, 0xd1953890 },	{ 0xda3ab449, 0x7ea36b75 },
+	{ 0xdbfffcea, 0x0153817f },	{ 0xdef126fd, 0x1e6b9aa0 },
+	{ 0xe6f25634, 0xfb92ea1f },	{ 0xea117683, 0x372fb2c8 },
+	{ 0xeb2c14a4, 0x9b3bdce1 },	{ 0xebeafcf4, 0x1396df4d },
+	{ 0xecc3d37d, 0x901c8412 },	{ 0xf331adf7, 0xd60aea7e },
+	{ 0xf666337c, 0x53e1a466 },	{ 0xfa58dc67, 0x80ca449b },
+	{ 0xfa7dc787, 0xad8a1d92 },	{ 0xfcbaeacc, 0x076db7b8 },
+	{ 0xfd2ec5a6, 0x8e2a726c },	{ 0xfea46fdb, 0x5286f13d },
+};
+
+/*
+ * One bit per FI_KNR_BITS-bit slice of every "from" hash: almost every
+ * preamble's hash is no unprototyped one, and one load says so without
+ * the binary search (about 10% of other hashes share a bit). Also
+ * checked by fi_knr_table_check().
+ */
+#define FI_KNR_BITS	10
+static const uint64_t fi_knr_filter[(1u << FI_KNR_BITS) / 64] = {
+	0x04008d0088801000ull,	0x0000000140000010ull,
+	0xa004004022240110ull,	0x0200400c0d000360ull,
+	0x7000000034000010ull,	0x8800000000240002ull,
+	0x100000080000410aull,	0x0400000000010000ull,
+	0x8000000810114005ull,	0x00ca004800140040ull,
+	0x04040000080042c0ull,	0x0000848188000040ull,
+	0x0000000140200000ull,	0x0108008028000000ull,
+	0x4000000206000100ull,	0x0000200000000000ull,
+};
+
+static unsigned int fi_knr_slot(uint32_t hash)
+{
+	return (hash ^ (hash >> 16)) & ((1u << FI_KNR_BITS) - 1);
+}
 
 /* "_ZTSF" @ret @mid "E" @suffix into @name (64 bytes hold every one). */
 static size_t fi_knr_name(char *name, const char *ret, const char *mid,
@@ -151,11 +233,8 @@ static size_t fi_knr_name(char *name, const char *ret, const char *mid,
 	return n;
 }
 
-/*
- * Runs at every start-up (the preamble pass asks): plain copies and an
- * insertion sort, since snprintf and qsort cost more than the hashing.
- */
-static void fi_knr_init(void)
+/* The table and filter from the list, as fi_knr_map was generated. */
+static void fi_knr_compute(struct fi_knr_pair *map, uint64_t *filter)
 {
 	size_t n = 0;
 	char name[64];
@@ -169,12 +248,24 @@ static void fi_knr_init(void)
 					fi_knr_ret[r], "", fi_knr_suffix[s]));
 			p.to = (uint32_t)fi_xxhash64(name, fi_knr_name(name,
 					fi_knr_ret[r], "v", fi_knr_suffix[s]));
-			for (k = n; k > 0 && fi_knr_map[k - 1].from > p.from; k--)
-				fi_knr_map[k] = fi_knr_map[k - 1];
-			fi_knr_map[k] = p;
+			for (k = n; k > 0 && map[k - 1].from > p.from; k--)
+				map[k] = map[k - 1];
+			map[k] = p;
+			filter[fi_knr_slot(p.from) / 64] |=
+				1ull << (fi_knr_slot(p.from) % 64);
 			n++;
 		}
 	}
+}
+
+int fi_knr_table_check(void)
+{
+	struct fi_knr_pair map[FI_KNR_N];
+	uint64_t filter[sizeof(fi_knr_filter) / sizeof(fi_knr_filter[0])] = { 0 };
+
+	fi_knr_compute(map, filter);
+	return memcmp(map, fi_knr_map, sizeof(map)) ||
+	       memcmp(filter, fi_knr_filter, sizeof(filter)) ? -1 : 0;
 }
 
 uint32_t fi_knr_hash(uint32_t hash)
@@ -182,7 +273,9 @@ uint32_t fi_knr_hash(uint32_t hash)
 	size_t lo = 0, hi = FI_KNR_N;
 
 	/* Asked once per preamble at start-up: no bsearch callback. */
-	pthread_once(&fi_knr_once, fi_knr_init);
+	if (!(fi_knr_filter[fi_knr_slot(hash) / 64] &
+	      (1ull << (fi_knr_slot(hash) % 64))))
+		return hash;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 

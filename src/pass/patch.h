@@ -78,20 +78,10 @@ uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash);
  */
 uint32_t fi_knr_hash(uint32_t hash);
 bool fi_image_has_knr(const struct fi_image *im);
+/* The built-in table fi_knr_hash reads, recomputed: 0 if it matches. */
+int fi_knr_table_check(void);
 /* clang-22's kCFI type id of a mangled type name (xxHash64, low 32 bits). */
 uint32_t fi_kcfi_type_id(const char *mangled);
 uint64_t fi_xxhash64(const void *data, size_t len);
-
-/*
- * Write a statically patched copy of @im (whose file buffer the passes have
- * rewritten) to @out, with a .fineibt section recording @o and @st's
- * counts (@st may be NULL), atomically (temporary file in @out's directory,
- * fsync, rename), with @mode permission bits. On error nothing is left at
- * @out (an existing @out is untouched) and @err holds a one-line reason.
- */
-int fi_image_write_file(struct fi_image *im, const struct fi_patch_opts *o,
-			const struct fi_patch_stats *st,
-			const char *out, unsigned int mode,
-			char *err, size_t errlen);
 
 #endif /* FI_PATCH_H */

@@ -3,10 +3,13 @@
  * The arena of the runtime state: the registered modules live here, not
  * in malloc'd memory, so they can be read-only like the rest of the state
  * (rtstate.c). A registered module is a deep copy of what its registrar
- * built (struct fi_module, its fi_image, the views, the site and trap
- * arrays, the symbols and their names): everything the trap handler reads
- * to decide whether an #UD is a CFI failure, how to report it and whether
- * to let the program continue (the module's warn flag).
+ * built (struct fi_module, its fi_image, the views, the symbols and their
+ * names, and a compact record of its sites: 5 bytes per preamble, the
+ * trap list unless the module's own .kcfi_traps is read-only and sorted,
+ * see fi_image.ktraps): everything the trap handler reads to decide
+ * whether an #UD is a CFI failure, how to report it and whether to let
+ * the program continue (the module's warn flag). Call sites themselves
+ * are never copied: the handler decodes them from the (read-only) text.
  *
  * A bump allocator over mmap'd chunks whose table sits in the protected
  * storage. Nothing is ever freed: a withdrawn module may still be read by
@@ -166,7 +169,8 @@ static void fi_arena_names(struct fi_arena *a, struct fi_image *im, bool *fail)
 }
 
 /*
- * The image's arrays, each into the arena. The file buffer and the
+ * The image's arrays (but the per-site ones: fi_arena_sites), each into
+ * the arena. The file buffer and the
  * reader's private state are not copied: a registered module is live,
  * its views point at the mapped module, and its names are copied here.
  */
@@ -175,18 +179,108 @@ static void fi_arena_image(struct fi_arena *a, struct fi_image *im, bool *f)
 	im->path = fi_arena_str(a, im->path, f);
 	im->views = fi_arena_dup(a, im->views, im->nviews, sizeof(*im->views), f);
 	im->syms = fi_arena_dup(a, im->syms, im->nsyms, sizeof(*im->syms), f);
-	im->funcs = fi_arena_dup(a, im->funcs, im->nfuncs, sizeof(*im->funcs), f);
-	im->calls = fi_arena_dup(a, im->calls, im->ncalls, sizeof(*im->calls), f);
-	im->tcalls = fi_arena_dup(a, im->tcalls, im->ntcalls, sizeof(*im->tcalls), f);
+	/* Preambles: fi_arena_sites. Calls: read from the text when needed. */
+	im->funcs = NULL;
+	im->calls = NULL;
+	im->tcalls = NULL;
+	im->nfuncs = im->ncalls = im->ntcalls = 0;
 	im->typeids = fi_arena_dup(a, im->typeids, im->ntypeids,
 				   sizeof(*im->typeids), f);
 	im->naked = fi_arena_dup(a, im->naked, im->nnaked, sizeof(*im->naked), f);
 	im->bad = fi_arena_dup(a, im->bad, im->nbad, sizeof(*im->bad), f);
+	/* In place (im->ktraps): nothing to copy. */
 	im->traps = fi_arena_dup(a, im->traps, im->ntraps, sizeof(*im->traps), f);
 	fi_arena_names(a, im, f);
 	im->file = NULL;
 	im->file_size = 0;
 	im->elf = NULL;
+}
+
+size_t fi_fp_sample(const struct fi_image *im, uint64_t *out)
+{
+	size_t n = im->ncalls + im->nfuncs, k = 0;
+	/* Every rewritten site differs from its compiler form: a spread-out
+	 * sample of them tells as well as all of them, at a fixed cost. */
+	size_t step = n > FI_FP_SITES ? n / FI_FP_SITES : 1;
+
+	for (size_t i = 0; i < n && k < FI_FP_SITES; i += step)
+		out[k++] = i < im->ncalls ? im->calls[i].addr | FI_FP_CALL :
+			   im->funcs[i - im->ncalls].addr - FI_PREAMBLE_SIZE;
+	return k;
+}
+
+/*
+ * What the registered copy keeps of @im's sites: 5 bytes per preamble
+ * (offset, arity) and the fingerprint's sample, instead of 16 bytes per
+ * preamble and per call site. Entries more than 4 GiB apart (no module
+ * is that large) are not kept: no arity, no "as in" for that module.
+ */
+static void fi_arena_sites(struct fi_arena *a, struct fi_module *c,
+			   const struct fi_image *im, bool *f)
+{
+	uint64_t fp[FI_FP_SITES];
+	bool arity = false;
+	uint32_t *off;
+	int8_t *ar;
+
+	c->nfp = fi_fp_sample(im, fp);
+	c->fp_site = fi_arena_dup(a, fp, c->nfp, sizeof(fp[0]), f);
+	if (!im->nfuncs ||
+	    im->funcs[im->nfuncs - 1].addr - im->funcs[0].addr > UINT32_MAX)
+		return;
+	off = fi_arena_alloc(a, im->nfuncs * sizeof(*off));
+	if (!off) {
+		*f = true;
+		return;
+	}
+	c->func_base = im->funcs[0].addr;
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		off[i] = (uint32_t)(im->funcs[i].addr - c->func_base);
+		arity |= im->funcs[i].arity >= 0;
+	}
+	c->func_off = off;
+	c->nfunc = im->nfuncs;
+	if (!arity)
+		return;
+	ar = fi_arena_alloc(a, im->nfuncs);
+	if (!ar) {
+		*f = true;
+		return;
+	}
+	for (size_t i = 0; i < im->nfuncs; i++)
+		ar[i] = im->funcs[i].arity;
+	c->func_arity = ar;
+}
+
+size_t fi_module_nfuncs(const struct fi_module *m)
+{
+	return m->func_off ? m->nfunc : m->img.nfuncs;
+}
+
+uint64_t fi_module_func(const struct fi_module *m, size_t i)
+{
+	return m->func_off ? m->func_base + m->func_off[i] : m->img.funcs[i].addr;
+}
+
+int fi_module_arity(const struct fi_module *m, uint64_t func)
+{
+	size_t lo = 0, hi = fi_module_nfuncs(m);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v = fi_module_func(m, mid);
+
+		if (v == func) {
+			if (!m->func_off)
+				return m->img.funcs[mid].arity;
+			return m->func_arity ? m->func_arity[mid] : -1;
+		}
+		if (v < func)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
 }
 
 struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
@@ -197,6 +291,11 @@ struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
 	if (!c)
 		return NULL;
 	*c = *m;
+	c->func_off = NULL;
+	c->func_arity = NULL;
+	c->fp_site = NULL;
+	c->nfunc = c->nfp = 0;
+	fi_arena_sites(a, c, &m->img, &fail);
 	fi_arena_image(a, &c->img, &fail);
 	/* A half copy leaks its bytes into the arena; nothing points at it. */
 	return fail ? NULL : c;

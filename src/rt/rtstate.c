@@ -33,6 +33,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -138,11 +139,22 @@ void fi_rt_die(const char *why)
 		syscall(SYS_exit_group, FI_RT_DIE_STATUS);
 }
 
+/*
+ * Windows nest within one thread (fi_rt_batch_begin/end: start-up's
+ * consecutive windows become one). Only a count: a nested begin makes
+ * nothing writable itself, so a forged count gets a read-only state.
+ */
+static __thread unsigned int fi_rt_wdepth;
+
 struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 {
 	sigset_t all;
 	int err;
 
+	if (fi_rt_wdepth) {
+		fi_rt_wdepth++;
+		return &fi_rt_store.rt;
+	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, saved);
 	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
@@ -155,12 +167,19 @@ struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 		errno = err;
 		return NULL;
 	}
+	fi_rt_wdepth = 1;
 	return &fi_rt_store.rt;
 }
 
 void fi_rt_write_end(const sigset_t *saved)
 {
 	int err = errno;
+
+	if (fi_rt_wdepth > 1) {
+		fi_rt_wdepth--;
+		return;
+	}
+	fi_rt_wdepth = 0;
 
 	/*
 	 * Neither can fail for want of a mapping slot (whole mappings between
@@ -221,6 +240,7 @@ int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
 		rt->cfg = *cfg;
 		rt->seed = seed;
 		rt->have_arity = have_arity;
+		rt->secure = getauxval(AT_SECURE) != 0;
 		rt->configured = true;
 	}
 	fi_rt_write_end(&saved);

@@ -32,7 +32,36 @@ struct fi_module {
 	bool patched;			/* by the runtime, or statically (note) */
 	struct fineibt_config cfg;	/* the mode its sequences are in */
 	uint32_t seed;			/* valid when cfg.flags & FINEIBT_F_RAND */
+	/*
+	 * A registered copy keeps no per-site arrays of 16 bytes (its img
+	 * has no funcs, calls or tcalls; its traps may be the module's own,
+	 * img.ktraps): only this, built by fi_arena_freeze. Its preambles'
+	 * entries as sorted 32-bit offsets from link-time @func_base, each
+	 * one's arity (NULL when none is known), and the sites
+	 * fi_rt_fingerprint reads (fi_fp_sample).
+	 */
+	uint64_t func_base;
+	const uint32_t *func_off;
+	const int8_t *func_arity;
+	size_t nfunc;
+	const uint64_t *fp_site;
+	size_t nfp;
 };
+
+/*
+ * A spread-out sample of at most FI_FP_SITES sites of @im (its calls and
+ * preambles) into @out: link-time addresses of the 16-byte site (call
+ * site, or preamble at func - 16), FI_FP_CALL set for a call site.
+ */
+#define FI_FP_SITES	256
+#define FI_FP_CALL	(1ull << 63)
+size_t fi_fp_sample(const struct fi_image *im, uint64_t *out);
+
+/* A registered module's preamble count, and the entry (link-time) of the @i-th. */
+size_t fi_module_nfuncs(const struct fi_module *m);
+uint64_t fi_module_func(const struct fi_module *m, size_t i);
+/* The arity recorded for the function at link-time @func, or -1. */
+int fi_module_arity(const struct fi_module *m, uint64_t func);
 
 /*
  * The arena (src/rt/rtarena.c): mmap'd chunks holding the registered modules
@@ -102,11 +131,53 @@ struct fi_rt_foreign {
 	struct { uint64_t page, used; } stub_pages[FI_FSTUB_PAGES];
 };
 
+/*
+ * A module found by dl_iterate_phdr, not looked at yet (runtime.c). Also
+ * what a second runtime instance hands the process's runtime (below).
+ */
+struct fi_rt_found {
+	const char *name;
+	uint64_t bias;
+	uint64_t key, size;
+	const void *phdr;	/* the loaded module's program headers */
+	size_t phnum;
+};
+
+/*
+ * One runtime per process (docs/protection.md). A library loaded into
+ * another link-map namespace (dlmopen) brings a second copy of the
+ * runtime; it must never choose a mode of its own. The process's runtime
+ * (the primary) publishes where its state is (src/rt/rtone.c: an anchor only
+ * a system call can make) and fills this in; a second instance checks
+ * abi and size, then hands its namespace's modules to adopt (rewritten
+ * into the primary's mode, registered with the primary's trap handler)
+ * and its namespace's SIGILL installs to sigaction (its JIT registrations
+ * likewise; its JIT emitters read the primary's mode and seed).
+ */
+#define FI_RT_ABI	0x46490001u
+struct fi_rt_self {
+	uint32_t abi;		/* FI_RT_ABI */
+	uint32_t size;		/* sizeof(struct fi_runtime) */
+	uint32_t found_size;	/* sizeof(struct fi_rt_found) */
+	void (*adopt)(const struct fi_rt_found *f, size_t n,
+		      unsigned long long subs);
+	int (*sigaction)(int sig, const struct sigaction *act,
+			 struct sigaction *old);
+	/* fineibt_jit_register/unregister (its JIT regions' table). */
+	int (*jit_register)(const void *code, size_t len);
+	int (*jit_unregister)(const void *code);
+};
+
 struct fi_runtime {
+	struct fi_rt_self self;		/* first: read before anything else */
+	/* A second instance: the process's runtime it defers to, or NULL. */
+	const struct fi_runtime *primary;
 	bool active;			/* constructor ran and installed the handler */
 	bool sealed;			/* start-up over: config and active are final */
 	bool configured;		/* fi_rt_set_config ran */
 	bool have_arity;		/* some module carries kCFI arity */
+	/* AT_SECURE, read at start-up (the auxiliary vector is writable). */
+	bool secure;
 	struct fineibt_config cfg;	/* resolved process mode */
 	uint32_t seed;
 	/*
@@ -150,13 +221,21 @@ uint64_t fi_rt_bhi_base(uint64_t addr);
  * signal in the calling thread, takes the one writer spin lock and makes
  * the storage writable; fi_rt_write_end() makes it (and the arena chunks
  * written) read-only again, drops the lock and restores the mask. Both are
- * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND); never
- * nest them. Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
+ * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND). They
+ * nest within one thread (the inner pair does nothing). Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
  * no lock: a slot is filled before the count that publishes it is
  * release-stored. Every function below opens its own window.
  */
 struct fi_runtime *fi_rt_write_begin(sigset_t *saved);
 void fi_rt_write_end(const sigset_t *saved);
+/*
+ * A window around several calls that each open their own: inside it they
+ * nest (no mprotect, no lock, no mask change of their own), so start-up's
+ * short consecutive updates cost one window. Only around quick work:
+ * never around patching, which must run with the state read-only.
+ */
+#define fi_rt_batch_begin	fi_rt_write_begin
+#define fi_rt_batch_end		fi_rt_write_end
 
 /*
  * The process mode and seed: settable until fi_rt_seal(), -EPERM after.
@@ -167,6 +246,20 @@ int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
 int fi_rt_set_active(bool active);
 /* Start-up is over: no setter of the mode exists from now on. */
 void fi_rt_seal(void);
+
+/*
+ * src/rt/rtone.c. fi_rt_publish(): the primary records @calls (the entry
+ * points of the layers above, given by load/runtime.c) in fi_rt()->self
+ * and publishes the anchor (once, at the end of start-up). fi_rt_primary():
+ * called by an instance before it reads anything of its configuration:
+ * the process's runtime if another instance is it (verified), NULL if
+ * there is none; terminates the process (fi_rt_die) when an anchor is
+ * there but cannot be verified. fi_rt_defer(): record @p as the one to
+ * defer to and seal this instance (inactive, no mode of its own).
+ */
+void fi_rt_publish(const struct fi_rt_self *calls);
+const struct fi_runtime *fi_rt_primary(void);
+void fi_rt_defer(const struct fi_runtime *p);
 
 /*
  * Publish @m: a deep copy of it (the module, its image, the views, site
@@ -250,5 +343,12 @@ struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
  * of the patching code): call it from a shallow frame once done.
  */
 void fi_rt_scrub_stack(void);
+
+/*
+ * Start the runtime from the loader's relocation of libfineibt.so, before
+ * any constructor runs (src/load/rtearly.c): every module is mapped, not all
+ * are relocated yet.
+ */
+void fi_rt_start_early(void);
 
 #endif /* FI_RUNTIME_H */

@@ -31,8 +31,9 @@
 
 #include "imgindex.h"
 #include "index.h"
-#include "note.h"
+#include "noteenc.h"
 #include "patch.h"
+#include "elfwrite.h"
 
 #define FI_ALIGN8(x)	(((x) + 7) & ~(size_t)7)
 

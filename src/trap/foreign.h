@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "trap.h"
+#include "trapinfo.h"
 
 /*
  * What dlsym/dlvsym return for @p, the address libc's found for @name:

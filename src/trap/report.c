@@ -98,17 +98,19 @@ static size_t fi_rep_as_in(uint32_t hash, uint64_t skip, const char **names,
 		const struct fi_module *m =
 			__atomic_load_n(&rt->mods[i], __ATOMIC_ACQUIRE);
 
-		for (size_t k = 0; m && k < m->img.nfuncs && n < max; k++) {
-			const struct fi_func *f = &m->img.funcs[k];
-			uint64_t func = f->addr + m->img.bias;
+		size_t nf = m ? fi_module_nfuncs(m) : 0;
+
+		for (size_t k = 0; k < nf && n < max; k++) {
+			uint64_t addr = fi_module_func(m, k);
+			uint64_t func = addr + m->img.bias;
 			const struct fi_sym *s;
 			uint32_t h;
 
 			if (func == skip || !fi_rep_func_hash(m, func, &h) ||
 			    h != hash)
 				continue;
-			s = fi_image_sym(&m->img, f->addr);
-			if (!s || s->addr != f->addr || !s->name || !s->name[0] ||
+			s = fi_image_sym(&m->img, addr);
+			if (!s || s->addr != addr || !s->name || !s->name[0] ||
 			    fi_rep_seen(names, n, s->name))
 				continue;
 			if (!n && first)
@@ -338,6 +340,31 @@ static void fi_out_addr(struct fi_out *o, uint64_t addr)
 		fi_out_hex(o, addr, 1);
 }
 
+/* The mode and sequence set as the first line and the JSON record name them (report.h). */
+const char *fi_trap_mode_name(const struct fineibt_config *cfg)
+{
+	bool par = cfg->flags & FINEIBT_F_PARANOID, bhi = cfg->flags & FINEIBT_F_BHI;
+
+	switch (cfg->mode) {
+	case FINEIBT_MODE_AUTO:
+		return "auto";
+	case FINEIBT_MODE_OFF:
+		return "off";
+	case FINEIBT_MODE_KCFI:
+		return "kcfi";
+	case FINEIBT_MODE_FINEIBT:
+		if (par && bhi)
+			return "paranoid+bhi";
+		return par ? "paranoid" : bhi ? "bhi" : "fineibt";
+	}
+	return "?";
+}
+
+const char *fi_trap_set_name(const struct fineibt_config *cfg)
+{
+	return fi_set_name(cfg->flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4);
+}
+
 size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri,
 			char *buf, size_t used, size_t len)
 {
@@ -527,6 +554,8 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 	fi_out_jstr(&o, fi_log_exe);
 	fi_out_str(&o, ",\"mode\":");
 	fi_out_jstr(&o, t->mod ? fi_trap_mode_name(&t->mod->cfg) : "?");
+	fi_out_str(&o, ",\"seq\":");
+	fi_out_jstr(&o, t->mod ? fi_trap_set_name(&t->mod->cfg) : "?");
 	fi_out_str(&o, ",\"kind\":");
 	fi_out_jstr(&o, t->kind <= FI_TRAP_BHI ? fi_kind_names[t->kind] : "?");
 	fi_out_jaddr(&o, "at", t->addr, t);

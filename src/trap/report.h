@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "image.h"
-#include "trap.h"
+#include "trapinfo.h"
 
 #define FI_REPORT_NAMES	3
 #define FI_REPORT_PROTO	200
@@ -92,5 +92,10 @@ int fi_dwarf_line(const struct fi_image *im, uint64_t addr, char *file,
  */
 int fi_dwarf_proto(const struct fi_image *im, uint64_t addr, char *buf,
 		   size_t len);
+
+/* "kcfi", "fineibt", "paranoid", "bhi", "paranoid+bhi", "off", "auto". */
+const char *fi_trap_mode_name(const struct fineibt_config *cfg);
+/* The sequence set @cfg selects: "v4" or "v6.18". */
+const char *fi_trap_set_name(const struct fineibt_config *cfg);
 
 #endif /* FI_REPORT_H */

@@ -404,25 +404,6 @@ static bool fi_put_preamble_addr(struct fi_line *l, const struct fi_trap *t)
 	return true;
 }
 
-const char *fi_trap_mode_name(const struct fineibt_config *cfg)
-{
-	bool par = cfg->flags & FINEIBT_F_PARANOID, bhi = cfg->flags & FINEIBT_F_BHI;
-
-	switch (cfg->mode) {
-	case FINEIBT_MODE_AUTO:
-		return "auto";
-	case FINEIBT_MODE_OFF:
-		return "off";
-	case FINEIBT_MODE_KCFI:
-		return "kcfi";
-	case FINEIBT_MODE_FINEIBT:
-		if (par && bhi)
-			return "paranoid+bhi";
-		return par ? "paranoid" : bhi ? "bhi" : "fineibt";
-	}
-	return "?";
-}
-
 static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
 				bool bare)
 {
@@ -446,7 +427,14 @@ static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
 	fi_put(&l, "; expected type: ");
 	fi_put_hex(&l, t->type, 8);
 	fi_put(&l, "; mode: ");
-	fi_put(&l, t->mod ? fi_trap_mode_name(&t->mod->cfg) : "?");
+	if (t->mod) {
+		/* the set too: the bytes that trapped differ between sets */
+		fi_put(&l, fi_trap_mode_name(&t->mod->cfg));
+		fi_put(&l, "/");
+		fi_put(&l, fi_trap_set_name(&t->mod->cfg));
+	} else {
+		fi_put(&l, "?");
+	}
 	if (bare)
 		fi_put(&l, "; small signal stack: no symbols");
 	if (t->warn)
@@ -791,9 +779,20 @@ static __attribute__((noinline)) void fi_trap_chain(int sig, siginfo_t *si,
  * there from another, so it is never the program's to handle: fatal.
  * (In a registered module, the copy's trap table and sequences decide.)
  */
-static bool fi_trap_unexplained(uint64_t ip)
+static bool fi_trap_unexplained(const struct fi_trap_regs *r)
 {
-	return fi_rt_rewritten_at(ip) && !fi_rt_module_at(ip);
+	uint64_t ret;
+
+	if (fi_rt_rewritten_at(r->ip) && !fi_rt_module_at(r->ip))
+		return true;
+	/*
+	 * The ud2 of a BHI stub called by such a module's preamble (its
+	 * return address is func+0, right after the preamble): every
+	 * arity in v6.18, arity >= 2 in v4. Without this the program's
+	 * handler got it as a plain ud2.
+	 */
+	return fi_rt_bhi_base(r->ip) && fi_trap_read64(r->sp, &ret) &&
+	       fi_rt_rewritten_at(ret - 1) && !fi_rt_module_at(ret - 1);
 }
 
 static void fi_trap_say_unexplained(uint64_t ip)
@@ -905,7 +904,7 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		g[REG_RIP] = (greg_t)t.resume;
 		if (t.set_r10)
 			g[REG_R10] = (greg_t)t.resume_r10;
-	} else if (si->si_code > 0 && fi_trap_unexplained(r.ip)) {
+	} else if (si->si_code > 0 && fi_trap_unexplained(&r)) {
 		fi_trap_say_unexplained(r.ip);
 		fi_trap_die();
 	} else {
@@ -987,6 +986,9 @@ FI_EXPORT int sigaction(int sig, const struct sigaction *act,
 
 	if (sig != SIGILL)
 		return fi_sys_sigaction(sig, act, old);
+	/* A second instance (dlmopen): the process's runtime holds SIGILL. */
+	if (fi_rt()->primary)
+		return fi_rt()->primary->self.sigaction(sig, act, old);
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return -1;	/* errno from mprotect */
@@ -1001,6 +1003,11 @@ FI_EXPORT int sigaction(int sig, const struct sigaction *act,
 	fi_rt_write_end(&saved);
 	return ret;
 }
+
+/* The interposer above, whatever the lookup order binds the name to. */
+int fi_trap_sigaction(int sig, const struct sigaction *act,
+		      struct sigaction *old)
+	__attribute__((alias("sigaction"), visibility("hidden")));
 
 /* signal()-style installs of SIGILL, expressed as the sigaction they mean. */
 static sighandler_t fi_signal_as(int sig, sighandler_t h, int flags,

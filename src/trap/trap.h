@@ -18,38 +18,8 @@
 #include <stdint.h>
 
 #include "runtime.h"
-
-enum fi_trap_kind {
-	FI_TRAP_NONE = 0,	/* not a CFI trap: the program's business */
-	FI_TRAP_KCFI,		/* ud2 of a kCFI call site (.kcfi_traps) */
-	FI_TRAP_PREAMBLE,	/* 0xEA inside a FineIBT preamble */
-	FI_TRAP_PARANOID,	/* LOCK Jcc.d8 at offset 0xd of a paranoid caller */
-	FI_TRAP_BHI,		/* ud2 inside a BHI stub array */
-};
-
-/* The registers the decoder needs (run-time values at the #UD). */
-struct fi_trap_regs {
-	uint64_t ip, sp, r10, r11;
-};
-
-struct fi_trap {
-	enum fi_trap_kind kind;
-	uint64_t addr;		/* the trapping instruction (ip) */
-	uint64_t target;	/* the function the call was going to */
-	uint32_t type;		/* the type hash the caller expected */
-	uint64_t resume;	/* where cfi=warn continues */
-	uint64_t stubs;		/* FI_TRAP_BHI: base of the stub array */
-	/* The module whose sequence trapped (its cfg gives mode and warn). */
-	const struct fi_module *mod;
-	bool warn;
-	/*
-	 * FI_TRAP_PARANOID at a FineIBT callee: cfi=warn resumes with r10 =
-	 * the callee's hash, so that its own preamble check passes and one
-	 * violation gives one report (the kernel prints two).
-	 */
-	bool set_r10;
-	uint32_t resume_r10;
-};
+#include "report.h"
+#include "trapinfo.h"
 
 /*
  * Install the SIGILL handler (SA_SIGINFO | SA_ONSTACK | SA_NODEFER). The
@@ -57,6 +27,12 @@ struct fi_trap {
  * to which non-CFI SIGILLs are chained. Idempotent. Returns 0 or -errno.
  */
 int fi_trap_install(void);
+/*
+ * The sigaction interposer under a hidden name no lookup order changes
+ * (load/runtime.c publishes it for a dlmopen namespace's copy).
+ */
+int fi_trap_sigaction(int sig, const struct sigaction *act,
+		      struct sigaction *old);
 
 /*
  * Put the program's recorded handler back into the kernel and stop
@@ -88,7 +64,8 @@ bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t);
 /*
  * Format @t as the one-line report, with a trailing newline:
  * "fineibt: CFI failure at main+0x2a (target: handler+0x0; expected type:
- * 0x1234abcd; mode: paranoid)" [; warn]. Returns the length (truncated to
+ * 0x1234abcd; mode: paranoid/v4)" [; warn]: the mode, then the sequence
+ * set of the module that trapped. Returns the length (truncated to
  * @len - 1, NUL-terminated). Async-signal-safe.
  */
 size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len);
@@ -105,8 +82,5 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len);
  */
 #define FI_TRAP_STACK_FULL	4608
 #define FI_TRAP_STACK_LINE	1280
-
-/* "kcfi", "fineibt", "paranoid", "bhi", "paranoid+bhi", "off", "auto". */
-const char *fi_trap_mode_name(const struct fineibt_config *cfg);
 
 #endif /* FI_TRAP_H */

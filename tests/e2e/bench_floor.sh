@@ -6,6 +6,7 @@
 # for hash / rel32 immediates (differing runs of at most 4 bytes), and the
 # calls must all happen (calls exits 1 on a wrong sum). A mode compared
 # with another mode's floor must differ (the comparison discriminates).
+# Both sequence sets: FINEIBT_SEQ=v6.18 against the MODE-v618 floors.
 # No timing is asserted. Needs BUILD (fineibt-cc built) and FINEIBT_ROOT.
 set -u
 cd "${FINEIBT_ROOT:-.}"
@@ -43,12 +44,13 @@ for k in a:
 PY
 }
 
-check() {	# MODE FLOOR EXPECT(same|differ)
+check() {	# MODE FLOOR EXPECT(same|differ); $set: the sequence set
 	local mode=$1 floor=$2 want=$3 a b why
-	a=$(FINEIBT_CFI=$mode "$out/calls-cc" -d -H 100 -C 64 -r 1 2>&1) ||
+	a=$(FINEIBT_SEQ=$set FINEIBT_CFI=$mode "$out/calls-cc" -d -H 100 -C 64 -r 1 2>&1) ||
 		{ echo "FAIL: bench_floor/$mode: calls-cc: $a"; return; }
 	b=$("$out/calls-floor-$floor" -d -H 100 -C 64 -r 1 2>&1) ||
 		{ echo "FAIL: bench_floor/$mode: floor $floor: $b"; return; }
+	mode=$mode/$set
 	if why=$(same_code "$a" "$b"); then
 		[ "$want" = same ] && echo "PASS: bench_floor/$mode=hand-$floor" ||
 			echo "FAIL: bench_floor/$mode vs hand-$floor: identical, expected a difference"
@@ -58,17 +60,27 @@ check() {	# MODE FLOOR EXPECT(same|differ)
 	fi
 }
 
-check off off same
-check kcfi kcfi same
-check fineibt fineibt same
-check fineibt,paranoid paranoid same
-check fineibt,bhi bhi same
-check fineibt,paranoid,bhi paranoid-bhi same
-check auto paranoid same
-check fineibt,norand fineibt same
-check fineibt paranoid differ
-check kcfi off differ
-check fineibt,bhi fineibt differ
+for set in v4 v6.18; do
+	s=""		# the floors' suffix of the set
+	[ "$set" = v6.18 ] && s=-v618
+	check off off$s same
+	check kcfi kcfi$s same
+	check fineibt fineibt$s same
+	check fineibt,paranoid paranoid$s same
+	check fineibt,bhi bhi$s same
+	check fineibt,paranoid,bhi paranoid-bhi$s same
+	check auto paranoid$s same
+	check fineibt,norand fineibt$s same
+	check fineibt paranoid$s differ
+	check kcfi off$s differ
+	check fineibt,bhi fineibt$s differ
+done
+# Each set's patched code against the other set's floor of the same mode.
+for m in off:off kcfi:kcfi fineibt:fineibt fineibt,paranoid:paranoid \
+	 fineibt,bhi:bhi fineibt,paranoid,bhi:paranoid-bhi; do
+	set=v4 check "${m%%:*}" "${m#*:}-v618" differ
+	set=v6.18 check "${m%%:*}" "${m#*:}" differ
+done
 
 # The peers of bench/peers.py and the independent-call loop: every build
 # from C runs all three loops to the right sums (calls exits 1 otherwise)

@@ -12,6 +12,7 @@
 set -u
 BUILD=${BUILD:-build}
 ROOT=${FINEIBT_ROOT:-$PWD}
+. "$ROOT/tests/e2e/progs/sets.bash"	# fi_with_sets: both sequence sets
 OUT=$ROOT/$BUILD/e2e/ecosystem/buildsys
 EX=$ROOT/examples/buildsys
 rm -rf "$OUT"
@@ -66,7 +67,7 @@ verify() {
 			fail "buildsys_$sys[library is kCFI + runtime]" "$lib lacks .kcfi_traps or libfineibt.so.0"
 		fi
 	fi
-	for m in auto kcfi fineibt,bhi off; do
+	for m in $(fi_with_sets auto kcfi fineibt,bhi off); do
 		run_prog "$sys-legal" "$m" "$prog" asc
 		if [ "$RC" = 0 ] && [ "$STDOUT" = "$SORTED" ] && [ -z "$STDERR" ]; then
 			pass "buildsys_$sys[sorts,$m]"
@@ -74,9 +75,9 @@ verify() {
 			fail "buildsys_$sys[sorts,$m]" "rc=$RC out='$STDOUT' err='$STDERR'"
 		fi
 	done
-	for m in auto fineibt fineibt,bhi kcfi; do
+	for m in $(fi_with_sets auto fineibt fineibt,bhi kcfi); do
 		run_prog "$sys-confused-$m" "$m" "$prog" confused
-		re='^fineibt: CFI failure at [^ ]+ \(target: by_value\+0x0; expected type: 0x[0-9a-f]{8}; mode: [a-z+]+\)$'
+		re='^fineibt: CFI failure at [^ ]+ \(target: by_value\+0x0; expected type: 0x[0-9a-f]{8}; mode: [a-z+]+'"$(fi_report_set "$m")"'\)$'
 		if [ "$RC" = 132 ] && grep -Eq "$re" <<<"$STDERR"; then
 			pass "buildsys_$sys[caught,$m]"
 		else

@@ -43,7 +43,7 @@ for m in "${RT_MODES[@]}"; do
 		target=invalidate
 		[ "$bad" = twice2 ] && target=twice
 		if [ "$RT_RC" = 132 ] &&
-		   grep -Eq "${RT_REPORT_RE}${target}\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(rt_mode_name "$m")\)" <<<"$RT_ERR_TXT"; then
+		   grep -Eq "${RT_REPORT_RE}${target}\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(rt_report_mode "$m")\)" <<<"$RT_ERR_TXT"; then
 			rt_pass "knr-$bad[$m]: caught"
 		else
 			rt_fail "knr-$bad[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"

@@ -23,7 +23,7 @@ rt_build "$LB" -O2 -fPIC -shared -DNEXT_TAG='"b"' "$RT_SRC/compat_next_lib.c" ||
 	{ rt_fail build "fineibt-cc could not build the interposers"; exit 1; }
 
 for m in "${RT_MODES[@]}"; do
-	mode=$(rt_mode_name "$m")
+	mode=$(rt_mode_name "$m") rmode=$(rt_report_mode "$m")
 	for prog in "$P" "$PR"; do
 		k=${prog##*/}
 		LD_PRELOAD=$LA rt_run next-one "$m" "$prog"
@@ -38,11 +38,13 @@ for m in "${RT_MODES[@]}"; do
 		else
 			rt_fail "next-chain[$k,$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 		fi
+		# (v6.18 has no inline arity-1 BHI form: under bhi time()'s check
+		# traps in its __bhi_args stub)
 		NEXT_CONFUSE=1 LD_PRELOAD=$LA:$LB rt_run next-confused "$m" "$prog"
 		if [ "$mode" = off ]; then
 			if [ "$RT_RC" = 0 ]; then rt_pass "next-confused[$k,$m]: unchecked"
 			else rt_fail "next-confused[$k,$m]" "rc=$RT_RC err='$RT_ERR_TXT'"; fi
-		elif [ "$RT_RC" = 132 ] && grep -Eq "CFI failure at (__cfi_)?time\+.*target: time\+0x0;.*mode: $mode\)" <<<"$RT_ERR_TXT"; then
+		elif [ "$RT_RC" = 132 ] && grep -Eq "CFI failure at ((__cfi_)?time|__bhi_args)\+.*target: time\+0x0;.*mode: $rmode\)" <<<"$RT_ERR_TXT"; then
 			rt_pass "next-confused[$k,$m]: caught"
 		else
 			rt_fail "next-confused[$k,$m]" "rc=$RT_RC err='$RT_ERR_TXT'"

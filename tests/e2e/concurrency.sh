@@ -24,7 +24,7 @@ mkdir -p "$D"
 check() { if [ "$2" = 0 ]; then rt_pass "$1"; else rt_fail "$1" "$3"; fi; }
 nreports() { grep -cE "$RT_REPORT_RE" <<<"$RT_ERR_TXT"; }
 
-for m in off kcfi fineibt fineibt,paranoid fineibt,paranoid,bhi auto auto,norand; do
+for m in $(fi_with_sets off kcfi fineibt fineibt,paranoid fineibt,paranoid,bhi auto) auto,norand; do
 	rt_run conc_dl "$m" "$D/conc_dl" "$D/libconc.so" 30
 	check "dlopen-loop[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "conc_dl ok 30 0" ] &&
 		[ "$(nreports)" = 0 ]; echo $?) "rc=$RT_RC out=$RT_OUT_TXT err=$(head -c 300 <<<"$RT_ERR_TXT")"
@@ -39,7 +39,7 @@ for m in off kcfi fineibt fineibt,paranoid fineibt,paranoid,bhi auto auto,norand
 		"rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 done
 
-for m in kcfi fineibt fineibt,paranoid fineibt,bhi auto; do
+for m in $(fi_with_sets kcfi fineibt fineibt,paranoid fineibt,bhi auto); do
 	rt_run conc_trap "$m,warn" "$D/conc_trap" 8
 	check "trap-8-threads-warn[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "conc_trap survived 8" ] &&
 		[ "$(nreports)" = $((8 * $(per_fail "$m"))) ] && [ "$(wc -l <<<"$RT_ERR_TXT")" = $((8 * $(per_fail "$m"))) ]; echo $?) \
@@ -52,21 +52,21 @@ for m in kcfi fineibt fineibt,paranoid fineibt,bhi auto; do
 		[ "$(grep -cvE "$RT_REPORT_RE" <<<"$RT_ERR_TXT")" = 0 ]; echo $?) "rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 done
 
-for m in kcfi fineibt,paranoid auto,warn; do
+for m in $(fi_with_sets kcfi fineibt,paranoid auto,warn); do
 	rt_run conc_fork "$m" "$D/conc_fork" fork
 	want="fork legal=4 bad=sigill" nrep=1
-	[[ $m == *warn ]] && want="fork legal=4 bad=exit 0" nrep=$(per_fail "$m")
+	[[ ,$m, == *,warn,* ]] && want="fork legal=4 bad=exit 0" nrep=$(per_fail "$m")
 	check "fork-inherits[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "$want" ] && [ "$(nreports)" = "$nrep" ]; echo $?) \
 		"rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 done
-for m in auto fineibt kcfi auto,norand; do
+for m in $(fi_with_sets auto fineibt kcfi auto,norand); do
 	rt_run conc_exec "$m" "$D/conc_fork" exec
 	read -r w a b <<<"$RT_OUT_TXT"
 	ok=1
 	if [ "$RT_RC" = 0 ] && [ "$w" = exec ] && [ -n "$b" ] && [ "$a" != 00000000 ]; then
 		# A random seed per process: the two hashes differ (2^-32 chance
 		# of a false failure); norand: both are the compiler's.
-		if [[ $m == *norand ]]; then [ "$a" = "$b" ] && ok=0; else [ "$a" != "$b" ] && ok=0; fi
+		if [[ ,$m, == *,norand,* ]]; then [ "$a" = "$b" ] && ok=0; else [ "$a" != "$b" ] && ok=0; fi
 	fi
 	check "exec-rehash[$m]" "$ok" "rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 done

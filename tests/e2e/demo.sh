@@ -29,7 +29,7 @@ expect paranoid     "$S|$S|$S|$W"
 expect bhi          "$S|$N|$S|$W"
 expect paranoid+bhi "$S|$S|$S|$W"
 expect auto         "$S|$S|$S|$W"
-if grep -q 'CFI failure at call_it+0x[0-9a-f]* (target: gadget+0x10; expected type: 0x[0-9a-f]\{8\}; mode: paranoid)' <<<"$out"; then
+if grep -q 'CFI failure at call_it+0x[0-9a-f]* (target: gadget+0x10; expected type: 0x[0-9a-f]\{8\}; mode: paranoid/v4)' <<<"$out"; then
 	echo "PASS: demo shows the paranoid report of the pivot"
 else
 	echo "FAIL: demo shows the paranoid report of the pivot"

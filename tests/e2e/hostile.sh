@@ -70,7 +70,7 @@ rm -f "$O/plain.p"
 out=$("$FIBT" patch "$P/prog_plain" -o "$O/plain.p" 2>&1); rc=$?
 check "nokcfi-patch-refused" $([ $rc = 1 ] && [ ! -e "$O/plain.p" ] && grep -q '^Error: .*no kCFI sites' <<<"$out"; echo $?) \
 	"rc=$rc out=$out"
-rt_ok nokcfi-run && for m in auto kcfi off fineibt,bhi; do
+rt_ok nokcfi-run && for m in $(fi_with_sets auto kcfi off fineibt,bhi); do
 	rt_run plain "$m" "$FIBT" run -- "$P/prog_plain"
 	# Nothing but the cfi= word messages (bhi: no arity in this program).
 	check "nokcfi-run[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = ok ] &&
@@ -89,7 +89,7 @@ check "mixed-build" $? "could not build the mixed programs"
 tc=$(jfield "$O/mixed_b" 'j["thunk_calls"]')
 check "mixed-has-unchecked-thunk-calls" $([ "${tc:-0}" -ge 2 ]; echo $?) "thunk_calls=$tc"
 for v in a b; do
-	for m in "${RT_BASE_MODES[@]}" fineibt,paranoid,warn; do
+	for m in $(fi_with_sets "${RT_BASE_MODES[@]}" fineibt,paranoid,warn); do
 		rt_run "mixed_$v" "$m" "$O/mixed_$v"
 		check "mixed-$v[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "mixed 338450" ] && ! grep -q 'CFI failure' <<<"$RT_ERR_TXT"; echo $?) \
 			"rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"

@@ -119,7 +119,13 @@ while IFS= read -r line; do
 	else
 		fail "golden $name" "llvm could not assemble/disassemble '$bytes'"
 	fi
-done <"$OUT/seq.lst"
+done < <(grep -v '^#' "$OUT/seq.lst")
+# The first line names the set the encoders wrote.
+if [ "$(head -n 1 "$OUT/seq.lst")" = "# sequence set: v4" ]; then
+	pass "seq names its set (v4)"
+else
+	fail "seq names its set (v4)" "first line '$(head -n 1 "$OUT/seq.lst")'"
+fi
 
 # overlap NAME SEQ OFFSET: decode sequence SEQ from its byte OFFSET.
 overlap() {
@@ -195,6 +201,11 @@ while IFS= read -r line; do
 		fail "golden v6.18 $name" "llvm could not assemble/disassemble '$bytes'"
 	fi
 done < <(sed -n '/^kcfi_preamble\.a0:/,$p' "$OUT/seq.lst")
+if [ "$(head -n 1 "$OUT/seq.lst")" = "# sequence set: v6.18" ]; then
+	pass "seq names its set (v6.18)"
+else
+	fail "seq names its set (v6.18)" "first line '$(head -n 1 "$OUT/seq.lst")'"
+fi
 overlap overlap.fineibt_preamble+13 fineibt_preamble 0x13
 overlap overlap.kcfi_caller.call+d kcfi_caller.call 0xd
 overlap overlap.paranoid.call+d paranoid.call 0xd

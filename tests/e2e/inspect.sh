@@ -9,6 +9,7 @@
 set -u
 cd "${FINEIBT_ROOT:-.}"
 BUILD=${BUILD:-build}
+. tests/e2e/progs/sets.bash	# fi_with_sets: both sequence sets
 FI=$BUILD/fineibt
 out=$BUILD/e2e/inspect
 progs=$BUILD/progs
@@ -172,6 +173,7 @@ fi
 # Text report
 txt=$("$FI" inspect "$progs/prog_pie" 2>&1)
 if grep -q '^mode: *kcfi$' <<<"$txt" && grep -q '^preambles: ' <<<"$txt" &&
+   grep -q "^sequence set: *either (no site in a set's own form)$" <<<"$txt" &&
    grep -q 'naked_endbr' <<<"$txt" && grep -q '^call sites: ' <<<"$txt"; then
 	pass inspect_text_report
 else
@@ -205,9 +207,10 @@ else
 fi
 
 # Files written by `fineibt patch` (when that command exists): the mode
-# judged from the rewritten sites, the note, and the same site counts.
+# judged from the rewritten sites, the note, and the same site counts; the
+# sequence set ("seq") judged from the sites too, in both sets.
 if "$FI" help patch >/dev/null 2>&1; then
-	for m in auto fineibt fineibt,norand fineibt,paranoid,warn off kcfi; do
+	for m in $(fi_with_sets auto fineibt fineibt,norand fineibt,paranoid,warn off kcfi); do
 		pf=$out/patched_${m//,/_}
 		rm -f "$pf"
 		if ! "$FI" patch "$progs/prog_pie" -o "$pf" --cfi=$m --seed 1234abcd -q \
@@ -219,8 +222,13 @@ if "$FI" help patch >/dev/null 2>&1; then
 		if python3 - "$pf.json" "$js" "$m" <<'PY'
 import json, sys
 got, orig, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+v618 = m.endswith(",seq=v6.18")
+m = m.replace(",seq=v6.18", "")
 want = {"auto": "fineibt,paranoid", "fineibt": "fineibt", "fineibt,norand": "fineibt,norand",
         "fineibt,paranoid,warn": "fineibt,paranoid,warn", "off": "off", "kcfi": "kcfi"}[m]
+want += ",seq=v6.18" if v618 else ""
+# off and kcfi in v4 keep the compiler's forms: no set shows in them
+assert got["seq"] == ("v6.18" if v618 else None if m in ("off", "kcfi") else "v4"), got["seq"]
 assert got["patched"] is True, "not seen as patched"
 assert got["patched_cfi"] == want, got["patched_cfi"]
 assert got["mode"] == want, "mode from sites %r" % got["mode"]
@@ -235,6 +243,17 @@ else:
 PY
 		then
 			pass "inspect_patched_$m"
+			# the text report names the set too
+			case $m in
+			*seq=v6.18) want_set=v6.18 ;;
+			off|kcfi) want_set="either (no site in a set's own form)" ;;
+			*) want_set=v4 ;;
+			esac
+			if "$FI" inspect "$pf" | grep -qxF "sequence set:  $want_set"; then
+				pass "inspect_patched_text_set_$m"
+			else
+				fail "inspect_patched_text_set_$m" "no 'sequence set:  $want_set' line"
+			fi
 		else
 			fail "inspect_patched_$m" "see $pf.json"
 		fi
@@ -243,22 +262,26 @@ fi
 
 # BHI: the arity comes back from which __bhi_args slot each preamble calls.
 if "$FI" help patch >/dev/null 2>&1; then
-	pf=$out/patched_bhi
+	# v6.18 has no inline arity-1 form: slot 1 tells arity 1 there.
+	for s in v4 v6.18; do
+	pf=$out/patched_bhi_$s
 	rm -f "$pf"
-	if "$FI" patch "$progs/prog_bhi" -o "$pf" --cfi=fineibt,bhi --seed 5 -q \
+	if "$FI" patch "$progs/prog_bhi" -o "$pf" --cfi=fineibt,bhi,seq=$s --seed 5 -q \
 		>"$out/patch.log" 2>&1 && "$FI" inspect "$pf" --json >"$pf.json" &&
-	   python3 - "$pf.json" "$out/prog_bhi.json" <<'PY'
+	   python3 - "$pf.json" "$out/prog_bhi.json" "$s" <<'PY'
 import json, sys
 got, orig = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-assert got["mode"] == "fineibt,bhi", got["mode"]
+want = "fineibt,bhi" + (",seq=v6.18" if sys.argv[3] == "v6.18" else "")
+assert got["mode"] == want and got["seq"] == sys.argv[3], (got["mode"], got["seq"])
 assert got["arity"] == orig["arity"] and got["arity_unknown"] == 0, (got["arity"], orig["arity"])
 assert got["unmatched"] == [] and got["preambles"] == orig["preambles"]
 PY
 	then
-		pass inspect_patched_bhi_arity
+		pass "inspect_patched_bhi_arity[$s]"
 	else
-		fail inspect_patched_bhi_arity "see $pf.json / $out/patch.log"
+		fail "inspect_patched_bhi_arity[$s]" "see $pf.json / $out/patch.log"
 	fi
+	done
 fi
 
 # Errors: one line on stderr, exit 1; usage errors exit 2

@@ -10,6 +10,7 @@
 set -u
 cd "${FINEIBT_ROOT:-.}"
 ROOT=$PWD
+. "$ROOT/tests/e2e/progs/sets.bash"	# fi_with_sets: both sequence sets
 BUILD=${BUILD:-build}
 case $BUILD in /*) ABS_BUILD=$BUILD ;; *) ABS_BUILD=$ROOT/$BUILD ;; esac
 OUT=$ABS_BUILD/e2e/jit_disasm
@@ -67,6 +68,44 @@ seq_at() {
 	done
 }
 
+# The v6.18 set (docs/sequences.md), as llvm-objdump prints it: the
+# preamble's cs cs cs jne,pn to func+3 and the 0f 1f 40 d6 poison; BHI
+# calls a stub for arity 1 too; CS-padded calls (the prefixes fold into
+# the call), no trailing NOPs; kCFI's jne .+3; test $0xd6,%al.
+check_preamble_v618() {	# MODE FN HASH
+	local m=$1 fn=$(($2)) h=$3 tgt
+	case $m in
+	kcfi | off)
+		check_preamble "$m" "$2" "$h" "$4" ;;
+	*bhi*)
+		seq_at $((fn - 16)) endbr64 "subl \$$h, %r10d" || return 1
+		tgt=$(at $((fn - 5)))
+		[[ $tgt == "callq 0x"* ]] && [ $((${tgt#callq } % 32)) = 0 ] ||
+			{ echo "at $(hex $((fn - 5))): '$tgt', want a call to a stub slot"; return 1; }
+		seq_at "$fn" "nopl -0x2a(%rax)" ;;
+	*)
+		seq_at $((fn - 16)) endbr64 "subl \$$h, %r10d" \
+			"jne $(hex $((fn + 3)))" "nopl -0x2a(%rax)" ;;
+	esac
+}
+
+check_call_v618() {	# MODE SITE HASH TAIL
+	local m=$1 s=$(($2)) h=$3 c=$4
+	case $m in
+	kcfi)
+		seq_at "$s" "movl \$$(hex $(((-h) & 0xffffffff))), %r10d" \
+			"addl -0xf(%r11), %r10d" "jne $(hex $((s + 13)))" \
+			"testb \$-0x2a, %al" "$c *%r11" ;;
+	off)	seq_at "$s" "jmp $(hex $((s + 14)))" ;;
+	*paranoid*)
+		seq_at "$s" "movl \$$h, %r10d" "cmpl -0x9(%r11), %r10d" \
+			"leaq -0x10(%r11), %r11" "jne $(hex $((s + 13)))" "$c *%r11" ;;
+	*)
+		seq_at "$s" "movl \$$h, %r10d" "leaq -0x10(%r11), %r11" \
+			"nopl (%rax)" "$c *%r11" ;;
+	esac
+}
+
 check_preamble() {	# MODE FN HASH NARGS
 	local m=$1 fn=$(($2)) h=$3 k=$4 reg tgt
 	case $m in
@@ -109,10 +148,12 @@ check_call() {	# MODE SITE(after the mov) HASH TAIL(callq|jmpq)
 	esac
 }
 
-for m in kcfi off fineibt fineibt,paranoid fineibt,bhi fineibt,bhi,warn \
-	 fineibt,paranoid,bhi; do
-	t=jit_disasm_${m//,/_}
-	if ! FINEIBT_CFI=$m CALC_DUMP=$OUT/code.bin "$CALC" run >"$OUT/$t.out" 2>&1; then
+for cfi in $(fi_with_sets kcfi off fineibt fineibt,paranoid fineibt,bhi \
+	 fineibt,bhi,warn fineibt,paranoid,bhi); do
+	m=$(fi_no_set "$cfi") v=
+	[ "$(fi_set_of "$cfi")" = v6.18 ] && v=_v618
+	t=jit_disasm_${m//,/_}$v
+	if ! FINEIBT_CFI=$cfi CALC_DUMP=$OUT/code.bin "$CALC" run >"$OUT/$t.out" 2>&1; then
 		fail "$t" "calc run failed: $(tail -n 2 "$OUT/$t.out")"
 		continue
 	fi
@@ -130,7 +171,7 @@ for m in kcfi off fineibt fineibt,paranoid fineibt,bhi fineibt,bhi,warn \
 	for fn in $(awk '/^jit: .* at 0x/ { for (i = 1; i < NF; i++) if ($i == "at") print $(i + 1) }' \
 		    "$OUT/$t.out"); do
 		h=$([ "$k" = 1 ] && echo "$h1" || echo "$h2")
-		r=$(check_preamble "$m" "$fn" "$h" "$k") || { ok=0 why+="preamble $fn: $r; "; }
+		r=$(check_preamble$v "$m" "$fn" "$h" "$k") || { ok=0 why+="preamble $fn: $r; "; }
 		k=2
 	done
 	# Call sites: the mov of the target into r11, then the checked call.
@@ -146,7 +187,7 @@ for m in kcfi off fineibt fineibt,paranoid fineibt,bhi fineibt,bhi,warn \
 		esac
 		[ "$c" = jmpq ] && ntail=$((ntail + 1))
 		nsites=$((nsites + 1))
-		r=$(check_call "$m" "$s" "$h1" "$c") || { ok=0 why+="call $(hex "$s"): $r; "; }
+		r=$(check_call$v "$m" "$s" "$h1" "$c") || { ok=0 why+="call $(hex "$s"): $r; "; }
 	done
 	# 4 calls back into C, one of them a tail call (f(x * y - 2)).
 	[ "$nsites" = 4 ] || { ok=0 why+="$nsites call sites, want 4; "; }

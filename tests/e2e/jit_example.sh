@@ -11,6 +11,7 @@
 set -u
 cd "${FINEIBT_ROOT:-.}"
 ROOT=$PWD
+. "$ROOT/tests/e2e/progs/sets.bash"	# fi_with_sets: both sequence sets
 BUILD=${BUILD:-build}
 case $BUILD in /*) ABS_BUILD=$BUILD ;; *) ABS_BUILD=$ROOT/$BUILD ;; esac
 OUT=$ABS_BUILD/e2e/jit_example
@@ -54,6 +55,11 @@ declare -A report=(
 modes="kcfi kcfi,norand fineibt fineibt,norand fineibt,paranoid
 	fineibt,paranoid,norand fineibt,bhi fineibt,bhi,norand
 	fineibt,paranoid,bhi auto auto,norand off"
+# The JIT writes the process's sequence set: every mode again in v6.18.
+modes="$modes $(fi_with_sets kcfi fineibt fineibt,paranoid fineibt,bhi \
+	fineibt,paranoid,bhi auto off | grep seq=)"
+# rep MODE: the mode the report names (without the set)
+rep() { echo "${report[$(fi_no_set "$1")]}"; }
 
 for m in $modes; do
 	t=jit_run_${m//,/_}
@@ -66,7 +72,7 @@ for m in $modes; do
 		continue
 	fi
 	# Arity read back: 1 for x*x+3, 2 for the others; 0 in plain FineIBT.
-	case ${report[$m]} in fineibt | paranoid) a1=0 a2=0 ;; *) a1=1 a2=2 ;; esac
+	case $(rep "$m") in fineibt | paranoid) a1=0 a2=0 ;; *) a1=1 a2=2 ;; esac
 	got=$(awk '/^jit: .* arity /{ print $NF }' "$o" | tr '\n' ' ')
 	if [ "$got" = "$a1 $a2 $a2 $a2 " ]; then
 		pass "${t}_arity"
@@ -95,14 +101,14 @@ fi
 
 # Confused calls, fatal: SIGILL and a report naming the JIT address.
 for m in $modes; do
-	[ "$m" = off ] && continue
+	[ "$(fi_no_set "$m")" = off ] && continue
 	t=jit_confused_in_${m//,/_}
 	run "$t" "$m" confused-in
 	fn=$(sed -n 's/^confused-in: calling \(0x[0-9a-f]*\).*/\1/p' "$OUT/$t.out")
 	line=$(grep 'CFI failure' "$OUT/$t.err")
 	if [ "$rc" = 132 ] && [ -n "$fn" ] &&
 	   [[ $line == *"(target: $fn; "* ]] &&
-	   [[ $line == *"mode: ${report[$m]})"* ]] &&
+	   [[ $line == *"mode: $(rep "$m")/$(fi_set_of "$m"))"* ]] &&
 	   ! grep -q '^confused-in: returned' "$OUT/$t.out"; then
 		pass "$t"
 	else
@@ -118,8 +124,8 @@ for m in $modes; do
 	ok=1
 	[ "$rc" = 132 ] || ok=0
 	[[ $line == *"(target: pair+0x0; "* ]] || ok=0
-	[[ $line == *"mode: ${report[$m]})"* ]] || ok=0
-	case ${report[$m]} in
+	[[ $line == *"mode: $(rep "$m")/$(fi_set_of "$m"))"* ]] || ok=0
+	case $(rep "$m") in
 	kcfi | paranoid | paranoid+bhi)
 		# The check that failed is the JIT's own call site.
 		{ [[ $at == 0x* ]] && [ -n "${lo:-}" ] && in_region "$at" "$lo" "$hi"; } || ok=0 ;;
@@ -143,7 +149,7 @@ fi
 # warn: reported, then the call proceeds and the program finishes. Under
 # paranoid the caller's report is the only one: the callee's preamble
 # check is not reported a second time (the kernel prints both).
-for m in kcfi,warn fineibt,warn fineibt,paranoid,warn fineibt,bhi,warn; do
+for m in $(fi_with_sets kcfi,warn fineibt,warn fineibt,paranoid,warn fineibt,bhi,warn); do
 	for what in confused-in confused-out; do
 		t=jit_${what//-/_}_${m//,/_}
 		run "$t" "$m" "$what"

@@ -5,8 +5,8 @@
 # every site is compared with the sequence DESIGN.md section 2 gives for it,
 # the sites being found independently of the tool: preambles from the
 # __cfi_<name> symbols, call sites from .kcfi_traps (read with od), thunk
-# calls from the input's disassembly. Hashes are recomputed here (xor with
-# the seed, then the LFSR) for --seed runs. A byte diff of input and output
+# calls from the input's disassembly. Hashes are recomputed here (the keyed
+# mix with the seed, then the LFSR) for --seed runs. A byte diff of input and output
 # must touch only those sites, the e_shoff/e_shnum/e_shstrndx fields and the
 # appended tail. The patched programs are run (no runtime is needed while
 # every call is legal), llvm-readelf must list .fineibt and fineibt inspect
@@ -69,12 +69,28 @@ is_endbr() {
 	return 1
 }
 
-# NH = the hash after patching in the current case. DESIGN section 2: xor
-# with the seed, then LFSR-step off ENDBR lookalikes (and their negation).
+# murmur3's finaliser on the 32-bit FM (bash wraps 64-bit products; only
+# the low 32 bits are kept).
+fmix() {
+	FM=$((FM ^ (FM >> 16)))
+	FM=$(((FM * 0x85ebca6b) & 0xffffffff))
+	FM=$((FM ^ (FM >> 13)))
+	FM=$(((FM * 0xc2b2ae35) & 0xffffffff))
+	FM=$((FM ^ (FM >> 16)))
+}
+
+# NH = the hash after patching in the current case. docs/protection.md
+# ("The seed"): fmix(fmix(hash ^ seed) + seed * 0x9e3779b9 + 0x7f4a7c15),
+# then LFSR-step off ENDBR lookalikes (and their negation).
 newhash() {
+	local s=$((16#$SEED))
 	NH=$(($1))
 	[ "$RAND" = 1 ] || return 0
-	NH=$((NH ^ 16#$SEED))
+	FM=$((NH ^ s))
+	fmix
+	FM=$(((FM + s * 0x9e3779b9 + 0x7f4a7c15) & 0xffffffff))
+	fmix
+	NH=$FM
 	while is_endbr $NH || is_endbr $(((-NH) & 0xffffffff)); do
 		if ((NH & 1)); then NH=$(((NH >> 1) ^ 0x80200003)); else NH=$((NH >> 1)); fi
 	done

@@ -63,8 +63,8 @@ echo "note: race: $abandoned rewrites abandoned (a write landed in the copy)"
 # mapfull: the state and the arena are read-only again after every
 # window, with the process at its map-count limit and a thread taking
 # each slot that frees up (before issue 18, the state stayed writable).
-for m in kcfi fineibt auto; do
-	pr_run mapfull "$m" "$PROG" mapfull "$LIB"
+for m in $(fi_with_sets kcfi fineibt auto); do
+	pr_run mapfull "$m" env "$PR_DEBUG_ENV" "$PROG" mapfull "$LIB"
 	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'mapfull ok\ndl ok' ] &&
 	   grep -q '^fineibt: CFI failure at ' <<<"$PR_ERR_TXT"; then
 		pr_pass "mapfull[$m]: state and arena read-only at the map-count limit; trap fatal"
@@ -73,7 +73,7 @@ for m in kcfi fineibt auto; do
 	fi
 done
 
-for m in kcfi fineibt fineibt,bhi auto; do
+for m in $(fi_with_sets kcfi fineibt fineibt,bhi auto); do
 	pr_run jitfull "$m" "$PROG" jitfull "$LIB"
 	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'jit 256\ndl ok' ] &&
 	   grep -Eq "$PR_REPORT_RE" <<<"$PR_ERR_TXT"; then
@@ -91,7 +91,7 @@ else
 fi
 
 UNREG='^fineibt: CFI failure at 0x[0-9a-f]+ \(in rewritten code of a module that is not registered; not decoded\)$'
-for m in kcfi fineibt fineibt,bhi auto auto,warn; do
+for m in $(fi_with_sets kcfi fineibt fineibt,bhi auto auto,warn); do
 	pr_run modfull "$m" "$PROG" modfull "${COPIES[@]}"
 	nreg=$(grep -c 'cannot register (No space left on device)' "$PR_OUT/modfull.err")
 	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'loaded 260\ndl ok' ] &&

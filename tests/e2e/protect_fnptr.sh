@@ -28,6 +28,9 @@ pr_build || { pr_fail build "could not build the protect programs"; exit 1; }
 
 MODES=(off kcfi kcfi,norand fineibt fineibt,paranoid fineibt,bhi
        fineibt,paranoid,bhi auto auto,warn)
+# v6.18 (the set changes which bytes are written, not where pointers
+# live): the modes that rewrite preambles and callers differently.
+MODES+=(kcfi,seq=v6.18 fineibt,seq=v6.18 fineibt,paranoid,bhi,seq=v6.18)
 
 # name_hits FILE: "hit 0xV -> T" lines of stdin become "SYMBOL (SECTION) -> T"
 # ("?" where nothing holds V); fails if FILE's tables cannot be read.

@@ -28,7 +28,7 @@ bind_now() {
 }
 
 for prog in "$G" "$G-static"; do
-	for m in off kcfi fineibt auto fineibt,bhi auto,warn; do
+	for m in $(fi_with_sets off kcfi fineibt auto fineibt,bhi auto,warn); do
 		tag="got-write[$m,${prog##*/}]"
 		pr_run got "$m" "$prog"
 		if [ "$PR_RC" = 139 ] && [ "$PR_OUT_TXT" = "writing GOT[puts]" ]; then

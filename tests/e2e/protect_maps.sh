@@ -12,9 +12,12 @@ pr_build || { pr_fail build "could not build the protect programs"; exit 1; }
 
 MODES=(off kcfi kcfi,norand fineibt fineibt,paranoid fineibt,bhi
        fineibt,paranoid,bhi auto auto,warn fineibt,bhi,warn)
+mapfile -t MODES < <(fi_with_sets "${MODES[@]}")	# both sequence sets
 
 mode_name() {
-	case ${1%,warn} in
+	local m
+	m=$(fi_no_set "$1")
+	case ${m%,warn} in
 	kcfi*) echo kcfi ;;
 	fineibt) echo fineibt ;;
 	fineibt,paranoid|auto) echo paranoid ;;
@@ -33,7 +36,7 @@ for prog in "$PROG" "$PROG_STATIC"; do
 			pr_fail "no-wx[$m,$p]" "rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
 		fi
 		pr_run dl "$m" "$prog" dl "$LIB"
-		if [ "$m" = off ]; then
+		if [ "$(fi_no_set "$m")" = off ]; then
 			if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = $'dl ok\nsurvived dl' ]; then
 				pr_pass "dlopen-late[$m,$p]: legal calls, confused call not checked"
 			else
@@ -41,8 +44,8 @@ for prog in "$PROG" "$PROG_STATIC"; do
 			fi
 			continue
 		fi
-		re="${PR_REPORT_RE}twice\\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(mode_name "$m")"
-		if [[ $m == *warn ]]; then
+		re="${PR_REPORT_RE}twice\\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(mode_name "$m")$(fi_report_set "$m")"
+		if [[ ,$m, == *,warn,* ]]; then
 			want_rc=0 want_out=$'dl ok\nsurvived dl' re="$re; warn\\)"
 		else
 			want_rc=132 want_out="dl ok" re="$re\\)"

@@ -74,9 +74,9 @@ check_seed() {
 	fi
 }
 
-for m in auto kcfi fineibt fineibt,bhi fineibt,paranoid,bhi,warn; do
+for m in $(fi_with_sets auto kcfi fineibt fineibt,bhi fineibt,paranoid,bhi,warn); do
 	check_seed "$m" "$PROG"
 done
-for m in auto fineibt,bhi; do
+for m in $(fi_with_sets auto fineibt,bhi); do
 	check_seed "$m" "$PROG_STATIC"
 done

@@ -42,7 +42,7 @@ TINY_RE='^fineibt: CFI failure \(signal stack too small for a report\)$'
 # fatal: status 132 and nothing after; warn and off: the program went on.
 expect() {
 	local tag=$1 m=$2 re=$3 out=$4
-	case $m in
+	case $(fi_no_set "$m") in
 	off)
 		[ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = "$out"$'\nsurvived' ] &&
 			! grep -q 'CFI failure' <<<"$PR_ERR_TXT" ;;
@@ -86,7 +86,7 @@ alt_case() {
 # 8 KiB: the full report where the kernel's frame leaves FI_TRAP_STACK_FULL.
 re8=$FULL_RE
 [ $((8192 - FRAME)) -ge "$FULL" ] || re8=$BARE_RE
-for m in $MODES; do
+for m in $(fi_with_sets $MODES); do	# both sequence sets
 	alt_case "alt[8 KiB,$m]" "$m" 8192 "$re8" FINEIBT_LOG="$ST_OUT/alt.log"
 done
 
@@ -100,7 +100,7 @@ done
 
 # bound: what the full report writes, in each kind of trap, with DWARF
 # line and FINEIBT_LOG; and what the one-line report writes.
-for m in kcfi fineibt fineibt,bhi fineibt,paranoid auto,warn; do
+for m in $(fi_with_sets kcfi fineibt fineibt,bhi fineibt,paranoid auto,warn); do
 	alt_case "bound[$m]" "$m" 65536 "$FULL_RE" FINEIBT_LOG="$ST_OUT/bound.log" || continue
 	echo "note: bound[$m]: full report: $((USED - FRAME)) bytes beyond the kernel's frame"
 	if [ -n "$USED" ] && [ $((USED - FRAME)) -le "$FULL" ]; then

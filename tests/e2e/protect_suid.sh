@@ -39,7 +39,7 @@ for prog in protect_prog protect_prog_static; do
 		pr_run suid "$w" "${NOBODY[@]}" "$P" confuse
 		n=$(grep -cF "$(msg "$w")" <<<"$PR_ERR_TXT")
 		if [ "$PR_RC" = 132 ] && [ -z "$PR_OUT_TXT" ] && [ "$n" = 1 ] &&
-		   grep -Eq "${PR_REPORT_RE}inc\\+0x0; .*mode: paranoid\\)" <<<"$PR_ERR_TXT"; then
+		   grep -Eq "${PR_REPORT_RE}inc\\+0x0; .*mode: paranoid/v4\\)" <<<"$PR_ERR_TXT"; then
 			pr_pass "suid-refuses[$w,$prog]: one message, confused call fatal"
 		else
 			pr_fail "suid-refuses[$w,$prog]" "rc=$PR_RC n=$n err='$PR_ERR_TXT'"
@@ -71,9 +71,17 @@ for prog in protect_prog protect_prog_static; do
 	fi
 	pr_run suid-bhi-call fineibt,bhi,warn "${NOBODY[@]}" "$P" confuse
 	if [ "$PR_RC" = 132 ] &&
-	   grep -Eq "${PR_REPORT_RE}inc\\+0x0; .*mode: paranoid\\+bhi\\)" <<<"$PR_ERR_TXT"; then
+	   grep -Eq "${PR_REPORT_RE}inc\\+0x0; .*mode: paranoid\\+bhi/v4\\)" <<<"$PR_ERR_TXT"; then
 		pr_pass "suid-bhi-fatal[$prog]"
 	else
 		pr_fail "suid-bhi-fatal[$prog]" "rc=$PR_RC err='$PR_ERR_TXT'"
+	fi
+	# Neither sequence set is weaker: the v6.18 word is honoured.
+	pr_run suid-seq fineibt,bhi,seq=v6.18 "${NOBODY[@]}" "$P" confuse
+	if [ "$PR_RC" = 132 ] && ! grep -q "not allowed" <<<"$PR_ERR_TXT" &&
+	   grep -Eq "${PR_REPORT_RE}inc\\+0x0; .*mode: paranoid\\+bhi/v6\\.18\\)" <<<"$PR_ERR_TXT"; then
+		pr_pass "suid-honours-seq[$prog]: v6.18 set, call fatal"
+	else
+		pr_fail "suid-honours-seq[$prog]" "rc=$PR_RC err='$PR_ERR_TXT'"
 	fi
 done

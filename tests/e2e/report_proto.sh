@@ -11,6 +11,7 @@
 set -u
 BUILD=${BUILD:-build}
 ROOT=${FINEIBT_ROOT:-$PWD}
+. "$ROOT/tests/e2e/progs/sets.bash"	# fi_with_sets: both sequence sets
 OUT=$ROOT/$BUILD/e2e/report_proto
 FCC=$ROOT/$BUILD/fineibt-cc
 rm -rf "$OUT"
@@ -138,7 +139,7 @@ done
 check() {
 	local case=$1 arg=$2 target=$3 exp_re=$4 m want_t line_t line_e
 	want_t=$(oracle "$target")
-	for m in auto kcfi fineibt fineibt,bhi; do
+	for m in $(fi_with_sets auto kcfi fineibt fineibt,bhi); do
 		run "$case-$m" "$m" "$arg"
 		if [ "$RC" != 132 ] || ! grep -q "^fineibt: CFI failure at .*(target: $target+0x0; " <<<"$ERR"; then
 			fail "report_proto_$case[caught,$m]" "rc=$RC err='$ERR'"

@@ -24,7 +24,7 @@ for m in "${RT_MODES[@]}"; do
 		[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = survived ] &&
 			{ rt_pass "cxx-confuse[$m]: not checked"; continue; }
 	elif [ "$RT_RC" = 132 ] &&
-	     grep -Eq "${RT_REPORT_RE}_Z4halfd\\+0x0; .*mode: $(rt_mode_name "$m")\\)" <<<"$RT_ERR_TXT"; then
+	     grep -Eq "${RT_REPORT_RE}_Z4halfd\\+0x0; .*mode: $(rt_report_mode "$m")\\)" <<<"$RT_ERR_TXT"; then
 		rt_pass "cxx-confuse[$m]: caught"
 		continue
 	fi

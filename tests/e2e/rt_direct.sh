@@ -14,6 +14,8 @@ D=$RT_OUT/direct
 rm -rf "$D"
 mkdir -p "$D"
 ok() { if "$@"; then rt_pass "$T"; else rt_fail "$T" "${WHY:-check failed}"; fi; }
+# okc 'A && B': every part of a compound condition counts.
+okc() { if eval "$1"; then rt_pass "$T"; else rt_fail "$T" "${WHY:-check failed}"; fi; }
 SRC=$RT_SRC/rt_direct.c
 
 # direct_branches BIN: "target" per direct call/jmp/jcc into a symbol
@@ -57,7 +59,7 @@ ok [ "$(at_entry "$D/noskip" | wc -l)" -ge 6 ]
 T=direct-off-env; WHY="FINEIBT_CC_SKIP_ENDBR=0 moved calls"
 ok [ "$(at_entry "$D/noskip_env" | wc -l)" -ge 6 ]
 T=direct-thunk-calls; WHY="kCFI thunk calls changed ($(thunk_calls "$D/skip") vs $(thunk_calls "$D/noskip"))"
-ok [ "$(thunk_calls "$D/skip")" -ge 3 ] && [ "$(thunk_calls "$D/skip")" = "$(thunk_calls "$D/noskip")" ]
+okc '[ "$(thunk_calls "$D/skip")" -ge 3 ] && [ "$(thunk_calls "$D/skip")" = "$(thunk_calls "$D/noskip")" ]'
 T=direct-no-relocs; WHY="relocation sections left in the output"
 ok [ -z "$(llvm-readelf-22 -S "$D/skip" | grep -E '\.rela\.(text|kcfi_traps|debug)')" ]
 T=direct-dyn-relocs; WHY=".rela.dyn lost"
@@ -71,26 +73,26 @@ ok grep -q -E 'direct branches skip an ENDBR' <<<"$(FINEIBT_CC_VERBOSE=1 "$FCC" 
 for m in "${RT_MODES[@]}" fineibt,bhi,warn; do
 	rt_run direct-$m "$m" "$D/skip"
 	T=direct-run-$m; WHY="rc $RT_RC, '$RT_OUT_TXT' (want '$want'): $RT_ERR_TXT"
-	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "$want" ]
+	okc '[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "$want" ]'
 done
 
 # The checks are where they were: a type-confused call traps.
 "$FCC" -O2 -o "$D/calls" "$RT_SRC/rt_calls.c"
-for m in kcfi fineibt auto fineibt,paranoid,bhi; do
+for m in $(fi_with_sets kcfi fineibt auto fineibt,paranoid,bhi); do
 	rt_run direct-confuse-$m "$m" "$D/calls" confuse call1
 	T=direct-confuse-$m; WHY="rc $RT_RC: $RT_ERR_TXT"
-	ok [ "$RT_RC" = 132 ] && grep -q -E "$RT_REPORT_RE" <<<"$RT_ERR_TXT"
+	okc '[ "$RT_RC" = 132 ] && grep -q -E "$RT_REPORT_RE" <<<"$RT_ERR_TXT"'
 	rt_run direct-legal-$m "$m" "$D/calls" legal
 	T=direct-legal-$m; WHY="rc $RT_RC: $RT_OUT_TXT $RT_ERR_TXT"
-	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ]
+	okc '[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ]'
 done
 
 # A user's own relocations stay true to the code; -s cannot have them.
 "$FCC" -O2 -Wl,--emit-relocs -o "$D/userrel" "$SRC"
 T=direct-user-emit-relocs; WHY="calls moved or .rela.text dropped under -Wl,--emit-relocs"
-ok [ "$(at_entry "$D/userrel" | wc -l)" -ge 6 ] && grep -q '\.rela\.text' <<<"$(llvm-readelf-22 -S "$D/userrel")"
+okc '[ "$(at_entry "$D/userrel" | wc -l)" -ge 6 ] && grep -q '\''\.rela\.text'\'' <<<"$(llvm-readelf-22 -S "$D/userrel")"'
 T=direct-strip-s; WHY="-s link failed or prints a different result"
-ok "$FCC" -O2 -s -o "$D/stripped" "$SRC" && [ "$(FINEIBT_CFI=auto "$D/stripped")" = "$want" ]
+okc '"$FCC" -O2 -s -o "$D/stripped" "$SRC" && [ "$(FINEIBT_CFI=auto "$D/stripped")" = "$want" ]'
 T=direct-strip-wl; WHY="-Wl,--strip-all link failed"
 ok "$FCC" -O2 -Wl,-O1,--strip-all -o "$D/stripped2" "$SRC"
 
@@ -106,8 +108,8 @@ printf 'int lib_api(int);\n#include <stdio.h>\nint main(void){printf("%%d\\n", l
 "$FCC" -O2 -o "$D/main" "$D/main.c" "$D/libd.so"
 T=direct-shared-moved; WHY="lib_api's call of lib_h does not skip its ENDBR"
 ok grep -q -E 'call.*<lib_h\+0x4>' <<<"$(llvm-objdump-22 -d --no-show-raw-insn --disassemble-symbols=lib_api "$D/libd.so")"
-for m in off kcfi auto fineibt,paranoid,bhi; do
+for m in $(fi_with_sets off kcfi auto fineibt,paranoid,bhi); do
 	rt_run direct-shared-$m "$m" env LD_LIBRARY_PATH="$D" "$D/main"
 	T=direct-shared-$m; WHY="rc $RT_RC '$RT_OUT_TXT': $RT_ERR_TXT"
-	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = 82 ]
+	okc '[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = 82 ]'
 done

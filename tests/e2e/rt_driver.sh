@@ -69,7 +69,7 @@ ok sh -c "cd '$D' && rm -f calls.o naked.o prog && make -s CC='$FCC' >/dev/null 
 "$FCC" -O2 "$RT_SRC/rt_generalize.c" -o "$D/gen"
 FINEIBT_CC_EXACT=1 "$FCC" -O2 "$RT_SRC/rt_generalize.c" -o "$D/gen_exact"
 "$FCC" --fineibt-exact -O2 "$RT_SRC/rt_generalize.c" -o "$D/gen_exact2"
-for m in kcfi auto; do
+for m in $(fi_with_sets kcfi auto); do
 	rt_run gen "$m" "$D/gen"
 	T="driver-generalize[$m]"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
 	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "generalized ok" ]
@@ -84,7 +84,7 @@ done
 "$FCC" -static-fineibt -O2 "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" -o "$D/calls_static"
 T=driver-static-no-needed; WHY="static build still needs libfineibt.so"
 ok sh -c "! llvm-readelf-22 -d '$D/calls_static' | grep -q libfineibt"
-for m in kcfi fineibt auto fineibt,paranoid,bhi; do
+for m in $(fi_with_sets kcfi fineibt auto fineibt,paranoid,bhi); do
 	rt_run static "$m" "$D/calls_static" legal
 	T="driver-static-legal[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ]
@@ -144,7 +144,7 @@ T=driver-cgoto-jmp; WHY="no indirect jmp for the computed goto"
 ok grep -q 'jmp.*\*' <<<"$(llvm-objdump-22 -d "$D/cgoto" | sed -n '/<run>:/,/^$/p')"
 T=driver-cgoto-nojt; WHY="an indirect jmp without jump tables"
 ok sh -c "! llvm-objdump-22 -d '$D/cgoto_nojt' | sed -n '/<run>:/,/^\$/p' | grep -q 'jmp.*\*'"
-for m in off kcfi fineibt auto; do
+for m in $(fi_with_sets off kcfi fineibt auto); do
 	for b in cgoto cgoto_nojt; do
 		T="driver-$b-run[$m]"; WHY="wrong result"
 		ok sh -c "FINEIBT_CFI=$m '$D/$b'; [ \$? = 63 ]"
@@ -155,14 +155,14 @@ done
 K="-fsanitize=kcfi -fsanitize-kcfi-arity -fpatchable-function-entry=11,11 -falign-functions=16 -fcf-protection=branch -mretpoline-external-thunk -mindirect-branch-cs-prefix"
 # shellcheck disable=SC2086
 clang-22 -O2 $K "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" "$ROOT/crt/thunks.S" -o "$D/plain_kcfi"
-for m in kcfi fineibt,paranoid fineibt,bhi auto; do
+for m in $(fi_with_sets kcfi fineibt,paranoid fineibt,bhi auto); do
 	rt_run run "" "$FIBT" run --cfi="$m" --verbose -- "$D/plain_kcfi" legal
 	T="run-preload-legal[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ] &&
 		grep -q "plain_kcfi: rewritten to" <<<"$RT_ERR_TXT"
 	rt_run run-confuse "" "$FIBT" run --cfi="$m" -- "$D/plain_kcfi" confuse call2
 	T="run-preload-confuse[$m]"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
-	ok [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: $(rt_mode_name "$m")\\)" <<<"$RT_ERR_TXT"
+	ok [ "$RT_RC" = 132 ] && grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: $(rt_report_mode "$m")\\)" <<<"$RT_ERR_TXT"
 done
 # A program that links the runtime itself is not given a second one.
 rt_run run-own "" "$FIBT" run --cfi=fineibt --verbose -- "$D/calls_many" legal
@@ -178,7 +178,7 @@ ok sh -c "! '$FIBT' run --bogus -- /bin/true 2>/dev/null"
   clang-22 -O2 $K -fPIC -shared "$RT_SRC/rt_libb.c" "$ROOT/crt/thunks.S" -L"$D" -lfi_rta -o "$D/libfi_rtb.so" &&
   clang-22 -O2 $K "$RT_SRC/rt_mods.c" "$ROOT/crt/thunks.S" -L"$D" -lfi_rta '-Wl,-rpath,$ORIGIN' -o "$D/plain_mods"; } ||
 	rt_fail run-build "plain kCFI module programs"
-for m in kcfi fineibt fineibt,paranoid,bhi auto; do
+for m in $(fi_with_sets kcfi fineibt fineibt,paranoid,bhi auto); do
 	rt_run run-mods "" "$FIBT" run --cfi="$m" --verbose -- "$D/plain_mods" "$D/libfi_rtb.so" noctor
 	T="run-dlopen-plain[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "modules ok" ] &&
@@ -190,7 +190,7 @@ done
 # runtime rewrite libfi_rtb.so before the constructor runs (with random
 # hashes the callback passes only then), and a type-confused call in that
 # constructor is caught there in the process's mode.
-for m in kcfi fineibt fineibt,paranoid,bhi auto; do
+for m in $(fi_with_sets kcfi fineibt fineibt,paranoid,bhi auto); do
 	rt_run run-mods-ctor "" "$FIBT" run --cfi="$m" --verbose -- "$D/plain_mods" "$D/libfi_rtb.so"
 	T="run-dlopen-plain-ctor[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "modules ok" ] &&
@@ -198,14 +198,14 @@ for m in kcfi fineibt fineibt,paranoid,bhi auto; do
 	RTB_CTOR_CONFUSE=1 rt_run run-mods-ctor-confuse "" "$FIBT" run --cfi="$m" -- "$D/plain_mods" "$D/libfi_rtb.so"
 	T="run-dlopen-plain-ctor-confuse[$m]"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
 	ok [ "$RT_RC" = 132 ] &&
-		grep -Eq "CFI failure at (rtb_ctor|__cfi_cb|cb)\+0x[0-9a-f]+ .*mode: $(rt_mode_name "$m")\)" <<<"$RT_ERR_TXT"
+		grep -Eq "CFI failure at (rtb_ctor|__cfi_cb|cb)\+0x[0-9a-f]+ .*mode: $(rt_report_mode "$m")\)" <<<"$RT_ERR_TXT"
 done
 T=run-sets-audit; WHY="LD_AUDIT not set by fineibt run"
 ok sh -c "'$FIBT' run -- /usr/bin/env | grep -q '^LD_AUDIT=.*/libfineibt_audit.so'"
 
 # -static: a fully static executable gets libfineibt.a.
 "$FCC" -static -O2 "$RT_SRC/rt_calls.c" "$RT_SRC/rt_naked.S" -o "$D/calls_fullstatic"
-for m in fineibt,paranoid,bhi auto; do
+for m in $(fi_with_sets fineibt,paranoid,bhi auto); do
 	rt_run fullstatic "$m" env FINEIBT_VERBOSE=1 "$D/calls_fullstatic" legal
 	T="driver-full-static-legal[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 	ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ] && grep -q 'rewritten to' <<<"$RT_ERR_TXT"
@@ -231,12 +231,12 @@ ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ] &&
 rt_run unknown "bogus,fineibt" "$D/calls_noarity" confuse call2
 T="runtime-msg-unknown-word"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
 ok [ "$RT_RC" = 132 ] && grep -q "^fineibt: ignoring 'bogus': unknown" <<<"$RT_ERR_TXT" &&
-	grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: fineibt\\)" <<<"$RT_ERR_TXT"
+	grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: fineibt/v4\\)" <<<"$RT_ERR_TXT"
 
 # GNU ld instead of lld: --wrap and the veneers work the same.
 if [ -x /usr/bin/ld.bfd ]; then
 	FINEIBT_CC_LD=/usr/bin/ld.bfd "$FCC" -O2 "$RT_SRC/rt_libc.c" -o "$D/libc_bfd"
-	for m in kcfi fineibt fineibt,paranoid,bhi auto; do
+	for m in $(fi_with_sets kcfi fineibt fineibt,paranoid,bhi auto); do
 		rt_run bfd "$m" "$D/libc_bfd" "$D/in"
 		T="driver-gnu-ld-veneers[$m]"; WHY="rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 		ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = x ]

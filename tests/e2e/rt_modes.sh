@@ -25,7 +25,7 @@ check_legal() {
 # confused CASE callee: caught (132 + report) unless off; survived with warn.
 check_confuse() {
 	local m=$1 c=$2 callee=a${2: -1}
-	local re="$RT_REPORT_RE$callee\\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(rt_mode_name "$m")\\)"
+	local re="$RT_REPORT_RE$callee\\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(rt_report_mode "$m")\\)"
 	rt_run "confuse-$c" "$m" "$P" confuse "$c"
 	if rt_is_off "$m"; then
 		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "survived $c" ] && [ -z "$RT_ERR_TXT" ]; then
@@ -104,22 +104,14 @@ check_rand() {
 	fi
 }
 
-# Every mode with both sequence sets (FINEIBT_SEQ, docs/sequences.md); the
-# v6.18 set's results carry a [seq=v6.18] tag.
-for seq in v4 v6.18; do
-	export FINEIBT_SEQ=$seq
-	tag=
-	[ "$seq" = v4 ] || tag="[seq=$seq]"
-	rt_pass() { echo "PASS: $1$tag"; }
-	rt_fail() { echo "FAIL: $1$tag: $2"; }
-	for m in "${RT_MODES[@]}"; do
-		check_legal "$m"
-		for c in call1 call2 jmp1 jmp2; do
-			check_confuse "$m" "$c"
-		done
-		check_naked "$m"
-		check_sigill "$m"
-		check_rand "$m"
+# Every mode with both sequence sets (RT_MODES: ",seq=v6.18" variants,
+# docs/sequences.md).
+for m in "${RT_MODES[@]}"; do
+	check_legal "$m"
+	for c in call1 call2 jmp1 jmp2; do
+		check_confuse "$m" "$c"
 	done
+	check_naked "$m"
+	check_sigill "$m"
+	check_rand "$m"
 done
-unset FINEIBT_SEQ

@@ -43,7 +43,7 @@ for m in "${RT_MODES[@]}"; do
 		[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = survived ] &&
 			{ rt_pass "modules-confuse[$m]: not checked"; continue; }
 	elif [ "$RT_RC" = 132 ] &&
-	     grep -Eq "${RT_REPORT_RE}twice\\+0x0; .*mode: $(rt_mode_name "$m")\\)" <<<"$RT_ERR_TXT"; then
+	     grep -Eq "${RT_REPORT_RE}twice\\+0x0; .*mode: $(rt_report_mode "$m")\\)" <<<"$RT_ERR_TXT"; then
 		rt_pass "modules-confuse[$m]: caught in the dlopen'ed library"
 		continue
 	fi

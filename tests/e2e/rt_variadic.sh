@@ -12,17 +12,18 @@ rt_build "$P" -O2 -Wall "$RT_SRC/rt_variadic.c" "$RT_SRC/rt_variadic_al0.S" ||
 	{ rt_fail build "fineibt-cc could not build rt_variadic"; exit 1; }
 
 want=$'sum 10.9375\nmany 45.5000\nmixed 3.7500\ntail 8.1250'
+# Every mode in both sets (RT_MODES has the ",seq=v6.18" variants).
+for m in "${RT_MODES[@]}"; do
+	rt_run variadic "$m" "$P" calls
+	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "$want" ] && [ -z "$RT_ERR_TXT" ]; then
+		rt_pass "variadic doubles through pointers[$m]"
+	else
+		rt_fail "variadic doubles through pointers[$m]" \
+			"rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+done
 for seq in v4 v6.18; do
 	export FINEIBT_SEQ=$seq
-	for m in "${RT_MODES[@]}"; do
-		rt_run "variadic-$seq" "$m" "$P" calls
-		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "$want" ] && [ -z "$RT_ERR_TXT" ]; then
-			rt_pass "variadic doubles through pointers[$m][seq=$seq]"
-		else
-			rt_fail "variadic doubles through pointers[$m][seq=$seq]" \
-				"rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
-		fi
-	done
 	# The process really runs the set asked for (cfi=debug says which).
 	rt_run "debug-$seq" "auto,debug" "$P" calls
 	if [ "$RT_RC" = 0 ] && grep -q "^fineibt: cfi=debug: mode fineibt,paranoid,debug.*; sequence set $seq;" <<<"$RT_ERR_TXT" &&

@@ -36,7 +36,7 @@ check() {
 }
 
 for m in "${RT_MODES[@]}"; do
-	mode=$(rt_mode_name "$m")
+	mode=$(rt_report_mode "$m")	# as the report names it
 	for how in 1 2; do
 		rm -f "$LOG"
 		FINEIBT_LOG=$LOG rt_run reentry "$m" "$P" "$how"

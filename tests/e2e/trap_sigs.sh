@@ -36,7 +36,7 @@ export SIGS_PLUGIN=$O/plugin.so
 REPORT='^fineibt: CFI failure at [^ ]+ \(target: '
 
 # ---- race: no return through the signal frame
-for m in kcfi fineibt fineibt,paranoid fineibt,bhi auto; do
+for m in $(fi_with_sets kcfi fineibt fineibt,paranoid fineibt,bhi auto); do
 	for i in 1 2 3 4 5; do
 		(ulimit -c 0; rt_run "race-$m-$i" "$m" "$O/prog" race
 		 # A rewrite that lands before the handler reads the frame
@@ -58,7 +58,7 @@ ENTRIES=(signal_c11 ssignal sigset sigset_hold __sigaction bsd_signal
 # fault cannot have (the kernel forces the default): dies, no handler.
 for prog in prog prog_static; do
 	for e in "${ENTRIES[@]}"; do
-		for m in kcfi auto fineibt,bhi; do
+		for m in $(fi_with_sets kcfi auto fineibt,bhi); do
 			tag="sig[$e,$m${prog#prog}]"
 			(ulimit -c 0; rt_run "sig-$prog-$e-$m" "$m" "$O/$prog" sig "$e"
 			 if [ "$RT_RC" = 132 ] && [ "$RT_OUT_TXT" = installed ] &&
@@ -81,7 +81,7 @@ for prog in prog prog_static; do
 done
 
 # ---- fake: a self-queued SIGILL with a forged si_code (ILL_ILLOPN)
-for m in kcfi auto fineibt,bhi; do
+for m in $(fi_with_sets kcfi auto fineibt,bhi); do
 	(ulimit -c 0; rt_run "fake-$m" "$m" "$O/prog" fake
 	 if [ "$RT_RC" = 132 ] && [ "$RT_OUT_TXT" = "after fake" ] &&
 	    [[ $RT_ERR_TXT =~ $REPORT ]]; then

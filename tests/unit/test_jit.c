@@ -8,9 +8,11 @@
  * through the runtime state's setters (fi_rt_set_config/fi_rt_set_active).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -62,9 +64,13 @@ static const struct mode modes[] = {
 
 #define NMODES	(sizeof(modes) / sizeof(modes[0]))
 
-/* Compile-time hashes: ordinary, and one whose rehash needs LFSR steps. */
+/*
+ * Compile-time hashes: ordinary, and one whose rehash needs LFSR steps:
+ * SEED mixes 0xef6cc2fa into endbr64 (the inverse of the mix, computed
+ * with test_hash.c's reference; checked in the rehash_hash test below).
+ */
 static const uint32_t hashes[] = { 0x12345678u, 0x9abcdef0u, 0x01000000u,
-				   SEED ^ 0xfa1e0ff3u };
+				   0xef6cc2fau };
 
 static void env_for(const struct mode *m, struct fi_jit_env *env)
 {
@@ -410,6 +416,24 @@ static bool check_live_mode(const struct mode *m)
 	ok &= EXPECT("jit: rehash_hash",
 		     h.val == (m->flags & FINEIBT_F_RAND ?
 			       fineibt_rehash(hashes[0], SEED) : hashes[0]));
+	/* Issue 18: no value the API returns gives the seed away by xor. */
+	if (m->flags & FINEIBT_F_RAND) {
+		uint32_t z = fineibt_rehash_hash(0).val;
+
+		ok &= EXPECT("jit: rehash_hash(0) is not the seed", z != SEED);
+		for (size_t k = 0; k < sizeof(hashes) / sizeof(hashes[0]); k++) {
+			uint32_t a = fineibt_rehash_hash(hashes[k]).val;
+			uint32_t b = fineibt_rehash_hash(hashes[k] ^ 0x100).val;
+
+			ok &= EXPECT("jit: rehash_hash(h) ^ h is not the seed",
+				     (a ^ hashes[k]) != SEED);
+			ok &= EXPECT("jit: rehash_hash(h), (h ^ x) do not differ by x",
+				     (a ^ b) != 0x100);
+		}
+		/* Mixed into endbr64, stepped once (test_hash's vector). */
+		ok &= EXPECT("jit: the LFSR case steps",
+			     fineibt_rehash_hash(hashes[3]).val == 0xfd2f07fau);
+	}
 	mem = map_near(size);
 	if (!EXPECT("jit: map near the stubs", mem))
 		return false;
@@ -445,6 +469,9 @@ static bool check_live_mode(const struct mode *m)
 	ok &= EXPECT("jit: emit_call -ENOSPC reports the need",
 		     fineibt_emit_call(ref, 4, 0, h, 0, true, &n) == -ENOSPC &&
 		     n == FINEIBT_JIT_CALL_MAX);
+	ok &= EXPECT("jit: a writable region is refused (-EACCES)",
+		     fineibt_jit_register(mem, size) == -EACCES);
+	ok &= EXPECT("jit: seal", !mprotect(mem, size, PROT_READ | PROT_EXEC));
 	ok &= EXPECT("jit: register", !fineibt_jit_register(mem, size));
 	ok &= EXPECT("jit: register twice", fineibt_jit_register(mem + 8, 8) == -EEXIST);
 	mod = fi_rt_module_at((uintptr_t)mem + 100);
@@ -524,7 +551,10 @@ static void test_register_range(void)
 	       fineibt_jit_register(p + 2 * pg, 64) == -EFAULT);
 	CHECK("jit range: nothing was registered",
 	       fineibt_jit_unregister(p) == -ENOENT);
-	CHECK("jit range: the readable page alone registers",
+	CHECK("jit range: the readable page, writable, is -EACCES",
+	       fineibt_jit_register(p, pg) == -EACCES);
+	CHECK("jit range: the readable page alone registers once read-only",
+	       !mprotect(p, pg, PROT_READ) &&
 	       fineibt_jit_register(p, pg) == 0 && fineibt_jit_unregister(p) == 0);
 
 	m.img.path = "compiled";
@@ -558,6 +588,94 @@ static void test_register_range(void)
 	munmap(p, 2 * pg);
 }
 
+/*
+ * A racing writer (issue 18, item 1): a thread keeps writing kcfi call
+ * sites into a JIT region (process_vm_writev, as protect_escape's race)
+ * while it is registered over and over. Writable, the region is refused
+ * every time (before, it was scanned twice, count then fill, and a site
+ * written in between overran the trap array). Sealed, the writer's bytes
+ * no longer land, and the registered trap slots are the sites the sealed
+ * bytes hold.
+ */
+#define RACE_SIZE	8192
+static uint8_t *race_mem;
+static uint8_t race_site[FI_CALLSITE_SIZE];
+static volatile int race_stop;
+static unsigned long race_landed;
+
+static void *race_writer(void *arg)
+{
+	unsigned long off = 0;
+
+	(void)arg;
+	while (!race_stop) {
+		struct iovec l = { race_site, sizeof(race_site) };
+		struct iovec r = { race_mem + 64 + off, sizeof(race_site) };
+
+		if (process_vm_writev(getpid(), &l, 1, &r, 1, 0) > 0)
+			race_landed++;
+		off = (off + 32) % (RACE_SIZE - 128);
+	}
+	return NULL;
+}
+
+static void test_register_race(void)
+{
+	struct fineibt_config cfg = { FINEIBT_MODE_KCFI, 0 };
+	struct fineibt_hash h = { 0x12345678 };
+	const struct fi_module *mod;
+	unsigned long refused = 0, landed;
+	pthread_t t;
+	size_t n;
+	int i;
+
+	fi_rt_set_config(&cfg, 0, true);
+	fi_rt_set_active(true);
+	race_mem = mmap(NULL, RACE_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!CHECK("jit race: mmap", race_mem != MAP_FAILED) ||
+	    !CHECK("jit race: a site to copy",
+		   !fineibt_emit_call(race_site, sizeof(race_site), 0, h,
+				      FINEIBT_REG_R11, false, &n) &&
+		   n == sizeof(race_site)))
+		goto out;
+	memset(race_mem, 0xcc, RACE_SIZE);
+	pthread_create(&t, NULL, race_writer, NULL);
+	for (i = 0; i < 300; i++) {
+		int err = fineibt_jit_register(race_mem, RACE_SIZE);
+
+		if (err == -EACCES)
+			refused++;
+		else if (!err)
+			fineibt_jit_unregister(race_mem);
+	}
+	race_stop = 1;
+	pthread_join(t, NULL);
+	CHECK("jit race: the writable region was refused every time",
+	      refused == 300 && race_landed > 0);
+	memset(race_mem, 0xcc, RACE_SIZE);
+	memcpy(race_mem + 4096, race_site, sizeof(race_site));
+	mprotect(race_mem, RACE_SIZE, PROT_READ | PROT_EXEC);
+	race_stop = 0;
+	landed = race_landed;
+	pthread_create(&t, NULL, race_writer, NULL);
+	for (i = 0; i < 100; i++) {
+		if (fineibt_jit_register(race_mem, RACE_SIZE))
+			break;
+		mod = fi_rt_module_at((uintptr_t)race_mem);
+		if (!mod || mod->img.ntraps != 1 ||
+		    mod->img.traps[0] != (uintptr_t)race_mem + 4096 + FI_KCFI_CALLER_UD)
+			break;
+		fineibt_jit_unregister(race_mem);
+	}
+	race_stop = 1;
+	pthread_join(t, NULL);
+	CHECK("jit race: sealed, the writer's bytes never land and the one site is registered",
+	      i == 100 && race_landed == landed);
+out:
+	fi_rt_set_active(false);
+}
+
 int main(void)
 {
 	fineibt_set_print(NULL);
@@ -567,5 +685,6 @@ int main(void)
 	test_errors();
 	test_live();
 	test_register_range();
+	test_register_race();
 	return fi_check_exit();
 }

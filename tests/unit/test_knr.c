@@ -71,5 +71,7 @@ int main(void)
 	check_map(gen, 6, "generalized");
 	CHECK("knr-keep[int(int)]", fi_knr_hash(0xa50048c2) == 0xa50048c2);
 	CHECK("knr-keep[0]", fi_knr_hash(0) == 0);
+	/* The table is generated: it must still be what the list gives. */
+	CHECK("knr-table", fi_knr_table_check() == 0);
 	return fi_check_exit();
 }

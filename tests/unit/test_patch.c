@@ -23,8 +23,9 @@
 
 #include "check.h"
 #include "image.h"
-#include "note.h"
+#include "noteenc.h"
 #include "patch.h"
+#include "elfwrite.h"
 
 #define T_BASE		0x401000ull	/* the executable view */
 #define T_SIZE		0x1000

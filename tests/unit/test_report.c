@@ -150,6 +150,21 @@ static void test_json(void)
 	      strstr(buf, "\"target_addr\":\"0xabc\"") &&
 	      strstr(buf, "\"line\":42,\"action\":\"fatal\"}") &&
 	      strstr(buf, "\"pid\":"));
+	CHECK("json_mode_seq_unknown", strstr(buf, "\"mode\":\"?\",\"seq\":\"?\","));
+	{
+		/* the sequence set of the module that trapped, after its mode */
+		struct fi_module m = { .cfg = { .mode = FINEIBT_MODE_FINEIBT,
+			.flags = FINEIBT_F_PARANOID | FINEIBT_F_SEQ_V618 } };
+
+		t.mod = &m;
+		fi_report_json(&t, &ri, buf, sizeof(buf));
+		CHECK("json_mode_seq", strstr(buf, "\"mode\":\"paranoid\",\"seq\":\"v6.18\","));
+		m.cfg.flags &= ~FINEIBT_F_SEQ_V618;
+		fi_report_json(&t, &ri, buf, sizeof(buf));
+		CHECK("json_mode_seq_v4", strstr(buf, "\"mode\":\"paranoid\",\"seq\":\"v4\","));
+		t.mod = NULL;
+		n = fi_report_json(&t, &ri, buf, sizeof(buf));
+	}
 	CHECK("json_escaped", strstr(buf, "\"as_in\":[\"a\\\"b\",\"c\\\\d\"]") &&
 	      strstr(buf, "\"file\":\"dir/x\\u000a.c\""));
 	CHECK("json_prototypes",

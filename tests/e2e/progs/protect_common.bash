@@ -9,7 +9,14 @@ PR_SRC=$ROOT/tests/e2e/progs
 PR_OUT=$ROOT/$BUILD/e2e/protect
 FCC=$ROOT/$BUILD/fineibt-cc
 mkdir -p "$PR_OUT"
-unset FINEIBT_CFI FINEIBT_VERBOSE LD_PRELOAD
+unset FINEIBT_CFI FINEIBT_VERBOSE FINEIBT_SEQ LD_PRELOAD
+# fi_with_sets: each test's modes run in both sequence sets
+. "$ROOT/tests/e2e/progs/sets.bash"
+# The test build of the runtime (Makefile, TESTLIB): the shipped one plus
+# the test-only fineibt_debug_object (tests/lib/rtdebug.c). Run a program
+# against it with: pr_run NAME CFI env "$PR_DEBUG_ENV" PROG...
+PR_TESTLIB=$ROOT/$BUILD/testlib
+PR_DEBUG_ENV=LD_LIBRARY_PATH=$PR_TESTLIB
 
 pr_pass() { echo "PASS: $1"; }
 pr_fail() { echo "FAIL: $1: $2"; }
@@ -32,8 +39,9 @@ pr_build() {
 	LIB=$PR_OUT/libfi_protect.so
 	SCAN=$PR_OUT/protect_scan
 	{ pr_fresh "$PROG" "$p" || "$FCC" -O2 -Wall -I"$ROOT/include" "$p" -o "$PROG"; } &&
-	{ pr_fresh "$PROG_STATIC" "$p" ||
-	  "$FCC" -O2 -Wall -static-fineibt -I"$ROOT/include" "$p" -o "$PROG_STATIC"; } &&
+	{ pr_fresh "$PROG_STATIC" "$p" "$PR_TESTLIB/rtdebug.o" ||
+	  "$FCC" -O2 -Wall -static-fineibt -DPR_DEBUG_LINKED=1 -I"$ROOT/include" "$p" \
+		"$PR_TESTLIB/rtdebug.o" -o "$PROG_STATIC"; } &&
 	{ pr_fresh "$LIB" "$l" || "$FCC" -O2 -fPIC -shared "$l" -o "$LIB"; } &&
 	{ pr_fresh "$SCAN" "$s" ||
 	  clang-22 -O1 -Wall -D_GNU_SOURCE -I"$ROOT/include" $(printf -- '-I%s ' "$ROOT"/src/*/) "$s" \

@@ -4,16 +4,15 @@
  * tests/e2e/protect_seed.sh (a plain program linked with libfineibt.a,
  * not instrumented, not a fineibt process itself).
  *
- * Learns the seed of running process PID the way `inspect` of a running
- * process would, without any help from it: for every kCFI preamble of EXE
- * (read from the file: compile-time hash) it reads the same preamble in
- * PID's memory (/proc/PID/mem: run-time hash). Run-time = compile-time ^
- * seed unless the ENDBR-avoiding LFSR had to step, which is rare, so the
- * most common xor is the seed (and at least 3 preambles must agree).
- *
- * Then it scans every readable mapping of PID for the seed (4-byte
- * aligned little-endian words) and prints, one per line:
- *   seed-votes N/M          preambles agreeing / preambles read
+ * Finds the seed of running process PID the way an observer of a running
+ * process could, without any help from it: for kCFI preambles of EXE it
+ * reads the compile-time hash from the file and the run-time hash from
+ * PID's memory (/proc/PID/mem). Run-time = fineibt_rehash(compile-time,
+ * seed), a keyed one-way mix, so the seed is no longer the xor of the two
+ * (issue 18): instead every readable mapping of PID is scanned for 4-byte
+ * aligned words w with fineibt_rehash(ct, w) == rt for 8 such pairs (a
+ * chance match: 2^-256). It prints, one per line:
+ *   pairs N                 preambles read (at least 8 needed)
  *   hit MAPPING-PERMS NAME  each aligned occurrence (ro and rw)
  *   seed-ro N               occurrences in mappings that are not writable
  *   seed-rw N               occurrences in writable mappings
@@ -31,10 +30,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fineibt.h"
 #include "image.h"
 #include "insn.h"
 
-#define MAX_VOTES 4096
+#define NPAIRS 8
+
+struct pair {
+	uint32_t ct, rt;
+};
+
+static struct pair pairs[NPAIRS];
+static size_t npairs;
 
 static int mem_fd;
 
@@ -68,20 +75,19 @@ static uint64_t exe_bias(int pid, const char *exe)
 	return bias;
 }
 
-static bool find_seed(int pid, const char *exe, uint32_t *seed)
+/* NPAIRS (compile-time, run-time) hashes of EXE's preambles in PID. */
+static bool find_pairs(int pid, const char *exe)
 {
-	static uint32_t votes[MAX_VOTES];
 	struct fi_image im;
 	char err[160];
 	uint64_t bias = exe_bias(pid, exe);
-	size_t n = 0, best = 0;
 
 	if (!bias || fi_image_open(&im, exe, err, sizeof(err)))
 		return false;
 	/* A non-PIE executable has its link addresses as run-time ones. */
 	if (im.e_type == 2 /* ET_EXEC */)
 		bias = 0;
-	for (size_t i = 0; i < im.nfuncs && n < MAX_VOTES; i++) {
+	for (size_t i = 0; i < im.nfuncs && npairs < NPAIRS; i++) {
 		const struct fi_func *fn = &im.funcs[i];
 		struct fi_preamble_info info;
 		uint8_t live[FI_PREAMBLE_SIZE + 4];
@@ -91,33 +97,40 @@ static bool find_seed(int pid, const char *exe, uint32_t *seed)
 			continue;
 		if (fi_classify_preamble(live, at, &info) == FI_PRE_NONE)
 			continue;
-		votes[n++] = info.hash ^ fn->hash;
+		pairs[npairs++] = (struct pair){ .ct = fn->hash, .rt = info.hash };
 	}
-	for (size_t i = 0; i < n; i++) {
-		size_t c = 0;
-
-		for (size_t j = 0; j < n; j++)
-			c += votes[j] == votes[i];
-		if (c > best) {
-			best = c;
-			*seed = votes[i];
-		}
-	}
-	printf("seed-votes %zu/%zu\n", best, n);
+	printf("pairs %zu\n", npairs);
 	fi_image_close(&im);
-	return best >= 3 && best * 2 > n;
+	return npairs == NPAIRS;
 }
 
-static size_t scan_buf(const uint8_t *p, size_t len, uint32_t seed)
+/* @w rehashes every compile-time hash read into its run-time one. */
+static bool is_seed(uint32_t w)
+{
+	for (size_t i = 0; i < npairs; i++)
+		if (fineibt_rehash(pairs[i].ct, w) != pairs[i].rt)
+			return false;
+	return true;
+}
+
+static size_t scan_buf(const uint8_t *p, size_t len, uint32_t *seed)
 {
 	size_t hits = 0;
+	uint32_t w;
 
-	for (size_t o = 0; o + 4 <= len; o += 4)
-		hits += !memcmp(p + o, &seed, 4);
+	for (size_t o = 0; o + 4 <= len; o += 4) {
+		memcpy(&w, p + o, 4);
+		/* The first pair alone rules out all but 2^-32 of the words. */
+		if (fineibt_rehash(pairs[0].ct, w) == pairs[0].rt && is_seed(w)) {
+			*seed = w;
+			hits++;
+		}
+	}
 	return hits;
 }
 
-static void scan_maps(int pid, uint32_t seed)
+/* Every occurrence of the seed in PID's memory; false if there is none. */
+static bool scan_maps(int pid, uint32_t *seed)
 {
 	static uint8_t buf[1 << 20];
 	char path[64], line[512], perms[8], name[4096];
@@ -151,6 +164,7 @@ static void scan_maps(int pid, uint32_t seed)
 	if (f)
 		fclose(f);
 	printf("seed-ro %zu\nseed-rw %zu\n", ro, rw);
+	return ro + rw != 0;
 }
 
 /* The seed in any spelling a leak through an environment would use. */
@@ -204,11 +218,14 @@ int main(int argc, char **argv)
 		perror(path);
 		return 2;
 	}
-	if (!find_seed(pid, argv[2], &seed)) {
+	if (!find_pairs(pid, argv[2])) {
+		printf("no-pairs\n");
+		return 1;
+	}
+	if (!scan_maps(pid, &seed)) {
 		printf("no-seed\n");
 		return 1;
 	}
-	scan_maps(pid, seed);
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
 	env = scan_text_file(path, seed);
 	for (int i = 3; i < argc; i++)

@@ -10,21 +10,28 @@ FCC=$ROOT/$BUILD/fineibt-cc
 FIBT=$ROOT/$BUILD/fineibt
 mkdir -p "$RT_OUT"
 unset FINEIBT_CFI FINEIBT_VERBOSE FINEIBT_SEQ LD_PRELOAD
-# FINEIBT_TEST_SEQ=v6.18 runs every runtime test with that sequence set
-# (rt_modes and rt_variadic run both sets themselves).
+# FINEIBT_TEST_SEQ=v6.18 makes v6.18 the set of the modes without a seq=
+# word too (RT_MODES below has both sets either way).
 [ -n "${FINEIBT_TEST_SEQ:-}" ] && export FINEIBT_SEQ=$FINEIBT_TEST_SEQ
 
-# The seven modes of the brief; each is also run with ",norand".
+. "$ROOT/tests/e2e/progs/sets.bash"
+
+# The seven modes of the brief; each is also run with ",norand", and each
+# in the v6.18 sequence set (",seq=v6.18"; norand does not depend on the
+# set, so it is not run twice).
 RT_BASE_MODES=(off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto)
 RT_MODES=()
 for m in "${RT_BASE_MODES[@]}"; do RT_MODES+=("$m" "$m,norand"); done
+for m in "${RT_BASE_MODES[@]}"; do RT_MODES+=("$m,seq=v6.18"); done
 
 rt_pass() { echo "PASS: $1"; }
 rt_fail() { echo "FAIL: $1: $2"; }
 
 # The mode name the trap report prints for a cfi= list (as an ERE).
 rt_mode_name() {
-	case ${1%,norand} in
+	local m
+	m=$(fi_no_set "$1")
+	case ${m%,norand} in
 	off) echo off ;;
 	kcfi) echo kcfi ;;
 	fineibt) echo fineibt ;;
@@ -34,16 +41,21 @@ rt_mode_name() {
 	esac
 }
 
-rt_is_off() { [[ ${1%,norand} == off ]]; }
+# The report's "mode: NAME/SET" for a cfi= list (as an ERE).
+rt_report_mode() { echo "$(rt_mode_name "$1")$(fi_report_set "$1")"; }
+
+# The cfi= list without norand and seq= (the mode's checks).
+rt_base() { local m; m=$(fi_no_set "$1"); echo "${m%,norand}"; }
+rt_is_off() { [[ $(rt_base "$1") == off ]]; }
 # Modes whose caller checks the target's hash: kcfi and paranoid ones.
 rt_checks_caller() {
-	case ${1%,norand} in
+	case $(rt_base "$1") in
 	kcfi|fineibt,paranoid|fineibt,paranoid,bhi|auto) return 0 ;;
 	esac
 	return 1
 }
 # Modes where a caller jumps to target-16 (FineIBT callers).
-rt_is_fineibt() { [[ ${1%,norand} == fineibt* || ${1%,norand} == auto ]]; }
+rt_is_fineibt() { local m; m=$(rt_base "$1"); [[ $m == fineibt* || $m == auto ]]; }
 
 # rt_run NAME CFI CMD...: runs CMD with FINEIBT_CFI=CFI; sets RT_RC,
 # RT_OUT_TXT (stdout) and RT_ERR_TXT (stderr).

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Test-only: the address of a protected object of the runtime state, so
- * that tests/e2e/protect_write.sh can write to the real object and show
- * that the write faults. Not in fineibt.h and not an API: the objects are
- * read-only and their addresses are in the library's symbol table anyway
- * (an attacker reads them there); the seed's value is never returned.
+ * Test-only, never in the shipped library (issue 18): the address of a
+ * protected object of the runtime state, so that tests/e2e/protect_write.sh
+ * can write to the real object and show that the write faults, and
+ * protect_escape's mapfull can check that none stays writable. Built by
+ * `make check` into $(BUILD)/testlib/: libfineibt.so with this export
+ * (the tests run against it through LD_LIBRARY_PATH) and rtdebug.o (linked
+ * into the -static-fineibt test program). The objects are read-only and
+ * their addresses are in the library's symbol table anyway; the seed's
+ * value is never returned.
  *
  * Names: mode, flags, seed, active, sealed, nmods, mods, stubs,
  * stub_copies, sigill (the program's saved SIGILL handler), sigill_installed,
  * arena (its chunk table), and, of the first registered module: module,
  * module_flags (its warn flag decides fatal or not), module_path,
- * module_views, module_traps, module_calls, module_funcs, module_syms,
+ * module_views, module_traps, module_funcs, module_arity, module_sample
+ * (the sites its fingerprint reads), module_syms,
  * module_symname (the bytes of a symbol name). "writable" is an ordinary
  * writable word, the tests' control that a write which does not fault is
  * seen as such.
@@ -53,12 +58,15 @@ static const void *fi_debug_module(const struct fi_module *m, const char *n)
 		return im->path;
 	if (!strcmp(n, "module_views"))
 		return im->views;
+	/* The module's own .kcfi_traps when read in place (read-only). */
 	if (!strcmp(n, "module_traps"))
-		return im->traps;
-	if (!strcmp(n, "module_calls"))
-		return im->calls;
+		return im->ktraps ? (const void *)im->ktraps : im->traps;
 	if (!strcmp(n, "module_funcs"))
-		return im->funcs;
+		return m->func_off;
+	if (!strcmp(n, "module_arity"))
+		return m->func_arity;
+	if (!strcmp(n, "module_sample"))
+		return m->fp_site;
 	if (!strcmp(n, "module_syms"))
 		return fi_debug_syms(im);
 	if (!strcmp(n, "module_symname"))

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The shared runtime's earliest start (issue 14, docs/runtime.md "Before
+ * any constructor"): a kCFI library built without fineibt-cc (no crt
+ * hook) that the program needs at start-up would run its constructors
+ * in compiler form, before libfineibt.so's constructor: the loader
+ * initialises a preload after the program's unrelated libraries, and
+ * libraries in the order of their dependencies, not ours.
+ *
+ * Nothing of a module runs before every module is relocated, and the
+ * loader relocates libfineibt.so after its dependencies (libc) and
+ * before the modules that depend on it, the executable last. Its
+ * IRELATIVE relocations come after all its others (glibc defers them to
+ * the end, and -z now resolves the PLT first), so the resolver of an
+ * IFUNC of ours runs with libfineibt.so and libc ready and no
+ * constructor run yet, libc's included. There the runtime starts, if:
+ *
+ *  - some module without a module index (not linked by fineibt-cc) looks
+ *    like kCFI code in memory, or the executable has DT_PREINIT_ARRAY
+ *    functions: otherwise every kCFI module has a crt hook or runs after
+ *    our constructor, and starting early would only cost (an unrelocated
+ *    module's index cannot be read: its file is);
+ *  - every function libfineibt.so calls is bound into one of its own
+ *    dependencies (libc, the loader): an executable or preload that
+ *    interposes malloc, open, write... is not relocated yet, its code
+ *    cannot run. The start then waits for our constructor, as before.
+ *
+ * libc is relocated but not initialised: environ is not set yet (set
+ * here to the same array its initialisation assigns: the initial
+ * stack's envp) and the CPU model the compiler runtime fills in a
+ * constructor is filled first. Binding kCFI modules' dlsym slots waits
+ * for the constructor (runtime.c: their GOT may not be relocated).
+ *
+ * libfineibt.so only: a static executable applies IRELATIVE relocations
+ * before its TLS exists. Not in sanitized builds (see below).
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "imgindex.h"
+#include "runtime.h"
+
+/* Sanitized builds (SAN=1): the sanitizer runtime is not set up before
+ * its own constructors; start there, as before. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FI_EARLY_SANITIZED 1
+#endif
+#endif
+#ifndef FI_EARLY_SANITIZED
+#define FI_EARLY_SANITIZED 0
+#endif
+
+/* ld.so's: the initial stack (argc, argv..., NULL, envp..., NULL). */
+extern void *__libc_stack_end;
+extern char **environ;
+
+#define FI_EARLY_DEPS	8	/* DT_NEEDED of libfineibt.so we look at */
+
+/* A load range of one of libfineibt.so's dependencies. */
+struct fi_early_deps {
+	const char *names[FI_EARLY_DEPS];
+	size_t nnames;
+	uint64_t lo[FI_EARLY_DEPS * 4], hi[FI_EARLY_DEPS * 4];
+	size_t n;
+};
+
+/* No libc string functions: they may be interposed by unrelocated code. */
+static bool fi_early_eq(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+static const char *fi_early_base(const char *path)
+{
+	const char *b = path;
+
+	for (; *path; path++) {
+		if (*path == '/')
+			b = path + 1;
+	}
+	return b;
+}
+
+/* The d_ptr of a writable .dynamic was relocated in place, not that of
+ * a read-only one: take either. */
+static uint64_t fi_early_ptr(uint64_t bias, uint64_t v)
+{
+	return v >= bias ? v : bias + v;
+}
+
+/* Does the executable (@info) have DT_PREINIT_ARRAY functions? */
+static bool fi_early_preinit(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const ElfW(Dyn) *d;
+
+		if (ph->p_type != PT_DYNAMIC)
+			continue;
+		d = (const void *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr);
+		for (; d->d_tag != DT_NULL; d++) {
+			if (d->d_tag == DT_PREINIT_ARRAYSZ && d->d_un.d_val)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Is there a module without an index that looks like kCFI code, or an
+ * executable with DT_PREINIT_ARRAY functions (they run before every
+ * constructor, the crt hook's and ours included)?
+ */
+static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
+			       void *arg)
+{
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	bool slash = false;
+
+	for (const char *p = name; *p; p++)
+		slash |= *p == '/';
+	/* The vdso: no file, never kCFI. */
+	if (name[0] && !slash)
+		return 0;
+	if (!name[0] && fi_early_preinit(info)) {
+		*(bool *)arg = true;
+		return 1;
+	}
+	if (fi_index_find(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr))
+		return 0;
+	if (!fi_live_maybe_kcfi(info->dlpi_phdr, info->dlpi_phnum,
+				info->dlpi_addr))
+		return 0;
+	*(bool *)arg = true;
+	return 1;
+}
+
+/* The load ranges of the modules named in @d: libfineibt.so itself, its
+ * DT_NEEDED and the loader. */
+static int fi_early_deps_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_early_deps *d = arg;
+	const char *base = fi_early_base(info->dlpi_name ? info->dlpi_name : "");
+	bool dep = false;
+
+	for (size_t i = 0; i < d->nnames; i++)
+		dep |= fi_early_eq(base, d->names[i]);
+	for (int i = 0; dep && i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || d->n == FI_EARLY_DEPS * 4)
+			continue;
+		d->lo[d->n] = info->dlpi_addr + ph->p_vaddr;
+		d->hi[d->n++] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	return 0;
+}
+
+static bool fi_early_in_deps(const struct fi_early_deps *d, uint64_t a)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		if (a >= d->lo[i] && a < d->hi[i])
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does every PLT slot of libfineibt.so (@lm) point into itself or into
+ * one of its dependencies, all relocated before it?
+ */
+static bool fi_early_bound_safely(const struct link_map *lm)
+{
+	uint64_t b = lm->l_addr, jmprel = 0, pltsz = 0, strtab = 0;
+	struct fi_early_deps deps = {
+		.names = { "ld-linux-x86-64.so.2", fi_early_base(lm->l_name) },
+		.nnames = 2,
+	};
+	const ElfW(Dyn) *d;
+
+	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_JMPREL)
+			jmprel = fi_early_ptr(b, d->d_un.d_ptr);
+		else if (d->d_tag == DT_PLTRELSZ)
+			pltsz = d->d_un.d_val;
+		else if (d->d_tag == DT_STRTAB)
+			strtab = fi_early_ptr(b, d->d_un.d_ptr);
+	}
+	for (d = lm->l_ld; strtab && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_NEEDED && deps.nnames < FI_EARLY_DEPS)
+			deps.names[deps.nnames++] =
+				(const char *)(uintptr_t)(strtab + d->d_un.d_val);
+	}
+	dl_iterate_phdr(fi_early_deps_cb, &deps);
+	for (uint64_t off = 0; jmprel && off + sizeof(ElfW(Rela)) <= pltsz;
+	     off += sizeof(ElfW(Rela))) {
+		const ElfW(Rela) *r = (const void *)(uintptr_t)(jmprel + off);
+
+		if (ELF64_R_TYPE(r->r_info) == R_X86_64_JUMP_SLOT &&
+		    !fi_early_in_deps(&deps,
+				      *(const uint64_t *)(uintptr_t)(b + r->r_offset)))
+			return false;
+	}
+	return true;
+}
+
+/* Safe first (the probe may call libc's memcpy & co.), then useful. */
+static bool fi_early_wanted(void)
+{
+	struct link_map *lm = NULL;
+	bool foreign = false;
+	Dl_info info;
+	Lmid_t ns = LM_ID_BASE;
+
+	if (!dladdr1((void *)(uintptr_t)fi_early_wanted, &info, (void **)&lm,
+		     RTLD_DL_LINKMAP) || !lm || !lm->l_name)
+		return false;
+	/* Another namespace's instance defers to the process's runtime
+	 * (src/rt/rtone.c): it starts from its constructor, as before. */
+	if (dlinfo(lm, RTLD_DI_LMID, &ns) || ns != LM_ID_BASE ||
+	    !fi_early_bound_safely(lm))
+		return false;
+	dl_iterate_phdr(fi_early_foreign_cb, &foreign);
+	return foreign;
+}
+
+/* What libc's initialisation sets from the same stack, moments later. */
+static void fi_early_environ(void)
+{
+	const long *sp = __libc_stack_end;
+
+	if (environ || !sp || sp[0] < 0)
+		return;
+	environ = (char **)(uintptr_t)(sp + 1) + sp[0] + 1;
+}
+
+static void fi_early_nop(void)
+{
+}
+
+static void (*fi_early_resolve(void))(void)
+{
+	if (!FI_EARLY_SANITIZED && fi_early_wanted()) {
+		fi_early_environ();
+		__builtin_cpu_init();
+		fi_rt_start_early();
+	}
+	return fi_early_nop;
+}
+
+/*
+ * Hidden, and referenced from data: an IRELATIVE relocation, so the
+ * resolver runs once, when the loader relocates libfineibt.so. Retained:
+ * nothing else references the pointer, and the library is linked with
+ * --gc-sections.
+ */
+__attribute__((visibility("hidden"))) void fi_rt_early_start(void)
+	__attribute__((ifunc("fi_early_resolve")));
+__attribute__((used, retain)) static void (*const fi_rt_early_ref)(void) =
+	fi_rt_early_start;

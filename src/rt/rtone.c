@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One runtime per process. dlmopen(LM_ID_NEWLM, ...) of a library built
+ * by fineibt-cc loads a second copy of libfineibt.so into the new link-map
+ * namespace, with state of its own; left alone it would read FINEIBT_CFI
+ * from the (writable) environment long after start-up, rewrite its
+ * namespace in that mode and take SIGILL from the process's runtime.
+ *
+ * So the process's runtime (the primary: the first instance to start)
+ * publishes where its read-only state lives, through an anchor that no
+ * write to memory can forge: a mapping of an empty memfd whose name, held
+ * by the kernel and shown in /proc/self/maps, carries the state's address
+ * ("/memfd:fineibt-rt:ADDR:ABI"). Making or changing one takes system
+ * calls. A later instance looks for it before it reads anything of its
+ * configuration; if it is there, the state it names must lie in read-only
+ * memory and carry the same ABI, and the instance defers to it: it never
+ * takes a mode, a seed or the SIGILL handler of its own, hands its
+ * namespace's modules to the primary (which rewrites them into the
+ * process's mode and registers them with its trap handler) and its
+ * namespace's SIGILL installs to the primary's interposer. An anchor that
+ * does not verify ends the process: running the namespace's code in a
+ * mode nobody checked is what this is here to prevent.
+ *
+ * Cost: the primary pays three system calls once (memfd_create, mmap,
+ * close) and one mapping. A starting instance reads /proc/self/maps only
+ * when SIGILL already has a handler (the primary's is always there; at
+ * an ordinary start-up nothing is, and nothing is read).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define FI_ONE_PREFIX	"/memfd:fineibt-rt:"
+#define FI_ONE_PAGE	4096
+
+void fi_rt_publish(const struct fi_rt_self *calls)
+{
+	struct fi_runtime *rt;
+	char name[64];
+	sigset_t saved;
+	void *p;
+	int fd;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return;
+	rt->self = *calls;
+	rt->self.abi = FI_RT_ABI;
+	rt->self.size = sizeof(*rt);
+	rt->self.found_size = sizeof(struct fi_rt_found);
+	fi_rt_write_end(&saved);
+	snprintf(name, sizeof(name), "fineibt-rt:%lx:%x",
+		 (unsigned long)(uintptr_t)fi_rt(), FI_RT_ABI);
+	fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* Never touched: an empty file, mapped only for its name. */
+	p = mmap(NULL, FI_ONE_PAGE, PROT_NONE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	(void)p;
+}
+
+/* Does some handler (not the default, not ignore) hold SIGILL? */
+static bool fi_one_sigill_taken(void)
+{
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
+		k = { 0 };
+
+	if (syscall(SYS_rt_sigaction, SIGILL, NULL, &k, sizeof(k.mask)))
+		return false;
+	return k.handler != (void *)SIG_DFL && k.handler != (void *)SIG_IGN;
+}
+
+/* One line of /proc/self/maps: its range, whether writable, its path. */
+struct fi_one_map {
+	unsigned long lo, hi;
+	char perms[8];
+	const char *path;
+};
+
+static bool fi_one_parse(char *line, struct fi_one_map *m)
+{
+	int n = 0;
+
+	if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &m->lo, &m->hi,
+		   m->perms, &n) != 3 || !n)
+		return false;
+	m->path = line + n;
+	line[strcspn(line, "\n")] = '\0';
+	return true;
+}
+
+/*
+ * The anchor's state address and ABI, and whether [addr, addr + size)
+ * lies in mappings that are readable and not writable. Returns the number
+ * of anchors seen (>1: the process has more than one primary).
+ */
+static int fi_one_scan(FILE *f, unsigned long *addr, unsigned int *abi,
+		       bool *ro)
+{
+	char line[512];
+	struct fi_one_map m;
+	unsigned long want = 0, lo = 0, hi = 0;
+	int anchors = 0;
+
+	*ro = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!fi_one_parse(line, &m))
+			continue;
+		if (!strncmp(m.path, FI_ONE_PREFIX, strlen(FI_ONE_PREFIX)) &&
+		    sscanf(m.path + strlen(FI_ONE_PREFIX), "%lx:%x", addr,
+			   abi) == 2)
+			anchors++;
+	}
+	if (anchors != 1)
+		return anchors;
+	/* Second pass: the state's pages, contiguous and read-only. */
+	want = *addr;
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!fi_one_parse(line, &m))
+			continue;
+		if (m.hi <= want || m.lo > want + sizeof(struct fi_runtime))
+			continue;
+		if (m.perms[0] != 'r' || m.perms[1] != '-' ||
+		    (hi && m.lo != hi))
+			return anchors;
+		if (!hi)
+			lo = m.lo;
+		hi = m.hi;
+	}
+	*ro = lo <= want && hi >= want + sizeof(struct fi_runtime);
+	return anchors;
+}
+
+const struct fi_runtime *fi_rt_primary(void)
+{
+	const struct fi_runtime *p;
+	unsigned long addr = 0;
+	unsigned int abi = 0;
+	bool ro = false;
+	FILE *f;
+	int n;
+
+	if (!fi_one_sigill_taken())
+		return NULL;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return NULL;
+	n = fi_one_scan(f, &addr, &abi, &ro);
+	fclose(f);
+	if (!n)
+		return NULL;
+	p = (const struct fi_runtime *)addr;
+	if (n > 1 || !ro || abi != FI_RT_ABI || p == fi_rt())
+		fi_rt_die("another fineibt runtime runs in this process "
+			  "(dlmopen) and its state cannot be verified");
+	if (p->self.abi != FI_RT_ABI || p->self.size != sizeof(*p) ||
+	    p->self.found_size != sizeof(struct fi_rt_found) ||
+	    !p->self.adopt || !p->self.sigaction || !p->self.jit_register ||
+	    !p->self.jit_unregister || !p->sealed)
+		fi_rt_die("the process's fineibt runtime is another build "
+			  "than the one this namespace loaded (dlmopen)");
+	return p;
+}
+
+void fi_rt_defer(const struct fi_runtime *p)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		fi_rt_die("cannot record the process's runtime (dlmopen)");
+	rt->primary = p;
+	rt->sealed = true;
+	fi_rt_write_end(&saved);
+}

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# layers: the layering of src/ (docs/architecture.md) holds.
+#  - every src/ file includes only headers of its own folder or of a lower
+#    layer (trap/ and jit/, load/ and tool/ are siblings: neither includes
+#    the other); every folder has a rank; no header name is in two folders
+#  - no two modules (x.c + x.h) include each other, directly or through
+#    headers
+#  - no two object files call each other (through any chain: no cycle in
+#    the graph "uses a symbol defined by") in src/ and in driver/; calls go
+#    down the layers, except to print.h's functions (declared in core/,
+#    kept by rt/: the hook lives in the read-only state) and to libc's
+#    interposed entry points (dlsym, sigaction, ...)
+#  - libfineibt.so and libfineibt.a hold nothing of src/tool/;
+#    libfineibt.so holds no CLI-only entry point (a function of src/ that
+#    only tools/ or driver/ call: --gc-sections leaves it out) and exports
+#    nothing but the version script's names
+set -u
+cd "${FINEIBT_ROOT:-.}"
+BUILD=${BUILD:-build}
+ROOT=$PWD
+export BUILD
+CHECK=$(mktemp)
+trap 'rm -rf "$CHECK" "$CHECK.d"' EXIT
+
+cat >"$CHECK" <<'EOF'
+import glob, os, re, subprocess, sys
+
+BUILD = os.environ["BUILD"]
+RANK = {"seq": 0, "core": 1, "elf": 2, "pass": 3, "rt": 4,
+        "trap": 5, "jit": 5, "load": 6, "tool": 6}
+# Declared low, defined above (see the header): callers in any layer.
+INVERTED = {"print.h"}
+
+fails = 0
+def check(name, ok, why=""):
+    global fails
+    if ok:
+        print("PASS: " + name)
+    else:
+        fails += 1
+        print("FAIL: %s: %s" % (name, why))
+
+files = sorted(glob.glob("src/*/*.[chS]"))
+folders = sorted({f.split("/")[1] for f in files})
+check("layers_ranked", all(d in RANK for d in folders),
+      "folders without a rank: %s" % [d for d in folders if d not in RANK])
+
+where = {}
+dups = []
+for f in files:
+    b = os.path.basename(f)
+    if f.endswith(".h"):
+        if b in where:
+            dups.append(b)
+        where[b] = f.split("/")[1]
+check("layers_unique_headers", not dups, "in two folders: %s" % dups)
+
+inc_re = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+def includes(path):
+    with open(path, errors="replace") as fh:
+        return [os.path.basename(i) for i in inc_re.findall(fh.read())]
+
+bad = []
+for f in files:
+    d = f.split("/")[1]
+    for h in includes(f):
+        hd = where.get(h)
+        if hd is None or hd == d:
+            continue
+        if not (RANK.get(hd, 99) < RANK.get(d, -1)):
+            bad.append("%s includes %s/%s" % (f, hd, h))
+check("layers_includes_point_down", not bad, "; ".join(bad))
+print("layers: %d files, %d include lines checked" %
+      (len(files), sum(len(includes(f)) for f in files)))
+
+# Modules: x.c with x.h. Header closure: what a file includes through headers.
+hpath = {os.path.basename(f): f for f in files if f.endswith(".h")}
+for f in glob.glob("driver/*.h") + glob.glob("include/*.h"):
+    hpath.setdefault(os.path.basename(f), f)
+def closure(path, seen=None):
+    seen = set() if seen is None else seen
+    for h in includes(path):
+        if h in hpath and h not in seen:
+            seen.add(h)
+            closure(hpath[h], seen)
+    return seen
+# A module is folder/stem: load/runtime.c is not rt/runtime.h's.
+mods = {}
+for f in files + glob.glob("driver/*.[ch]"):
+    mods.setdefault(os.path.splitext(f)[0], []).append(f)
+hmod = {os.path.basename(f): os.path.splitext(f)[0] for f in hpath.values()}
+uses = {m: set() for m in mods}
+for m, fs in mods.items():
+    for f in fs:
+        for h in closure(f):
+            hm = hmod.get(h)
+            if hm and hm != m and hm in mods:
+                uses[m].add(hm)
+pairs = sorted({tuple(sorted((a, b))) for a in uses for b in uses[a]
+                if a in uses.get(b, ())})
+check("layers_no_include_pairs", not pairs,
+      ", ".join("%s <-> %s" % p for p in pairs))
+
+# Libc's interposed names (GLIBC_* blocks of the version script).
+glibc = set()
+block = None
+for line in open("src/libfineibt.map"):
+    m = re.match(r"\s*([\w.]+)\s*\{", line)
+    if m:
+        block = m.group(1)
+    elif block and block.startswith("GLIBC"):
+        glibc.update(re.findall(r"^\s*(\w+);", line))
+inverted = set()
+for h in INVERTED:
+    txt = open(hpath[h]).read()
+    inverted.update(re.findall(r"\b(fi_\w+)\(", txt))
+
+def nm(o):
+    out = subprocess.run(["nm", "-P", o], capture_output=True, text=True).stdout
+    d, u = set(), set()
+    for l in out.splitlines():
+        p = l.split()
+        if len(p) < 2:
+            continue
+        if p[1] == "U":
+            u.add(p[0])
+        elif p[1] in "TDBRVW":
+            d.add(p[0])
+    return d, u
+
+def graph(objs):
+    defs, und = {}, {}
+    for o in objs:
+        defs[o], und[o] = nm(o)
+    owner = {n: o for o in objs for n in defs[o]}
+    edges = {o: {} for o in objs}
+    for o in objs:
+        for n in und[o]:
+            t = owner.get(n)
+            if t and t != o and n not in glibc:
+                edges[o].setdefault(t, []).append(n)
+    return edges
+
+def sccs(edges):
+    index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
+    def visit(v):
+        index[v] = low[v] = n[0]; n[0] += 1
+        stack.append(v); on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w); low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            c = []
+            while True:
+                w = stack.pop(); on.discard(w); c.append(w)
+                if w == v:
+                    break
+            if len(c) > 1:
+                out.append(sorted(c))
+    sys.setrecursionlimit(10000)
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return out
+
+def short(o):
+    return o.replace(BUILD + "/obj/", "").replace(".c.o", ".c").replace(".S.o", ".S")
+
+for part, pat in (("src", BUILD + "/obj/*/*.[cS].o"), ("driver", BUILD + "/obj/driver/*.o")):
+    objs = sorted(o for o in glob.glob(pat)
+                  if part == "driver" or o.split("/")[-2] in RANK)
+    if not objs:
+        check("layers_objects_" + part, False, "no objects under %s (run make)" % pat)
+        continue
+    e = graph(objs)
+    cyc = sccs(e)
+    check("layers_no_call_cycles_" + part, not cyc,
+          " | ".join(" <-> ".join(short(o) for o in c) for c in cyc))
+    if part != "src":
+        continue
+    up = []
+    for o, ts in e.items():
+        a = o.split("/")[-2]
+        for t, names in ts.items():
+            b = t.split("/")[-2]
+            names = [x for x in names if x not in inverted]
+            if names and a != b and not RANK[b] < RANK[a]:
+                up.append("%s -> %s (%s)" % (short(o), short(t), ", ".join(sorted(names))))
+    check("layers_calls_point_down", not up, "; ".join(up))
+
+# The runtime holds nothing of the tooling.
+tool = set()
+for o in glob.glob(BUILD + "/obj/tool/*.o"):
+    tool |= nm(o)[0]
+so = BUILD + "/libfineibt.so"
+ar = BUILD + "/libfineibt.a"
+if not tool:
+    check("layers_tool_objects", False, "no objects in %s/obj/tool (run make)" % BUILD)
+else:
+    syms = set(subprocess.run(["nm", "--defined-only", "-j", so], capture_output=True,
+                              text=True).stdout.split())
+    check("layers_so_no_tool_symbols", not (syms & tool), " ".join(sorted(syms & tool)))
+    asyms = set(l.split()[0] for l in subprocess.run(["nm", "-P", "--defined-only", ar],
+                capture_output=True, text=True).stdout.splitlines()
+                if len(l.split()) > 1 and not l.endswith(":"))
+    check("layers_a_no_tool_symbols", not (asyms & tool), " ".join(sorted(asyms & tool)))
+    members = subprocess.run(["ar", "t", ar], capture_output=True, text=True).stdout.split()
+    tnames = {os.path.basename(o) for o in glob.glob(BUILD + "/obj/tool/*.o")}
+    check("layers_a_no_tool_objects", not (set(members) & tnames),
+          " ".join(sorted(set(members) & tnames)))
+# CLI-only entry points: defined in src/, used by tools/ or driver/, by no
+# other src/ object, not exported: libfineibt.so must not hold them.
+so_syms = set(subprocess.run(["nm", "--defined-only", "-j", so], capture_output=True,
+                             text=True).stdout.split())
+srcobjs = [o for o in glob.glob(BUILD + "/obj/*/*.[cS].o") if o.split("/")[-2] in RANK]
+cli_use = set()
+for o in glob.glob(BUILD + "/obj/tools/*.o") + glob.glob(BUILD + "/obj/driver/*.o"):
+    cli_use |= nm(o)[1]
+src_def, src_use = {}, set()
+for o in srcobjs:
+    d, u = nm(o)
+    src_use |= u
+    for n in d:
+        src_def[n] = o
+cli_only = sorted(n for n in cli_use if n in src_def and n not in src_use
+                  and not n.startswith("fineibt_"))
+print("layers: CLI-only entry points: %s" % " ".join(cli_only))
+check("layers_so_no_cli_only", cli_only and not (set(cli_only) & so_syms),
+      "in libfineibt.so: %s" % " ".join(sorted(set(cli_only) & so_syms)))
+dyn = subprocess.run(["nm", "-D", "--defined-only", "-j", so], capture_output=True,
+                     text=True).stdout.split()
+pats = [r"fineibt_\w+", r"__bhi_args(_end)?", r"__x86_indirect_thunk_\w+"] + \
+       [re.escape(g) for g in glibc] + [r"GLIBC_[\d.]+", r"FINEIBT_\d+"]
+extra = [s for s in dyn if not any(re.fullmatch(p, s.split("@")[0]) for p in pats)]
+check("layers_so_exports", dyn and not extra, "unexpected exports: %s" % extra)
+sys.exit(1 if fails else 0)
+EOF
+
+python3 "$CHECK"
+rc=$?
+
+# The checker itself: a copy of src/ with a lower layer including a higher
+# one and a pair of modules including each other must fail both checks.
+mkdir -p "$CHECK.d" && cp -r src "$CHECK.d/" &&
+	echo '#include "runtime.h"' >>"$CHECK.d/src/seq/insn.h" &&
+	echo '#include "trap.h"' >>"$CHECK.d/src/trap/report.c"
+out=$(cd "$CHECK.d" && BUILD="$ROOT/$BUILD" python3 "$CHECK" 2>&1)
+for c in layers_includes_point_down layers_no_include_pairs; do
+	if grep -q "^FAIL: $c:" <<<"$out"; then
+		echo "PASS: layers_selftest[$c]"
+	else
+		echo "FAIL: layers_selftest[$c]: a planted violation was not found"
+		rc=1
+	fi
+done
+exit $rc

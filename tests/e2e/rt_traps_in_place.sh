@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# rt_traps_in_place: the trap handler reads a module's .kcfi_traps where
+# the loader mapped it when that is safe (docs/index.md, "The trap list in
+# place"): inside a PT_LOAD that is only readable, entries sorted. The
+# same executable three ways: as linked (in place), with that segment made
+# writable in its program header (a copy in the read-only arena instead),
+# and with the list's entries reversed (unsorted: a sorted copy). In
+# each, in every mode whose caller checks, a call through a pointer of the
+# wrong type is reported as a CFI failure (the handler found the ud2 in
+# its list) and kills the process with SIGILL.
+. "$(dirname "$0")/progs/rt_lib.bash"
+
+D=$RT_OUT/traps_in_place
+mkdir -p "$D"
+# fineibt_debug_object is in the test build of the runtime only (Makefile,
+# TESTLIB): the programs run against it.
+TESTLIB=$ROOT/$BUILD/testlib
+rt_build "$D/ktraps" -O1 "$RT_SRC/rt_ktraps.c" -ldl ||
+	{ rt_fail build "fineibt-cc could not build the program"; exit 1; }
+
+# variant IN OUT writable|reversed
+variant() {
+	python3 - "$@" <<'PY'
+import struct, sys
+src, out, how = sys.argv[1:4]
+b = bytearray(open(src, 'rb').read())
+phoff, = struct.unpack_from('<Q', b, 0x20)
+shoff, = struct.unpack_from('<Q', b, 0x28)
+phnum, shnum, shstrndx = struct.unpack_from('<HHH', b, 0x38)[0], *struct.unpack_from('<HH', b, 0x3c)
+def sh(i):
+    return struct.unpack_from('<IIQQQQIIQQ', b, shoff + 64 * i)
+strtab = sh(shstrndx)
+def name(i):
+    o = strtab[4] + sh(i)[0]
+    return bytes(b[o:b.index(b'\0', o)]).decode()
+t = [sh(i) for i in range(shnum) if name(i) == '.kcfi_traps'][0]
+addr, off, size = t[3], t[4], t[5]
+if how == 'writable':
+    for i in range(phnum):
+        p = phoff + 56 * i
+        ptype, flags = struct.unpack_from('<II', b, p)
+        vaddr, = struct.unpack_from('<Q', b, p + 16)
+        memsz, = struct.unpack_from('<Q', b, p + 40)
+        if ptype == 1 and vaddr <= addr < vaddr + memsz:
+            assert flags == 4, flags
+            struct.pack_into('<I', b, p + 4, 6)
+else:
+    n = size // 4
+    assert n > 1
+    tg = [addr + 4 * i + struct.unpack_from('<i', b, off + 4 * i)[0] for i in range(n)]
+    for i, x in enumerate(reversed(tg)):
+        struct.pack_into('<i', b, off + 4 * i, x - (addr + 4 * i))
+open(out, 'wb').write(b)
+PY
+	chmod +x "$2"
+}
+variant "$D/ktraps" "$D/ktraps-writable" writable &&
+variant "$D/ktraps" "$D/ktraps-reversed" reversed ||
+	{ rt_fail variants "could not rewrite the copies"; exit 1; }
+
+for m in "${RT_MODES[@]}"; do
+	for v in ktraps:in-module ktraps-writable:copied ktraps-reversed:copied; do
+		p=${v%%:*} want=${v#*:}
+		rt_run "$p" "$m" env LD_LIBRARY_PATH="$TESTLIB" "$D/$p"
+		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "traps $want" ]; then
+			rt_pass "where[$p,$m]: $want"
+		else
+			rt_fail "where[$p,$m]" "want 'traps $want': rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+		fi
+		rt_checks_caller "$m" || continue
+		rt_run "$p-bad" "$m" env LD_LIBRARY_PATH="$TESTLIB" "$D/$p" bad
+		if [ "$RT_RC" = 132 ] && grep -Eq "$RT_REPORT_RE" <<<"$RT_ERR_TXT"; then
+			rt_pass "trap[$p,$m]: reported from the list"
+		else
+			rt_fail "trap[$p,$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+		fi
+	done
+done
