@@ -41,7 +41,7 @@ int fi_note_decode(const void *buf, size_t len, struct fi_note *n)
 	err = fi_note_check(p, len);
 	if (err == -EPROTONOSUPPORT) {
 		n->present = true;
-		n->version = (uint16_t)get_le(p + 4, 2);
+		n->version = (uint16_t)fi_note_le(p + 4, 2);
 	}
 	if (err)
 		return err;
