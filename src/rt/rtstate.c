@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rawsys.h"
 #include "runtime.h"
 
 #define FI_PAGE		4096
@@ -141,17 +142,28 @@ void fi_rt_die(const char *why)
 
 /*
  * Windows nest within one thread (fi_rt_batch_begin/end: start-up's
- * consecutive windows become one). Only a count: a nested begin makes
- * nothing writable itself, so a forged count gets a read-only state.
+ * consecutive windows become one): the thread holding the window lock
+ * and its depth, both written only under the lock. Not thread-local
+ * storage: the runtime may start inside an IFUNC resolver (load/rtearly.c),
+ * before the loader has set up this library's TLS. A nested begin makes
+ * nothing writable itself, so a forged owner or count gets a read-only
+ * state (the caller's write faults).
  */
-static __thread unsigned int fi_rt_wdepth;
+static long fi_rt_wowner;		/* kernel thread id, 0 when unlocked */
+static unsigned int fi_rt_wdepth;
+
+static long fi_rt_tid(void)
+{
+	return fi_sys3(SYS_gettid, 0, 0, 0);
+}
 
 struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 {
+	long self = fi_rt_tid();
 	sigset_t all;
 	int err;
 
-	if (fi_rt_wdepth) {
+	if (__atomic_load_n(&fi_rt_wowner, __ATOMIC_RELAXED) == self) {
 		fi_rt_wdepth++;
 		return &fi_rt_store.rt;
 	}
@@ -168,6 +180,7 @@ struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 		return NULL;
 	}
 	fi_rt_wdepth = 1;
+	__atomic_store_n(&fi_rt_wowner, self, __ATOMIC_RELAXED);
 	return &fi_rt_store.rt;
 }
 
@@ -180,6 +193,7 @@ void fi_rt_write_end(const sigset_t *saved)
 		return;
 	}
 	fi_rt_wdepth = 0;
+	__atomic_store_n(&fi_rt_wowner, 0, __ATOMIC_RELAXED);
 
 	/*
 	 * Neither can fail for want of a mapping slot (whole mappings between
@@ -716,7 +730,21 @@ __attribute__((noinline)) void fi_rt_scrub_stack(void)
 	 */
 	page = lo & ~(uintptr_t)4095;
 	if (mincore((void *)page, end - page, in)) {
-		fi_rt_wipe_below_sp(lo, end);
+		/*
+		 * Part of the range is not mapped (ENOMEM): a main stack not
+		 * grown that far, or valgrind's own stack for the program.
+		 * Wipe downwards while the pages are mapped and resident;
+		 * writing below them would grow the stack or fault.
+		 */
+		for (uintptr_t a = (end - 1) & ~(uintptr_t)4095; a >= page; a -= 4096) {
+			unsigned char one;
+
+			if (mincore((void *)a, 4096, &one) || !(one & 1))
+				break;
+			fi_rt_wipe_below_sp(a < lo ? lo : a, a + 4096 > end ? end : a + 4096);
+			if (a < 4096)
+				break;
+		}
 		return;
 	}
 	for (size_t i = 0; page + i * 4096 < end; i++) {
