@@ -55,7 +55,7 @@ for prog in "$PROG" "$PROG_STATIC"; do
 	for m in kcfi fineibt fineibt,bhi auto; do
 		for env in warn off; do
 			pr_run dl "$m" "$prog" "$LIB" "$env"
-			re="^fineibt: CFI failure at .*mode: $(want_mode "$m")\)\$"
+			re="^fineibt: CFI failure at .*mode: $(want_mode "$m")$(fi_report_set "$m")\)\$"
 			if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = "apply 42" ] &&
 			   grep -Eq "$re" <<<"$PR_ERR_TXT"; then
 				pr_pass "dl[$kind,$m,$env]: the namespace runs in the process's mode; trap fatal"
@@ -84,7 +84,7 @@ for prog in "$PROG" "$PROG_STATIC"; do
 	done
 	for m in kcfi fineibt auto; do
 		pr_run late "$m" "$prog" "$LIB" warn late "$LIB2"
-		re="^fineibt: CFI failure at .*mode: $(want_mode "$m")\)\$"
+		re="^fineibt: CFI failure at .*mode: $(want_mode "$m")$(fi_report_set "$m")\)\$"
 		if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = "apply 42" ] &&
 		   grep -Eq "$re" <<<"$PR_ERR_TXT"; then
 			pr_pass "late[$kind,$m]: a library the namespace loads later runs in the process's mode"

@@ -34,7 +34,7 @@ cp "$D/libfi_warn_fineibt.so" "$D/linked/libfi_warn.so" ||
 	{ pr_fail build "could not build or patch the warn library"; exit 1; }
 
 REFUSED='was patched statically with warn, refused after start-up; its CFI failures are fatal$'
-NOWARN='^fineibt: CFI failure at .*; mode: [a-z+]+\)$'
+NOWARN='^fineibt: CFI failure at .*; mode: [a-z+]+/v[0-9.]+\)$'
 WARN='^fineibt: CFI failure at .*; warn\)$'
 
 # dl: the process enforces (its mode as the library's, without warn).
