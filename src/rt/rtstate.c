@@ -159,11 +159,12 @@ static long fi_rt_tid(void)
 
 struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 {
-	long self = fi_rt_tid();
+	long owner = __atomic_load_n(&fi_rt_wowner, __ATOMIC_RELAXED);
 	sigset_t all;
 	int err;
 
-	if (__atomic_load_n(&fi_rt_wowner, __ATOMIC_RELAXED) == self) {
+	/* Asked of the kernel only when some window is open. */
+	if (owner && owner == fi_rt_tid()) {
 		fi_rt_wdepth++;
 		return &fi_rt_store.rt;
 	}
@@ -180,7 +181,7 @@ struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 		return NULL;
 	}
 	fi_rt_wdepth = 1;
-	__atomic_store_n(&fi_rt_wowner, self, __ATOMIC_RELAXED);
+	__atomic_store_n(&fi_rt_wowner, fi_rt_tid(), __ATOMIC_RELAXED);
 	return &fi_rt_store.rt;
 }
 
