@@ -581,15 +581,31 @@ FINEIBT_API int fineibt_func_arity(const void *func)
 				 fi_jit_module_arity(addr));
 }
 
+/* One public emit request: a preamble (@arity) or a call (@reg, @tail). */
+struct fi_jit_req {
+	bool call;
+	uint32_t hash;
+	int arity;
+	int reg;
+	bool tail;
+};
+
+static int fi_jit_emit(const struct fi_jit_env *env, struct fi_buf *b,
+		       const struct fi_jit_req *rq)
+{
+	if (rq->call)
+		return fi_jit_call(env, b, rq->hash, rq->reg, rq->tail);
+	return fi_jit_preamble(env, b, rq->hash, rq->arity);
+}
+
 /*
- * Run @emit into @buf; on -ENOSPC, run it again into scratch space so
+ * Emit @rq into @buf; on -ENOSPC, run it again into scratch space so
  * @out_len can say how much room it needs.
  */
 #define FI_JIT_SCRATCH	64
 
-FINEIBT_API int fineibt_emit_preamble(void *buf, size_t len, uint64_t ip,
-				      struct fineibt_hash hash, int arity,
-				      size_t *out_len)
+static int fi_jit_emit_sized(void *buf, size_t len, uint64_t ip,
+			     const struct fi_jit_req *rq, size_t *out_len)
 {
 	uint8_t scratch[FI_JIT_SCRATCH];
 	struct fi_jit_env env;
@@ -600,11 +616,11 @@ FINEIBT_API int fineibt_emit_preamble(void *buf, size_t len, uint64_t ip,
 		return -EINVAL;
 	fi_jit_env_current(&env);
 	fi_buf_init(&b, buf, len, ip);
-	err = fi_jit_preamble(&env, &b, hash.val, arity);
+	err = fi_jit_emit(&env, &b, rq);
 	if (err == -ENOSPC) {
 		fi_buf_init(&b, scratch, sizeof(scratch), ip);
 		/* Unless it would fail anyway: say why instead. */
-		err2 = fi_jit_preamble(&env, &b, hash.val, arity);
+		err2 = fi_jit_emit(&env, &b, rq);
 		if (err2)
 			err = err2;
 	}
@@ -613,30 +629,24 @@ FINEIBT_API int fineibt_emit_preamble(void *buf, size_t len, uint64_t ip,
 	return err;
 }
 
+FINEIBT_API int fineibt_emit_preamble(void *buf, size_t len, uint64_t ip,
+				      struct fineibt_hash hash, int arity,
+				      size_t *out_len)
+{
+	const struct fi_jit_req rq = { .hash = hash.val, .arity = arity };
+
+	return fi_jit_emit_sized(buf, len, ip, &rq, out_len);
+}
+
 FINEIBT_API int fineibt_emit_call(void *buf, size_t len, uint64_t ip,
 				  struct fineibt_hash hash, int reg, bool tail,
 				  size_t *out_len)
 {
-	uint8_t scratch[FI_JIT_SCRATCH];
-	struct fi_jit_env env;
-	struct fi_buf b;
-	int err, err2;
+	const struct fi_jit_req rq = {
+		.call = true, .hash = hash.val, .reg = reg, .tail = tail,
+	};
 
-	if (!buf && len)
-		return -EINVAL;
-	fi_jit_env_current(&env);
-	fi_buf_init(&b, buf, len, ip);
-	err = fi_jit_call(&env, &b, hash.val, reg, tail);
-	if (err == -ENOSPC) {
-		fi_buf_init(&b, scratch, sizeof(scratch), ip);
-		/* Unless it would fail anyway: say why instead. */
-		err2 = fi_jit_call(&env, &b, hash.val, reg, tail);
-		if (err2)
-			err = err2;
-	}
-	if (out_len)
-		*out_len = !err || err == -ENOSPC ? b.len : 0;
-	return err;
+	return fi_jit_emit_sized(buf, len, ip, &rq, out_len);
 }
 
 FINEIBT_API int fineibt_jit_reach(uint64_t *lo, uint64_t *hi)
