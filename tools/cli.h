@@ -22,6 +22,9 @@ int cmd_patch(int argc, char **argv);
 int cmd_patch_help(void);
 int cmd_inspect(int argc, char **argv);
 int cmd_inspect_help(void);
+/* tools/cmd_inspect.c: the mode an image's sites are in, as a cfi= list. */
+struct fi_image;
+void insp_mode(const struct fi_image *im, char *buf, size_t len);
 /* tools/cmd_inspect_ext.c: --diff and --pid; -1 if neither is asked for. */
 int cmd_inspect_ext(int argc, char **argv);
 /*

@@ -85,7 +85,7 @@ static const char *insp_site_set(uint8_t set)
 }
 
 /* The mode the sites are in, as a cfi= list; "mixed" when they disagree. */
-static void insp_mode(const struct fi_image *im, char *buf, size_t len)
+void insp_mode(const struct fi_image *im, char *buf, size_t len)
 {
 	struct fineibt_config cfg;
 

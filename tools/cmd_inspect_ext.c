@@ -270,19 +270,6 @@ static void diff_kind(const struct diff_opts *o, enum ext_kind k,
 	}
 }
 
-static void diff_mode(const struct fi_image *im, char *buf, size_t len)
-{
-	struct fineibt_config cfg;
-
-	if (fi_image_mode(im, &cfg) < 0) {
-		snprintf(buf, len, "mixed");
-		return;
-	}
-	if (!im->note.present)
-		cfg.flags |= FINEIBT_F_RAND;	/* not visible in the bytes */
-	fineibt_config_str(&cfg, buf, len);
-}
-
 static int diff_args(int argc, char **argv, struct diff_opts *o)
 {
 	int bad = 0;
@@ -317,7 +304,7 @@ static void diff_output(const struct diff_opts *o, struct fi_image im[2],
 	bool first = true;
 
 	for (int x = 0; x < 2; x++)
-		diff_mode(&im[x], mode[x], sizeof(mode[x]));
+		insp_mode(&im[x], mode[x], sizeof(mode[x]));
 	if (o->json) {
 		printf("{\n  \"a\": {\"file\": ");
 		diff_json_str(im[0].path);
