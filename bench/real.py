@@ -73,10 +73,12 @@ def run_sh(args, out_dir, logf):
     return rc
 
 
-def icount(cc, progs, out_dir, logf):
+def icount(cc, progs, modes, out_dir, logf):
     """Run run.sh --icount for one compiler; rows of its csv."""
     src = os.path.join(BUILD, "bench", "real-programs-icount-%s.csv" % cc)
-    rc = run_sh(["--cc", cc, "--icount"] + progs, out_dir, logf)
+    # fineibt: only @modes (run.sh's default adds the v6.18 set: 14 runs)
+    ma = ["--modes", " ".join(modes)] if cc.startswith("fineibt") else []
+    rc = run_sh(["--cc", cc, "--icount"] + ma + progs, out_dir, logf)
     if rc:
         log("%s: run.sh --icount exited %d (see %s)" % (cc, rc, logf))
     rows = []
@@ -89,7 +91,9 @@ def icount(cc, progs, out_dir, logf):
     old = []
     if os.path.exists(keep):
         with open(keep) as f:
-            old = [r for r in csv.DictReader(f) if r["program"] not in progs]
+            old = [r for r in csv.DictReader(f)
+                   if r["program"] not in progs or
+                   (cc.startswith("fineibt") and r["mode"] not in modes + ["ref"])]
     write_csv(keep, old + rows, ICOUNT_FIELDS)
     return rows
 
@@ -211,6 +215,10 @@ def main():
     ap.add_argument("--ccs", default="fineibt,clang-lto,clang-cfi-icall,standin-raw",
                     help="compilers to build and count (comma-separated; empty: "
                          "none, e.g. wall time of what is built)")
+    ap.add_argument("--modes", default=",".join(MODE_LABEL.get(m, m) for m in MODES),
+                    help="fineibt modes to count and time (comma-separated, "
+                         "table names: off,kcfi,fineibt,paranoid,bhi,"
+                         "paranoid+bhi,auto; default: all)")
     ap.add_argument("--readme", action="store_true",
                     help="replace README.md's bench-real section with the tables")
     ap.add_argument("--readme-file", default=os.path.join(ROOT, "README.md"),
@@ -222,6 +230,11 @@ def main():
     a = ap.parse_args()
     if a.reps < 1:
         ap.error("--reps must be >= 1")
+    by_label = dict((MODE_LABEL.get(m, m), m) for m in MODES)
+    bad = [m for m in a.modes.split(",") if m and m not in by_label]
+    if bad:
+        ap.error("unknown mode %s" % bad[0])
+    modes = [by_label[m] for m in a.modes.split(",") if m]
     os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
     logf = os.path.join(BUILD, "bench", "real.log")
     ccs = [c for c in a.ccs.split(",") if c]
@@ -238,7 +251,7 @@ def main():
             if rc:
                 log("%s: build failed (see %s)" % (cc, logf))
             continue
-        icount(cc, a.progs, a.out, logf)
+        icount(cc, a.progs, modes, a.out, logf)
     ic = {}
     for cc in ["fineibt"] + [c for c, _ in PEERS]:
         for row in saved_icount(cc):
@@ -263,7 +276,7 @@ def main():
                 t = tree(outs, prog, cc)
                 if t:
                     vs.append((cc, t, None, False))
-            vs += [(m, fi, m, True) for m in MODES]
+            vs += [(m, fi, m, True) for m in modes]
             log("%s: wall time, %d variants x %d rounds on cpu %d" %
                 (prog, len(vs), a.reps, a.cpu))
             test, times, _, bad = wall(prog, vs, a.reps, a.cpu, outs)
