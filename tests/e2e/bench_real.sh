@@ -64,3 +64,7 @@ BUILD=$T python3 bench/real.py --reps 0 demo >/dev/null 2>"$T/err"
 rc=$?
 N=bench_real-bad-reps; WHY="exit $rc: $(cat "$T/err")"
 okc '[ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ]'
+BUILD=$T python3 bench/real.py --table-only --modes auto,nosuch demo >/dev/null 2>"$T/err"
+rc=$?
+N=bench_real-bad-mode; WHY="exit $rc: $(cat "$T/err")"
+okc '[ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q nosuch "$T/err"'
