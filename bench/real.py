@@ -135,9 +135,20 @@ def time_one(cmd, env, scratch_root):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def wall(prog, variants, reps, cpu, out_dirs):
-    """variants: [(key, tree, mode or None, uses_rt)] -> {key: [seconds]}."""
-    mod, test = module_vars(prog)
+def save_wall(prog, test, times, bad):
+    raw = [{"program": prog, "workload": test, "variant": k,
+            "round": i, "seconds": "%.6f" % t, "rc": int(k in bad)}
+           for k in times for i, t in enumerate(times[k])]
+    write_csv(os.path.join(BUILD, "bench", "real-wall-%s.csv" % prog),
+              raw, WALL_FIELDS)
+
+
+def wall(jobs, reps, cpu, out_dirs, until=None):
+    """jobs: [(prog, [(key, tree, mode or None, uses_rt)])]. Round after
+    round, every variant of every program once; each program's raw times
+    are saved after every round (real-wall-<prog>.csv). No round starts
+    after @until (epoch seconds): rounds stay complete, so every variant
+    of a program has as many runs as the others."""
     base = dict(os.environ)
     for k in ("FINEIBT_CFI", "FINEIBT_VERBOSE", "LD_PRELOAD"):
         base.pop(k, None)
@@ -146,34 +157,37 @@ def wall(prog, variants, reps, cpu, out_dirs):
                if os.path.exists(os.path.join(d, "rt", "libfineibt.so.0"))),
               os.path.join(out_dirs[0], "rt"))
     scratch = tempfile.mkdtemp(dir=out_dirs[0], prefix="bench-scratch.")
-    times = {k: [] for k, *_ in variants}
-    ratios = {k: [] for k, *_ in variants}
-    bad = set()
+    state = {}
+    for prog, variants in jobs:
+        mod, test = module_vars(prog)
+        state[prog] = (mod, test, list(variants),
+                       {k: [] for k, *_ in variants}, set())
     try:
-        order = list(variants)
         for r in range(reps):
-            # a new order each round (seeded: reproducible), so that no
-            # variant always runs right after the same other one
-            random.Random(r).shuffle(order)
-            cyc = {}
-            for key, tr, mode, uses_rt in order:
-                env = dict(base)
-                if mode:
-                    env["FINEIBT_CFI"] = mode
-                if uses_rt:
-                    env["LD_LIBRARY_PATH"] = rt
-                cmd = ["taskset", "-c", str(cpu), "nice", "-n", "10", "bash",
-                       os.path.join(REAL, "one.sh"), mod, test, tr]
-                s, rc = time_one(cmd, env, scratch)
-                if rc:
-                    bad.add(key)
-                times[key].append(s)
-                cyc[key] = s
-            for key in cyc:
-                ratios[key].append(cyc[key] / cyc["ref"])
+            if until is not None and r > 0 and time.time() >= until:
+                log("--until reached: stopping after %d rounds" % r)
+                break
+            for prog, _ in jobs:
+                mod, test, order, times, bad = state[prog]
+                # a new order each round (seeded: reproducible), so that
+                # no variant always runs right after the same other one
+                random.Random(r).shuffle(order)
+                for key, tr, mode, uses_rt in order:
+                    env = dict(base)
+                    if mode:
+                        env["FINEIBT_CFI"] = mode
+                    if uses_rt:
+                        env["LD_LIBRARY_PATH"] = rt
+                    cmd = ["taskset", "-c", str(cpu), "nice", "-n", "10",
+                           "bash", os.path.join(REAL, "one.sh"), mod, test, tr]
+                    s, rc = time_one(cmd, env, scratch)
+                    if rc:
+                        bad.add(key)
+                    times[key].append(s)
+                save_wall(prog, test, times, bad)
+            log("round %d/%d done" % (r + 1, reps))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return test, times, ratios, bad
 
 
 def from_raw(raw):
@@ -187,6 +201,14 @@ def from_raw(raw):
     ratios = {k: [c[k] / c["ref"] for c in by_round.values() if k in c and "ref" in c]
               for k in times}
     return (raw[0]["workload"] if raw else "-"), times, ratios, bad
+
+
+def rounds_text(wt):
+    """How many rounds the wall times have: "15", "11-15", "-" (none)."""
+    n = sorted(len(times.get("ref", [])) for _, times, _, _ in wt.values())
+    if not n:
+        return "-"
+    return str(n[0]) if n[0] == n[-1] else "%d-%d" % (n[0], n[-1])
 
 
 def quartiles(xs):
@@ -207,6 +229,9 @@ def main():
     ap.add_argument("progs", nargs="*", default=DEFAULT_PROGS)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--cpu", type=int, default=int(os.environ.get("BENCH_CPU", "1")))
+    ap.add_argument("--until", metavar="HH:MM",
+                    help="wall time: start no round after this UTC time "
+                         "(today; rounds already started finish)")
     ap.add_argument("--no-icount", action="store_true",
                     help="only wall time (variants must be built: run once without)")
     ap.add_argument("--no-time", action="store_true", help="only instructions")
@@ -235,6 +260,16 @@ def main():
     if bad:
         ap.error("unknown mode %s" % bad[0])
     modes = [by_label[m] for m in a.modes.split(",") if m]
+    until = None
+    if a.until:
+        try:
+            hh, mm = (int(x) for x in a.until.split(":"))
+            if not (0 <= hh < 24 and 0 <= mm < 60):
+                raise ValueError
+        except ValueError:
+            ap.error("--until wants HH:MM (UTC), not %r" % a.until)
+        now = time.gmtime()
+        until = time.time() + ((hh * 60 + mm) - (now.tm_hour * 60 + now.tm_min)) * 60 - now.tm_sec
     os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
     logf = os.path.join(BUILD, "bench", "real.log")
     ccs = [c for c in a.ccs.split(",") if c]
@@ -265,6 +300,7 @@ def main():
     # 2. wall time, every variant of a program interleaved
     wt = {}
     if not a.no_time:
+        jobs = []
         for prog in a.progs:
             ref = tree(outs, prog, "ref")
             fi = tree(outs, prog, "fineibt")
@@ -277,14 +313,11 @@ def main():
                 if t:
                     vs.append((cc, t, None, False))
             vs += [(m, fi, m, True) for m in modes]
-            log("%s: wall time, %d variants x %d rounds on cpu %d" %
-                (prog, len(vs), a.reps, a.cpu))
-            test, times, _, bad = wall(prog, vs, a.reps, a.cpu, outs)
-            raw = [{"program": prog, "workload": test, "variant": k,
-                    "round": i, "seconds": "%.6f" % t, "rc": int(k in bad)}
-                   for k in times for i, t in enumerate(times[k])]
-            write_csv(os.path.join(BUILD, "bench", "real-wall-%s.csv" % prog),
-                      raw, WALL_FIELDS)
+            jobs.append((prog, vs))
+        log("wall time: %s, up to %d rounds on cpu %d" %
+            (", ".join("%s (%d variants)" % (p, len(v)) for p, v in jobs),
+             a.reps, a.cpu))
+        wall(jobs, a.reps, a.cpu, outs, until)
     for prog in a.progs:
         p = os.path.join(BUILD, "bench", "real-wall-%s.csv" % prog)
         if os.path.exists(p):
@@ -339,11 +372,11 @@ def main():
         md.append("| %s | %s |" % (label[k], " | ".join(cells)))
     notes = ["", "Each cell: instructions / wall time, both as ratios to plain "
              "clang-22 -O2 of the same program (instructions: callgrind, the "
-             "module's ICOUNT workload; wall: median over %d interleaved "
+             "module's ICOUNT workload; wall: median over %s interleaved "
              "rounds of the per-round ratio, pinned to one CPU, ± the "
              "interquartile range of the variant's own times over its "
              "median). Raw numbers, and the ratio of the fastest runs: "
-             "build/bench/real.csv, real-wall-<prog>.csv." % a.reps]
+             "build/bench/real.csv, real-wall-<prog>.csv." % rounds_text(wt)]
     text = "\n".join(md + notes) + "\n"
     mdp = os.path.join(BUILD, "bench", "real.md")
     with open(mdp + ".tmp", "w") as f:
