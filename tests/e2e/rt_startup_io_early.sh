@@ -7,6 +7,8 @@
 #  - preinit: a fineibt-cc program with a DT_PREINIT_ARRAY function (early
 #    start) that needs a fineibt-cc library (libfi_rta.so, unrelocated
 #    then too);
+#    Also linked with DT_RELR (the entries' link-time values in place,
+#    no RELA) and with --apply-dynamic-relocs (in place and in RELA);
 #  - foreign: a fineibt-cc program that needs a stock clang-22 kCFI
 #    library (early start, as in rt_early.sh) and libfi_rta.so;
 #  - audit: `fineibt run` of a stock kCFI program that dlopen's a
@@ -33,7 +35,11 @@ R="-Wl,-rpath,$D"
 { rt_build "$D/libfi_rta.so" -O2 -fPIC -shared -Wl,-soname,libfi_rta.so "$RT_SRC/rt_liba.c" &&
   rt_build "$D/libfi_rtb.so" -O2 -fPIC -shared "$RT_SRC/rt_libb.c" -L"$D" -lfi_rta &&
   rt_build "$D/pre_fcc" -O2 "$RT_SRC/rt_early_preinit.c" -L"$D" \
-	-Wl,--no-as-needed -lfi_rta "$R"; } ||
+	-Wl,--no-as-needed -lfi_rta "$R" &&
+  rt_build "$D/pre_relr_fcc" -O2 "$RT_SRC/rt_early_preinit.c" -L"$D" \
+	-Wl,--no-as-needed -lfi_rta "$R" -Wl,-z,pack-relative-relocs &&
+  rt_build "$D/pre_apply_fcc" -O2 "$RT_SRC/rt_early_preinit.c" -L"$D" \
+	-Wl,--no-as-needed -lfi_rta "$R" -Wl,--apply-dynamic-relocs; } ||
 	{ rt_fail build "fineibt-cc could not build the programs"; exit 1; }
 # shellcheck disable=SC2086
 { clang-22 -O2 $K -fPIC -shared -Wl,-soname,librt_early.so "$RT_SRC/rt_early_lib.c" \
@@ -71,7 +77,7 @@ check() {
 		rt_fail "$tag" "program failed: rc=$RT_RC out=$(cat "$D/$tag.out") $(cat "$D/$tag.err")"
 	elif [ -z "$exe" ] && grep -q 'readlink(' "$trace"; then
 		rt_fail "$tag" "readlink: $(grep 'readlink(' "$trace")"
-	elif [ -z "$exe" ] && grep -Eq ' (/proc/self/exe|.*/(pre|foreign)_fcc)$' <<<"$o"; then
+	elif [ -z "$exe" ] && grep -Eq ' (/proc/self/exe|.*/(pre|pre_relr|pre_apply|foreign)_fcc)$' <<<"$o"; then
 		rt_fail "$tag" "the executable was opened: $o"
 	elif ! [[ /ld-linux-x86-64.so.2 =~ ${foreign:-^$} ]] &&
 	     grep -Eq '/ld-linux[^/]*$' <<<"$o"; then
@@ -100,6 +106,8 @@ said() {
 
 for m in "${RT_MODES[@]}"; do
 	check "preinit[$m]" "pre=10 same=1" "" "$D/pre_fcc"
+	check "preinit-relr[$m]" "pre=10 same=1" "" "$D/pre_relr_fcc"
+	check "preinit-apply[$m]" "pre=10 same=1" "" "$D/pre_apply_fcc"
 	check "foreign[$m]" "ctor=111 same=1" 'librt_early\.so$' "$D/foreign_fcc"
 	# (the loader opens libc and itself again for the audit library's
 	# namespace)
