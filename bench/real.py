@@ -98,6 +98,14 @@ def icount(cc, progs, modes, out_dir, logf):
     return rows
 
 
+def ratio_of(text):
+    """A ratio of run.sh's csv; "failed" (the run died) stays a word."""
+    try:
+        return float(text)
+    except ValueError:
+        return "failed"
+
+
 def saved_icount(cc):
     keep = os.path.join(BUILD, "bench", "real-icount-%s.csv" % cc)
     if not os.path.exists(keep):
@@ -294,7 +302,7 @@ def main():
                 continue
             key = row["mode"] if cc == "fineibt" else cc
             ic[(row["program"], key)] = (int(row["instructions"]),
-                                         float(row["ratio"]),
+                                         ratio_of(row["ratio"]),
                                          int(row["ref_instructions"]))
 
     # 2. wall time, every variant of a program interleaved
@@ -362,7 +370,9 @@ def main():
             if not r:
                 cells.append("-")
                 continue
-            ins = ("%.3f" % r["icount_ratio"]) if "icount_ratio" in r else "-"
+            ins = r.get("icount_ratio", "-")
+            if not isinstance(ins, str):
+                ins = "%.3f" % ins
             wall_s = r.get("wall_ratio", "-")
             if "wall_spread" in r:
                 wall_s += " ±" + r["wall_spread"]

@@ -244,10 +244,11 @@ time_all() {
 }
 
 # icount_one TREE MODE: instructions (callgrind Ir, every process of the
-# test summed) of one run. valgrind 3.19 cannot read clang-22's DWARF 5, so
-# the runtime it loads is a copy without debug info.
+# test summed) of one run, and the run's exit status ("N RC"). valgrind
+# 3.19 cannot read clang-22's DWARF 5, so the runtime it loads is a copy
+# without debug info.
 icount_one() {
-	local tree=$1 mode=$2 d
+	local tree=$1 mode=$2 d rc
 	d=$(mktemp -d "$OUT/scratch.XXXXXX")
 	mkdir "$d/vg"
 	(
@@ -259,8 +260,9 @@ icount_one() {
 			--callgrind-out-file=/dev/null --log-file="$d/vg/log.%p" \
 			bash "$here/one.sh" "$mod" "$TEST" "$tree"
 	) >/dev/null 2>&1 </dev/null
-	cat "$d"/vg/log.* | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' |
-		awk '{ s += $1 } END { printf "%d\n", s }'
+	rc=$?
+	printf '%s %s\n' "$(cat "$d"/vg/log.* | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' |
+		awk '{ s += $1 } END { printf "%d", s }')" "$rc"
 	rm -rf "$d"
 }
 
@@ -379,15 +381,25 @@ for prog in "${progs[@]}"; do
 			# once, not once per compiler)
 			rf=${ref%/tree}/icount-$TEST
 			if [ -s "$rf" ] && [ "$rf" -nt "${ref%/tree}/.built" ]; then
-				r=$(cat "$rf")
+				r=$(cat "$rf") rrc=0
 			else
-				r=$(icount_one "$ref" "")
-				[ "${r:-0}" -gt 0 ] && echo "$r" >"$rf.tmp" && mv -f "$rf.tmp" "$rf"
+				read -r r rrc < <(icount_one "$ref" "")
+				[ "$rrc" = 0 ] && [ "${r:-0}" -gt 0 ] &&
+					echo "$r" >"$rf.tmp" && mv -f "$rf.tmp" "$rf"
 			fi
-			echo "$prog,$TEST,\"ref\",$r,$r,1.000,clang-22" >>"$icount_csv"
+			# A run that fails (a CFI trap, a crash) counts for nothing:
+			# its ratio is "failed", not the instructions up to the crash
+			ratio=1.000
+			[ "$rrc" = 0 ] || { ratio=failed; fail "real/$prog/icount/ref: $TEST exited $rrc under callgrind"; }
+			echo "$prog,$TEST,\"ref\",$r,$r,$ratio,clang-22" >>"$icount_csv"
 			for mode in $modes; do
-				m=$(icount_one "$cfi" "$mode")
-				echo "$prog,$TEST,\"$mode\",$m,$r,$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'),$cc_kind" >>"$icount_csv"
+				read -r m mrc < <(icount_one "$cfi" "$mode")
+				ratio=$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }')
+				if [ "$mrc" != 0 ] || [ "$rrc" != 0 ]; then
+					ratio=failed
+					[ "$mrc" = 0 ] || fail "real/$prog/icount/$mode: $TEST exited $mrc under callgrind"
+				fi
+				echo "$prog,$TEST,\"$mode\",$m,$r,$ratio,$cc_kind" >>"$icount_csv"
 			done
 		done
 	fi

@@ -24,6 +24,9 @@ okc() { if eval "$1"; then echo "PASS: $N"; else echo "FAIL: $N: ${WHY:-check fa
 } >"$T/bench/real-icount-fineibt.csv"
 printf 'program,workload,mode,instructions,ref_instructions,ratio,cc\ndemo,w,ref,1000,1000,1.000,clang-22\ndemo,w,unpatched,900,1000,0.900,clang-lto\n' \
 	>"$T/bench/real-icount-clang-lto.csv"
+# kCFI as compiled died under callgrind (a CFI trap): "failed", not a ratio
+printf 'program,workload,mode,instructions,ref_instructions,ratio,cc\ndemo,w,ref,1000,1000,1.000,clang-22\ndemo,w,unpatched,5,1000,failed,standin-raw\n' \
+	>"$T/bench/real-icount-standin-raw.csv"
 {
 	echo program,workload,variant,round,seconds,rc
 	# auto is 1.1x ref in every round although both move by 20%
@@ -52,6 +55,8 @@ N=bench_real-missing; WHY="a peer without results is not '-'"
 ok grep -q -E '^\| CFI-icall \(LTO\) \| - \|$' <<<"$out"
 N=bench_real-failed; WHY="a variant whose runs failed is not marked"
 ok grep -q -E '^\| kcfi \| 1\.020 / 1\.000 ±[0-9.]+% \(failed\) \|$' <<<"$out"
+N=bench_real-icount-failed; WHY="a failed count is not shown as failed: $(grep 'kCFI as' <<<"$out")"
+ok grep -q -E '^\| kCFI as compiled \| failed / - \|$' <<<"$out"
 N=bench_real-csv; WHY="real.csv lacks the auto row"
 ok grep -q '^demo,auto,1070,1.07,w,' "$T/bench/real.csv"
 N=bench_real-readme; WHY="README section not replaced: $(cat "$T/R.md")"
