@@ -27,6 +27,7 @@
 #   --icount          instead of timing: instructions executed (callgrind,
 #                     children traced) by each module's ICOUNT workloads, once
 #                     per mode -> $BUILD/bench/real-programs-icount-<cc>.csv
+#                     (rows of programs not counted in this run stay)
 #   --list            print the programs and their tests, then exit
 # Env: BUILD (build dir, default build), FINEIBT_REAL_OUT (default
 #   $BUILD/real), FINEIBT_SRC_CACHE (see fetch.sh), JOBS (make -j, max 2),
@@ -167,7 +168,13 @@ bench_csv=$bdir/bench/real-programs-$cc_kind.csv
 icount_csv=$bdir/bench/real-programs-icount-$cc_kind.csv
 if [ "$icount" = 1 ]; then
 	command -v valgrind >/dev/null || { echo "run.sh: --icount needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-	echo "program,workload,mode,instructions,ref_instructions,ratio,cc" >"$icount_csv"
+	# this run's programs are counted again; other programs' rows (of
+	# earlier or concurrent runs with another $OUT) stay
+	{
+		echo "program,workload,mode,instructions,ref_instructions,ratio,cc"
+		[ -f "$icount_csv" ] && awk -F, -v p=" ${progs[*]} " \
+			'NR > 1 && index(p, " " $1 " ") == 0' "$icount_csv"
+	} >"$icount_csv.$$" && mv -f "$icount_csv.$$" "$icount_csv"
 	if [ -f "$OUT/rt/libfineibt.so.0" ]; then
 		mkdir -p "$OUT/rt-vg"
 		llvm-strip-22 --strip-debug -o "$OUT/rt-vg/libfineibt.so.0" "$OUT/rt/libfineibt.so.0" || exit 1
