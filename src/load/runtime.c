@@ -595,14 +595,14 @@ static void fi_rt_take(struct fi_module *m)
 	if (m->img.note.present) {
 		fi_rt_note_readable(m);
 		fi_rt_take_static(m);
-		goto reg;
+		return;
 	}
 	/* kcfi without rand: the compiler's bytes are the mode already,
 	 * unless an empty-parentheses definition needs its hash (knr.c). */
 	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
 	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img)) {
 		fi_rt_report(m, NULL, "kept");
-		goto reg;
+		return;
 	}
 	if (o.cfg.flags & FINEIBT_F_BHI) {
 		err = fi_live_stubs_for(&m->img, &o.bhi_args);
@@ -627,14 +627,22 @@ static void fi_rt_take(struct fi_module *m)
 	if (err) {
 		m->cfg.mode = FINEIBT_MODE_KCFI;
 		m->cfg.flags &= FINEIBT_F_WARN;
-		goto reg;
+		return;
 	}
 	m->cfg = o.cfg;
 	m->bhi_args = (o.cfg.flags & FINEIBT_F_BHI) ? o.bhi_args : 0;
 	m->patched = true;
 	fi_rt_report(m, &st, "rewritten to");
-reg:
-	err = fi_rt_add_module(m);
+}
+
+/*
+ * Publish @m, taken by fi_rt_take: called inside the scan's registration
+ * window, after every module of the scan is rewritten (one window for all).
+ */
+static void fi_rt_register(struct fi_module *m)
+{
+	int err = fi_rt_add_module(m);
+
 	if (err && err != -EEXIST)
 		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
 			  "CFI failures will not be decoded (they stay "
@@ -760,6 +768,36 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 /* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and
  * dlopen to ours whatever the lookup order. */
 void fi_bind_interposers(void) __attribute__((weak));
+/* dlhook.c: libc's dlopen, resolved and recorded (opens a window of its own). */
+void fi_dlhook_prime(void) __attribute__((weak));
+static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
+			unsigned long long subs);
+
+/*
+ * The end of start-up, inside the first scan's registration window (one
+ * window for all of it): the SIGILL handler, active, sealed, the entry
+ * points a second instance calls, and libc's dlopen (not in an early
+ * start: libc is not initialised yet; dlhook.c's constructor does it).
+ */
+static void fi_rt_finish(void)
+{
+	int err = fi_trap_install();
+
+	if (err)
+		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
+			  "(%s); CFI failures will not be reported\n",
+			  strerror(-err));
+	fi_rt_set_active(true);
+	/* Start-up is over: mode and seed are final (docs/protection.md). */
+	fi_rt_seal();
+	fi_rt_publish(&(const struct fi_rt_self){
+		.adopt = fi_rt_adopt, .sigaction = fi_trap_sigaction,
+		.jit_register = fi_jit_register_local,
+		.jit_unregister = fi_jit_unregister_local,
+	});
+	if (!fi_rt_early && fi_dlhook_prime)
+		fi_dlhook_prime();
+}
 
 /*
  * Walk the loaded modules, open the new ones, and (after the first walk
@@ -813,10 +851,13 @@ static size_t fi_rt_scan_found(bool own)
 	 * Recorded, in one window, before any byte of them is rewritten;
 	 * what does not fit in the record is left alone. The first scan
 	 * settles the mode in the same window (quick work only until
-	 * fi_rt_batch_end: no patching).
+	 * fi_rt_batch_end: no patching). A walk that found nothing new
+	 * opens no window at all (the crt hooks and constructors that run
+	 * after start-up, a dlopen of an object already loaded).
 	 */
-	batch = fi_rt_batch_begin(&bsaved);
-	nnew = fi_rt_seen_add(fi_scan_new, nnew);
+	batch = nnew || !fi_rt_started ? fi_rt_batch_begin(&bsaved) : NULL;
+	if (nnew)
+		nnew = fi_rt_seen_add(fi_scan_new, nnew);
 	nfresh = 0;
 	for (size_t i = 0; i < nnew; i++) {
 		if (fi_scan_mod[i]) {
@@ -829,15 +870,29 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_config(have_arity, fresh, nfresh);
 	if (batch)
 		fi_rt_batch_end(&bsaved);
+	/* Rewritten with the state read-only ... */
+	for (size_t i = 0; i < nfresh; i++)
+		fi_rt_take(fresh[i]);
+	/*
+	 * ... then all registered in one window, with their fingerprints
+	 * (read from the registered copies) and, at start-up, the rest of
+	 * start-up's updates (fi_rt_finish).
+	 */
+	batch = nfresh || !fi_rt_started ? fi_rt_batch_begin(&bsaved) : NULL;
 	for (size_t i = 0; i < nfresh; i++) {
 		const struct fi_module *c;
 
-		fi_rt_take(fresh[i]);
+		fi_rt_register(fresh[i]);
 		c = fi_rt_module_of(fresh[i]);
 		fi_scan_new[i].mod = c;
 		fi_scan_new[i].fp = fi_rt_fingerprint(c ? c : fresh[i]);
 	}
-	fi_rt_seen_set(fi_scan_new, nfresh);
+	if (nfresh)
+		fi_rt_seen_set(fi_scan_new, nfresh);
+	if (!fi_rt_started)
+		fi_rt_finish();
+	if (batch)
+		fi_rt_batch_end(&bsaved);
 	if (own && nfresh && fi_bind_interposers) {
 		if (fi_rt_early)
 			fi_rt_bind_due = true;
@@ -916,10 +971,7 @@ static void fi_rt_start_locked(void)
 	const struct fi_runtime *primary = fi_rt_primary();
 	const char *verbose;
 	uint64_t t0 = fi_rt_now_us();
-	struct fi_runtime *batch;
-	sigset_t bsaved;
 	size_t nmods;
-	int err;
 
 	/*
 	 * Another instance is the process's runtime: defer to it before
@@ -942,23 +994,7 @@ static void fi_rt_start_locked(void)
 	if (fi_rt_scan())
 		malloc_trim(0);
 	fi_rt_started = true;
-	/* Three updates of the state, one window. */
-	batch = fi_rt_batch_begin(&bsaved);
-	err = fi_trap_install();
-	if (err)
-		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
-			  "(%s); CFI failures will not be reported\n",
-			  strerror(-err));
-	fi_rt_set_active(true);
-	/* Start-up is over: mode and seed are final (docs/protection.md). */
-	fi_rt_seal();
-	if (batch)
-		fi_rt_batch_end(&bsaved);
-	fi_rt_publish(&(const struct fi_rt_self){
-		.adopt = fi_rt_adopt, .sigaction = fi_trap_sigaction,
-		.jit_register = fi_jit_register_local,
-		.jit_unregister = fi_jit_unregister_local,
-	});
+	fi_rt_publish_anchor();
 	if (fi_verbose_on()) {
 		size_t nseen = 0;
 

@@ -43,10 +43,7 @@
 void fi_rt_publish(const struct fi_rt_self *calls)
 {
 	struct fi_runtime *rt;
-	char name[64];
 	sigset_t saved;
-	void *p;
-	int fd;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
@@ -56,6 +53,14 @@ void fi_rt_publish(const struct fi_rt_self *calls)
 	rt->self.size = sizeof(*rt);
 	rt->self.found_size = sizeof(struct fi_rt_found);
 	fi_rt_write_end(&saved);
+}
+
+void fi_rt_publish_anchor(void)
+{
+	char name[64];
+	void *p;
+	int fd;
+
 	snprintf(name, sizeof(name), "fineibt-rt:%lx:%x",
 		 (unsigned long)(uintptr_t)fi_rt(), FI_RT_ABI);
 	fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);

@@ -250,7 +250,8 @@ void fi_rt_seal(void);
 /*
  * src/rt/rtone.c. fi_rt_publish(): the primary records @calls (the entry
  * points of the layers above, given by load/runtime.c) in fi_rt()->self
- * and publishes the anchor (once, at the end of start-up). fi_rt_primary():
+ * (in start-up's last window); fi_rt_publish_anchor() then publishes the
+ * anchor (once, at the end of start-up, outside any window). fi_rt_primary():
  * called by an instance before it reads anything of its configuration:
  * the process's runtime if another instance is it (verified), NULL if
  * there is none; terminates the process (fi_rt_die) when an anchor is
@@ -258,6 +259,7 @@ void fi_rt_seal(void);
  * defer to and seal this instance (inactive, no mode of its own).
  */
 void fi_rt_publish(const struct fi_rt_self *calls);
+void fi_rt_publish_anchor(void);
 const struct fi_runtime *fi_rt_primary(void);
 void fi_rt_defer(const struct fi_runtime *p);
 
