@@ -141,7 +141,7 @@ static const struct fi_module *fi_rt_registered(const struct fi_module *m)
 	const struct fi_runtime *rt = fi_rt();
 
 	for (size_t i = 0; i < rt->nmods; i++) {
-		if (rt->mod_keys[i] == m && rt->mods[i])
+		if (rt->mods[i] && rt->mods[i]->key == m)
 			return rt->mods[i];
 	}
 	return m;
