@@ -132,7 +132,7 @@ static int fi_one_scan(FILE *f, unsigned long *addr, unsigned int *abi,
 	while (fgets(line, sizeof(line), f)) {
 		if (!fi_one_parse(line, &m))
 			continue;
-		if (m.hi <= want || m.lo > want + sizeof(struct fi_runtime))
+		if (m.hi <= want || m.lo >= want + sizeof(struct fi_runtime))
 			continue;
 		if (m.perms[0] != 'r' || m.perms[1] != '-' ||
 		    (hi && m.lo != hi))
