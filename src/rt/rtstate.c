@@ -48,7 +48,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "rawsys.h"
 #include "runtime.h"
 
 #define FI_PAGE		4096
@@ -164,16 +163,20 @@ void fi_rt_die(const char *why)
  * consecutive windows become one): the thread holding the window lock
  * and its depth, both written only under the lock. Not thread-local
  * storage: the runtime may start inside an IFUNC resolver (load/rtearly.c),
- * before the loader has set up this library's TLS. A nested begin makes
- * nothing writable itself, so a forged owner or count gets a read-only
- * state (the caller's write faults).
+ * before the loader has set up this library's TLS. The thread's identity
+ * is pthread_self() (its thread pointer, set up before any relocation:
+ * the mutex around start-up reads it too; no system call per nested
+ * begin). A nested begin makes nothing writable itself, so a forged
+ * owner or count gets a read-only state (the caller's write faults), and
+ * fi_rt_write_open first writes to the first page, which only a real
+ * window has opened.
  */
-static long fi_rt_wowner;		/* kernel thread id, 0 when unlocked */
+static long fi_rt_wowner;		/* pthread_self(), 0 when unlocked */
 static unsigned int fi_rt_wdepth;
 
 static long fi_rt_tid(void)
 {
-	return fi_sys3(SYS_gettid, 0, 0, 0);
+	return (long)pthread_self();
 }
 
 static uint64_t fi_rt_page_bits(size_t first, size_t last)
@@ -217,6 +220,8 @@ int fi_rt_write_open(const void *p, size_t len)
 
 	if (!fi_rt_wdepth)
 		return -EPERM;
+	/* Faults unless a window is really open (a forged depth is not). */
+	__atomic_store_n(&fi_rt_store.rt.wprobe, 1, __ATOMIC_RELAXED);
 	if (!len || at < base || at - base >= FI_RT_BYTES ||
 	    len > FI_RT_BYTES - (at - base))
 		return -EINVAL;

@@ -189,6 +189,8 @@ struct fi_runtime {
 	bool have_arity;		/* some module carries kCFI arity */
 	/* AT_SECURE, read at start-up (the auxiliary vector is writable). */
 	bool secure;
+	/* Written by fi_rt_write_open: faults outside a real window. */
+	bool wprobe;
 	struct fineibt_config cfg;	/* resolved process mode */
 	uint32_t seed;
 	/*
