@@ -481,6 +481,42 @@ fi_rt_open(const struct fi_rt_found *f)
 	return m;
 }
 
+/*
+ * Whether module @f's PLT slots (DT_PLTGOT: the `.got.plt` its PLT jumps
+ * through) lie outside PT_GNU_RELRO, i.e. stay writable after relocation:
+ * partial RELRO (`-z lazy`), `-z norelro`. A write there redirects a PLT
+ * jump, which no mode checks, and that memory shares its pages with the
+ * module's data, so it cannot be sealed from here (docs/protection.md).
+ */
+static bool fi_rt_got_writable(const struct fi_rt_found *f)
+{
+	const ElfW(Phdr) *ph = f->phdr;
+	const ElfW(Dyn) *d = NULL;
+	uint64_t lo = 0, hi = 0, got = 0, pltsz = 0;
+
+	for (size_t i = 0; i < f->phnum; i++) {
+		if (ph[i].p_type == PT_DYNAMIC)
+			d = (const void *)(uintptr_t)(f->bias + ph[i].p_vaddr);
+		if (ph[i].p_type == PT_GNU_RELRO) {
+			lo = f->bias + ph[i].p_vaddr;
+			hi = lo + ph[i].p_memsz;
+		}
+	}
+	for (; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_PLTGOT)
+			got = d->d_un.d_ptr;
+		else if (d->d_tag == DT_PLTRELSZ)
+			pltsz = d->d_un.d_val;
+	}
+	if (!got || !pltsz)
+		return false;
+	/* glibc relocates these entries in place; not yet at an early start. */
+	if (got < f->bias)
+		got += f->bias;
+	/* Three reserved words, then one slot per JUMP_SLOT relocation. */
+	return got < lo || got + 8 * (3 + pltsz / sizeof(ElfW(Rela))) > hi;
+}
+
 /* ------------------------------------------------------------ patching */
 
 static bool fi_rt_has_arity(const struct fi_module *m)
@@ -806,6 +842,12 @@ static size_t fi_rt_scan_found(bool own)
 			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
 		};
 		fi_scan_mod[nnew++] = m;
+		if (m && fi_verbose_on() && fi_rt_got_writable(f))
+			fi_rt_say("fineibt: warning: %s: its GOT is writable "
+				  "(partial RELRO or -z norelro): a write there "
+				  "redirects a PLT jump, which no mode checks "
+				  "(relink with -z relro -z now)\n",
+				  fi_rt_name(m));
 		if (m)
 			nfresh++;
 	}
