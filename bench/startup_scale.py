@@ -14,23 +14,24 @@ bench/startup_main.c, which prints Private_Dirty from
 
   ctor    : no DT_PREINIT_ARRAY entry, the common case: the runtime
             starts from the crt hook at the executable's first
-            constructor, every module relocated (only wall time, fork to
-            exit, tells its time);
-  early   : with startup_main.c's preinit_array entry, which also prints
-            the time from it to main: libfineibt.so starts the runtime
-            while the loader relocates it (src/load/rtearly.c), before the
-            executable is relocated (docs/runtime.md "Before any
-            constructor"; what any program with preinit functions or a
-            stock-clang kCFI library at start-up gets).
+            constructor, every module relocated;
+  early   : with startup_main.c's preinit_array entry: libfineibt.so
+            starts the runtime while the loader relocates it
+            (src/load/rtearly.c), before the executable is relocated
+            (docs/runtime.md "Before any constructor"; what any program
+            with preinit functions or a stock-clang kCFI library at
+            start-up gets).
+
+Only the wall time from fork to exit covers both: the early start runs
+before the preinit entry, so the time from it to main (init_us, which
+startup_main.c still prints) no longer contains the runtime.
 
 Runs are interleaved, CYCLES of each; medians of the per-cycle
 differences are reported:
 
   extra wall  : fork to exit, auto minus no runtime (includes the dynamic
                 loader mapping and relocating libfineibt.so)
-  extra init  : preinit to main, auto minus no runtime (the runtime itself;
-                early path only)
-  sites/s     : sites rewritten / extra init (early), / extra wall (ctor)
+  sites/s     : sites rewritten / extra wall
   extra flt   : minor page faults, auto minus no runtime (about 15 us each
                 on this virtual machine: most of the start-up time)
   rt Ir/site  : instructions of the runtime's start-up (callgrind) per site
@@ -244,7 +245,7 @@ def plot(rows):
     (callgrind) and extra Private_Dirty against sites, log-log, with the
     issue's memory budget; SVG and a text version (docs/bench.md)."""
     gp = shutil.which("gnuplot")
-    pts = [r for r in rows if r[0] != "speedtest1" and r[8]]
+    pts = [r for r in rows if r[0] != "speedtest1" and r[7]]
     if not gp or len(pts) < 4:
         print("(no plot: %s)" % ("gnuplot not installed" if not gp else "too few points"))
         return
@@ -254,7 +255,7 @@ def plot(rows):
         with open(data[path], "w") as f:
             for r in pts:
                 if r[1] == path:
-                    f.write("%d %d %d %s\n" % (r[2], r[8], r[9], r[10]))
+                    f.write("%d %d %d %s\n" % (r[2], r[7], r[8], r[9]))
     common = (
         "set multiplot layout 2,1; set logscale xy; set key top left; set grid;"
         "set xlabel 'sites rewritten';"
@@ -281,17 +282,14 @@ def report_row(name, path, pair, cycles):
     text = text_bytes(exe)
     m = measure(exe, nort, cycles)
     budget = (text + 64 * 1024 + 8 * n) / 1024
-    x = m["xinit"] if path == "early" else m["xwall"]
+    x = m["xwall"]
     rate = n / (x / 1e6) / 1e6 if x > 0 else float("inf")
     ok = "yes" if m["xpd"] <= budget else "NO"
     ir = runtime_ir(exe)
-    print("%-12s %-6s %8d %9.0f %13.3f %13s %10.2f %10.0f %10s %12.0f %11.0f %s" % (
-        name, path, n, text / 1024, m["xwall"] / 1e3,
-        "%.3f" % (m["xinit"] / 1e3) if path == "early" else "-", rate,
+    print("%-12s %-6s %8d %9.0f %13.3f %10.2f %10.0f %10s %12.0f %11.0f %s" % (
+        name, path, n, text / 1024, m["xwall"] / 1e3, rate,
         m["xflt"], "%.0f" % (ir / n) if ir else "-", m["xpd"], budget, ok))
-    return [name, path, n, text, "%.3f" % (m["xwall"] / 1e3),
-            "%.3f" % (m["xinit"] / 1e3) if path == "early" else "",
-            "%.2f" % rate, m["xflt"], ir or "", m["xpd"], "%.0f" % budget]
+    return [name, path, n, text, "%.3f" % (m["xwall"] / 1e3), "%.2f" % rate, m["xflt"], ir or "", m["xpd"], "%.0f" % budget]
 
 
 def main():
@@ -314,8 +312,8 @@ def main():
     print("path ctor: no preinit entry, the runtime starts at the first constructor;")
     print("path early: a DT_PREINIT_ARRAY entry, the runtime starts while ld.so")
     print("relocates libfineibt.so (docs/runtime.md \"Before any constructor\")")
-    hdr = "%-12s %-6s %8s %9s %13s %13s %10s %10s %10s %12s %11s %s" % (
-        "program", "path", "sites", "text KiB", "extra wall ms", "extra init ms",
+    hdr = "%-12s %-6s %8s %9s %13s %10s %10s %10s %12s %11s %s" % (
+        "program", "path", "sites", "text KiB", "extra wall ms",
         "M sites/s", "extra flt", "rt Ir/site", "extra PD KiB", "budget KiB",
         "PD within")
     print(hdr)
@@ -330,12 +328,12 @@ def main():
         print("%-12s extra wall %.3f ms vs plain clang; runtime's own time %.0f us;"
               " %d sites; runtime %s Ir (%s Ir/site)"
               % ("speedtest1", x / 1e3, rt, n, ir, "%.0f" % (ir / n) if ir and n else "-"))
-        rows.append(["speedtest1", "ctor", n, "", "%.3f" % (x / 1e3), "%.3f" % (rt / 1e3),
-                     "", "", ir or "", "", ""])
+        rows.append(["speedtest1", "ctor", n, "", "%.3f" % (x / 1e3), "",
+                     "", ir or "", "", ""])
     with open(os.path.join(OUT, "startup-scale.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["program", "path", "sites", "text_bytes", "extra_wall_ms",
-                    "extra_init_ms", "msites_per_s", "extra_minflt",
+                    "msites_per_s", "extra_minflt",
                     "runtime_ir", "extra_private_dirty_kb", "budget_kb"])
         w.writerows(rows)
     plot(rows)

@@ -20,6 +20,10 @@
 # sections are) may be read by the runtime. A run with FINEIBT_VERBOSE
 # checks the early start did happen (the audit case: the library was
 # taken by the runtime), so the strace runs test that path.
+# The early start allocates nothing from libc's malloc (src/load/rtalloc.c):
+# the program's own malloc still returns memory of the brk heap (main
+# arena), in both kinds of early start (progs/rt_early_heap.c); libc made
+# the main thread a new arena (mmap'd) on the tree before.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
@@ -47,9 +51,12 @@ R="-Wl,-rpath,$D"
   clang-22 -O2 $K "$RT_SRC/rt_mods.c" "$ROOT/crt/thunks.S" -L"$D" -lfi_rta \
 	"$R" -o "$D/plain_mods"; } ||
 	{ rt_fail build "clang-22 could not build the stock kCFI modules"; exit 1; }
-rt_build "$D/foreign_fcc" -O2 "$RT_SRC/rt_early_main.c" -L"$D" -lrt_early \
-	-Wl,--no-as-needed -lfi_rta "$R" ||
-	{ rt_fail build "fineibt-cc could not build foreign_fcc"; exit 1; }
+{ rt_build "$D/foreign_fcc" -O2 "$RT_SRC/rt_early_main.c" -L"$D" -lrt_early \
+	-Wl,--no-as-needed -lfi_rta "$R" &&
+  rt_build "$D/heap_pre" -O2 -DHEAP_PREINIT "$RT_SRC/rt_early_heap.c" &&
+  rt_build "$D/heap_foreign" -O2 "$RT_SRC/rt_early_heap.c" -L"$D" \
+	-Wl,--no-as-needed -lrt_early "$R"; } ||
+	{ rt_fail build "fineibt-cc could not build foreign_fcc, heap_*"; exit 1; }
 
 EARLY_MSG='runtime started before any constructor'
 
@@ -113,6 +120,15 @@ for m in "${RT_MODES[@]}"; do
 	# namespace)
 	check "audit[$m]" "modules ok" '(plain_mods|/proc/self/exe|/ld-linux-x86-64\.so\.2|/libc\.so\.6)$' \
 		"$FIBT" run --cfi="$m" -- "$D/plain_mods" "$D/libfi_rtb.so"
+	for h in pre foreign; do
+		rt_run "early-heap-$h" "$m" "$D/heap_$h"
+		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = heap=brk ]; then
+			rt_pass "heap-$h[$m]: the program's heap is the main arena's"
+		else
+			rt_fail "heap-$h[$m]" "rc=$RT_RC out=$RT_OUT_TXT err=${RT_ERR_TXT:0:300}"
+		fi
+		said "heap-$h-early[$m]" "$EARLY_MSG" "$D/heap_$h"
+	done
 	said "preinit-early[$m]" "$EARLY_MSG" "$D/pre_fcc"
 	said "foreign-early[$m]" "$EARLY_MSG" "$D/foreign_fcc"
 	said "audit-taken[$m]" 'libfi_rtb\.so: (rewritten to|kept) ' \
