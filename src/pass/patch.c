@@ -39,7 +39,20 @@
 /* The executable view last read through, as fi_image_text() gave it. */
 struct fi_window {
 	uint64_t lo, hi;
-	const uint8_t *mem;
+	uint8_t *mem;
+};
+
+/*
+ * Rehashed values already computed in this pass, by compile-time hash: a
+ * program has far fewer types than sites (gen_big: 8 for 200k sites), and
+ * the keyed mix is the costliest step of a site. On the patching thread's
+ * stack, like the options that hold the seed (wiped with it).
+ */
+#define FI_MEMO_BITS	8
+struct fi_memo {
+	uint32_t key[1 << FI_MEMO_BITS];
+	uint32_t val[1 << FI_MEMO_BITS];
+	uint8_t ok[1 << FI_MEMO_BITS];
 };
 
 struct fi_pass {
@@ -51,6 +64,7 @@ struct fi_pass {
 	int set;		/* FI_SET_*: the sequences written */
 	struct fi_window win;
 	const struct fi_patch_check *check;	/* verify instead of writing */
+	struct fi_memo *memo;			/* NULL: rehash every site */
 };
 
 uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
@@ -58,6 +72,25 @@ uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
 	if (o->cfg.flags & FINEIBT_F_RAND)
 		return fineibt_rehash(hash, o->seed);
 	return hash;
+}
+
+/* fi_patch_hash through the pass's memo. */
+static uint32_t fi_pass_hash(struct fi_pass *ps, uint32_t hash)
+{
+	struct fi_memo *m = ps->memo;
+	uint32_t i;
+
+	if (!(ps->o->cfg.flags & FINEIBT_F_RAND))
+		return hash;
+	if (!m)
+		return fineibt_rehash(hash, ps->o->seed);
+	i = (hash * 0x9e3779b1u) >> (32 - FI_MEMO_BITS);
+	if (!m->ok[i] || m->key[i] != hash) {
+		m->key[i] = hash;
+		m->val[i] = fineibt_rehash(hash, ps->o->seed);
+		m->ok[i] = 1;
+	}
+	return m->val[i];
 }
 
 /* One pass over @im with options @o: writing, or checking with @ck. */
@@ -87,7 +120,7 @@ static const char *fi_pass_path(const struct fi_image *im)
  * @len bytes of text at @addr, or NULL. Sites come sorted, so nearly all
  * of them lie in the view of the previous one: the whole executable view
  * is fetched through fi_image_text() once and reused (reads only; every
- * write still goes through fi_image_poke()).
+ * write still goes through fi_pass_poke()).
  */
 static const uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
 {
@@ -97,7 +130,7 @@ static const uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
 		return w->mem + (addr - w->lo);
 	for (size_t i = 0; i < ps->im->nviews; i++) {
 		const struct fi_view *v = &ps->im->views[i];
-		const uint8_t *m;
+		uint8_t *m;
 
 		if (!v->exec || addr < v->vaddr || addr - v->vaddr >= v->size)
 			continue;
@@ -164,10 +197,28 @@ static size_t fi_last_diff(const uint8_t *a, const uint8_t *b, size_t n)
 }
 
 /*
+ * fi_image_poke(), straight into the view fi_read() last fetched when it
+ * holds the span (it is the pointer fi_image_text() gives: the same bytes,
+ * the same count of writes), without looking the view up again.
+ */
+static int fi_pass_poke(struct fi_pass *ps, uint64_t addr, const uint8_t *want,
+			size_t n)
+{
+	struct fi_window *w = &ps->win;
+
+	if (!(addr >= w->lo && addr <= w->hi && n <= w->hi - addr))
+		return fi_image_poke(ps->im, addr, want, n);
+	memcpy(w->mem + (addr - w->lo), want, n);
+	ps->im->bytes_written += n;
+	ps->im->writes++;
+	return 0;
+}
+
+/*
  * Write @want over the @n bytes at @addr that hold @have, touching only the
  * span that differs. Sets *@changed.
  */
-static int fi_poke_diff(struct fi_image *im, uint64_t addr, const uint8_t *have,
+static int fi_poke_diff(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
 			const uint8_t *want, size_t n, bool *changed)
 {
 	size_t lo = 0, hi = n;
@@ -185,21 +236,22 @@ static int fi_poke_diff(struct fi_image *im, uint64_t addr, const uint8_t *have,
 	*changed = lo < n;
 	if (lo == n)
 		return 0;
-	return fi_image_poke(im, addr + lo, want + lo, hi - lo);
+	return fi_pass_poke(ps, addr + lo, want + lo, hi - lo);
 }
 
 /*
  * Every site's new bytes go through here: written (differing span only),
- * or, when verifying, handed whole to the checker with run-time @addr.
+ * or, when verifying, handed whole to the checker with run-time @addr
+ * (*@changed is then left false: a verification keeps no counts).
  */
 static int fi_pass_put(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
 		       const uint8_t *want, size_t n, bool *changed)
 {
 	if (ps->check) {
-		*changed = memcmp(have, want, n) != 0;
+		*changed = false;
 		return ps->check->site(ps->check->ctx, addr + ps->bias, want, n);
 	}
-	return fi_poke_diff(ps->im, addr, have, want, n, changed);
+	return fi_poke_diff(ps, addr, have, want, n, changed);
 }
 
 /* ---------------------------------------------------------------- forms */
@@ -334,7 +386,8 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
 	bool changed;
 	int err = 0;
 
-	if (!p || fi_classify_preamble(p, at + ps->bias, &pi) != FI_PRE_KCFI) {
+	/* fi_classify_preamble's FI_PRE_KCFI, without the rest of the decode */
+	if (!p || !fi_match_kcfi_preamble(p, &pi.hash, &pi.arity)) {
 		/* A patchable slot that never held a hash is no CFI function. */
 		if (f->form != FI_PRE_NONE)
 			fi_pass_skip(ps, f->addr, "preamble", "the kCFI pattern");
@@ -342,7 +395,7 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
 	}
 	memcpy(want, p, FI_PRE_WINDOW);
 	/* An empty-parentheses definition gets its implied prototype (knr.c). */
-	hash = fi_patch_hash(ps->o, fi_knr_hash(pi.hash));
+	hash = fi_pass_hash(ps, fi_knr_hash(pi.hash));
 	if (ps->fineibt && fi_is_endbr(p + FI_PREAMBLE_SIZE))
 		err = fi_build_fineibt(ps, fm, want, at + ps->bias, hash, pi.arity);
 	else	/* kcfi, off, or no ENDBR: only the rehash (cfi_rand_preamble) */
@@ -369,7 +422,7 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
 	bool changed, dethunk;
 	int err;
 
-	form = p ? fi_classify_caller(p, c->addr, &ci) : FI_CALL_NONE;
+	form = p ? fi_match_kcfi_caller(p, c->addr, &ci) : FI_CALL_NONE;
 	/* The check loads through r11: the call must go through r11 too. */
 	if ((form != FI_CALL_KCFI && form != FI_CALL_OFF) ||
 	    (r11 && ci.thunk != r11)) {
@@ -384,7 +437,7 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
 	else
 		memcpy(want + FI_KCFI_CALLER_CALL, p + FI_KCFI_CALLER_CALL,
 		       FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
-	hash = fi_patch_hash(ps->o, ci.hash);
+	hash = fi_pass_hash(ps, ci.hash);
 	fi_store32(want + fm->caller_hash, fm->caller_neg ? -hash : hash);
 	dethunk = memcmp(p + FI_KCFI_CALLER_CALL, want + FI_KCFI_CALLER_CALL,
 			 FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
@@ -580,9 +633,12 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 	struct fi_patch_stats local;
 	struct fi_pass ps = fi_pass_init(im, o, st ? st : &local, NULL);
 	struct fi_forms fm;
+	struct fi_memo memo;
 	int err;
 
 	memset(ps.st, 0, sizeof(*ps.st));
+	memset(memo.ok, 0, sizeof(memo.ok));
+	ps.memo = &memo;
 	err = fi_check_opts(im, o);
 	if (!err)
 		err = fi_check_image(&ps);
@@ -626,6 +682,12 @@ static bool fi_sorted_calls(const struct fi_image *im)
  * every site handed to @ck in ascending address order (preambles by their
  * func-16, call sites, thunk calls merged), so the checker can compare
  * the gaps between them with the original as it goes.
+ *
+ * fi_check_image is not run again: it only decides whether the whole
+ * image is refused, which fi_patch_image already did over the same
+ * original bytes. Whatever it would refuse here gets no site bytes from
+ * the passes either (a site not in kCFI form is skipped), so the checker
+ * then demands the original bytes there: the verdict cannot be weaker.
  */
 int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 		    const struct fi_patch_check *ck)
@@ -635,15 +697,16 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 	struct fi_pass ps = fi_pass_init(im, &q, &st, ck);
 	size_t f = 0, c = 0, t = 0;
 	struct fi_forms fm;
+	struct fi_memo memo;
 	int err;
 
 	q.quiet = true;
 	memset(&st, 0, sizeof(st));
+	memset(memo.ok, 0, sizeof(memo.ok));
+	ps.memo = &memo;
 	if (!fi_sorted_funcs(im) || !fi_sorted_calls(im))
 		return -EBADMSG;
 	err = fi_check_opts(im, &q);
-	if (!err)
-		err = fi_check_image(&ps);
 	if (!err)
 		err = fi_forms_init(&ps, &fm);
 	while (!err) {

@@ -30,16 +30,8 @@
 #include "runtime.h"
 
 #define FI_PAGE		4096ULL
-#define FI_MAX_XVIEWS	16
 /* Keep every rel32 a little inside its +-2 GiB. */
 #define FI_REACH	((1ULL << 31) - (1ULL << 20))
-
-struct fi_scratch {
-	struct fi_view *v;
-	uint8_t *live;		/* v->mem before we pointed it at the copy */
-	uint64_t lo, len;	/* run-time page range of the segment */
-	uint8_t *copy;
-};
 
 static uint64_t fi_page_down(uint64_t a)
 {
@@ -131,21 +123,50 @@ static int fi_scratch_make(struct fi_image *im, struct fi_scratch *sc,
 struct fi_verify {
 	struct fi_scratch *sc;
 	size_t n;
+	size_t last;			/* copy of the previous site */
 	uint64_t cur[FI_MAX_XVIEWS];	/* verified up to here, per copy */
 };
 
+static bool fi_verify_in(const struct fi_scratch *s, uint64_t a, size_t len)
+{
+	return a >= s->lo && a - s->lo <= s->len && len <= s->len - (a - s->lo);
+}
+
+/* Sites come in address order: nearly always in the previous one's copy. */
 static struct fi_scratch *fi_verify_find(struct fi_verify *vf, uint64_t a,
 					 size_t len, size_t *idx)
 {
+	if (vf->last < vf->n && fi_verify_in(&vf->sc[vf->last], a, len)) {
+		*idx = vf->last;
+		return &vf->sc[vf->last];
+	}
 	for (size_t i = 0; i < vf->n; i++) {
-		struct fi_scratch *s = &vf->sc[i];
-
-		if (a >= s->lo && a - s->lo <= s->len && len <= s->len - (a - s->lo)) {
-			*idx = i;
-			return s;
+		if (fi_verify_in(&vf->sc[i], a, len)) {
+			*idx = vf->last = i;
+			return &vf->sc[i];
 		}
 	}
 	return NULL;
+}
+
+static uint64_t fi_verify_load(const uint8_t *p)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* @a and @b hold the same @n bytes (a site window: 5 to 20 bytes). */
+static bool fi_verify_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	if (n < 8)
+		return !memcmp(a, b, n);
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		if (fi_verify_load(a + i) != fi_verify_load(b + i))
+			return false;
+	}
+	return fi_verify_load(a + n - 8) == fi_verify_load(b + n - 8);
 }
 
 /* The copy equals the original text over [from, to). */
@@ -167,7 +188,7 @@ static int fi_verify_site(void *ctx, uint64_t addr, const uint8_t *want,
 	if (!s)
 		return -EBADMSG;
 	if (!fi_verify_same(s, vf->cur[i], addr) ||
-	    memcmp(s->copy + (addr - s->lo), want, len))
+	    !fi_verify_eq(s->copy + (addr - s->lo), want, len))
 		return -EBADMSG;
 	if (addr + len > vf->cur[i])
 		vf->cur[i] = addr + len;
@@ -229,26 +250,43 @@ fail:
 	}
 }
 
+int fi_live_copy_make(struct fi_image *im, struct fi_live_copy *lc)
+{
+	return fi_scratch_make(im, lc->sc, &lc->n);
+}
+
+int fi_live_copy_seal_verify(struct fi_image *im,
+			     const struct fi_patch_opts *o,
+			     struct fi_live_copy *lc)
+{
+	int err = fi_scratch_seal(lc->sc, lc->n);
+
+	return err ? err : fi_scratch_verify(im, o, lc->sc, lc->n);
+}
+
+void fi_live_copy_drop(struct fi_live_copy *lc)
+{
+	fi_scratch_drop(lc->sc, lc->n);
+	lc->n = 0;
+}
+
 int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 		  struct fi_patch_stats *st)
 {
-	struct fi_scratch sc[FI_MAX_XVIEWS];
-	size_t n;
+	struct fi_live_copy lc;
 	int err;
 
-	err = fi_scratch_make(im, sc, &n);
+	err = fi_live_copy_make(im, &lc);
 	if (err)
 		return err;
 	err = fi_patch_image(im, o, st);
 	if (!err)
-		err = fi_scratch_seal(sc, n);
-	if (!err)
-		err = fi_scratch_verify(im, o, sc, n);
+		err = fi_live_copy_seal_verify(im, o, &lc);
 	if (err) {
-		fi_scratch_drop(sc, n);
+		fi_live_copy_drop(&lc);
 		return err;
 	}
-	return fi_scratch_commit(sc, n);
+	return fi_scratch_commit(lc.sc, lc.n);
 }
 
 /* ------------------------------------------------------------ BHI stubs */
