@@ -33,6 +33,7 @@
 #include "print.h"
 
 /* The preamble window: func-16 .. func+3 (the arity-1 form reaches func+3). */
+#define FI_MAX_COPIES	16
 #define FI_PRE_WINDOW	(FI_PREAMBLE_SIZE + 4)
 #define FI_R11		11
 
@@ -55,6 +56,13 @@ struct fi_memo {
 	uint8_t ok[1 << FI_MEMO_BITS];
 };
 
+/* A verification's copies and how far each is verified (fi_patch_verify). */
+struct fi_check {
+	const struct fi_patch_copy *cp;
+	size_t n, last;
+	uint64_t cur[FI_MAX_COPIES];
+};
+
 struct fi_pass {
 	struct fi_image *im;
 	const struct fi_patch_opts *o;
@@ -63,7 +71,7 @@ struct fi_pass {
 	bool fineibt, paranoid, bhi, warn;
 	int set;		/* FI_SET_*: the sequences written */
 	struct fi_window win;
-	const struct fi_patch_check *check;	/* verify instead of writing */
+	struct fi_check *check;			/* verify instead of writing */
 	struct fi_memo *memo;			/* NULL: rehash every site */
 };
 
@@ -75,7 +83,8 @@ uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
 }
 
 /* fi_patch_hash through the pass's memo. */
-static uint32_t fi_pass_hash(struct fi_pass *ps, uint32_t hash)
+static inline __attribute__((always_inline))
+uint32_t fi_pass_hash(struct fi_pass *ps, uint32_t hash)
 {
 	struct fi_memo *m = ps->memo;
 	uint32_t i;
@@ -97,7 +106,7 @@ static uint32_t fi_pass_hash(struct fi_pass *ps, uint32_t hash)
 static struct fi_pass fi_pass_init(struct fi_image *im,
 				   const struct fi_patch_opts *o,
 				   struct fi_patch_stats *st,
-				   const struct fi_patch_check *ck)
+				   struct fi_check *ck)
 {
 	return (struct fi_pass){
 		.im = im, .o = o, .st = st,
@@ -122,7 +131,8 @@ static const char *fi_pass_path(const struct fi_image *im)
  * is fetched through fi_image_text() once and reused (reads only; every
  * write still goes through fi_pass_poke()).
  */
-static const uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
+static inline __attribute__((always_inline))
+const uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
 {
 	struct fi_window *w = &ps->win;
 
@@ -239,17 +249,66 @@ static int fi_poke_diff(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
 	return fi_pass_poke(ps, addr + lo, want + lo, hi - lo);
 }
 
+/* @n bytes at @a and @b are the same (@n >= 8: a site window). */
+static bool fi_same(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	if (n < 8)
+		return !memcmp(a, b, n);
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		if (fi_load64(a + i) != fi_load64(b + i))
+			return false;
+	}
+	return fi_load64(a + n - 8) == fi_load64(b + n - 8);
+}
+
+static bool fi_check_in(const struct fi_patch_copy *c, uint64_t a, size_t n)
+{
+	return a >= c->lo && a - c->lo <= c->len && n <= c->len - (a - c->lo);
+}
+
+/*
+ * Verifying: the copy holds @want at run-time @a, and the original's bytes
+ * from where the previous site of that copy ended. Sites come in address
+ * order, nearly always in the previous one's copy.
+ */
+static int fi_check_site(struct fi_check *ck, uint64_t a, const uint8_t *want,
+			 size_t n)
+{
+	size_t i = ck->last;
+	const struct fi_patch_copy *c;
+	uint64_t cur;
+
+	if (i >= ck->n || !fi_check_in(&ck->cp[i], a, n)) {
+		for (i = 0; i < ck->n && !fi_check_in(&ck->cp[i], a, n); i++)
+			;
+		if (i == ck->n)
+			return -EBADMSG;
+		ck->last = i;
+	}
+	c = &ck->cp[i];
+	cur = ck->cur[i];
+	if (a > cur && memcmp(c->copy + (cur - c->lo),
+			      (const void *)(uintptr_t)cur, a - cur))
+		return -EBADMSG;
+	if (!fi_same(c->copy + (a - c->lo), want, n))
+		return -EBADMSG;
+	if (a + n > cur)
+		ck->cur[i] = a + n;
+	return 0;
+}
+
 /*
  * Every site's new bytes go through here: written (differing span only),
- * or, when verifying, handed whole to the checker with run-time @addr
+ * or, when verifying, compared whole with the copy at run-time address
  * (*@changed is then left false: a verification keeps no counts).
  */
-static int fi_pass_put(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
+static inline __attribute__((always_inline))
+int fi_pass_put(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
 		       const uint8_t *want, size_t n, bool *changed)
 {
 	if (ps->check) {
 		*changed = false;
-		return ps->check->site(ps->check->ctx, addr + ps->bias, want, n);
+		return fi_check_site(ps->check, addr + ps->bias, want, n);
 	}
 	return fi_poke_diff(ps, addr, have, want, n, changed);
 }
@@ -690,11 +749,12 @@ static bool fi_sorted_calls(const struct fi_image *im)
  * then demands the original bytes there: the verdict cannot be weaker.
  */
 int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
-		    const struct fi_patch_check *ck)
+		    const struct fi_patch_copy *copies, size_t ncopies)
 {
 	struct fi_patch_opts q = *o;
 	struct fi_patch_stats st;
-	struct fi_pass ps = fi_pass_init(im, &q, &st, ck);
+	struct fi_check ck = { .cp = copies, .n = ncopies };
+	struct fi_pass ps = fi_pass_init(im, &q, &st, &ck);
 	size_t f = 0, c = 0, t = 0;
 	struct fi_forms fm;
 	struct fi_memo memo;
@@ -704,6 +764,10 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 	memset(&st, 0, sizeof(st));
 	memset(memo.ok, 0, sizeof(memo.ok));
 	ps.memo = &memo;
+	if (!im->live || ncopies > FI_MAX_COPIES)
+		return -EINVAL;
+	for (size_t i = 0; i < ncopies; i++)
+		ck.cur[i] = copies[i].lo;
 	if (!fi_sorted_funcs(im) || !fi_sorted_calls(im))
 		return -EBADMSG;
 	err = fi_check_opts(im, &q);
@@ -724,6 +788,14 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 			err = fi_pass_caller(&ps, &fm, &im->calls[c++]);
 		else
 			err = fi_pass_tcall(&ps, &im->tcalls[t++]);
+	}
+	/* and each copy's bytes after its last site */
+	for (size_t i = 0; !err && i < ncopies; i++) {
+		uint64_t end = copies[i].lo + copies[i].len, cur = ck.cur[i];
+
+		if (end > cur && memcmp(copies[i].copy + (cur - copies[i].lo),
+					(const void *)(uintptr_t)cur, end - cur))
+			err = -EBADMSG;
 	}
 	return err;
 }

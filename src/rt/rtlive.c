@@ -19,6 +19,9 @@
  * instead of shared page cache (docs/runtime.md has the numbers).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -120,98 +123,17 @@ static int fi_scratch_make(struct fi_image *im, struct fi_scratch *sc,
  * here, after the copy became read-only and before it is mapped over the
  * text: the rewrite is abandoned.
  */
-struct fi_verify {
-	struct fi_scratch *sc;
-	size_t n;
-	size_t last;			/* copy of the previous site */
-	uint64_t cur[FI_MAX_XVIEWS];	/* verified up to here, per copy */
-};
-
-static bool fi_verify_in(const struct fi_scratch *s, uint64_t a, size_t len)
-{
-	return a >= s->lo && a - s->lo <= s->len && len <= s->len - (a - s->lo);
-}
-
-/* Sites come in address order: nearly always in the previous one's copy. */
-static struct fi_scratch *fi_verify_find(struct fi_verify *vf, uint64_t a,
-					 size_t len, size_t *idx)
-{
-	if (vf->last < vf->n && fi_verify_in(&vf->sc[vf->last], a, len)) {
-		*idx = vf->last;
-		return &vf->sc[vf->last];
-	}
-	for (size_t i = 0; i < vf->n; i++) {
-		if (fi_verify_in(&vf->sc[i], a, len)) {
-			*idx = vf->last = i;
-			return &vf->sc[i];
-		}
-	}
-	return NULL;
-}
-
-static uint64_t fi_verify_load(const uint8_t *p)
-{
-	uint64_t v;
-
-	__builtin_memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* @a and @b hold the same @n bytes (a site window: 5 to 20 bytes). */
-static bool fi_verify_eq(const uint8_t *a, const uint8_t *b, size_t n)
-{
-	if (n < 8)
-		return !memcmp(a, b, n);
-	for (size_t i = 0; i + 8 < n; i += 8) {
-		if (fi_verify_load(a + i) != fi_verify_load(b + i))
-			return false;
-	}
-	return fi_verify_load(a + n - 8) == fi_verify_load(b + n - 8);
-}
-
-/* The copy equals the original text over [from, to). */
-static bool fi_verify_same(const struct fi_scratch *s, uint64_t from,
-			   uint64_t to)
-{
-	return to <= from || !memcmp(s->copy + (from - s->lo),
-				     (const void *)(uintptr_t)from, to - from);
-}
-
-static int fi_verify_site(void *ctx, uint64_t addr, const uint8_t *want,
-			  size_t len)
-{
-	struct fi_verify *vf = ctx;
-	struct fi_scratch *s;
-	size_t i;
-
-	s = fi_verify_find(vf, addr, len, &i);
-	if (!s)
-		return -EBADMSG;
-	if (!fi_verify_same(s, vf->cur[i], addr) ||
-	    !fi_verify_eq(s->copy + (addr - s->lo), want, len))
-		return -EBADMSG;
-	if (addr + len > vf->cur[i])
-		vf->cur[i] = addr + len;
-	return 0;
-}
-
 static int fi_scratch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 			     struct fi_scratch *sc, size_t n)
 {
-	struct fi_verify vf = { .sc = sc, .n = n };
-	struct fi_patch_check ck = { .site = fi_verify_site, .ctx = &vf };
-	int err;
+	struct fi_patch_copy cp[FI_MAX_XVIEWS];
 
 	for (size_t i = 0; i < n; i++) {
-		vf.cur[i] = sc[i].lo;
+		cp[i] = (struct fi_patch_copy){ .lo = sc[i].lo, .len = sc[i].len,
+						.copy = sc[i].copy };
 		sc[i].v->mem = sc[i].live;	/* read the original */
 	}
-	err = fi_patch_verify(im, o, &ck);
-	for (size_t i = 0; !err && i < n; i++) {
-		if (!fi_verify_same(&sc[i], vf.cur[i], sc[i].lo + sc[i].len))
-			err = -EBADMSG;
-	}
-	return err;
+	return fi_patch_verify(im, o, cp, n);
 }
 
 /* Seal every copy read-execute (no longer writable by anyone). */
@@ -270,22 +192,53 @@ void fi_live_copy_drop(struct fi_live_copy *lc)
 	lc->n = 0;
 }
 
+bool fi_live_alone(void)
+{
+	/*
+	 * unshare(CLONE_VM) changes nothing; the kernel refuses it (EINVAL)
+	 * when another task shares the address space: a thread, an io_uring
+	 * worker, a clone(CLONE_VM) or vfork child. Any other error (seccomp,
+	 * an old kernel) counts as "not alone".
+	 */
+	return unshare(CLONE_VM) == 0;
+}
+
+/*
+ * The copy is verified only when someone else could have written it. With
+ * every signal blocked, no code of the program runs in this thread until
+ * the copy is sealed; when no other task shares the address space either,
+ * the runtime's own writes are the only ones the copy can have seen, and a
+ * new task could only come from this thread (the runtime starts none). A
+ * process that can write another's memory from outside (ptrace rights:
+ * process_vm_writev, /proc/PID/mem) can write the text after the swap as
+ * well; no verification stops it. In every other case (threads, at a
+ * dlopen of a multi-threaded program) the sealed copy is verified.
+ */
 int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 		  struct fi_patch_stats *st)
 {
 	struct fi_live_copy lc;
+	sigset_t all, old;
+	bool blocked, alone;
 	int err;
 
+	sigfillset(&all);
+	blocked = !pthread_sigmask(SIG_SETMASK, &all, &old);
+	alone = blocked && fi_live_alone();
 	err = fi_live_copy_make(im, &lc);
 	if (err)
-		return err;
+		goto out;
 	err = fi_patch_image(im, o, st);
 	if (!err)
-		err = fi_live_copy_seal_verify(im, o, &lc);
-	if (err) {
+		err = alone ? fi_scratch_seal(lc.sc, lc.n) :
+			      fi_live_copy_seal_verify(im, o, &lc);
+	if (err)
 		fi_live_copy_drop(&lc);
+out:
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
 		return err;
-	}
 	return fi_scratch_commit(lc.sc, lc.n);
 }
 

@@ -37,6 +37,13 @@ int fi_live_copy_seal_verify(struct fi_image *im,
 void fi_live_copy_drop(struct fi_live_copy *lc);
 
 /*
+ * No other task (thread, io_uring worker, CLONE_VM child) shares this
+ * address space right now. fi_live_patch skips verifying the sealed copy
+ * then (it blocks signals first, so nothing of the program runs).
+ */
+bool fi_live_alone(void);
+
+/*
  * Run the passes of @o over live module @im (attached with
  * fi_image_attach_live) on a scratch copy of its text, then swap the copy
  * in with mremap. On error the text is unchanged. Returns 0 or -errno.

@@ -590,7 +590,8 @@ static uint64_t fi_load64u(const uint8_t *p)
  * @n bytes at @a equal those at @b: whole words, the last one overlapping
  * (every classification goes through here, once per site and pass).
  */
-static bool fi_bytes_same(const uint8_t *a, const uint8_t *b, int n)
+static inline __attribute__((always_inline))
+bool fi_bytes_same(const uint8_t *a, const uint8_t *b, int n)
 {
 	if (n >= 8) {
 		for (int i = 0; i + 8 < n; i += 8) {
@@ -602,6 +603,8 @@ static bool fi_bytes_same(const uint8_t *a, const uint8_t *b, int n)
 	if (n >= 4)
 		return fi_load32(a) == fi_load32(b) &&
 		       fi_load32(a + n - 4) == fi_load32(b + n - 4);
+	if (n >= 2)
+		return a[0] == b[0] && a[1] == b[1] && a[n - 1] == b[n - 1];
 	for (int i = 0; i < n; i++) {
 		if (a[i] != b[i])
 			return false;
@@ -609,8 +612,13 @@ static bool fi_bytes_same(const uint8_t *a, const uint8_t *b, int n)
 	return true;
 }
 
-/* @p equals template @s in bytes [from, to), the hash excepted. */
-static bool fi_seq_range(const uint8_t *p, const struct fi_seq *s,
+/*
+ * @p equals template @s in bytes [from, to), the hash excepted. Inlined:
+ * with a template of this file and constant bounds it folds to a few
+ * word compares.
+ */
+static inline __attribute__((always_inline))
+bool fi_seq_range(const uint8_t *p, const struct fi_seq *s,
 			 int from, int to)
 {
 	int h = s->hash;

@@ -9,12 +9,20 @@
  * padding after the text. An untouched copy verifies. Every mode and both
  * sequence sets, on a kCFI DSO loaded by the dynamic loader
  * (tests/e2e/protect_escape.sh `race` is the same attack from a thread).
+ *
+ * fi_live_patch skips the verification only when fi_live_alone() says no
+ * other task shares the address space: checked here single-threaded (yes),
+ * with a second thread alive (no), after it was joined (yes again) and in
+ * a vfork child, which shares its parent's memory (no).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "image.h"
@@ -114,6 +122,40 @@ static uint64_t spot_addr(const struct fi_image *im, struct fi_live_copy *lc,
 	}
 }
 
+static void *t_wait(void *arg)
+{
+	int *fd = arg;
+	char c;
+
+	return read(fd[0], &c, 1) == 1 ? NULL : arg;
+}
+
+static void t_alone(void)
+{
+	pthread_t th;
+	int fd[2];
+	pid_t pid;
+	int st = -1;
+
+	CHECK("live_alone_single", fi_live_alone());
+	if (!CHECK("live_alone_pipe", pipe(fd) == 0))
+		return;
+	if (CHECK("live_alone_thread_start", !pthread_create(&th, NULL, t_wait, fd))) {
+		CHECK("live_alone_thread", !fi_live_alone());
+		CHECK("live_alone_thread_end", write(fd[1], "x", 1) == 1 &&
+		      !pthread_join(th, NULL));
+		CHECK("live_alone_joined", fi_live_alone());
+	}
+	close(fd[0]);
+	close(fd[1]);
+	/* the vfork child may only _exit: its status is the answer */
+	pid = vfork();
+	if (pid == 0)
+		_exit(fi_live_alone() ? 1 : 2);
+	CHECK("live_alone_vfork", pid > 0 && waitpid(pid, &st, 0) == pid &&
+	      WIFEXITED(st) && WEXITSTATUS(st) == 2);
+}
+
 static void t_mode(struct fi_image *im, const char *name, int mode,
 		   unsigned flags)
 {
@@ -186,6 +228,7 @@ int main(void)
 	uint8_t *before;
 	void *h;
 
+	t_alone();
 	snprintf(progs, sizeof(progs), "%s/progs", build ? build : "build");
 	snprintf(cmd, sizeof(cmd), "bash tests/progs/build.sh '%s' >/dev/null", progs);
 	if (!CHECK("live_verify_build_progs", system(cmd) == 0))
