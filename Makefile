@@ -138,14 +138,17 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 # src/load/rtpreinit.c (DT_PREINIT_ARRAY, executables) in the static one.
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
-$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o,$(LIB_OBJ)) $(LIB_LIST)
+# src/load/rtalloc.c: the early start's allocations, not libc's malloc,
+# through --wrap of the shared runtime's calls (FI_SO_WRAP).
+FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort,-Wl,--wrap=$(f))
+$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o %/rtalloc.c.o,$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
 	ar rcs $@ $(filter %.o,$^)
 
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
 	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
 		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
-		-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(LDSAN) -ldl -lpthread
+		-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
 
 $(TOOLLIB): $(TOOLLIB_OBJ)
@@ -172,7 +175,7 @@ $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
 	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
-		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(LDSAN) -ldl -lpthread
+		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
 
 # make check [T=name]: every test, or those whose name contains T.

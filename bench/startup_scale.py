@@ -9,15 +9,29 @@ function address-taken with one call site through a pointer: about two
 sites per function), builds two executables from the same objects with
 fineibt-cc: with the runtime (libfineibt.so, FINEIBT_CFI=auto) and with
 --fineibt-no-runtime (kCFI as compiled, crt/thunks.S). Both run main from
-bench/startup_main.c, which prints the time from the executable's
-preinit_array to main (the constructors: the runtime's whole start-up) and
-Private_Dirty from /proc/self/smaps_rollup. Runs are interleaved, CYCLES
-of each; medians of the per-cycle differences are reported:
+bench/startup_main.c, which prints Private_Dirty from
+/proc/self/smaps_rollup. Each pair is built for both start-up paths:
+
+  ctor    : no DT_PREINIT_ARRAY entry, the common case: the runtime
+            starts from the crt hook at the executable's first
+            constructor, every module relocated;
+  early   : with startup_main.c's preinit_array entry: libfineibt.so
+            starts the runtime while the loader relocates it
+            (src/load/rtearly.c), before the executable is relocated
+            (docs/runtime.md "Before any constructor"; what any program
+            with preinit functions or a stock-clang kCFI library at
+            start-up gets).
+
+Only the wall time from fork to exit covers both: the early start runs
+before the preinit entry, so the time from it to main (init_us, which
+startup_main.c still prints) no longer contains the runtime.
+
+Runs are interleaved, CYCLES of each; medians of the per-cycle
+differences are reported:
 
   extra wall  : fork to exit, auto minus no runtime (includes the dynamic
                 loader mapping and relocating libfineibt.so)
-  extra init  : preinit to main, auto minus no runtime (the runtime itself)
-  sites/s     : sites rewritten / extra init
+  sites/s     : sites rewritten / extra wall
   extra flt   : minor page faults, auto minus no runtime (about 15 us each
                 on this virtual machine: most of the start-up time)
   rt Ir/site  : instructions of the runtime's start-up (callgrind) per site
@@ -61,14 +75,22 @@ def sh(argv, **kw):
     subprocess.run(argv, check=True, **kw)
 
 
+PATHS = ("ctor", "early")
+
+
 def build_pair(name, sources, opt="-O1"):
-    """name (runtime) and name-nort from @sources; objects compiled once."""
+    """{path: (runtime exe, no-runtime exe)} from @sources, objects compiled
+    once: name and name-nort without a preinit entry (ctor), name-pre and
+    name-pre-nort with it (early)."""
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
-    exe, nort = os.path.join(d, name), os.path.join(d, name + "-nort")
-    if os.path.exists(exe) and os.path.exists(nort) and \
-       os.path.getmtime(exe) > os.path.getmtime(os.path.join(BUILD, "libfineibt.so")):
-        return exe, nort
+    exes = {}
+    for path, suf in (("ctor", ""), ("early", "-pre")):
+        exes[path] = (os.path.join(d, name + suf), os.path.join(d, name + suf + "-nort"))
+    lib = os.path.getmtime(os.path.join(BUILD, "libfineibt.so"))
+    if all(os.path.exists(x) and os.path.getmtime(x) > lib
+           for pair in exes.values() for x in pair):
+        return exes
     objs, procs = [], []
     for src in sources:
         obj = os.path.join(d, os.path.basename(src) + ".o")
@@ -85,12 +107,15 @@ def build_pair(name, sources, opt="-O1"):
     for p in procs:
         if p.wait():
             sys.exit("compile failed")
-    main = os.path.join(d, "startup_main.o")
-    sh([FCC, "-O2", "-c", os.path.join(ROOT, "bench", "startup_main.c"), "-o", main])
-    sh([FCC, "-o", exe, main] + objs)
-    sh([FCC, "--fineibt-no-runtime", "-o", nort, main] + objs +
-       [os.path.join(ROOT, "crt", "thunks.S")])
-    return exe, nort
+    for path, defs in (("ctor", ["-DSTARTUP_NO_PREINIT"]), ("early", [])):
+        exe, nort = exes[path]
+        main = os.path.join(d, "startup_main-%s.o" % path)
+        sh([FCC, "-O2"] + defs + ["-c", os.path.join(ROOT, "bench", "startup_main.c"),
+                                  "-o", main])
+        sh([FCC, "-o", exe, main] + objs)
+        sh([FCC, "--fineibt-no-runtime", "-o", nort, main] + objs +
+           [os.path.join(ROOT, "crt", "thunks.S")])
+    return exes
 
 
 def gen_program(n):
@@ -157,12 +182,16 @@ def measure(exe, nort, cycles):
             res[argv0] = run_once([argv0], env)
         (wb, kb, _), (wa, ka, _) = res[nort], res[exe]
         xwall.append(wa - wb)
-        xinit.append(float(ka["init_us"]) - float(kb["init_us"]))
-        init.append(float(ka["init_us"]))
+        if "init_us" in ka and "init_us" in kb:
+            xinit.append(float(ka["init_us"]) - float(kb["init_us"]))
+            init.append(float(ka["init_us"]))
         xpd.append(int(ka["private_dirty_kb"]) - int(kb["private_dirty_kb"]))
         xflt.append(ka["minflt"] - kb["minflt"])
-    return {"xwall": statistics.median(xwall), "xinit": statistics.median(xinit),
-            "init": statistics.median(init), "xpd": statistics.median(xpd),
+    nan = float("nan")
+    return {"xwall": statistics.median(xwall),
+            "xinit": statistics.median(xinit) if xinit else nan,
+            "init": statistics.median(init) if init else nan,
+            "xpd": statistics.median(xpd),
             "xflt": statistics.median(xflt)}
 
 
@@ -217,27 +246,50 @@ def plot(rows):
     issue's memory budget; SVG and a text version (docs/bench.md)."""
     gp = shutil.which("gnuplot")
     pts = [r for r in rows if r[0] != "speedtest1" and r[7]]
-    if not gp or len(pts) < 2:
+    if not gp or len(pts) < 4:
         print("(no plot: %s)" % ("gnuplot not installed" if not gp else "too few points"))
         return
-    data = os.path.join(OUT, "startup-scale.dat")
-    with open(data, "w") as f:
-        for r in pts:
-            f.write("%d %d %d %s\n" % (r[1], r[7], r[8], r[9]))
+    data = {}
+    for path in PATHS:
+        data[path] = os.path.join(OUT, "startup-scale-%s.dat" % path)
+        with open(data[path], "w") as f:
+            for r in pts:
+                if r[1] == path:
+                    f.write("%d %d %d %s\n" % (r[2], r[7], r[8], r[9]))
     common = (
         "set multiplot layout 2,1; set logscale xy; set key top left; set grid;"
         "set xlabel 'sites rewritten';"
         "set ylabel 'instructions';"
-        "plot '%s' using 1:2 with linespoints title 'runtime start-up Ir (callgrind)';"
+        "plot '%(c)s' using 1:2 with linespoints title 'runtime start-up Ir, ctor path',"
+        " '%(e)s' using 1:2 with linespoints title 'early path (preinit)';"
         "set ylabel 'KiB';"
-        "plot '%s' using 1:3 with linespoints title 'extra Private_Dirty',"
-        " '' using 1:4 with lines dashtype 2 title 'budget: text + 64 KiB + 8 B/site';"
-        "unset multiplot" % (data, data))
+        "plot '%(c)s' using 1:3 with linespoints title 'extra Private_Dirty, ctor path',"
+        " '%(e)s' using 1:3 with linespoints title 'early path',"
+        " '%(c)s' using 1:4 with lines dashtype 2 title 'budget: text + 64 KiB + 8 B/site';"
+        "unset multiplot" % {"c": data["ctor"], "e": data["early"]})
     for term, out in (("svg size 800,700", "startup-scale.svg"),
                       ("dumb size 79,44", "startup-scale.txt")):
         sh([gp, "-e", "set terminal %s; set output '%s'; %s"
             % (term, os.path.join(OUT, out), common)])
     print("plot: %s (and .svg)" % os.path.join(OUT, "startup-scale.txt"))
+
+
+def report_row(name, path, pair, cycles):
+    """Measure one program on one start-up path; print its line, return
+    its CSV row."""
+    exe, nort = pair
+    n = sites_of(exe)
+    text = text_bytes(exe)
+    m = measure(exe, nort, cycles)
+    budget = (text + 64 * 1024 + 8 * n) / 1024
+    x = m["xwall"]
+    rate = n / (x / 1e6) / 1e6 if x > 0 else float("inf")
+    ok = "yes" if m["xpd"] <= budget else "NO"
+    ir = runtime_ir(exe)
+    print("%-12s %-6s %8d %9.0f %13.3f %10.2f %10.0f %10s %12.0f %11.0f %s" % (
+        name, path, n, text / 1024, m["xwall"] / 1e3, rate,
+        m["xflt"], "%.0f" % (ir / n) if ir else "-", m["xpd"], budget, ok))
+    return [name, path, n, text, "%.3f" % (m["xwall"] / 1e3), "%.2f" % rate, m["xflt"], ir or "", m["xpd"], "%.0f" % budget]
 
 
 def main():
@@ -257,26 +309,18 @@ def main():
     rows = []
     print("Start-up, FINEIBT_CFI=auto vs the same objects without the runtime;")
     print("medians over %d interleaved cycles (extra = auto - no runtime)" % a.cycles)
-    hdr = "%-12s %8s %9s %13s %13s %10s %10s %10s %12s %11s %s" % (
-        "program", "sites", "text KiB", "extra wall ms", "extra init ms",
+    print("path ctor: no preinit entry, the runtime starts at the first constructor;")
+    print("path early: a DT_PREINIT_ARRAY entry, the runtime starts while ld.so")
+    print("relocates libfineibt.so (docs/runtime.md \"Before any constructor\")")
+    hdr = "%-12s %-6s %8s %9s %13s %10s %10s %10s %12s %11s %s" % (
+        "program", "path", "sites", "text KiB", "extra wall ms",
         "M sites/s", "extra flt", "rt Ir/site", "extra PD KiB", "budget KiB",
         "PD within")
     print(hdr)
     print("-" * len(hdr))
-    for name, (exe, nort) in progs:
-        n = sites_of(exe)
-        text = text_bytes(exe)
-        m = measure(exe, nort, a.cycles)
-        budget = (text + 64 * 1024 + 8 * n) / 1024
-        rate = n / (m["xinit"] / 1e6) / 1e6 if m["xinit"] > 0 else float("inf")
-        ok = "yes" if m["xpd"] <= budget else "NO"
-        ir = runtime_ir(exe)
-        print("%-12s %8d %9.0f %13.3f %13.3f %10.2f %10.0f %10s %12.0f %11.0f %s" % (
-            name, n, text / 1024, m["xwall"] / 1e3, m["xinit"] / 1e3, rate,
-            m["xflt"], "%.0f" % (ir / n) if ir else "-", m["xpd"], budget, ok))
-        rows.append([name, n, text, "%.3f" % (m["xwall"] / 1e3),
-                     "%.3f" % (m["xinit"] / 1e3), "%.2f" % rate, m["xflt"],
-                     ir or "", m["xpd"], "%.0f" % budget])
+    for name, exes in progs:
+        for path in PATHS:
+            rows.append(report_row(name, path, exes[path], a.cycles))
     if a.sqlite:
         x, rt = measure_sqlite(a.sqlite[0], a.sqlite[1], a.cycles)
         n = sites_of_sqlite(a.sqlite[0])
@@ -284,12 +328,12 @@ def main():
         print("%-12s extra wall %.3f ms vs plain clang; runtime's own time %.0f us;"
               " %d sites; runtime %s Ir (%s Ir/site)"
               % ("speedtest1", x / 1e3, rt, n, ir, "%.0f" % (ir / n) if ir and n else "-"))
-        rows.append(["speedtest1", n, "", "%.3f" % (x / 1e3), "%.3f" % (rt / 1e3),
-                     "", "", ir or "", "", ""])
+        rows.append(["speedtest1", "ctor", n, "", "%.3f" % (x / 1e3), "",
+                     "", ir or "", "", ""])
     with open(os.path.join(OUT, "startup-scale.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["program", "sites", "text_bytes", "extra_wall_ms",
-                    "extra_init_ms", "msites_per_s", "extra_minflt",
+        w.writerow(["program", "path", "sites", "text_bytes", "extra_wall_ms",
+                    "msites_per_s", "extra_minflt",
                     "runtime_ir", "extra_private_dirty_kb", "budget_kb"])
         w.writerows(rows)
     plot(rows)

@@ -192,7 +192,176 @@ static bool fi_ix_in_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 	return false;
 }
 
-/* __patchable_function_entries, relocated in memory: func - 11 each. */
+/* The run-time hull of the executable segments: [*lo, *hi). */
+static void fi_ix_text_hull(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			    uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t a = ph[i].p_vaddr + bias;
+
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		*lo = a < *lo ? a : *lo;
+		*hi = a + ph[i].p_memsz > *hi ? a + ph[i].p_memsz : *hi;
+	}
+}
+
+/* The module's dynamic section (@nd entries at most), or NULL. */
+static const Elf64_Dyn *fi_ix_dynamic(const Elf64_Phdr *ph, size_t phnum,
+				      uint64_t bias, size_t *nd)
+{
+	const Elf64_Dyn *d = NULL;
+
+	*nd = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		if (ph[i].p_type == PT_DYNAMIC &&
+		    fi_ix_mapped(ph, phnum, bias, ph[i].p_vaddr + bias,
+				 ph[i].p_memsz)) {
+			d = (const Elf64_Dyn *)(uintptr_t)(ph[i].p_vaddr + bias);
+			*nd = ph[i].p_memsz / sizeof(*d);
+		}
+	}
+	return d;
+}
+
+static bool fi_ix_dynsym(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			 const Elf64_Sym **sym, size_t *n);
+
+/* A run-time pointer from the dynamic section (glibc relocates some). */
+static uint64_t fi_ix_dptr(uint64_t v, uint64_t bias)
+{
+	return v < bias ? v + bias : v;
+}
+
+/*
+ * The link-time value a dynamic relocation @r gives its place: the
+ * addend of a RELATIVE one, symbol + addend of an absolute one against a
+ * symbol the module defines. False for anything else (the module's file
+ * must tell).
+ */
+static bool fi_ix_rela_value(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			     const Elf64_Rela *r, uint64_t *v)
+{
+	const Elf64_Sym *sym;
+	size_t nsym, k = ELF64_R_SYM(r->r_info);
+
+	if (ELF64_R_TYPE(r->r_info) == R_X86_64_RELATIVE) {
+		*v = (uint64_t)r->r_addend;
+		return true;
+	}
+	if (ELF64_R_TYPE(r->r_info) != R_X86_64_64 ||
+	    !fi_ix_dynsym(ph, phnum, bias, &sym, &nsym) || !k || k >= nsym ||
+	    sym[k].st_shndx == SHN_UNDEF)
+		return false;
+	*v = sym[k].st_value + (uint64_t)r->r_addend;
+	return true;
+}
+
+/*
+ * Entries [@lo, @lo + 8 * @n) (link-time) that dynamic relocations write:
+ * their link-time values into @val, @set marks them. -EAGAIN if one
+ * cannot be worked out from memory.
+ */
+static int fi_ix_entries_rela(const Elf64_Phdr *ph, size_t phnum,
+			      uint64_t bias, uint64_t lo, size_t n,
+			      uint64_t *val, uint8_t *set)
+{
+	uint64_t rela = 0, relasz = 0, relaent = sizeof(Elf64_Rela);
+	const Elf64_Dyn *d;
+	size_t nd;
+
+	d = fi_ix_dynamic(ph, phnum, bias, &nd);
+	for (size_t i = 0; d && i < nd && d[i].d_tag != DT_NULL; i++) {
+		if (d[i].d_tag == DT_RELA)
+			rela = fi_ix_dptr(d[i].d_un.d_ptr, bias);
+		else if (d[i].d_tag == DT_RELASZ)
+			relasz = d[i].d_un.d_val;
+		else if (d[i].d_tag == DT_RELAENT)
+			relaent = d[i].d_un.d_val;
+		else if (d[i].d_tag == DT_REL)
+			return -EAGAIN;	/* not an x86-64 RELA module */
+	}
+	if (!rela || !relasz)
+		return 0;
+	if (relaent != sizeof(Elf64_Rela) || relasz % relaent ||
+	    !fi_ix_mapped(ph, phnum, bias, rela, relasz))
+		return -EAGAIN;
+	for (uint64_t off = 0; off < relasz; off += relaent) {
+		const Elf64_Rela *r = (const void *)(uintptr_t)(rela + off);
+		uint64_t at = r->r_offset - lo;
+
+		if (r->r_offset < lo || at >= (uint64_t)n * 8)
+			continue;
+		if (at % 8 || !fi_ix_rela_value(ph, phnum, bias, r, &val[at / 8]))
+			return -EAGAIN;
+		set[at / 8] = 1;
+	}
+	return 0;
+}
+
+/*
+ * The entries of a module the loader has not relocated yet (the early
+ * start of rtearly.c runs while it relocates libfineibt.so, an LD_AUDIT
+ * hook before it relocates the module), or whose places cannot tell
+ * (a load bias smaller than the text): their link-time values, from
+ * memory still. A place a RELA relocation writes takes that relocation's
+ * value (lld leaves such places zero); any other holds its value in
+ * place: link-time while unrelocated (DT_RELR keeps it there, so does
+ * --apply-dynamic-relocs or a BFD link), run-time once relocated, told
+ * apart by which of the two lies in the text. A sorted copy
+ * (elf->entries, as read from the file), 8 bytes per entry until the
+ * image is closed. -EAGAIN when memory cannot tell: the file can.
+ */
+static int fi_ix_entries_link(struct fi_image *im, const Elf64_Phdr *ph,
+			      size_t phnum, uint64_t at, size_t n)
+{
+	uint64_t *val = calloc(n + 1, sizeof(*val));
+	uint8_t *set = calloc(n + 1, 1);
+	size_t out = 0;
+	int ret = -ENOMEM;
+
+	if (!val || !set)
+		goto fail;
+	ret = fi_ix_entries_rela(ph, phnum, im->bias, at - im->bias, n, val, set);
+	for (size_t i = 0; !ret && i < n; i++) {
+		uint64_t v = val[i];
+		bool run, link;
+
+		if (!set[i]) {
+			memcpy(&v, (const uint8_t *)(uintptr_t)at + i * 8, 8);
+			/* Zero (or bias + 0): an entry of a discarded function. */
+			if (!v || v == im->bias)
+				continue;
+			run = fi_ix_in_text(ph, phnum, im->bias, v, 1);
+			link = fi_ix_in_text(ph, phnum, im->bias, v + im->bias, 1);
+			if (run == link)
+				ret = -EAGAIN;
+			v = run ? v - im->bias : v;
+		}
+		if (v)
+			val[out++] = v;
+	}
+	if (!ret && n && !out)
+		ret = -EAGAIN;
+	if (ret)
+		goto fail;
+	free(set);
+	fi_sort_u64(val, out);
+	im->elf->entries = val;
+	im->elf->nentries = fi_dedup_u64(val, out);
+	return 0;
+fail:
+	free(val);
+	free(set);
+	return ret;
+}
+
+/*
+ * __patchable_function_entries, relocated in memory: func - 11 each,
+ * read in place. Not relocated yet: fi_ix_entries_link.
+ */
 static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 			 size_t phnum, const uint32_t *desc,
 			 char *err, size_t errlen)
@@ -200,10 +369,20 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 	uint64_t size, at = fi_ix_range(desc, FI_INDEX_W_PFE, &size);
 	const uint8_t *p = (const uint8_t *)(uintptr_t)at;
 	size_t n = size / 8, out = 0;
+	uint64_t lo, hi;
+	int ret;
 
 	if (at && (size % 8 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
 		return fi_ix_fail(err, errlen, "bad __patchable_function_entries "
 				  "range in the module index"), -ENOEXEC;
+	/*
+	 * A run-time address in the text is never a link-time one there
+	 * too unless the bias is smaller than the text: only then can a
+	 * place not tell by its value alone whether it was relocated.
+	 */
+	fi_ix_text_hull(ph, phnum, im->bias, &lo, &hi);
+	if (at && im->bias && lo < hi && im->bias < hi - lo)
+		goto link;
 	for (size_t i = 0; at && i < n; i++) {
 		uint64_t v;
 
@@ -211,22 +390,21 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 		/* Zero (or bias + 0): an entry of a discarded function. */
 		if (!v || v == im->bias)
 			continue;
-		/*
-		 * The loader has not relocated the module yet (an LD_AUDIT
-		 * hook runs before relocation): the entries hold zeros or
-		 * link-time addresses. The file has what they will hold;
-		 * -EAGAIN sends the caller there.
-		 */
 		if (!fi_ix_in_text(ph, phnum, im->bias, v, 1))
-			return -EAGAIN;
+			goto link;
 		out++;
 	}
 	if (n && !out)
-		return -EAGAIN;
+		goto link;
 	/* Read where it is by discovery (elf_sites.c): no sorted copy. */
 	im->elf->pfe = at ? p : NULL;
 	im->elf->npfe = at ? n : 0;
 	return 0;
+link:
+	ret = fi_ix_entries_link(im, ph, phnum, at, n);
+	if (ret == -ENOMEM)
+		fi_ix_fail(err, errlen, "out of memory");
+	return ret;
 }
 
 /*
@@ -363,12 +541,6 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 
 /* ------------------------------------------- modules without an index */
 
-/* A run-time pointer from the dynamic section (glibc relocates some). */
-static uint64_t fi_ix_dptr(uint64_t v, uint64_t bias)
-{
-	return v < bias ? v + bias : v;
-}
-
 /* Number of dynamic symbols from DT_GNU_HASH, or 0. */
 static size_t fi_ix_gnu_count(const Elf64_Phdr *ph, size_t phnum,
 			      uint64_t bias, uint64_t at)
@@ -405,17 +577,9 @@ static bool fi_ix_dynsym(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 			 const Elf64_Sym **sym, size_t *n)
 {
 	uint64_t symtab = 0, hash = 0, gnu = 0;
-	const Elf64_Dyn *d = NULL;
-	size_t nd = 0;
+	size_t nd;
+	const Elf64_Dyn *d = fi_ix_dynamic(ph, phnum, bias, &nd);
 
-	for (size_t i = 0; i < phnum; i++) {
-		if (ph[i].p_type == PT_DYNAMIC &&
-		    fi_ix_mapped(ph, phnum, bias, ph[i].p_vaddr + bias,
-				 ph[i].p_memsz)) {
-			d = (const Elf64_Dyn *)(uintptr_t)(ph[i].p_vaddr + bias);
-			nd = ph[i].p_memsz / sizeof(*d);
-		}
-	}
 	for (size_t i = 0; d && i < nd && d[i].d_tag != DT_NULL; i++) {
 		if (d[i].d_tag == DT_SYMTAB)
 			symtab = fi_ix_dptr(d[i].d_un.d_ptr, bias);

@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "imgindex.h"
+#include "rtalloc.h"
 #include "runtime.h"
 
 /* Sanitized builds (SAN=1): the sanitizer runtime is not set up before
@@ -251,7 +252,11 @@ static void (*fi_early_resolve(void))(void)
 	if (!FI_EARLY_SANITIZED && fi_early_wanted()) {
 		fi_early_environ();
 		__builtin_cpu_init();
+		/* Not libc's malloc: the TLS block it would set up for the
+		 * thread is overwritten after relocation (rtalloc.c). */
+		fi_alloc_private_begin();
 		fi_rt_start_early();
+		fi_alloc_private_end();
 	}
 	return fi_early_nop;
 }

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The shared runtime's memory during its early start (rtearly.c): from
+ * mappings of its own, not from libc's malloc.
+ *
+ * The early start runs while the loader relocates libfineibt.so, and the
+ * loader fills in the main thread's TLS block only after it relocated
+ * every module. A first malloc there sets up libc's allocator for the
+ * thread in that block (its arena and tcache pointers); the loader then
+ * copies the TLS initialisation image over them, and the program's next
+ * malloc finds the thread without an arena and makes a new one: a 128
+ * MiB reservation, grown by mprotect, holding the program's heap for its
+ * whole life instead of the main arena. (Seen without fineibt too: any
+ * IFUNC resolver of a library that calls malloc does it.)
+ *
+ * So libfineibt.so is linked with --wrap for malloc, calloc, realloc,
+ * free, strdup, malloc_trim and qsort (glibc's qsort mallocs its merge
+ * buffer; Makefile): every such call of the runtime comes here. Outside
+ * the early start each goes to libc unchanged; during it, blocks come
+ * from private anonymous pools (a bump pointer: the early start frees
+ * little before it ends), and sorting is a merge sort of our own. A
+ * block is told apart by its address at free/realloc, at any time later:
+ * the runtime keeps some early blocks for the process's life. Freeing a
+ * large block gives its whole pages back at once (madvise), and a pool
+ * whose blocks are all freed is unmapped, so memory ends as malloc_trim
+ * would leave it.
+ *
+ * libfineibt.so only: the static runtime starts from DT_PREINIT_ARRAY,
+ * after the TLS block is set up (rtpreinit.c). Libc's functions that
+ * allocate internally (fopen...) are not covered; the early start calls
+ * none (the dlmopen check that would, rtone.c, runs only after another
+ * runtime took SIGILL, never in the base namespace's first start).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "rtalloc.h"
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void __real_free(void *p);
+char *__real_strdup(const char *s);
+int __real_malloc_trim(size_t pad);
+void __real_qsort(void *b, size_t n, size_t size,
+		  int (*cmp)(const void *, const void *));
+
+#define FI_POOLS	64
+#define FI_POOL_MIN	(4u << 20)	/* reserved, touched only as used */
+#define FI_ALIGN	16
+#define FI_HDR		16		/* the block's size, kept aligned */
+#define FI_PAGE		4096ul
+
+struct fi_pool {
+	uintptr_t lo, hi;	/* 0, 0 once unmapped */
+	uintptr_t used;		/* bump pointer */
+	long live;		/* blocks not freed yet */
+};
+
+static struct fi_pool fi_pools[FI_POOLS];
+static unsigned int fi_npools;
+static bool fi_alloc_on;
+
+void fi_alloc_private_begin(void)
+{
+	fi_alloc_on = true;
+}
+
+static void fi_pool_drop(struct fi_pool *p)
+{
+	uintptr_t lo = p->lo, hi = p->hi;
+
+	__atomic_store_n(&p->lo, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->hi, 0, __ATOMIC_RELAXED);
+	munmap((void *)lo, hi - lo);
+}
+
+void fi_alloc_private_end(void)
+{
+	fi_alloc_on = false;
+	/* The last pool was kept for more bumps; it is done now. */
+	for (unsigned int i = 0; i < fi_npools; i++) {
+		if (fi_pools[i].lo && !__atomic_load_n(&fi_pools[i].live,
+							__ATOMIC_ACQUIRE))
+			fi_pool_drop(&fi_pools[i]);
+	}
+}
+
+static struct fi_pool *fi_pool_of(const void *ptr)
+{
+	uintptr_t a = (uintptr_t)ptr;
+
+	for (unsigned int i = 0; i < fi_npools; i++) {
+		struct fi_pool *p = &fi_pools[i];
+
+		if (a >= __atomic_load_n(&p->lo, __ATOMIC_RELAXED) &&
+		    a < __atomic_load_n(&p->hi, __ATOMIC_RELAXED))
+			return p;
+	}
+	return NULL;
+}
+
+static struct fi_pool *fi_pool_new(size_t need)
+{
+	size_t size = need > FI_POOL_MIN ? (need + FI_PAGE - 1) & ~(FI_PAGE - 1) :
+					   FI_POOL_MIN;
+	struct fi_pool *p;
+	void *m;
+
+	if (fi_npools == FI_POOLS)
+		return NULL;
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	p = &fi_pools[fi_npools++];
+	p->lo = (uintptr_t)m;
+	p->hi = p->lo + size;
+	p->used = p->lo;
+	p->live = 0;
+	return p;
+}
+
+/* A zeroed block of @n bytes: pool memory is fresh and never reused. */
+static void *fi_private_alloc(size_t n)
+{
+	struct fi_pool *p = fi_npools ? &fi_pools[fi_npools - 1] : NULL;
+	size_t need;
+
+	if (n > SIZE_MAX / 2) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	need = FI_HDR + ((n + FI_ALIGN - 1) & ~(size_t)(FI_ALIGN - 1));
+	if (!p || !p->lo || p->hi - p->used < need) {
+		/* A pool nothing lives in any more is not needed. */
+		if (p && p->lo && !p->live)
+			fi_pool_drop(p);
+		p = fi_pool_new(need);
+		if (!p) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	*(size_t *)p->used = n;
+	p->used += need;
+	p->live++;
+	return (void *)(p->used - need + FI_HDR);
+}
+
+static size_t fi_private_size(const void *ptr)
+{
+	return *(const size_t *)((uintptr_t)ptr - FI_HDR);
+}
+
+/* Free @ptr of pool @p: its whole pages go back now, the pool with its
+ * last block (unless the early start still bumps in it). */
+static void fi_private_free(struct fi_pool *p, void *ptr)
+{
+	uintptr_t a = (uintptr_t)ptr, e = a + fi_private_size(ptr);
+	uintptr_t lo = (a + FI_PAGE - 1) & ~(FI_PAGE - 1), hi = e & ~(FI_PAGE - 1);
+
+	if (__atomic_sub_fetch(&p->live, 1, __ATOMIC_ACQ_REL) == 0 &&
+	    (!fi_alloc_on || p != &fi_pools[fi_npools - 1])) {
+		fi_pool_drop(p);
+		return;
+	}
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return fi_alloc_on ? fi_private_alloc(n) : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (!fi_alloc_on)
+		return __real_calloc(n, size);
+	if (size && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return fi_private_alloc(n * size);
+}
+
+void __wrap_free(void *ptr)
+{
+	struct fi_pool *p;
+
+	if (!ptr)
+		return;
+	p = fi_npools ? fi_pool_of(ptr) : NULL;
+	if (p)
+		fi_private_free(p, ptr);
+	else
+		__real_free(ptr);
+}
+
+void *__wrap_realloc(void *ptr, size_t n)
+{
+	struct fi_pool *p = ptr && fi_npools ? fi_pool_of(ptr) : NULL;
+	size_t old;
+	void *q;
+
+	if (ptr && !p)
+		return __real_realloc(ptr, n);
+	if (!ptr)
+		return __wrap_malloc(n);
+	old = fi_private_size(ptr);
+	q = __wrap_malloc(n);
+	if (!q)
+		return NULL;
+	memcpy(q, ptr, old < n ? old : n);
+	fi_private_free(p, ptr);
+	return q;
+}
+
+char *__wrap_strdup(const char *s)
+{
+	size_t n;
+	char *d;
+
+	if (!fi_alloc_on)
+		return __real_strdup(s);
+	n = strlen(s) + 1;
+	d = fi_private_alloc(n);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+int __wrap_malloc_trim(size_t pad)
+{
+	return fi_alloc_on ? 0 : __real_malloc_trim(pad);
+}
+
+/* Stable, like glibc's: sort [b, b + n * size) through @tmp (as large). */
+static void fi_msort(uint8_t *b, size_t n, size_t size,
+		     int (*cmp)(const void *, const void *), uint8_t *tmp)
+{
+	uint8_t *l, *le, *r, *re, *o = tmp;
+	size_t h = n / 2;
+
+	if (n < 2)
+		return;
+	fi_msort(b, h, size, cmp, tmp);
+	fi_msort(b + h * size, n - h, size, cmp, tmp);
+	l = b;
+	le = r = b + h * size;
+	re = b + n * size;
+	while (l < le && r < re) {
+		uint8_t **from = cmp(l, r) <= 0 ? &l : &r;
+
+		memcpy(o, *from, size);
+		*from += size;
+		o += size;
+	}
+	/* What is left of the right half is in place already. */
+	memcpy(o, l, le - l);
+	o += le - l;
+	memcpy(b, tmp, o - tmp);
+}
+
+void __wrap_qsort(void *b, size_t n, size_t size,
+		  int (*cmp)(const void *, const void *))
+{
+	uint8_t *tmp;
+
+	if (!fi_alloc_on) {
+		__real_qsort(b, n, size, cmp);
+		return;
+	}
+	if (n < 2 || !size)
+		return;
+	tmp = n <= SIZE_MAX / size ? fi_private_alloc(n * size) : NULL;
+	if (!tmp) {
+		/* An insertion sort needs no buffer; only for a failure. */
+		for (size_t i = 1; i < n; i++) {
+			for (size_t k = i; k && cmp((uint8_t *)b + (k - 1) * size,
+						    (uint8_t *)b + k * size) > 0; k--) {
+				uint8_t *x = (uint8_t *)b + (k - 1) * size;
+
+				for (size_t j = 0; j < size; j++) {
+					uint8_t t = x[j];
+
+					x[j] = x[size + j];
+					x[size + j] = t;
+				}
+			}
+		}
+		return;
+	}
+	fi_msort(b, n, size, cmp, tmp);
+	__wrap_free(tmp);
+}
