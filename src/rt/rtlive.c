@@ -29,6 +29,7 @@
 
 #include "patch.h"
 #include "print.h"
+#include "rawsys.h"
 #include "rtlive.h"
 #include "runtime.h"
 
@@ -198,9 +199,11 @@ bool fi_live_alone(void)
 	 * unshare(CLONE_VM) changes nothing; the kernel refuses it (EINVAL)
 	 * when another task shares the address space: a thread, an io_uring
 	 * worker, a clone(CLONE_VM) or vfork child. Any other error (seccomp,
-	 * an old kernel) counts as "not alone".
+	 * an old kernel) counts as "not alone". Made directly: no errno to
+	 * set (the early start may run before TLS is usable), no interposer
+	 * (src/seq/rawsys.h).
 	 */
-	return unshare(CLONE_VM) == 0;
+	return fi_sys3(SYS_unshare, CLONE_VM, 0, 0) == 0;
 }
 
 /*
