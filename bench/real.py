@@ -73,10 +73,12 @@ def run_sh(args, out_dir, logf):
     return rc
 
 
-def icount(cc, progs, out_dir, logf):
+def icount(cc, progs, modes, out_dir, logf):
     """Run run.sh --icount for one compiler; rows of its csv."""
     src = os.path.join(BUILD, "bench", "real-programs-icount-%s.csv" % cc)
-    rc = run_sh(["--cc", cc, "--icount"] + progs, out_dir, logf)
+    # fineibt: only @modes (run.sh's default adds the v6.18 set: 14 runs)
+    ma = ["--modes", " ".join(modes)] if cc.startswith("fineibt") else []
+    rc = run_sh(["--cc", cc, "--icount"] + ma + progs, out_dir, logf)
     if rc:
         log("%s: run.sh --icount exited %d (see %s)" % (cc, rc, logf))
     rows = []
@@ -89,7 +91,9 @@ def icount(cc, progs, out_dir, logf):
     old = []
     if os.path.exists(keep):
         with open(keep) as f:
-            old = [r for r in csv.DictReader(f) if r["program"] not in progs]
+            old = [r for r in csv.DictReader(f)
+                   if r["program"] not in progs or
+                   (cc.startswith("fineibt") and r["mode"] not in modes + ["ref"])]
     write_csv(keep, old + rows, ICOUNT_FIELDS)
     return rows
 
@@ -131,9 +135,20 @@ def time_one(cmd, env, scratch_root):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def wall(prog, variants, reps, cpu, out_dirs):
-    """variants: [(key, tree, mode or None, uses_rt)] -> {key: [seconds]}."""
-    mod, test = module_vars(prog)
+def save_wall(prog, test, times, bad):
+    raw = [{"program": prog, "workload": test, "variant": k,
+            "round": i, "seconds": "%.6f" % t, "rc": int(k in bad)}
+           for k in times for i, t in enumerate(times[k])]
+    write_csv(os.path.join(BUILD, "bench", "real-wall-%s.csv" % prog),
+              raw, WALL_FIELDS)
+
+
+def wall(jobs, reps, cpu, out_dirs, until=None):
+    """jobs: [(prog, [(key, tree, mode or None, uses_rt)])]. Round after
+    round, every variant of every program once; each program's raw times
+    are saved after every round (real-wall-<prog>.csv). No round starts
+    after @until (epoch seconds): rounds stay complete, so every variant
+    of a program has as many runs as the others."""
     base = dict(os.environ)
     for k in ("FINEIBT_CFI", "FINEIBT_VERBOSE", "LD_PRELOAD"):
         base.pop(k, None)
@@ -142,34 +157,37 @@ def wall(prog, variants, reps, cpu, out_dirs):
                if os.path.exists(os.path.join(d, "rt", "libfineibt.so.0"))),
               os.path.join(out_dirs[0], "rt"))
     scratch = tempfile.mkdtemp(dir=out_dirs[0], prefix="bench-scratch.")
-    times = {k: [] for k, *_ in variants}
-    ratios = {k: [] for k, *_ in variants}
-    bad = set()
+    state = {}
+    for prog, variants in jobs:
+        mod, test = module_vars(prog)
+        state[prog] = (mod, test, list(variants),
+                       {k: [] for k, *_ in variants}, set())
     try:
-        order = list(variants)
         for r in range(reps):
-            # a new order each round (seeded: reproducible), so that no
-            # variant always runs right after the same other one
-            random.Random(r).shuffle(order)
-            cyc = {}
-            for key, tr, mode, uses_rt in order:
-                env = dict(base)
-                if mode:
-                    env["FINEIBT_CFI"] = mode
-                if uses_rt:
-                    env["LD_LIBRARY_PATH"] = rt
-                cmd = ["taskset", "-c", str(cpu), "nice", "-n", "10", "bash",
-                       os.path.join(REAL, "one.sh"), mod, test, tr]
-                s, rc = time_one(cmd, env, scratch)
-                if rc:
-                    bad.add(key)
-                times[key].append(s)
-                cyc[key] = s
-            for key in cyc:
-                ratios[key].append(cyc[key] / cyc["ref"])
+            if until is not None and r > 0 and time.time() >= until:
+                log("--until reached: stopping after %d rounds" % r)
+                break
+            for prog, _ in jobs:
+                mod, test, order, times, bad = state[prog]
+                # a new order each round (seeded: reproducible), so that
+                # no variant always runs right after the same other one
+                random.Random(r).shuffle(order)
+                for key, tr, mode, uses_rt in order:
+                    env = dict(base)
+                    if mode:
+                        env["FINEIBT_CFI"] = mode
+                    if uses_rt:
+                        env["LD_LIBRARY_PATH"] = rt
+                    cmd = ["taskset", "-c", str(cpu), "nice", "-n", "10",
+                           "bash", os.path.join(REAL, "one.sh"), mod, test, tr]
+                    s, rc = time_one(cmd, env, scratch)
+                    if rc:
+                        bad.add(key)
+                    times[key].append(s)
+                save_wall(prog, test, times, bad)
+            log("round %d/%d done" % (r + 1, reps))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return test, times, ratios, bad
 
 
 def from_raw(raw):
@@ -183,6 +201,14 @@ def from_raw(raw):
     ratios = {k: [c[k] / c["ref"] for c in by_round.values() if k in c and "ref" in c]
               for k in times}
     return (raw[0]["workload"] if raw else "-"), times, ratios, bad
+
+
+def rounds_text(wt):
+    """How many rounds the wall times have: "15", "11-15", "-" (none)."""
+    n = sorted(len(times.get("ref", [])) for _, times, _, _ in wt.values())
+    if not n:
+        return "-"
+    return str(n[0]) if n[0] == n[-1] else "%d-%d" % (n[0], n[-1])
 
 
 def quartiles(xs):
@@ -203,6 +229,9 @@ def main():
     ap.add_argument("progs", nargs="*", default=DEFAULT_PROGS)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--cpu", type=int, default=int(os.environ.get("BENCH_CPU", "1")))
+    ap.add_argument("--until", metavar="HH:MM",
+                    help="wall time: start no round after this UTC time "
+                         "(today; rounds already started finish)")
     ap.add_argument("--no-icount", action="store_true",
                     help="only wall time (variants must be built: run once without)")
     ap.add_argument("--no-time", action="store_true", help="only instructions")
@@ -211,6 +240,10 @@ def main():
     ap.add_argument("--ccs", default="fineibt,clang-lto,clang-cfi-icall,standin-raw",
                     help="compilers to build and count (comma-separated; empty: "
                          "none, e.g. wall time of what is built)")
+    ap.add_argument("--modes", default=",".join(MODE_LABEL.get(m, m) for m in MODES),
+                    help="fineibt modes to count and time (comma-separated, "
+                         "table names: off,kcfi,fineibt,paranoid,bhi,"
+                         "paranoid+bhi,auto; default: all)")
     ap.add_argument("--readme", action="store_true",
                     help="replace README.md's bench-real section with the tables")
     ap.add_argument("--readme-file", default=os.path.join(ROOT, "README.md"),
@@ -222,6 +255,21 @@ def main():
     a = ap.parse_args()
     if a.reps < 1:
         ap.error("--reps must be >= 1")
+    by_label = dict((MODE_LABEL.get(m, m), m) for m in MODES)
+    bad = [m for m in a.modes.split(",") if m and m not in by_label]
+    if bad:
+        ap.error("unknown mode %s" % bad[0])
+    modes = [by_label[m] for m in a.modes.split(",") if m]
+    until = None
+    if a.until:
+        try:
+            hh, mm = (int(x) for x in a.until.split(":"))
+            if not (0 <= hh < 24 and 0 <= mm < 60):
+                raise ValueError
+        except ValueError:
+            ap.error("--until wants HH:MM (UTC), not %r" % a.until)
+        now = time.gmtime()
+        until = time.time() + ((hh * 60 + mm) - (now.tm_hour * 60 + now.tm_min)) * 60 - now.tm_sec
     os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
     logf = os.path.join(BUILD, "bench", "real.log")
     ccs = [c for c in a.ccs.split(",") if c]
@@ -238,7 +286,7 @@ def main():
             if rc:
                 log("%s: build failed (see %s)" % (cc, logf))
             continue
-        icount(cc, a.progs, a.out, logf)
+        icount(cc, a.progs, modes, a.out, logf)
     ic = {}
     for cc in ["fineibt"] + [c for c, _ in PEERS]:
         for row in saved_icount(cc):
@@ -252,6 +300,7 @@ def main():
     # 2. wall time, every variant of a program interleaved
     wt = {}
     if not a.no_time:
+        jobs = []
         for prog in a.progs:
             ref = tree(outs, prog, "ref")
             fi = tree(outs, prog, "fineibt")
@@ -263,15 +312,12 @@ def main():
                 t = tree(outs, prog, cc)
                 if t:
                     vs.append((cc, t, None, False))
-            vs += [(m, fi, m, True) for m in MODES]
-            log("%s: wall time, %d variants x %d rounds on cpu %d" %
-                (prog, len(vs), a.reps, a.cpu))
-            test, times, _, bad = wall(prog, vs, a.reps, a.cpu, outs)
-            raw = [{"program": prog, "workload": test, "variant": k,
-                    "round": i, "seconds": "%.6f" % t, "rc": int(k in bad)}
-                   for k in times for i, t in enumerate(times[k])]
-            write_csv(os.path.join(BUILD, "bench", "real-wall-%s.csv" % prog),
-                      raw, WALL_FIELDS)
+            vs += [(m, fi, m, True) for m in modes]
+            jobs.append((prog, vs))
+        log("wall time: %s, up to %d rounds on cpu %d" %
+            (", ".join("%s (%d variants)" % (p, len(v)) for p, v in jobs),
+             a.reps, a.cpu))
+        wall(jobs, a.reps, a.cpu, outs, until)
     for prog in a.progs:
         p = os.path.join(BUILD, "bench", "real-wall-%s.csv" % prog)
         if os.path.exists(p):
@@ -326,11 +372,11 @@ def main():
         md.append("| %s | %s |" % (label[k], " | ".join(cells)))
     notes = ["", "Each cell: instructions / wall time, both as ratios to plain "
              "clang-22 -O2 of the same program (instructions: callgrind, the "
-             "module's ICOUNT workload; wall: median over %d interleaved "
+             "module's ICOUNT workload; wall: median over %s interleaved "
              "rounds of the per-round ratio, pinned to one CPU, ± the "
              "interquartile range of the variant's own times over its "
              "median). Raw numbers, and the ratio of the fastest runs: "
-             "build/bench/real.csv, real-wall-<prog>.csv." % a.reps]
+             "build/bench/real.csv, real-wall-<prog>.csv." % rounds_text(wt)]
     text = "\n".join(md + notes) + "\n"
     mdp = os.path.join(BUILD, "bench", "real.md")
     with open(mdp + ".tmp", "w") as f:

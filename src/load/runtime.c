@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,12 +406,50 @@ drop:
 }
 
 /*
+ * The trap list of a module left as compiled (@im, loaded at key @key), for
+ * the SIGILL handler: sorted 32-bit offsets from @key in a mapping of its
+ * own, read-only before it is published. NULL if it has none or cannot be
+ * made; the module's checks then reach the program's handler as before.
+ * (Not unmapped when the module goes: one small mapping per such library.)
+ */
+static const uint32_t *fi_rt_compiled_list(const struct fi_image *im,
+					   uint64_t key, uint32_t *n)
+{
+	size_t nt = fi_image_ntraps(im), len, k = 0;
+	uint32_t *list;
+
+	*n = 0;
+	if (!nt || nt > UINT32_MAX / 2)
+		return NULL;
+	len = (nt * sizeof(*list) + 4095) & ~(size_t)4095;
+	list = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (list == MAP_FAILED)
+		return NULL;
+	for (size_t i = 0; i < nt; i++) {
+		uint64_t at = fi_image_trap(im, i) + im->bias;
+
+		/* Sorted already (fi_image_is_trap's order); keep it so. */
+		if (at < key || at - key > UINT32_MAX ||
+		    (k && at - key <= list[k - 1]))
+			continue;
+		list[k++] = (uint32_t)(at - key);
+	}
+	if (!k || mprotect(list, len, PROT_READ)) {
+		munmap(list, len);
+		return NULL;
+	}
+	*n = (uint32_t)k;
+	return list;
+}
+
+/*
  * Open and attach module @f; NULL if it is not a kCFI module. Not inlined:
  * its path buffers must not deepen fi_rt_scan's frame, below which the
  * seed passes during patching (fi_rt_scrub_stack wipes 32 KiB).
  */
 static __attribute__((noinline)) struct fi_module *
-fi_rt_open(const struct fi_rt_found *f)
+fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 {
 	const char *path = f->name;
 	const uint32_t *desc;
@@ -460,11 +499,14 @@ fi_rt_open(const struct fi_rt_found *f)
 	if (!fi_rt_image_is_kcfi(&m->img)) {
 		/* Its checks stay as compiled: calls from it into rewritten
 		 * code trap, and its own traps are not ours to report. */
-		if (fi_image_kcfi_unprefixed(&m->img))
+		if (fi_image_kcfi_unprefixed(&m->img)) {
+			e->ctraps = fi_rt_compiled_list(&m->img, f->key,
+							&e->nctraps);
 			fi_rt_say("fineibt: warning: %s: %zu kCFI checks left as "
 				  "compiled, not rewritten: " FI_UNPREFIXED_HINT
 				  "; its indirect calls into rewritten code trap\n",
 				  exe[0] ? exe : path, m->img.ntraps);
+		}
 		fi_image_close(&m->img);
 		free(m);
 		return NULL;
@@ -479,6 +521,42 @@ fi_rt_open(const struct fi_rt_found *f)
 	}
 	fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
 	return m;
+}
+
+/*
+ * Whether module @f's PLT slots (DT_PLTGOT: the `.got.plt` its PLT jumps
+ * through) lie outside PT_GNU_RELRO, i.e. stay writable after relocation:
+ * partial RELRO (`-z lazy`), `-z norelro`. A write there redirects a PLT
+ * jump, which no mode checks, and that memory shares its pages with the
+ * module's data, so it cannot be sealed from here (docs/protection.md).
+ */
+static bool fi_rt_got_writable(const struct fi_rt_found *f)
+{
+	const ElfW(Phdr) *ph = f->phdr;
+	const ElfW(Dyn) *d = NULL;
+	uint64_t lo = 0, hi = 0, got = 0, pltsz = 0;
+
+	for (size_t i = 0; i < f->phnum; i++) {
+		if (ph[i].p_type == PT_DYNAMIC)
+			d = (const void *)(uintptr_t)(f->bias + ph[i].p_vaddr);
+		if (ph[i].p_type == PT_GNU_RELRO) {
+			lo = f->bias + ph[i].p_vaddr;
+			hi = lo + ph[i].p_memsz;
+		}
+	}
+	for (; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_PLTGOT)
+			got = d->d_un.d_ptr;
+		else if (d->d_tag == DT_PLTRELSZ)
+			pltsz = d->d_un.d_val;
+	}
+	if (!got || !pltsz)
+		return false;
+	/* glibc relocates these entries in place; not yet at an early start. */
+	if (got < f->bias)
+		got += f->bias;
+	/* Three reserved words, then one slot per JUMP_SLOT relocation. */
+	return got < lo || got + 8 * (3 + pltsz / sizeof(ElfW(Rela))) > hi;
 }
 
 /* ------------------------------------------------------------ patching */
@@ -798,14 +876,23 @@ static size_t fi_rt_scan_found(bool own)
 
 		if (!(news[i / 64] & (1ull << (i % 64))))
 			continue;
+		fi_scan_new[nnew] = (struct fi_rt_seen){ .key = 0 };
 		if (nfresh < FI_MAX_MODULES)
-			m = fi_rt_open(f);
+			m = fi_rt_open(f, &fi_scan_new[nnew]);
 		fi_scan_new[nnew] = (struct fi_rt_seen){
 			.key = f->key, .size = f->size,
 			.fbase = fi_rt_found_fbase(f),
 			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
+			.ctraps = fi_scan_new[nnew].ctraps,
+			.nctraps = fi_scan_new[nnew].nctraps,
 		};
 		fi_scan_mod[nnew++] = m;
+		if (m && fi_verbose_on() && fi_rt_got_writable(f))
+			fi_rt_say("fineibt: warning: %s: its GOT is writable "
+				  "(partial RELRO or -z norelro): a write there "
+				  "redirects a PLT jump, which no mode checks "
+				  "(relink with -z relro -z now)\n",
+				  fi_rt_name(m));
 		if (m)
 			nfresh++;
 	}

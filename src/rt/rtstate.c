@@ -517,6 +517,37 @@ bool fi_rt_rewritten_at(uint64_t addr)
 }
 
 /*
+ * Read by the SIGILL handler: the record and the lists it points to are
+ * read-only, so a write cannot make a check of such a module look like a
+ * plain ud2 (which would go to the program's handler).
+ */
+bool fi_rt_compiled_trap(uint64_t addr)
+{
+	const struct fi_runtime *rt = &fi_rt_store.rt;
+	size_t n = LOAD_ACQ(&rt->nseen);
+
+	for (size_t i = 0; i < n && i < FI_MAX_SEEN; i++) {
+		const struct fi_rt_seen *e = &rt->seen[i];
+		uint64_t key = LOAD_ACQ(&e->key), off = addr - key;
+		size_t lo = 0, hi = e->nctraps;
+
+		if (!key || !e->ctraps || addr < key || off > UINT32_MAX)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (e->ctraps[mid] == off)
+				return true;
+			if (e->ctraps[mid] < off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	return false;
+}
+
+/*
  * True if [@lo, @hi) overlaps the text of a registered module or a range
  * the runtime rewrote: code that is not the JIT's to register.
  */

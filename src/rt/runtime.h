@@ -101,6 +101,13 @@ struct fi_rt_seen {
 	uint64_t fp;		/* fingerprint of its sites, when fp_set */
 	const void *fbase;	/* dladdr's load base of the object */
 	const struct fi_module *mod;	/* its registered copy, or NULL */
+	/*
+	 * A kCFI module left as compiled (no patchable entries): its
+	 * .kcfi_traps as sorted offsets from @key, in a read-only mapping of
+	 * its own (fi_rt_compiled_trap), or NULL.
+	 */
+	const uint32_t *ctraps;
+	uint32_t nctraps;
 	bool fp_set;
 };
 
@@ -297,6 +304,8 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n);
 void fi_rt_seen_drop(size_t i);
 /* Does @addr lie in recorded kCFI text? Async-signal-safe. */
 bool fi_rt_rewritten_at(uint64_t addr);
+/* Is @addr a kCFI check's ud2 in a module left as compiled? */
+bool fi_rt_compiled_trap(uint64_t addr);
 /* [@lo, @hi) overlaps a registered module's text or a rewritten range. */
 bool fi_rt_range_owned(uint64_t lo, uint64_t hi);
 

@@ -64,3 +64,13 @@ BUILD=$T python3 bench/real.py --reps 0 demo >/dev/null 2>"$T/err"
 rc=$?
 N=bench_real-bad-reps; WHY="exit $rc: $(cat "$T/err")"
 okc '[ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ]'
+BUILD=$T python3 bench/real.py --table-only --modes auto,nosuch demo >/dev/null 2>"$T/err"
+rc=$?
+N=bench_real-bad-mode; WHY="exit $rc: $(cat "$T/err")"
+okc '[ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q nosuch "$T/err"'
+N=bench_real-rounds; WHY="the note does not say 3 rounds"
+ok grep -q 'median over 3 interleaved rounds' <<<"$out"
+BUILD=$T python3 bench/real.py --table-only --until 25:00 demo >/dev/null 2>"$T/err"
+rc=$?
+N=bench_real-bad-until; WHY="exit $rc: $(cat "$T/err")"
+okc '[ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ]'
