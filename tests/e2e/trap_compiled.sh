@@ -17,6 +17,9 @@ STOCK=$PR_OUT/trap_compiled_stock
 { pr_fresh "$MAIN" "$PR_SRC/trap_compiled_main.c" "$LIB" ||
   "$FCC" -O2 -Wall "$PR_SRC/trap_compiled_main.c" -L"$PR_OUT" -ltrap_compiled \
 	-Wl,-rpath,"$PR_OUT" -o "$MAIN"; } &&
+{ pr_fresh "$MAIN-static" "$PR_SRC/trap_compiled_main.c" "$LIB" ||
+  "$FCC" -O2 -Wall -static-fineibt "$PR_SRC/trap_compiled_main.c" -L"$PR_OUT" \
+	-ltrap_compiled -Wl,-rpath,"$PR_OUT" -o "$MAIN-static"; } &&
 { [ "$STOCK" -nt "$PR_SRC/trap_compiled_main.c" ] ||
   clang-22 -O2 -fsanitize=kcfi "$PR_SRC/trap_compiled_main.c" -L"$PR_OUT" \
 	-ltrap_compiled -Wl,-rpath,"$PR_OUT" -o "$STOCK"; } ||
@@ -48,6 +51,10 @@ for m in auto,warn kcfi,warn fineibt,bhi,warn; do
 	check "call[$m]" "$m" warn "$MAIN"
 done
 check "call[off]" off off "$MAIN"
+for m in auto kcfi,seq=v6.18 auto,warn; do
+	case $m in *warn) w=warn ;; *) w=fatal ;; esac
+	check "static[$m]" "$m" $w "$MAIN-static"
+done
 for m in auto kcfi auto,warn; do
 	case $m in *warn) w=warn ;; *) w=fatal ;; esac
 	check "run[$m]" "$m" $w "$RUN" run "$STOCK"
