@@ -826,6 +826,14 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	char msgs[FI_MSG_MAX];
 
 	msgs[0] = '\0';
+	if (!secure && fi_rt_unanchored()) {
+		secure = true;
+		if (env && *env)
+			fi_rt_say("fineibt: a SIGILL handler is installed but no "
+				  "fineibt runtime anchor is published (dlmopen "
+				  "namespace): FINEIBT_CFI is read as in a "
+				  "privileged process\n");
+	}
 	fi_parse_cfi_secure(env && *env ? env : "auto", have_arity, secure,
 			    &cfg, msgs, sizeof(msgs));
 	if (msgs[0] && write(STDERR_FILENO, msgs, strlen(msgs)) < 0)

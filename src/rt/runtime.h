@@ -290,6 +290,9 @@ void fi_rt_seal(void);
 void fi_rt_publish(const struct fi_rt_self *calls);
 void fi_rt_publish_anchor(void);
 const struct fi_runtime *fi_rt_primary(void);
+/* fi_rt_primary found SIGILL taken, no anchor, and runs in a dlmopen
+ * namespace: read FINEIBT_CFI as in a privileged process. */
+bool fi_rt_unanchored(void);
 void fi_rt_defer(const struct fi_runtime *p);
 
 /*
