@@ -55,10 +55,22 @@ static fi_dlopen_fn fi_real_dlopen(void)
 	return (fi_dlopen_fn)f;
 }
 
-/* Resolved at load time, before the state is sealed, where possible. */
-__attribute__((constructor)) static void fi_dlhook_resolve(void)
+/* Start-up's last window resolves it (runtime.c), sparing one of its own. */
+void fi_dlhook_prime(void)
 {
 	fi_real_dlopen();
+}
+
+/*
+ * Resolved at load time, before the state is sealed, where possible. A
+ * runtime that has not started yet resolves it in start-up's last window
+ * (fi_dlhook_prime): no window of its own here then. After an early
+ * start (before libc was initialised) it is done here.
+ */
+__attribute__((constructor)) static void fi_dlhook_resolve(void)
+{
+	if (fi_rt()->sealed)
+		fi_real_dlopen();
 }
 
 FI_EXPORT void *dlopen(const char *file, int mode)

@@ -17,8 +17,8 @@
  * free, strdup, malloc_trim and qsort (glibc's qsort mallocs its merge
  * buffer; Makefile): every such call of the runtime comes here. Outside
  * the early start each goes to libc unchanged; during it, blocks come
- * from private anonymous pools (a bump pointer: the early start frees
- * little before it ends), and sorting is a merge sort of our own. A
+ * from private anonymous pools (bump pointers, small blocks apart from
+ * large ones), and sorting is a merge sort of our own. A
  * block is told apart by its address at free/realloc, at any time later:
  * the runtime keeps some early blocks for the process's life. Freeing a
  * large block gives its whole pages back at once (madvise), and a pool
@@ -54,6 +54,7 @@ void __real_qsort(void *b, size_t n, size_t size,
 #define FI_ALIGN	16
 #define FI_HDR		16		/* the block's size, kept aligned */
 #define FI_PAGE		4096ul
+#define FI_SMALL	1024		/* smaller blocks: their own pool */
 
 struct fi_pool {
 	uintptr_t lo, hi;	/* 0, 0 once unmapped */
@@ -64,6 +65,13 @@ struct fi_pool {
 static struct fi_pool fi_pools[FI_POOLS];
 static unsigned int fi_npools;
 static bool fi_alloc_on;
+/*
+ * The pools being bumped: small blocks apart from large ones. What the
+ * runtime keeps after its start (module records, names) is small, and
+ * so packs into a few pages instead of pinning one page between each two
+ * freed discovery arrays.
+ */
+static struct fi_pool *fi_cur[2];
 
 void fi_alloc_private_begin(void)
 {
@@ -82,7 +90,8 @@ static void fi_pool_drop(struct fi_pool *p)
 void fi_alloc_private_end(void)
 {
 	fi_alloc_on = false;
-	/* The last pool was kept for more bumps; it is done now. */
+	fi_cur[0] = fi_cur[1] = NULL;
+	/* The current pools were kept for more bumps; they are done now. */
 	for (unsigned int i = 0; i < fi_npools; i++) {
 		if (fi_pools[i].lo && !__atomic_load_n(&fi_pools[i].live,
 							__ATOMIC_ACQUIRE))
@@ -128,7 +137,7 @@ static struct fi_pool *fi_pool_new(size_t need)
 /* A zeroed block of @n bytes: pool memory is fresh and never reused. */
 static void *fi_private_alloc(size_t n)
 {
-	struct fi_pool *p = fi_npools ? &fi_pools[fi_npools - 1] : NULL;
+	struct fi_pool **cur = &fi_cur[n >= FI_SMALL], *p = *cur;
 	size_t need;
 
 	if (n > SIZE_MAX / 2) {
@@ -140,7 +149,7 @@ static void *fi_private_alloc(size_t n)
 		/* A pool nothing lives in any more is not needed. */
 		if (p && p->lo && !p->live)
 			fi_pool_drop(p);
-		p = fi_pool_new(need);
+		p = *cur = fi_pool_new(need);
 		if (!p) {
 			errno = ENOMEM;
 			return NULL;
@@ -165,7 +174,7 @@ static void fi_private_free(struct fi_pool *p, void *ptr)
 	uintptr_t lo = (a + FI_PAGE - 1) & ~(FI_PAGE - 1), hi = e & ~(FI_PAGE - 1);
 
 	if (__atomic_sub_fetch(&p->live, 1, __ATOMIC_ACQ_REL) == 0 &&
-	    (!fi_alloc_on || p != &fi_pools[fi_npools - 1])) {
+	    p != fi_cur[0] && p != fi_cur[1]) {
 		fi_pool_drop(p);
 		return;
 	}

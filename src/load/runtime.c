@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ static const struct fi_module *fi_rt_registered(const struct fi_module *m)
 	const struct fi_runtime *rt = fi_rt();
 
 	for (size_t i = 0; i < rt->nmods; i++) {
-		if (rt->mod_keys[i] == m && rt->mods[i])
+		if (rt->mods[i] && rt->mods[i]->key == m)
 			return rt->mods[i];
 	}
 	return m;
@@ -405,12 +406,50 @@ drop:
 }
 
 /*
+ * The trap list of a module left as compiled (@im, loaded at key @key), for
+ * the SIGILL handler: sorted 32-bit offsets from @key in a mapping of its
+ * own, read-only before it is published. NULL if it has none or cannot be
+ * made; the module's checks then reach the program's handler as before.
+ * (Not unmapped when the module goes: one small mapping per such library.)
+ */
+static const uint32_t *fi_rt_compiled_list(const struct fi_image *im,
+					   uint64_t key, uint32_t *n)
+{
+	size_t nt = fi_image_ntraps(im), len, k = 0;
+	uint32_t *list;
+
+	*n = 0;
+	if (!nt || nt > UINT32_MAX / 2)
+		return NULL;
+	len = (nt * sizeof(*list) + 4095) & ~(size_t)4095;
+	list = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (list == MAP_FAILED)
+		return NULL;
+	for (size_t i = 0; i < nt; i++) {
+		uint64_t at = fi_image_trap(im, i) + im->bias;
+
+		/* Sorted already (fi_image_is_trap's order); keep it so. */
+		if (at < key || at - key > UINT32_MAX ||
+		    (k && at - key <= list[k - 1]))
+			continue;
+		list[k++] = (uint32_t)(at - key);
+	}
+	if (!k || mprotect(list, len, PROT_READ)) {
+		munmap(list, len);
+		return NULL;
+	}
+	*n = (uint32_t)k;
+	return list;
+}
+
+/*
  * Open and attach module @f; NULL if it is not a kCFI module. Not inlined:
  * its path buffers must not deepen fi_rt_scan's frame, below which the
  * seed passes during patching (fi_rt_scrub_stack wipes 32 KiB).
  */
 static __attribute__((noinline)) struct fi_module *
-fi_rt_open(const struct fi_rt_found *f)
+fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 {
 	const char *path = f->name;
 	const uint32_t *desc;
@@ -460,11 +499,14 @@ fi_rt_open(const struct fi_rt_found *f)
 	if (!fi_rt_image_is_kcfi(&m->img)) {
 		/* Its checks stay as compiled: calls from it into rewritten
 		 * code trap, and its own traps are not ours to report. */
-		if (fi_image_kcfi_unprefixed(&m->img))
+		if (fi_image_kcfi_unprefixed(&m->img)) {
+			e->ctraps = fi_rt_compiled_list(&m->img, f->key,
+							&e->nctraps);
 			fi_rt_say("fineibt: warning: %s: %zu kCFI checks left as "
 				  "compiled, not rewritten: " FI_UNPREFIXED_HINT
 				  "; its indirect calls into rewritten code trap\n",
 				  exe[0] ? exe : path, m->img.ntraps);
+		}
 		fi_image_close(&m->img);
 		free(m);
 		return NULL;
@@ -479,6 +521,42 @@ fi_rt_open(const struct fi_rt_found *f)
 	}
 	fi_live_text_range(&m->img, &m->text_lo, &m->text_hi);
 	return m;
+}
+
+/*
+ * Whether module @f's PLT slots (DT_PLTGOT: the `.got.plt` its PLT jumps
+ * through) lie outside PT_GNU_RELRO, i.e. stay writable after relocation:
+ * partial RELRO (`-z lazy`), `-z norelro`. A write there redirects a PLT
+ * jump, which no mode checks, and that memory shares its pages with the
+ * module's data, so it cannot be sealed from here (docs/protection.md).
+ */
+static bool fi_rt_got_writable(const struct fi_rt_found *f)
+{
+	const ElfW(Phdr) *ph = f->phdr;
+	const ElfW(Dyn) *d = NULL;
+	uint64_t lo = 0, hi = 0, got = 0, pltsz = 0;
+
+	for (size_t i = 0; i < f->phnum; i++) {
+		if (ph[i].p_type == PT_DYNAMIC)
+			d = (const void *)(uintptr_t)(f->bias + ph[i].p_vaddr);
+		if (ph[i].p_type == PT_GNU_RELRO) {
+			lo = f->bias + ph[i].p_vaddr;
+			hi = lo + ph[i].p_memsz;
+		}
+	}
+	for (; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_PLTGOT)
+			got = d->d_un.d_ptr;
+		else if (d->d_tag == DT_PLTRELSZ)
+			pltsz = d->d_un.d_val;
+	}
+	if (!got || !pltsz)
+		return false;
+	/* glibc relocates these entries in place; not yet at an early start. */
+	if (got < f->bias)
+		got += f->bias;
+	/* Three reserved words, then one slot per JUMP_SLOT relocation. */
+	return got < lo || got + 8 * (3 + pltsz / sizeof(ElfW(Rela))) > hi;
 }
 
 /* ------------------------------------------------------------ patching */
@@ -595,14 +673,14 @@ static void fi_rt_take(struct fi_module *m)
 	if (m->img.note.present) {
 		fi_rt_note_readable(m);
 		fi_rt_take_static(m);
-		goto reg;
+		return;
 	}
 	/* kcfi without rand: the compiler's bytes are the mode already,
 	 * unless an empty-parentheses definition needs its hash (knr.c). */
 	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
 	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img)) {
 		fi_rt_report(m, NULL, "kept");
-		goto reg;
+		return;
 	}
 	if (o.cfg.flags & FINEIBT_F_BHI) {
 		err = fi_live_stubs_for(&m->img, &o.bhi_args);
@@ -627,14 +705,22 @@ static void fi_rt_take(struct fi_module *m)
 	if (err) {
 		m->cfg.mode = FINEIBT_MODE_KCFI;
 		m->cfg.flags &= FINEIBT_F_WARN;
-		goto reg;
+		return;
 	}
 	m->cfg = o.cfg;
 	m->bhi_args = (o.cfg.flags & FINEIBT_F_BHI) ? o.bhi_args : 0;
 	m->patched = true;
 	fi_rt_report(m, &st, "rewritten to");
-reg:
-	err = fi_rt_add_module(m);
+}
+
+/*
+ * Publish @m, taken by fi_rt_take: called inside the scan's registration
+ * window, after every module of the scan is rewritten (one window for all).
+ */
+static void fi_rt_register(struct fi_module *m)
+{
+	int err = fi_rt_add_module(m);
+
 	if (err && err != -EEXIST)
 		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
 			  "CFI failures will not be decoded (they stay "
@@ -740,6 +826,14 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	char msgs[FI_MSG_MAX];
 
 	msgs[0] = '\0';
+	if (!secure && fi_rt_unanchored()) {
+		secure = true;
+		if (env && *env)
+			fi_rt_say("fineibt: a SIGILL handler is installed but no "
+				  "fineibt runtime anchor is published (dlmopen "
+				  "namespace): FINEIBT_CFI is read as in a "
+				  "privileged process\n");
+	}
 	fi_parse_cfi_secure(env && *env ? env : "auto", have_arity, secure,
 			    &cfg, msgs, sizeof(msgs));
 	if (msgs[0] && write(STDERR_FILENO, msgs, strlen(msgs)) < 0)
@@ -760,6 +854,36 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 /* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and
  * dlopen to ours whatever the lookup order. */
 void fi_bind_interposers(void) __attribute__((weak));
+/* dlhook.c: libc's dlopen, resolved and recorded (opens a window of its own). */
+void fi_dlhook_prime(void) __attribute__((weak));
+static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
+			unsigned long long subs);
+
+/*
+ * The end of start-up, inside the first scan's registration window (one
+ * window for all of it): the SIGILL handler, active, sealed, the entry
+ * points a second instance calls, and libc's dlopen (not in an early
+ * start: libc is not initialised yet; dlhook.c's constructor does it).
+ */
+static void fi_rt_finish(void)
+{
+	int err = fi_trap_install();
+
+	if (err)
+		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
+			  "(%s); CFI failures will not be reported\n",
+			  strerror(-err));
+	fi_rt_set_active(true);
+	/* Start-up is over: mode and seed are final (docs/protection.md). */
+	fi_rt_seal();
+	fi_rt_publish(&(const struct fi_rt_self){
+		.adopt = fi_rt_adopt, .sigaction = fi_trap_sigaction,
+		.jit_register = fi_jit_register_local,
+		.jit_unregister = fi_jit_unregister_local,
+	});
+	if (!fi_rt_early && fi_dlhook_prime)
+		fi_dlhook_prime();
+}
 
 /*
  * Walk the loaded modules, open the new ones, and (after the first walk
@@ -798,14 +922,23 @@ static size_t fi_rt_scan_found(bool own)
 
 		if (!(news[i / 64] & (1ull << (i % 64))))
 			continue;
+		fi_scan_new[nnew] = (struct fi_rt_seen){ .key = 0 };
 		if (nfresh < FI_MAX_MODULES)
-			m = fi_rt_open(f);
+			m = fi_rt_open(f, &fi_scan_new[nnew]);
 		fi_scan_new[nnew] = (struct fi_rt_seen){
 			.key = f->key, .size = f->size,
 			.fbase = fi_rt_found_fbase(f),
 			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
+			.ctraps = fi_scan_new[nnew].ctraps,
+			.nctraps = fi_scan_new[nnew].nctraps,
 		};
 		fi_scan_mod[nnew++] = m;
+		if (m && fi_verbose_on() && fi_rt_got_writable(f))
+			fi_rt_say("fineibt: warning: %s: its GOT is writable "
+				  "(partial RELRO or -z norelro): a write there "
+				  "redirects a PLT jump, which no mode checks "
+				  "(relink with -z relro -z now)\n",
+				  fi_rt_name(m));
 		if (m)
 			nfresh++;
 	}
@@ -813,10 +946,13 @@ static size_t fi_rt_scan_found(bool own)
 	 * Recorded, in one window, before any byte of them is rewritten;
 	 * what does not fit in the record is left alone. The first scan
 	 * settles the mode in the same window (quick work only until
-	 * fi_rt_batch_end: no patching).
+	 * fi_rt_batch_end: no patching). A walk that found nothing new
+	 * opens no window at all (the crt hooks and constructors that run
+	 * after start-up, a dlopen of an object already loaded).
 	 */
-	batch = fi_rt_batch_begin(&bsaved);
-	nnew = fi_rt_seen_add(fi_scan_new, nnew);
+	batch = nnew || !fi_rt_started ? fi_rt_batch_begin(&bsaved) : NULL;
+	if (nnew)
+		nnew = fi_rt_seen_add(fi_scan_new, nnew);
 	nfresh = 0;
 	for (size_t i = 0; i < nnew; i++) {
 		if (fi_scan_mod[i]) {
@@ -829,15 +965,29 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_config(have_arity, fresh, nfresh);
 	if (batch)
 		fi_rt_batch_end(&bsaved);
+	/* Rewritten with the state read-only ... */
+	for (size_t i = 0; i < nfresh; i++)
+		fi_rt_take(fresh[i]);
+	/*
+	 * ... then all registered in one window, with their fingerprints
+	 * (read from the registered copies) and, at start-up, the rest of
+	 * start-up's updates (fi_rt_finish).
+	 */
+	batch = nfresh || !fi_rt_started ? fi_rt_batch_begin(&bsaved) : NULL;
 	for (size_t i = 0; i < nfresh; i++) {
 		const struct fi_module *c;
 
-		fi_rt_take(fresh[i]);
+		fi_rt_register(fresh[i]);
 		c = fi_rt_module_of(fresh[i]);
 		fi_scan_new[i].mod = c;
 		fi_scan_new[i].fp = fi_rt_fingerprint(c ? c : fresh[i]);
 	}
-	fi_rt_seen_set(fi_scan_new, nfresh);
+	if (nfresh)
+		fi_rt_seen_set(fi_scan_new, nfresh);
+	if (!fi_rt_started)
+		fi_rt_finish();
+	if (batch)
+		fi_rt_batch_end(&bsaved);
 	if (own && nfresh && fi_bind_interposers) {
 		if (fi_rt_early)
 			fi_rt_bind_due = true;
@@ -916,10 +1066,7 @@ static void fi_rt_start_locked(void)
 	const struct fi_runtime *primary = fi_rt_primary();
 	const char *verbose;
 	uint64_t t0 = fi_rt_now_us();
-	struct fi_runtime *batch;
-	sigset_t bsaved;
 	size_t nmods;
-	int err;
 
 	/*
 	 * Another instance is the process's runtime: defer to it before
@@ -942,23 +1089,7 @@ static void fi_rt_start_locked(void)
 	if (fi_rt_scan())
 		malloc_trim(0);
 	fi_rt_started = true;
-	/* Three updates of the state, one window. */
-	batch = fi_rt_batch_begin(&bsaved);
-	err = fi_trap_install();
-	if (err)
-		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
-			  "(%s); CFI failures will not be reported\n",
-			  strerror(-err));
-	fi_rt_set_active(true);
-	/* Start-up is over: mode and seed are final (docs/protection.md). */
-	fi_rt_seal();
-	if (batch)
-		fi_rt_batch_end(&bsaved);
-	fi_rt_publish(&(const struct fi_rt_self){
-		.adopt = fi_rt_adopt, .sigaction = fi_trap_sigaction,
-		.jit_register = fi_jit_register_local,
-		.jit_unregister = fi_jit_unregister_local,
-	});
+	fi_rt_publish_anchor();
 	if (fi_verbose_on()) {
 		size_t nseen = 0;
 

@@ -33,13 +33,34 @@
 #include "print.h"
 
 /* The preamble window: func-16 .. func+3 (the arity-1 form reaches func+3). */
+#define FI_MAX_COPIES	16
 #define FI_PRE_WINDOW	(FI_PREAMBLE_SIZE + 4)
 #define FI_R11		11
 
 /* The executable view last read through, as fi_image_text() gave it. */
 struct fi_window {
 	uint64_t lo, hi;
-	const uint8_t *mem;
+	uint8_t *mem;
+};
+
+/*
+ * Rehashed values already computed in this pass, by compile-time hash: a
+ * program has far fewer types than sites (gen_big: 8 for 200k sites), and
+ * the keyed mix is the costliest step of a site. On the patching thread's
+ * stack, like the options that hold the seed (wiped with it).
+ */
+#define FI_MEMO_BITS	8
+struct fi_memo {
+	uint32_t key[1 << FI_MEMO_BITS];
+	uint32_t val[1 << FI_MEMO_BITS];
+	uint8_t ok[1 << FI_MEMO_BITS];
+};
+
+/* A verification's copies and how far each is verified (fi_patch_verify). */
+struct fi_check {
+	const struct fi_patch_copy *cp;
+	size_t n, last;
+	uint64_t cur[FI_MAX_COPIES];
 };
 
 struct fi_pass {
@@ -50,7 +71,8 @@ struct fi_pass {
 	bool fineibt, paranoid, bhi, warn;
 	int set;		/* FI_SET_*: the sequences written */
 	struct fi_window win;
-	const struct fi_patch_check *check;	/* verify instead of writing */
+	struct fi_check *check;			/* verify instead of writing */
+	struct fi_memo *memo;			/* NULL: rehash every site */
 };
 
 uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
@@ -60,11 +82,31 @@ uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
 	return hash;
 }
 
+/* fi_patch_hash through the pass's memo. */
+static inline __attribute__((always_inline))
+uint32_t fi_pass_hash(struct fi_pass *ps, uint32_t hash)
+{
+	struct fi_memo *m = ps->memo;
+	uint32_t i;
+
+	if (!(ps->o->cfg.flags & FINEIBT_F_RAND))
+		return hash;
+	if (!m)
+		return fineibt_rehash(hash, ps->o->seed);
+	i = (hash * 0x9e3779b1u) >> (32 - FI_MEMO_BITS);
+	if (!m->ok[i] || m->key[i] != hash) {
+		m->key[i] = hash;
+		m->val[i] = fineibt_rehash(hash, ps->o->seed);
+		m->ok[i] = 1;
+	}
+	return m->val[i];
+}
+
 /* One pass over @im with options @o: writing, or checking with @ck. */
 static struct fi_pass fi_pass_init(struct fi_image *im,
 				   const struct fi_patch_opts *o,
 				   struct fi_patch_stats *st,
-				   const struct fi_patch_check *ck)
+				   struct fi_check *ck)
 {
 	return (struct fi_pass){
 		.im = im, .o = o, .st = st,
@@ -87,9 +129,10 @@ static const char *fi_pass_path(const struct fi_image *im)
  * @len bytes of text at @addr, or NULL. Sites come sorted, so nearly all
  * of them lie in the view of the previous one: the whole executable view
  * is fetched through fi_image_text() once and reused (reads only; every
- * write still goes through fi_image_poke()).
+ * write still goes through fi_pass_poke()).
  */
-static const uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
+static inline __attribute__((always_inline))
+const uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
 {
 	struct fi_window *w = &ps->win;
 
@@ -97,7 +140,7 @@ static const uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
 		return w->mem + (addr - w->lo);
 	for (size_t i = 0; i < ps->im->nviews; i++) {
 		const struct fi_view *v = &ps->im->views[i];
-		const uint8_t *m;
+		uint8_t *m;
 
 		if (!v->exec || addr < v->vaddr || addr - v->vaddr >= v->size)
 			continue;
@@ -164,10 +207,28 @@ static size_t fi_last_diff(const uint8_t *a, const uint8_t *b, size_t n)
 }
 
 /*
+ * fi_image_poke(), straight into the view fi_read() last fetched when it
+ * holds the span (it is the pointer fi_image_text() gives: the same bytes,
+ * the same count of writes), without looking the view up again.
+ */
+static int fi_pass_poke(struct fi_pass *ps, uint64_t addr, const uint8_t *want,
+			size_t n)
+{
+	struct fi_window *w = &ps->win;
+
+	if (!(addr >= w->lo && addr <= w->hi && n <= w->hi - addr))
+		return fi_image_poke(ps->im, addr, want, n);
+	memcpy(w->mem + (addr - w->lo), want, n);
+	ps->im->bytes_written += n;
+	ps->im->writes++;
+	return 0;
+}
+
+/*
  * Write @want over the @n bytes at @addr that hold @have, touching only the
  * span that differs. Sets *@changed.
  */
-static int fi_poke_diff(struct fi_image *im, uint64_t addr, const uint8_t *have,
+static int fi_poke_diff(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
 			const uint8_t *want, size_t n, bool *changed)
 {
 	size_t lo = 0, hi = n;
@@ -185,21 +246,71 @@ static int fi_poke_diff(struct fi_image *im, uint64_t addr, const uint8_t *have,
 	*changed = lo < n;
 	if (lo == n)
 		return 0;
-	return fi_image_poke(im, addr + lo, want + lo, hi - lo);
+	return fi_pass_poke(ps, addr + lo, want + lo, hi - lo);
+}
+
+/* @n bytes at @a and @b are the same (@n >= 8: a site window). */
+static bool fi_same(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	if (n < 8)
+		return !memcmp(a, b, n);
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		if (fi_load64(a + i) != fi_load64(b + i))
+			return false;
+	}
+	return fi_load64(a + n - 8) == fi_load64(b + n - 8);
+}
+
+static bool fi_check_in(const struct fi_patch_copy *c, uint64_t a, size_t n)
+{
+	return a >= c->lo && a - c->lo <= c->len && n <= c->len - (a - c->lo);
+}
+
+/*
+ * Verifying: the copy holds @want at run-time @a, and the original's bytes
+ * from where the previous site of that copy ended. Sites come in address
+ * order, nearly always in the previous one's copy.
+ */
+static int fi_check_site(struct fi_check *ck, uint64_t a, const uint8_t *want,
+			 size_t n)
+{
+	size_t i = ck->last;
+	const struct fi_patch_copy *c;
+	uint64_t cur;
+
+	if (i >= ck->n || !fi_check_in(&ck->cp[i], a, n)) {
+		for (i = 0; i < ck->n && !fi_check_in(&ck->cp[i], a, n); i++)
+			;
+		if (i == ck->n)
+			return -EBADMSG;
+		ck->last = i;
+	}
+	c = &ck->cp[i];
+	cur = ck->cur[i];
+	if (a > cur && memcmp(c->copy + (cur - c->lo),
+			      (const void *)(uintptr_t)cur, a - cur))
+		return -EBADMSG;
+	if (!fi_same(c->copy + (a - c->lo), want, n))
+		return -EBADMSG;
+	if (a + n > cur)
+		ck->cur[i] = a + n;
+	return 0;
 }
 
 /*
  * Every site's new bytes go through here: written (differing span only),
- * or, when verifying, handed whole to the checker with run-time @addr.
+ * or, when verifying, compared whole with the copy at run-time address
+ * (*@changed is then left false: a verification keeps no counts).
  */
-static int fi_pass_put(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
+static inline __attribute__((always_inline))
+int fi_pass_put(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
 		       const uint8_t *want, size_t n, bool *changed)
 {
 	if (ps->check) {
-		*changed = memcmp(have, want, n) != 0;
-		return ps->check->site(ps->check->ctx, addr + ps->bias, want, n);
+		*changed = false;
+		return fi_check_site(ps->check, addr + ps->bias, want, n);
 	}
-	return fi_poke_diff(ps->im, addr, have, want, n, changed);
+	return fi_poke_diff(ps, addr, have, want, n, changed);
 }
 
 /* ---------------------------------------------------------------- forms */
@@ -334,7 +445,8 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
 	bool changed;
 	int err = 0;
 
-	if (!p || fi_classify_preamble(p, at + ps->bias, &pi) != FI_PRE_KCFI) {
+	/* fi_classify_preamble's FI_PRE_KCFI, without the rest of the decode */
+	if (!p || !fi_match_kcfi_preamble(p, &pi.hash, &pi.arity)) {
 		/* A patchable slot that never held a hash is no CFI function. */
 		if (f->form != FI_PRE_NONE)
 			fi_pass_skip(ps, f->addr, "preamble", "the kCFI pattern");
@@ -342,7 +454,7 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
 	}
 	memcpy(want, p, FI_PRE_WINDOW);
 	/* An empty-parentheses definition gets its implied prototype (knr.c). */
-	hash = fi_patch_hash(ps->o, fi_knr_hash(pi.hash));
+	hash = fi_pass_hash(ps, fi_knr_hash(pi.hash));
 	if (ps->fineibt && fi_is_endbr(p + FI_PREAMBLE_SIZE))
 		err = fi_build_fineibt(ps, fm, want, at + ps->bias, hash, pi.arity);
 	else	/* kcfi, off, or no ENDBR: only the rehash (cfi_rand_preamble) */
@@ -369,7 +481,7 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
 	bool changed, dethunk;
 	int err;
 
-	form = p ? fi_classify_caller(p, c->addr, &ci) : FI_CALL_NONE;
+	form = p ? fi_match_kcfi_caller(p, c->addr, &ci) : FI_CALL_NONE;
 	/* The check loads through r11: the call must go through r11 too. */
 	if ((form != FI_CALL_KCFI && form != FI_CALL_OFF) ||
 	    (r11 && ci.thunk != r11)) {
@@ -384,7 +496,7 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
 	else
 		memcpy(want + FI_KCFI_CALLER_CALL, p + FI_KCFI_CALLER_CALL,
 		       FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
-	hash = fi_patch_hash(ps->o, ci.hash);
+	hash = fi_pass_hash(ps, ci.hash);
 	fi_store32(want + fm->caller_hash, fm->caller_neg ? -hash : hash);
 	dethunk = memcmp(p + FI_KCFI_CALLER_CALL, want + FI_KCFI_CALLER_CALL,
 			 FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
@@ -580,9 +692,12 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 	struct fi_patch_stats local;
 	struct fi_pass ps = fi_pass_init(im, o, st ? st : &local, NULL);
 	struct fi_forms fm;
+	struct fi_memo memo;
 	int err;
 
 	memset(ps.st, 0, sizeof(*ps.st));
+	memset(memo.ok, 0, sizeof(memo.ok));
+	ps.memo = &memo;
 	err = fi_check_opts(im, o);
 	if (!err)
 		err = fi_check_image(&ps);
@@ -626,24 +741,36 @@ static bool fi_sorted_calls(const struct fi_image *im)
  * every site handed to @ck in ascending address order (preambles by their
  * func-16, call sites, thunk calls merged), so the checker can compare
  * the gaps between them with the original as it goes.
+ *
+ * fi_check_image is not run again: it only decides whether the whole
+ * image is refused, which fi_patch_image already did over the same
+ * original bytes. Whatever it would refuse here gets no site bytes from
+ * the passes either (a site not in kCFI form is skipped), so the checker
+ * then demands the original bytes there: the verdict cannot be weaker.
  */
 int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
-		    const struct fi_patch_check *ck)
+		    const struct fi_patch_copy *copies, size_t ncopies)
 {
 	struct fi_patch_opts q = *o;
 	struct fi_patch_stats st;
-	struct fi_pass ps = fi_pass_init(im, &q, &st, ck);
+	struct fi_check ck = { .cp = copies, .n = ncopies };
+	struct fi_pass ps = fi_pass_init(im, &q, &st, &ck);
 	size_t f = 0, c = 0, t = 0;
 	struct fi_forms fm;
+	struct fi_memo memo;
 	int err;
 
 	q.quiet = true;
 	memset(&st, 0, sizeof(st));
+	memset(memo.ok, 0, sizeof(memo.ok));
+	ps.memo = &memo;
+	if (!im->live || ncopies > FI_MAX_COPIES)
+		return -EINVAL;
+	for (size_t i = 0; i < ncopies; i++)
+		ck.cur[i] = copies[i].lo;
 	if (!fi_sorted_funcs(im) || !fi_sorted_calls(im))
 		return -EBADMSG;
 	err = fi_check_opts(im, &q);
-	if (!err)
-		err = fi_check_image(&ps);
 	if (!err)
 		err = fi_forms_init(&ps, &fm);
 	while (!err) {
@@ -661,6 +788,14 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 			err = fi_pass_caller(&ps, &fm, &im->calls[c++]);
 		else
 			err = fi_pass_tcall(&ps, &im->tcalls[t++]);
+	}
+	/* and each copy's bytes after its last site */
+	for (size_t i = 0; !err && i < ncopies; i++) {
+		uint64_t end = copies[i].lo + copies[i].len, cur = ck.cur[i];
+
+		if (end > cur && memcmp(copies[i].copy + (cur - copies[i].lo),
+					(const void *)(uintptr_t)cur, end - cur))
+			err = -EBADMSG;
 	}
 	return err;
 }

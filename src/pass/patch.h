@@ -50,19 +50,22 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 
 /*
  * Verification of a patched copy (src/rt/rtlive.c): the passes of
- * fi_patch_image run again over @im, whose views hold the ORIGINAL text,
- * and instead of writing, hand each site's new bytes (@want, @n bytes at
- * run-time @addr, the whole site window) to @site, in ascending address
- * order. @site returns 0 or -errno, which stops the walk. Returns 0,
- * -EBADMSG when the site arrays are not sorted (the order is what lets
- * the checker compare the bytes between sites), or the first error.
+ * fi_patch_image run again over live @im, whose views hold the ORIGINAL
+ * text, and instead of writing, compare: each site's window in the copy
+ * must hold exactly the bytes the passes produce from the original, and
+ * every other byte of each copy (@ncopies of them, each covering the
+ * run-time range [lo, lo + len) of the original, which must stay mapped
+ * and unchanged) must equal the original. Returns 0, -EBADMSG on any
+ * difference (or when the site arrays are not sorted: the order is what
+ * lets the gaps be compared on the way), -EINVAL (not a live image, bad
+ * options).
  */
-struct fi_patch_check {
-	int (*site)(void *ctx, uint64_t addr, const uint8_t *want, size_t n);
-	void *ctx;
+struct fi_patch_copy {
+	uint64_t lo, len;	/* run-time range of the original */
+	const uint8_t *copy;	/* its copy, sealed */
 };
 int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
-		    const struct fi_patch_check *ck);
+		    const struct fi_patch_copy *copies, size_t ncopies);
 
 /*
  * The hash a preamble or caller holds after patching with @o, given its

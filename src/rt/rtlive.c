@@ -19,6 +19,9 @@
  * instead of shared page cache (docs/runtime.md has the numbers).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,20 +29,13 @@
 
 #include "patch.h"
 #include "print.h"
+#include "rawsys.h"
 #include "rtlive.h"
 #include "runtime.h"
 
 #define FI_PAGE		4096ULL
-#define FI_MAX_XVIEWS	16
 /* Keep every rel32 a little inside its +-2 GiB. */
 #define FI_REACH	((1ULL << 31) - (1ULL << 20))
-
-struct fi_scratch {
-	struct fi_view *v;
-	uint8_t *live;		/* v->mem before we pointed it at the copy */
-	uint64_t lo, len;	/* run-time page range of the segment */
-	uint8_t *copy;
-};
 
 static uint64_t fi_page_down(uint64_t a)
 {
@@ -128,69 +124,17 @@ static int fi_scratch_make(struct fi_image *im, struct fi_scratch *sc,
  * here, after the copy became read-only and before it is mapped over the
  * text: the rewrite is abandoned.
  */
-struct fi_verify {
-	struct fi_scratch *sc;
-	size_t n;
-	uint64_t cur[FI_MAX_XVIEWS];	/* verified up to here, per copy */
-};
-
-static struct fi_scratch *fi_verify_find(struct fi_verify *vf, uint64_t a,
-					 size_t len, size_t *idx)
-{
-	for (size_t i = 0; i < vf->n; i++) {
-		struct fi_scratch *s = &vf->sc[i];
-
-		if (a >= s->lo && a - s->lo <= s->len && len <= s->len - (a - s->lo)) {
-			*idx = i;
-			return s;
-		}
-	}
-	return NULL;
-}
-
-/* The copy equals the original text over [from, to). */
-static bool fi_verify_same(const struct fi_scratch *s, uint64_t from,
-			   uint64_t to)
-{
-	return to <= from || !memcmp(s->copy + (from - s->lo),
-				     (const void *)(uintptr_t)from, to - from);
-}
-
-static int fi_verify_site(void *ctx, uint64_t addr, const uint8_t *want,
-			  size_t len)
-{
-	struct fi_verify *vf = ctx;
-	struct fi_scratch *s;
-	size_t i;
-
-	s = fi_verify_find(vf, addr, len, &i);
-	if (!s)
-		return -EBADMSG;
-	if (!fi_verify_same(s, vf->cur[i], addr) ||
-	    memcmp(s->copy + (addr - s->lo), want, len))
-		return -EBADMSG;
-	if (addr + len > vf->cur[i])
-		vf->cur[i] = addr + len;
-	return 0;
-}
-
 static int fi_scratch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 			     struct fi_scratch *sc, size_t n)
 {
-	struct fi_verify vf = { .sc = sc, .n = n };
-	struct fi_patch_check ck = { .site = fi_verify_site, .ctx = &vf };
-	int err;
+	struct fi_patch_copy cp[FI_MAX_XVIEWS];
 
 	for (size_t i = 0; i < n; i++) {
-		vf.cur[i] = sc[i].lo;
+		cp[i] = (struct fi_patch_copy){ .lo = sc[i].lo, .len = sc[i].len,
+						.copy = sc[i].copy };
 		sc[i].v->mem = sc[i].live;	/* read the original */
 	}
-	err = fi_patch_verify(im, o, &ck);
-	for (size_t i = 0; !err && i < n; i++) {
-		if (!fi_verify_same(&sc[i], vf.cur[i], sc[i].lo + sc[i].len))
-			err = -EBADMSG;
-	}
-	return err;
+	return fi_patch_verify(im, o, cp, n);
 }
 
 /* Seal every copy read-execute (no longer writable by anyone). */
@@ -229,26 +173,76 @@ fail:
 	}
 }
 
+int fi_live_copy_make(struct fi_image *im, struct fi_live_copy *lc)
+{
+	return fi_scratch_make(im, lc->sc, &lc->n);
+}
+
+int fi_live_copy_seal_verify(struct fi_image *im,
+			     const struct fi_patch_opts *o,
+			     struct fi_live_copy *lc)
+{
+	int err = fi_scratch_seal(lc->sc, lc->n);
+
+	return err ? err : fi_scratch_verify(im, o, lc->sc, lc->n);
+}
+
+void fi_live_copy_drop(struct fi_live_copy *lc)
+{
+	fi_scratch_drop(lc->sc, lc->n);
+	lc->n = 0;
+}
+
+bool fi_live_alone(void)
+{
+	/*
+	 * unshare(CLONE_VM) changes nothing; the kernel refuses it (EINVAL)
+	 * when another task shares the address space: a thread, an io_uring
+	 * worker, a clone(CLONE_VM) or vfork child. Any other error (seccomp,
+	 * an old kernel) counts as "not alone". Made directly: no errno to
+	 * set (the early start may run before TLS is usable), no interposer
+	 * (src/seq/rawsys.h).
+	 */
+	return fi_sys3(SYS_unshare, CLONE_VM, 0, 0) == 0;
+}
+
+/*
+ * The copy is verified only when someone else could have written it. With
+ * every signal blocked, no code of the program runs in this thread until
+ * the copy is sealed; when no other task shares the address space either,
+ * the runtime's own writes are the only ones the copy can have seen, and a
+ * new task could only come from this thread (the runtime starts none). A
+ * process that can write another's memory from outside (ptrace rights:
+ * process_vm_writev, /proc/PID/mem) can write the text after the swap as
+ * well; no verification stops it. In every other case (threads, at a
+ * dlopen of a multi-threaded program) the sealed copy is verified.
+ */
 int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 		  struct fi_patch_stats *st)
 {
-	struct fi_scratch sc[FI_MAX_XVIEWS];
-	size_t n;
+	struct fi_live_copy lc;
+	sigset_t all, old;
+	bool blocked, alone;
 	int err;
 
-	err = fi_scratch_make(im, sc, &n);
+	sigfillset(&all);
+	blocked = !pthread_sigmask(SIG_SETMASK, &all, &old);
+	alone = blocked && fi_live_alone();
+	err = fi_live_copy_make(im, &lc);
 	if (err)
-		return err;
+		goto out;
 	err = fi_patch_image(im, o, st);
 	if (!err)
-		err = fi_scratch_seal(sc, n);
-	if (!err)
-		err = fi_scratch_verify(im, o, sc, n);
-	if (err) {
-		fi_scratch_drop(sc, n);
+		err = alone ? fi_scratch_seal(lc.sc, lc.n) :
+			      fi_live_copy_seal_verify(im, o, &lc);
+	if (err)
+		fi_live_copy_drop(&lc);
+out:
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
 		return err;
-	}
-	return fi_scratch_commit(sc, n);
+	return fi_scratch_commit(lc.sc, lc.n);
 }
 
 /* ------------------------------------------------------------ BHI stubs */

@@ -8,6 +8,41 @@
 
 #include "patch.h"
 
+/* One executable segment's scratch copy (rtlive.c). */
+#define FI_MAX_XVIEWS	16
+struct fi_scratch {
+	struct fi_view *v;
+	uint8_t *live;		/* v->mem before we pointed it at the copy */
+	uint64_t lo, len;	/* run-time page range of the segment */
+	uint8_t *copy;
+};
+
+struct fi_live_copy {
+	struct fi_scratch sc[FI_MAX_XVIEWS];
+	size_t n;
+};
+
+/*
+ * The steps of fi_live_patch, for tests/unit/test_live_verify.c (which
+ * writes into a copy before it is sealed, as a racing thread would):
+ * copy @im's executable segments and point its views at the copies;
+ * seal them read-execute and verify them against the original text
+ * (-EBADMSG: a byte differs from what the passes of @o produce from the
+ * original); drop them (views back on the original, copies unmapped).
+ */
+int fi_live_copy_make(struct fi_image *im, struct fi_live_copy *lc);
+int fi_live_copy_seal_verify(struct fi_image *im,
+			     const struct fi_patch_opts *o,
+			     struct fi_live_copy *lc);
+void fi_live_copy_drop(struct fi_live_copy *lc);
+
+/*
+ * No other task (thread, io_uring worker, CLONE_VM child) shares this
+ * address space right now. fi_live_patch skips verifying the sealed copy
+ * then (it blocks signals first, so nothing of the program runs).
+ */
+bool fi_live_alone(void);
+
 /*
  * Run the passes of @o over live module @im (attached with
  * fi_image_attach_live) on a scratch copy of its text, then swap the copy

@@ -26,7 +26,9 @@
  * when SIGILL already has a handler (the primary's is always there; at
  * an ordinary start-up nothing is, and nothing is read).
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +45,7 @@
 void fi_rt_publish(const struct fi_rt_self *calls)
 {
 	struct fi_runtime *rt;
-	char name[64];
 	sigset_t saved;
-	void *p;
-	int fd;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
@@ -56,6 +55,14 @@ void fi_rt_publish(const struct fi_rt_self *calls)
 	rt->self.size = sizeof(*rt);
 	rt->self.found_size = sizeof(struct fi_rt_found);
 	fi_rt_write_end(&saved);
+}
+
+void fi_rt_publish_anchor(void)
+{
+	char name[64];
+	void *p;
+	int fd;
+
 	snprintf(name, sizeof(name), "fineibt-rt:%lx:%x",
 		 (unsigned long)(uintptr_t)fi_rt(), FI_RT_ABI);
 	fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);
@@ -127,7 +134,7 @@ static int fi_one_scan(FILE *f, unsigned long *addr, unsigned int *abi,
 	while (fgets(line, sizeof(line), f)) {
 		if (!fi_one_parse(line, &m))
 			continue;
-		if (m.hi <= want || m.lo > want + sizeof(struct fi_runtime))
+		if (m.hi <= want || m.lo >= want + sizeof(struct fi_runtime))
 			continue;
 		if (m.perms[0] != 'r' || m.perms[1] != '-' ||
 		    (hi && m.lo != hi))
@@ -138,6 +145,27 @@ static int fi_one_scan(FILE *f, unsigned long *addr, unsigned int *abi,
 	}
 	*ro = lo <= want && hi >= want + sizeof(struct fi_runtime);
 	return anchors;
+}
+
+/* Set by fi_rt_primary: SIGILL taken, no anchor, another namespace. */
+static bool fi_one_unanchored;
+
+bool fi_rt_unanchored(void)
+{
+	return fi_one_unanchored;
+}
+
+/* Is this copy of the runtime outside the base link-map namespace? */
+static bool fi_one_other_ns(void)
+{
+	Dl_info info;
+	void *lm = NULL;
+	Lmid_t ns = LM_ID_BASE;
+
+	if (!dladdr1((void *)(uintptr_t)fi_rt_primary, &info, &lm,
+		     RTLD_DL_LINKMAP) || !lm || dlinfo(lm, RTLD_DI_LMID, &ns))
+		return false;
+	return ns != LM_ID_BASE;
 }
 
 const struct fi_runtime *fi_rt_primary(void)
@@ -156,8 +184,18 @@ const struct fi_runtime *fi_rt_primary(void)
 		return NULL;
 	n = fi_one_scan(f, &addr, &abi, &ro);
 	fclose(f);
-	if (!n)
+	/*
+	 * A handler holds SIGILL but no anchor is there: a primary that
+	 * could not publish one (memfd_create refused, e.g. by seccomp) is
+	 * indistinguishable from a program's own handler. In a dlmopen
+	 * namespace, assume the former: the environment is read as in a
+	 * privileged process (fi_rt_config), so a rewritten FINEIBT_CFI
+	 * cannot weaken the namespace.
+	 */
+	if (!n) {
+		fi_one_unanchored = fi_one_other_ns();
 		return NULL;
+	}
 	p = (const struct fi_runtime *)addr;
 	if (n > 1 || !ro || abi != FI_RT_ABI || p == fi_rt())
 		fi_rt_die("another fineibt runtime runs in this process "

@@ -8,9 +8,17 @@
  * byte would switch every check off. So, as the kernel keeps cfi_mode and
  * the seed __ro_after_init, the state is read-only except inside a short
  * write window: block every signal in this thread, take the writer spin
- * lock, mprotect the storage read-write, update, mprotect it (and the
- * arena chunks written) read-only, unlock. Nothing here keeps a writable
- * copy of anything that decides whether or how a check is enforced.
+ * lock, mprotect the pages to be written read-write (the first fields,
+ * then the tables' pages as they are written), update, mprotect them (and
+ * the arena chunks written) read-only, then the whole storage read-only
+ * once more (a no-op that does not depend on the record of what was
+ * opened), unlock. Nothing here keeps a writable copy of anything that
+ * decides whether or how a check is enforced.
+ *
+ * Why page by page: changing the protection of a page that is present
+ * costs a TLB invalidation per page (on a paravirtualised machine, about
+ * as much as a page fault), so a window over the whole 80 KiB cost up
+ * to 21 of them in each direction, most of a small program's start-up.
  *
  * Readers (the SIGILL handler, at any moment, in any thread, possibly
  * while a registration is half done) take no lock and never allocate:
@@ -29,6 +37,7 @@
  * the same, the process is terminated: the state never stays writable.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -39,7 +48,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "rawsys.h"
 #include "runtime.h"
 
 #define FI_PAGE		4096
@@ -54,8 +62,18 @@ static struct {
 	uint8_t guard_hi[FI_PAGE];
 } fi_rt_area __attribute__((aligned(FI_PAGE), section(".bss.fineibt_rtstate")));
 #define fi_rt_store	(fi_rt_area.s)
+#define FI_RT_PAGES	(FI_RT_BYTES / FI_PAGE)
+_Static_assert(FI_RT_PAGES <= 64, "fi_rt_wopen has a bit per page");
+/* What every window opens: the fields before the tables (runtime.h). */
+#define FI_RT_CORE	offsetof(struct fi_runtime, seen)
 /* Guards in place (re-done harmlessly if this word is ever reset). */
 static bool fi_rt_guarded;
+/*
+ * The pages the current window made read-write (bit i: page i). Writable
+ * memory, like the lock: a forged bit costs a write fault or a needless
+ * mprotect; closing makes the whole state read-only whatever it says.
+ */
+static uint64_t fi_rt_wopen;
 
 /* The one writable word: at worst a corrupted lock hangs a writer. */
 static int fi_rt_wlock;
@@ -145,16 +163,95 @@ void fi_rt_die(const char *why)
  * consecutive windows become one): the thread holding the window lock
  * and its depth, both written only under the lock. Not thread-local
  * storage: the runtime may start inside an IFUNC resolver (load/rtearly.c),
- * before the loader has set up this library's TLS. A nested begin makes
- * nothing writable itself, so a forged owner or count gets a read-only
- * state (the caller's write faults).
+ * before the loader has set up this library's TLS. The thread's identity
+ * is pthread_self() (its thread pointer, set up before any relocation:
+ * the mutex around start-up reads it too; no system call per nested
+ * begin). A nested begin makes nothing writable itself, so a forged
+ * owner or count gets a read-only state (the caller's write faults), and
+ * fi_rt_write_open first writes to the first page, which only a real
+ * window has opened.
  */
-static long fi_rt_wowner;		/* kernel thread id, 0 when unlocked */
+static long fi_rt_wowner;		/* pthread_self(), 0 when unlocked */
 static unsigned int fi_rt_wdepth;
 
 static long fi_rt_tid(void)
 {
-	return fi_sys3(SYS_gettid, 0, 0, 0);
+	return (long)pthread_self();
+}
+
+static uint64_t fi_rt_page_bits(size_t first, size_t last)
+{
+	size_t n = last - first + 1;
+
+	return (n >= 64 ? ~0ull : (1ull << n) - 1) << first;
+}
+
+/*
+ * Make pages [@first, @last] of the state read-write. Opening part of
+ * the state splits its mapping, which needs mapping slots: when none is
+ * left (vm.max_map_count), the whole state is opened instead, which
+ * changes whole mappings and needs none (as every window did before).
+ */
+static int fi_rt_open_pages(size_t first, size_t last)
+{
+	uint8_t *base = (uint8_t *)&fi_rt_store;
+
+	while (first <= last && (fi_rt_wopen >> first & 1))
+		first++;
+	while (last > first && (fi_rt_wopen >> last & 1))
+		last--;
+	if (first > last)
+		return 0;
+	if (!mprotect(base + first * FI_PAGE, (last - first + 1) * FI_PAGE,
+		      PROT_READ | PROT_WRITE)) {
+		fi_rt_wopen |= fi_rt_page_bits(first, last);
+		return 0;
+	}
+	if (errno != ENOMEM ||
+	    mprotect(base, FI_RT_BYTES, PROT_READ | PROT_WRITE))
+		return -1;
+	fi_rt_wopen = fi_rt_page_bits(0, FI_RT_PAGES - 1);
+	return 0;
+}
+
+int fi_rt_write_open(const void *p, size_t len)
+{
+	uintptr_t base = (uintptr_t)&fi_rt_store, at = (uintptr_t)p;
+
+	if (!fi_rt_wdepth)
+		return -EPERM;
+	/* Faults unless a window is really open (a forged depth is not). */
+	__atomic_store_n(&fi_rt_store.rt.wprobe, 1, __ATOMIC_RELAXED);
+	if (!len || at < base || at - base >= FI_RT_BYTES ||
+	    len > FI_RT_BYTES - (at - base))
+		return -EINVAL;
+	if (fi_rt_open_pages((at - base) / FI_PAGE,
+			     (at - base + len - 1) / FI_PAGE))
+		return -errno;
+	return 0;
+}
+
+/* Read-only again: each run of pages the window opened, then all of it. */
+static int fi_rt_close_pages(void)
+{
+	uint8_t *base = (uint8_t *)&fi_rt_store;
+	uint64_t open = fi_rt_wopen;
+	int err = 0;
+
+	for (size_t i = 0; i < FI_RT_PAGES; i++) {
+		size_t n = 0;
+
+		while (i + n < FI_RT_PAGES && (open >> (i + n) & 1))
+			n++;
+		if (n && mprotect(base + i * FI_PAGE, n * FI_PAGE, PROT_READ))
+			err = -1;
+		i += n;
+	}
+	fi_rt_wopen = 0;
+	/* Nothing left to change (cheap), unless the record was wrong. */
+	if (mprotect(base, FI_RT_BYTES, PROT_READ))
+		err = -1;
+	return err;
 }
 
 struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
@@ -172,8 +269,9 @@ struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 	pthread_sigmask(SIG_SETMASK, &all, saved);
 	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
-	if (fi_rt_guard() ||
-	    mprotect(&fi_rt_store, sizeof(fi_rt_store), PROT_READ | PROT_WRITE)) {
+	/* The last window closed all of it. */
+	fi_rt_wopen = 0;
+	if (fi_rt_guard() || fi_rt_open_pages(0, (FI_RT_CORE - 1) / FI_PAGE)) {
 		err = errno;
 		__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
 		pthread_sigmask(SIG_SETMASK, saved, NULL);
@@ -197,13 +295,14 @@ void fi_rt_write_end(const sigset_t *saved)
 	__atomic_store_n(&fi_rt_wowner, 0, __ATOMIC_RELAXED);
 
 	/*
-	 * Neither can fail for want of a mapping slot (whole mappings between
-	 * guard pages, above and rtarena.c); if either fails all the same, the
-	 * state or a module would stay writable: stop.
+	 * Neither can fail for want of a mapping slot (closing only merges
+	 * mappings between guard pages, above and rtarena.c); if either
+	 * fails all the same, the state or a module would stay writable:
+	 * stop.
 	 */
 	if (fi_arena_close(&fi_rt_store.rt.arena))
 		fi_rt_die("cannot make the runtime's module arena read-only again");
-	if (mprotect(&fi_rt_store, sizeof(fi_rt_store), PROT_READ))
+	if (fi_rt_close_pages())
 		fi_rt_die("cannot make the runtime state read-only again");
 	__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
 	pthread_sigmask(SIG_SETMASK, saved, NULL);
@@ -296,7 +395,7 @@ void fi_rt_seal(void)
 static bool fi_rt_has_module(const struct fi_runtime *rt, const void *key)
 {
 	for (size_t i = 0; i < rt->nmods && i < FI_MAX_SLOTS; i++) {
-		if (rt->mods[i] && (rt->mod_keys[i] == key || rt->mods[i] == key))
+		if (rt->mods[i] && (rt->mods[i]->key == key || rt->mods[i] == key))
 			return true;
 	}
 	return false;
@@ -333,9 +432,11 @@ static int fi_rt_add_as(struct fi_module *m, bool jit)
 		ret = -ENOSPC;
 	} else if (!(copy = fi_arena_freeze(&rt->arena, m))) {
 		ret = -ENOMEM;
+	} else if ((ret = fi_rt_write_open(&rt->mods[slot], sizeof(copy)))) {
+		/* The copy stays in the arena, unused. */
 	} else {
 		/* Key, then the copy, then the count that makes readers look. */
-		rt->mod_keys[slot] = m;
+		copy->key = m;
 		STORE_REL(&rt->mods[slot], copy);
 		if ((size_t)slot >= rt->nmods)
 			STORE_REL(&rt->nmods, (size_t)slot + 1);
@@ -375,7 +476,7 @@ const struct fi_module *fi_rt_module_of(const void *key)
 	for (size_t i = 0; i < n && i < FI_MAX_SLOTS; i++) {
 		const struct fi_module *m = LOAD_ACQ(&rt->mods[i]);
 
-		if (m && rt->mod_keys[i] == key)
+		if (m && m->key == key)
 			return m;
 	}
 	return NULL;
@@ -391,10 +492,10 @@ int fi_rt_del_module(const struct fi_module *m)
 	if (!rt)
 		return -errno;
 	for (size_t i = 0; i < rt->nmods && i < FI_MAX_SLOTS; i++) {
-		if (rt->mods[i] && (rt->mod_keys[i] == m || rt->mods[i] == m)) {
-			STORE_REL(&rt->mods[i], NULL);
-			rt->mod_keys[i] = NULL;
-			ret = 0;
+		if (rt->mods[i] && (rt->mods[i]->key == m || rt->mods[i] == m)) {
+			ret = fi_rt_write_open(&rt->mods[i], sizeof(rt->mods[i]));
+			if (!ret)
+				STORE_REL(&rt->mods[i], NULL);
 			break;
 		}
 	}
@@ -436,7 +537,8 @@ size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
 	for (; done < n && e[done].key; done++) {
 		while (i < FI_MAX_SEEN && i < rt->nseen && rt->seen[i].key)
 			i++;
-		if (i == FI_MAX_SEEN)
+		if (i == FI_MAX_SEEN ||
+		    fi_rt_write_open(&rt->seen[i], sizeof(rt->seen[i])))
 			break;
 		/* Everything, then the key that makes readers look. */
 		rt->seen[i] = e[done];
@@ -462,6 +564,8 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
 		for (size_t i = 0; e[k].key && i < rt->nseen; i++) {
 			if (rt->seen[i].key != e[k].key)
 				continue;
+			if (fi_rt_write_open(&rt->seen[i], sizeof(rt->seen[i])))
+				break;
 			rt->seen[i].mod = e[k].mod;
 			rt->seen[i].fp = e[k].fp;
 			rt->seen[i].fp_set = true;
@@ -481,15 +585,15 @@ void fi_rt_seen_drop(size_t i)
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
-	if (i < rt->nseen && rt->seen[i].key) {
+	if (i < rt->nseen && rt->seen[i].key &&
+	    !fi_rt_write_open(&rt->seen[i], sizeof(rt->seen[i]))) {
 		const struct fi_module *m = rt->seen[i].mod;
 
 		STORE_REL(&rt->seen[i].key, 0);
 		for (size_t k = 0; m && k < FI_MAX_MODULES && k < rt->nmods; k++) {
-			if (rt->mods[k] == m) {
+			if (rt->mods[k] == m &&
+			    !fi_rt_write_open(&rt->mods[k], sizeof(rt->mods[k])))
 				STORE_REL(&rt->mods[k], NULL);
-				rt->mod_keys[k] = NULL;
-			}
 		}
 		rt->seen[i] = (struct fi_rt_seen){ 0 };
 	}
@@ -514,6 +618,37 @@ static bool fi_rt_seen_overlaps(uint64_t lo, uint64_t hi)
 bool fi_rt_rewritten_at(uint64_t addr)
 {
 	return fi_rt_seen_overlaps(addr, addr + 1);
+}
+
+/*
+ * Read by the SIGILL handler: the record and the lists it points to are
+ * read-only, so a write cannot make a check of such a module look like a
+ * plain ud2 (which would go to the program's handler).
+ */
+bool fi_rt_compiled_trap(uint64_t addr)
+{
+	const struct fi_runtime *rt = &fi_rt_store.rt;
+	size_t n = LOAD_ACQ(&rt->nseen);
+
+	for (size_t i = 0; i < n && i < FI_MAX_SEEN; i++) {
+		const struct fi_rt_seen *e = &rt->seen[i];
+		uint64_t key = LOAD_ACQ(&e->key), off = addr - key;
+		size_t lo = 0, hi = e->nctraps;
+
+		if (!key || !e->ctraps || addr < key || off > UINT32_MAX)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (e->ctraps[mid] == off)
+				return true;
+			if (e->ctraps[mid] < off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	return false;
 }
 
 /*
@@ -557,6 +692,9 @@ static int fi_rt_add_stubs_locked(struct fi_runtime *rt, uint64_t base,
 			return -ENOSPC;
 		slot = rt->nstubs;
 	}
+	if (fi_rt_write_open(&rt->stub_size[slot], sizeof(rt->stub_size[slot])) ||
+	    fi_rt_write_open(&rt->stubs[slot], sizeof(rt->stubs[slot])))
+		return -errno;
 	/*
 	 * Size, then base, then the count: a reader that sees a non-zero base
 	 * also sees its size. Deleted slots read base 0 and are skipped.
@@ -583,6 +721,9 @@ static int fi_rt_add_stubs_as(uint64_t base, uint64_t size, bool copy)
 		return -errno;
 	if (copy && rt->nstub_copies == FI_MAX_MODULES)
 		ret = -ENOSPC;
+	else if (copy && fi_rt_write_open(&rt->stub_copies[rt->nstub_copies],
+					  sizeof(rt->stub_copies[0])))
+		ret = -errno;
 	else
 		ret = fi_rt_add_stubs_locked(rt, base, size);
 	if (!ret && copy)
@@ -612,8 +753,9 @@ int fi_rt_del_stubs(uint64_t base)
 		return -errno;
 	for (size_t i = 0; i < rt->nstubs; i++) {
 		if (base && rt->stubs[i] == base) {
-			STORE_REL(&rt->stubs[i], 0);
-			ret = 0;
+			ret = fi_rt_write_open(&rt->stubs[i], sizeof(rt->stubs[i]));
+			if (!ret)
+				STORE_REL(&rt->stubs[i], 0);
 			break;
 		}
 	}

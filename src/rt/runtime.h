@@ -46,6 +46,9 @@ struct fi_module {
 	size_t nfunc;
 	const uint64_t *fp_site;
 	size_t nfp;
+	/* Of a registered copy: the caller's module it was made from (its
+	 * identity for fi_rt_module_of and fi_rt_del_module). */
+	const void *key;
 };
 
 /*
@@ -101,6 +104,13 @@ struct fi_rt_seen {
 	uint64_t fp;		/* fingerprint of its sites, when fp_set */
 	const void *fbase;	/* dladdr's load base of the object */
 	const struct fi_module *mod;	/* its registered copy, or NULL */
+	/*
+	 * A kCFI module left as compiled (no patchable entries): its
+	 * .kcfi_traps as sorted offsets from @key, in a read-only mapping of
+	 * its own (fi_rt_compiled_trap), or NULL.
+	 */
+	const uint32_t *ctraps;
+	uint32_t nctraps;
 	bool fp_set;
 };
 
@@ -168,6 +178,14 @@ struct fi_rt_self {
 	int (*jit_unregister)(const void *code);
 };
 
+/*
+ * Laid out for cheap write windows (rtstate.c, docs/protection.md): a
+ * window makes only the pages it writes read-write, and on this kind of
+ * machine changing a page's protection costs per page that is present.
+ * So everything small that windows write (up to @seen) comes first and
+ * is opened by every window; then the record, whose first entries share
+ * that page (a small program's whole record); then the tables.
+ */
 struct fi_runtime {
 	struct fi_rt_self self;		/* first: read before anything else */
 	/* A second instance: the process's runtime it defers to, or NULL. */
@@ -178,28 +196,31 @@ struct fi_runtime {
 	bool have_arity;		/* some module carries kCFI arity */
 	/* AT_SECURE, read at start-up (the auxiliary vector is writable). */
 	bool secure;
+	/* Written by fi_rt_write_open: faults outside a real window. */
+	bool wprobe;
 	struct fineibt_config cfg;	/* resolved process mode */
 	uint32_t seed;
 	/*
-	 * Slots [0, FI_MAX_MODULES) hold modules, the rest JIT regions; nmods
-	 * is one past the highest slot ever used.
+	 * Slots [0, FI_MAX_MODULES) of mods[] hold modules, the rest JIT
+	 * regions; nmods is one past the highest slot ever used.
 	 */
 	size_t nmods;
-	struct fi_module *mods[FI_MAX_SLOTS];	/* frozen copies, in the arena */
-	const void *mod_keys[FI_MAX_SLOTS];	/* the caller's module: its identity */
 	size_t nseen;				/* one past the highest used */
-	struct fi_rt_seen seen[FI_MAX_SEEN];
-	/* BHI stub arrays in use (one near each module that needs one). */
 	size_t nstubs;
-	uint64_t stubs[FI_MAX_MODULES];
-	uint64_t stub_size[FI_MAX_MODULES];	/* [stubs[i], stubs[i] + stub_size[i]) */
-	/* The copies of the stubs the runtime mapped itself (rtlive.c). */
 	size_t nstub_copies;
-	uint64_t stub_copies[FI_MAX_MODULES];
 	struct fi_rt_sig sig;
 	struct fi_rt_calls calls;
 	struct fi_rt_foreign foreign;
 	struct fi_arena arena;
+	/* ---- opened page by page, as written (fi_rt_write_open) ---- */
+	struct fi_rt_seen seen[FI_MAX_SEEN];
+	/* Frozen copies, in the arena; each one's .key is the caller's module. */
+	struct fi_module *mods[FI_MAX_SLOTS] __attribute__((aligned(4096)));
+	/* BHI stub arrays in use (one near each module that needs one). */
+	uint64_t stubs[FI_MAX_MODULES];
+	uint64_t stub_size[FI_MAX_MODULES];	/* [stubs[i], stubs[i] + stub_size[i]) */
+	/* The copies of the stubs the runtime mapped itself (rtlive.c). */
+	uint64_t stub_copies[FI_MAX_MODULES];
 };
 
 /* The process state (never NULL; .active false when not started). */
@@ -219,8 +240,9 @@ uint64_t fi_rt_bhi_base(uint64_t addr);
  * page-sized storage (fi_rt_storage()) that is read-only except inside a
  * write window (docs/protection.md): fi_rt_write_begin() blocks every
  * signal in the calling thread, takes the one writer spin lock and makes
- * the storage writable; fi_rt_write_end() makes it (and the arena chunks
- * written) read-only again, drops the lock and restores the mask. Both are
+ * the storage's first fields writable (the tables: fi_rt_write_open);
+ * fi_rt_write_end() makes all of it (and the arena chunks written)
+ * read-only again, drops the lock and restores the mask. Both are
  * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND). They
  * nest within one thread (the inner pair does nothing). Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
  * no lock: a slot is filled before the count that publishes it is
@@ -228,6 +250,13 @@ uint64_t fi_rt_bhi_base(uint64_t addr);
  */
 struct fi_runtime *fi_rt_write_begin(sigset_t *saved);
 void fi_rt_write_end(const sigset_t *saved);
+/*
+ * Inside a window: make [@p, @p + @len) of the state writable too. A
+ * window opens only the state's first fields (those before seen[]); the
+ * tables after them are opened page by page as written (rtstate.c does
+ * it for every table it writes). 0, or -errno (nothing was opened).
+ */
+int fi_rt_write_open(const void *p, size_t len);
 /*
  * A window around several calls that each open their own: inside it they
  * nest (no mprotect, no lock, no mask change of their own), so start-up's
@@ -250,7 +279,8 @@ void fi_rt_seal(void);
 /*
  * src/rt/rtone.c. fi_rt_publish(): the primary records @calls (the entry
  * points of the layers above, given by load/runtime.c) in fi_rt()->self
- * and publishes the anchor (once, at the end of start-up). fi_rt_primary():
+ * (in start-up's last window); fi_rt_publish_anchor() then publishes the
+ * anchor (once, at the end of start-up, outside any window). fi_rt_primary():
  * called by an instance before it reads anything of its configuration:
  * the process's runtime if another instance is it (verified), NULL if
  * there is none; terminates the process (fi_rt_die) when an anchor is
@@ -258,7 +288,11 @@ void fi_rt_seal(void);
  * defer to and seal this instance (inactive, no mode of its own).
  */
 void fi_rt_publish(const struct fi_rt_self *calls);
+void fi_rt_publish_anchor(void);
 const struct fi_runtime *fi_rt_primary(void);
+/* fi_rt_primary found SIGILL taken, no anchor, and runs in a dlmopen
+ * namespace: read FINEIBT_CFI as in a privileged process. */
+bool fi_rt_unanchored(void);
 void fi_rt_defer(const struct fi_runtime *p);
 
 /*
@@ -297,6 +331,8 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n);
 void fi_rt_seen_drop(size_t i);
 /* Does @addr lie in recorded kCFI text? Async-signal-safe. */
 bool fi_rt_rewritten_at(uint64_t addr);
+/* Is @addr a kCFI check's ud2 in a module left as compiled? */
+bool fi_rt_compiled_trap(uint64_t addr);
 /* [@lo, @hi) overlaps a registered module's text or a rewritten range. */
 bool fi_rt_range_owned(uint64_t lo, uint64_t hi);
 

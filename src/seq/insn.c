@@ -578,17 +578,61 @@ bool fi_exact_endbr(const void *p)
 	return fi_load32(p) == FI_ENDBR64_VAL;
 }
 
-/* @p equals template @s in bytes [from, to), the hash excepted. */
-static bool fi_seq_range(const uint8_t *p, const struct fi_seq *s,
-			 int from, int to)
+static uint64_t fi_load64u(const uint8_t *p)
 {
-	for (int i = from; i < to; i++) {
-		if (s->hash >= 0 && i >= s->hash && i < s->hash + 4)
-			continue;
-		if (p[i] != s->bytes[i])
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * @n bytes at @a equal those at @b: whole words, the last one overlapping
+ * (every classification goes through here, once per site and pass).
+ */
+static inline __attribute__((always_inline))
+bool fi_bytes_same(const uint8_t *a, const uint8_t *b, int n)
+{
+	if (n >= 8) {
+		for (int i = 0; i + 8 < n; i += 8) {
+			if (fi_load64u(a + i) != fi_load64u(b + i))
+				return false;
+		}
+		return fi_load64u(a + n - 8) == fi_load64u(b + n - 8);
+	}
+	if (n >= 4)
+		return fi_load32(a) == fi_load32(b) &&
+		       fi_load32(a + n - 4) == fi_load32(b + n - 4);
+	if (n >= 2)
+		return a[0] == b[0] && a[1] == b[1] && a[n - 1] == b[n - 1];
+	for (int i = 0; i < n; i++) {
+		if (a[i] != b[i])
 			return false;
 	}
 	return true;
+}
+
+/*
+ * @p equals template @s in bytes [from, to), the hash excepted. Inlined:
+ * with a template of this file and constant bounds it folds to a few
+ * word compares.
+ */
+static inline __attribute__((always_inline))
+bool fi_seq_range(const uint8_t *p, const struct fi_seq *s,
+			 int from, int to)
+{
+	int h = s->hash;
+	int lo_end, hi_start;
+
+	if (h < 0 || h >= to || h + 4 <= from)
+		return fi_bytes_same(p + from, s->bytes + from, to - from);
+	lo_end = h;			/* [from, h) and [h + 4, to) */
+	hi_start = h + 4;
+	if (lo_end > from &&
+	    !fi_bytes_same(p + from, s->bytes + from, lo_end - from))
+		return false;
+	return hi_start >= to ||
+	       fi_bytes_same(p + hi_start, s->bytes + hi_start, to - hi_start);
 }
 
 bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity)
@@ -751,7 +795,17 @@ static bool fi_match_kcfi_check(const uint8_t *p, struct fi_caller_info *info)
 	const int from = fi_seq_caller_off.len, to = FI_KCFI_CALLER_CALL;
 
 	for (int set = 0; set < FI_NSETS; set++) {
-		if (fi_seq_range(p, fi_sets[set].kcfi_caller[0], from, to)) {
+		const struct fi_seq *t = fi_sets[set].kcfi_caller[0];
+
+		/* the usual layout: [2, 14) less the hash is one word */
+		if (from == FI_KCFI_CALLER_HASH && t->hash == FI_KCFI_CALLER_HASH &&
+		    to - FI_KCFI_CALLER_HASH - 4 == 8) {
+			if (fi_load64u(p + to - 8) != fi_load64u(t->bytes + to - 8))
+				continue;
+		} else if (!fi_seq_range(p, t, from, to)) {
+			continue;
+		}
+		{
 			if (set != FI_SET_V4)
 				info->set = set;
 			return true;
@@ -783,25 +837,45 @@ static enum fi_caller_form fi_caller_none(struct fi_caller_info *out)
 	return FI_CALL_NONE;
 }
 
-enum fi_caller_form fi_classify_caller(const uint8_t *p, uint64_t ip,
-				       struct fi_caller_info *out)
+/* The kCFI forms (KCFI, OFF) of fi_classify_caller, filling @info. */
+static enum fi_caller_form fi_kcfi_caller(const uint8_t *p, uint64_t ip,
+					  struct fi_caller_info *info)
 {
 	const struct fi_seq *k = &fi_seq_kcfi_caller;
 	const struct fi_seq *off = &fi_seq_caller_off;
+
+	/* kCFI check, live (41 ba) or jumped over (eb 0c) */
+	if (!fi_match_site_call(p, ip, info) &&
+	    !fi_match_direct_call(p + FI_KCFI_CALLER_CALL, info))
+		return FI_CALL_NONE;
+	if (fi_seq_range(p, k, 0, off->len))
+		info->form = FI_CALL_KCFI;
+	else if (!memcmp(p, off->bytes, off->len))
+		info->form = FI_CALL_OFF;
+	else
+		return FI_CALL_NONE;
+	info->hash = -fi_load32(p + FI_KCFI_CALLER_HASH);
+	return info->form;
+}
+
+enum fi_caller_form fi_match_kcfi_caller(const uint8_t *p, uint64_t ip,
+					 struct fi_caller_info *out)
+{
+	out->form = FI_CALL_NONE;
+	out->set = 0;
+	if (!fi_match_kcfi_check(p, out) || !fi_kcfi_caller(p, ip, out))
+		return out->form = FI_CALL_NONE;
+	return out->form;
+}
+
+enum fi_caller_form fi_classify_caller(const uint8_t *p, uint64_t ip,
+				       struct fi_caller_info *out)
+{
 	struct fi_caller_info info = { .form = FI_CALL_NONE };
 
 	if (fi_match_kcfi_check(p, &info)) {
-		/* kCFI check, live (41 ba) or jumped over (eb 0c) */
-		if (!fi_match_site_call(p, ip, &info) &&
-		    !fi_match_direct_call(p + FI_KCFI_CALLER_CALL, &info))
+		if (!fi_kcfi_caller(p, ip, &info))
 			return fi_caller_none(out);
-		if (fi_seq_range(p, k, 0, off->len))
-			info.form = FI_CALL_KCFI;
-		else if (!memcmp(p, off->bytes, off->len))
-			info.form = FI_CALL_OFF;
-		else
-			return fi_caller_none(out);
-		info.hash = -fi_load32(p + FI_KCFI_CALLER_HASH);
 	} else if (fi_seq_range(p, &fi_seq_fineibt_caller, 0, FI_FINEIBT_CALLER_SIZE)) {
 		const uint8_t *c = p + FI_FINEIBT_CALLER_SIZE;
 

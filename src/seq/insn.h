@@ -294,6 +294,14 @@ struct fi_caller_info {
 /* Classify the 20 bytes of a call site at @p, at run-time address @ip. */
 enum fi_caller_form fi_classify_caller(const uint8_t *p, uint64_t ip,
 				       struct fi_caller_info *out);
+/*
+ * Only its kCFI forms (what the passes rewrite): FI_CALL_KCFI or
+ * FI_CALL_OFF with @out filled exactly as fi_classify_caller would, else
+ * FI_CALL_NONE (also for the rewritten forms; @out's other fields then
+ * undefined). The passes' per-site test, without the rest of the decode.
+ */
+enum fi_caller_form fi_match_kcfi_caller(const uint8_t *p, uint64_t ip,
+					 struct fi_caller_info *out);
 
 /*
  * The kernel's decode_caller_hash(): the type hash of a kCFI caller whose

@@ -808,6 +808,39 @@ static void fi_trap_say_unexplained(uint64_t ip)
 }
 
 /*
+ * A check of a module left as compiled (built with -fsanitize=kcfi alone:
+ * no patchable entries, so not rewritten nor registered, runtime.c): its
+ * .kcfi_traps says this ud2 is a CFI check, which is never the program's
+ * to handle (its handler could step over it and make the call). Told in
+ * one line with the address only (its sequences are not decoded);
+ * continues past the ud2, into the call, in warn or off, as the compiled
+ * check does there.
+ */
+static bool fi_trap_compiled(uint64_t ip, greg_t *g)
+{
+	const struct fineibt_config *c = &fi_rt()->cfg;
+	bool go_on = (c->flags & FINEIBT_F_WARN) ||
+		     c->mode == FINEIBT_MODE_OFF;
+	char buf[200];
+	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
+
+	if (!fi_rt_compiled_trap(ip))
+		return false;
+	if (c->mode != FINEIBT_MODE_OFF) {
+		fi_put(&l, "fineibt: CFI failure at ");
+		fi_put_hex(&l, ip, 1);
+		fi_put(&l, " (a kCFI check of a module left as compiled; not "
+			   "decoded");
+		fi_put(&l, go_on ? "; warn)\n" : ")\n");
+		fi_raw_write(STDERR_FILENO, buf, l.len);
+	}
+	if (!go_on)
+		fi_trap_die();
+	g[REG_RIP] = (greg_t)(ip + 2);
+	return true;
+}
+
+/*
  * Threads inside a report, by tid. Its system calls are raw, but the
  * report still calls into libc (dladdr, string functions): a program that
  * interposes one of them with code that itself fails a CFI check would
@@ -907,6 +940,8 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 	} else if (si->si_code > 0 && fi_trap_unexplained(&r)) {
 		fi_trap_say_unexplained(r.ip);
 		fi_trap_die();
+	} else if (si->si_code > 0 && fi_trap_compiled(r.ip, g)) {
+		/* Told (and fatal unless warn or off). */
 	} else {
 		fi_trap_chain(sig, si, uc);
 	}

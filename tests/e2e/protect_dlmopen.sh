@@ -36,6 +36,10 @@ LIB=$D/libfi_one.so
 { pr_fresh "$LIB" "$PR_SRC/one_lib.c" ||
   "$FCC" -O2 -fPIC -shared -I"$ROOT/include" "$PR_SRC/one_lib.c" -o "$LIB"; } ||
 	{ pr_fail build "could not build one_prog"; exit 1; }
+NOMEMFD=$D/nomemfd
+{ [ "$NOMEMFD" -nt "$PR_SRC/nomemfd.c" ] ||
+  clang-22 -O2 "$PR_SRC/nomemfd.c" -o "$NOMEMFD"; } ||
+	{ pr_fail build "could not build nomemfd"; exit 1; }
 LIB2=$D/libfi_one2.so
 cp "$LIB" "$LIB2"
 
@@ -108,6 +112,25 @@ for prog in "$PROG" "$PROG_STATIC"; do
 	else
 		pr_fail "warn[$kind]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
 	fi
+	# No anchor (memfd_create refused by seccomp): the namespace's copy
+	# finds SIGILL taken and reads FINEIBT_CFI as in a privileged
+	# process: the program's later "warn"/"off" is ignored, the trap
+	# fatal. Before: "survived".
+	for env in warn off; do
+		# The static runtime and the namespace's copy then run with
+		# seeds of their own: the program's first call into the
+		# library already traps (fail closed), before "apply 42".
+		want_out="apply 42"
+		[ $kind = static ] && want_out=
+		pr_run nomemfd auto "$NOMEMFD" "$prog" "$LIB" "$env"
+		if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = "$want_out" ] &&
+		   grep -q "^fineibt: ignoring '$env'" <<<"$PR_ERR_TXT" &&
+		   grep -Eq '^fineibt: CFI failure at .*mode: (paranoid|bhi)/v4\)$' <<<"$PR_ERR_TXT"; then
+			pr_pass "nomemfd[$kind,$env]: no anchor, the namespace ignores the weaker mode"
+		else
+			pr_fail "nomemfd[$kind,$env]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+		fi
+	done
 	pr_run forge auto "$prog" "$LIB" warn forge
 	if [ "$PR_RC" = 127 ] && [ -z "$PR_OUT_TXT" ] &&
 	   grep -q '^fineibt: fatal: another fineibt runtime runs in this process (dlmopen) and its state cannot be verified; terminating$' <<<"$PR_ERR_TXT"; then

@@ -53,6 +53,34 @@ for v in norelro lazy; do
 	fi
 done
 
+# The runtime names a kCFI module whose PLT slots stay writable (outside
+# PT_GNU_RELRO) under FINEIBT_VERBOSE; never a full-RELRO one. Also for a
+# stock clang-22 kCFI program linked lazily and run with `fineibt run`.
+GOT_RE='^fineibt: warning: .*: its GOT is writable \(partial RELRO'
+stock=$PR_OUT/protect_got-stock-lazy
+pr_fresh "$stock" "$SRC" ||
+	clang-22 -O2 -fsanitize=kcfi -fpatchable-function-entry=11,11 \
+		-fsanitize-cfi-icall-generalize-pointers -fcf-protection=branch \
+		-Wl,-z,relro,-z,lazy "$SRC" -o "$stock" ||
+	pr_fail build "could not build $stock"
+for v in "$G" "$G-static" "$G-norelro" "$G-lazy" "run:$stock"; do
+	tag="got-verbose[${v##*/}]"
+	case $v in
+	run:*) pr_run verbose auto env FINEIBT_VERBOSE=1 "$ROOT/$BUILD/fineibt" run "${v#run:}" ;;
+	*) pr_run verbose auto env FINEIBT_VERBOSE=1 "$v" ;;
+	esac
+	n=$(grep -cE "$GOT_RE" <<<"$PR_ERR_TXT")
+	case $v in
+	"$G"|"$G-static") want=0 ;;
+	*) want=1 ;;
+	esac
+	if [ "$n" = "$want" ]; then
+		pr_pass "$tag: $want writable-GOT line(s)"
+	else
+		pr_fail "$tag" "want $want writable-GOT line: rc=$PR_RC err='$PR_ERR_TXT'"
+	fi
+done
+
 # A shared object gets the same default.
 so=$PR_OUT/libprotect_got.so
 { pr_fresh "$so" "$PR_SRC/protect_lib.c" ||

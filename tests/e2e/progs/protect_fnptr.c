@@ -34,6 +34,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -249,9 +250,45 @@ static int messages(void)
 }
 #endif
 
-/* Paths that used to leave code pointers behind: dlopen, messages. */
+static void fnptr_on_sig(int sig)
+{
+	(void)sig;
+}
+
+static void fnptr_on_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+}
+
+/*
+ * Every way a program installs a SIGILL handler: the runtime records it
+ * (its state, read-only) and must leave no copy of it, or of libc's
+ * entry points, in its writable memory.
+ */
+static int handlers(void)
+{
+	struct sigaction sa = { .sa_sigaction = fnptr_on_info,
+				.sa_flags = SA_SIGINFO }, old;
+
+	if (signal(SIGILL, fnptr_on_sig) == SIG_ERR ||
+	    sigaction(SIGILL, &sa, &old) ||
+	    sigset(SIGILL, fnptr_on_sig) == SIG_ERR ||
+	    signal(SIGUSR1, fnptr_on_sig) == SIG_ERR ||
+	    sigaction(SIGILL, &old, NULL)) {
+		printf("signal handlers failed\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* Paths that used to leave code pointers behind: dlopen, messages,
+ * signal handlers. */
 static int exercise(const char *lib, bool veneer)
 {
+	if (handlers())
+		return 2;
 	if (lib) {
 		void *h = dlopen(lib, RTLD_NOW);
 		long (*apply)(int, long) = h ? (long (*)(int, long))dlsym(h, "pl_apply") : NULL;

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fi_image_from_index on a module the loader has not relocated yet
+ * (docs/index.md "Not relocated yet"): programs built by fineibt-cc
+ * (lld's RELA links, which leave the entries zero; --apply-dynamic-relocs;
+ * DT_RELR; a shared object), laid out from their file in a scratch
+ * mapping as the loader maps them, before any relocation: the sites found
+ * are those of the file (fi_image_open). The same after the RELATIVE
+ * relocations are applied by hand (then the section is read in place).
+ * Loaded at a bias smaller than the text, where a value alone cannot
+ * tell: RELA entries are still right (the relocation decides), RELR ones
+ * either right or -EAGAIN (the file is read), never wrong.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "check.h"
+#include "elf_int.h"
+#include "image.h"
+#include "imgindex.h"
+
+static char dir[512];
+
+/* Address-taken functions, and over 64 KiB of text: a bias of 64 KiB is
+ * smaller than the text. */
+static const char src[] =
+	"typedef int (*fn_t)(int);\n"
+	"__attribute__((noinline)) int ix_a(int x) { return x + 1; }\n"
+	"__attribute__((noinline)) int ix_b(int x) { return x * 3; }\n"
+	"__attribute__((noinline)) static int ix_c(int x) { return x - 7; }\n"
+	"fn_t volatile ix_tab[] = { ix_a, ix_b, ix_c };\n"
+	"__asm__(\".text\\n.p2align 4\\nix_pad: .skip 98304, 0xcc\\n\");\n"
+	"int ix_call(int i, int x) { return ix_tab[i](x); }\n"
+	"#ifndef IX_LIB\n"
+	"int main(int argc, char **argv) { (void)argv; return ix_call(argc % 3, 2) != 3; }\n"
+	"#endif\n";
+
+static bool same_funcs(const struct fi_image *a, const struct fi_image *b)
+{
+	if (a->nfuncs != b->nfuncs || a->ncalls != b->ncalls || !a->nfuncs)
+		return false;
+	for (size_t i = 0; i < a->nfuncs; i++) {
+		if (a->funcs[i].addr != b->funcs[i].addr ||
+		    a->funcs[i].form != b->funcs[i].form ||
+		    a->funcs[i].hash != b->funcs[i].hash ||
+		    a->funcs[i].arity != b->funcs[i].arity)
+			return false;
+	}
+	for (size_t i = 0; i < a->ncalls; i++) {
+		if (a->calls[i].addr != b->calls[i].addr)
+			return false;
+	}
+	return true;
+}
+
+/* The file's segments at @want (0: anywhere) + their link-time address. */
+static uint8_t *lay_out(const struct fi_image *ref, uintptr_t want, size_t *len)
+{
+	uint64_t end = 0;
+	uint8_t *base;
+
+	for (size_t i = 0; i < ref->nviews; i++)
+		if (ref->elf->segs[i].vaddr + ref->elf->segs[i].memsz > end)
+			end = ref->elf->segs[i].vaddr + ref->elf->segs[i].memsz;
+	base = mmap((void *)want, end, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		    MAP_ANONYMOUS | (want ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+	if (base == MAP_FAILED || (want && (uintptr_t)base != want))
+		return NULL;
+	for (size_t i = 0; i < ref->nviews; i++)
+		memcpy(base + ref->views[i].vaddr, ref->views[i].mem,
+		       ref->views[i].size);
+	*len = end;
+	return base;
+}
+
+/* What the loader does to the places RELATIVE relocations write. */
+static size_t relocate(const struct fi_image *ref, uint8_t *base)
+{
+	const Elf64_Ehdr *eh = (const void *)ref->file;
+	const Elf64_Shdr *sh = (const void *)(ref->file + eh->e_shoff);
+	size_t done = 0;
+
+	for (size_t i = 1; i < eh->e_shnum; i++) {
+		const Elf64_Rela *r = (const void *)(ref->file + sh[i].sh_offset);
+
+		if (sh[i].sh_type != SHT_RELA || !(sh[i].sh_flags & SHF_ALLOC))
+			continue;
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(*r); k++) {
+			uint64_t v = (uint64_t)(uintptr_t)base + r[k].r_addend;
+
+			if (ELF64_R_TYPE(r[k].r_info) != R_X86_64_RELATIVE)
+				continue;
+			memcpy(base + r[k].r_offset, &v, 8);
+			done++;
+		}
+	}
+	return done;
+}
+
+/* Read @base as the runtime does; 0, or the error. */
+static int from_index(const struct fi_image *ref, const char *path,
+		      uint8_t *base, struct fi_image *live)
+{
+	const Elf64_Ehdr *eh = (const void *)ref->file;
+	const Elf64_Phdr *ph = (const void *)(base + eh->e_phoff);
+	const uint32_t *desc;
+	char err[128];
+
+	/* The program headers lie in the first segment, as loaded. */
+	desc = fi_index_find(ph, eh->e_phnum, (uint64_t)(uintptr_t)base);
+	if (!desc)
+		return -ENOENT;
+	return fi_image_from_index(live, path, (uint64_t)(uintptr_t)base, ph,
+				   eh->e_phnum, desc, err, sizeof(err));
+}
+
+static void t_case(const char *name, const char *flags, bool relr)
+{
+	char path[700], cmd[1600], tag[160];
+	struct fi_image ref, live;
+	uint8_t *base;
+	size_t len;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd), "%s/fineibt-cc -O1 %s -x c %s/ix.c -o %s",
+		 getenv("BUILD") ? getenv("BUILD") : "build", flags, dir, path);
+	snprintf(tag, sizeof(tag), "elf_index_%s_build", name);
+	if (!CHECK(tag, system(cmd) == 0))
+		return;
+	snprintf(tag, sizeof(tag), "elf_index_%s_open", name);
+	if (!CHECK(tag, fi_image_open(&ref, path, cmd, sizeof(cmd)) == 0))
+		return;
+
+	/* Mapped, not relocated: from the relocations / the places. */
+	base = lay_out(&ref, 0, &len);
+	ret = base ? from_index(&ref, path, base, &live) : -ENOMEM;
+	snprintf(tag, sizeof(tag), "elf_index_%s_unrelocated", name);
+	if (CHECK(tag, ret == 0 && live.elf->pfe == NULL &&
+		  same_funcs(&ref, &live)))
+		fi_image_close(&live);
+	/* Relocated (RELATIVE applied): in place, as at any start-up. */
+	if (base && !relr) {
+		snprintf(tag, sizeof(tag), "elf_index_%s_relocated", name);
+		ret = relocate(&ref, base) ? from_index(&ref, path, base, &live) :
+					     -EINVAL;
+		if (CHECK(tag, ret == 0 && live.elf->pfe != NULL &&
+			  same_funcs(&ref, &live)))
+			fi_image_close(&live);
+	}
+	if (base)
+		munmap(base, len);
+
+	/* A bias of 64 KiB, below the text's span. */
+	base = lay_out(&ref, 0x10000, &len);
+	snprintf(tag, sizeof(tag), "elf_index_%s_low_map", name);
+	if (!CHECK(tag, base != NULL)) {
+		fi_image_close(&ref);
+		return;
+	}
+	ret = from_index(&ref, path, base, &live);
+	snprintf(tag, sizeof(tag), "elf_index_%s_low_unrelocated", name);
+	if (CHECK(tag, relr ? ret == -EAGAIN || (ret == 0 && same_funcs(&ref, &live)) :
+			      ret == 0 && same_funcs(&ref, &live)) && ret == 0)
+		fi_image_close(&live);
+	if (!relr) {
+		snprintf(tag, sizeof(tag), "elf_index_%s_low_relocated", name);
+		relocate(&ref, base);
+		ret = from_index(&ref, path, base, &live);
+		if (CHECK(tag, ret == 0 && same_funcs(&ref, &live)))
+			fi_image_close(&live);
+	}
+	munmap(base, len);
+	fi_image_close(&ref);
+}
+
+int main(void)
+{
+	const char *build = getenv("BUILD");
+	char path[600];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/progs-index", build ? build : "build");
+	snprintf(path, sizeof(path), "mkdir -p %s", dir);
+	if (!CHECK("elf_index_dir", system(path) == 0))
+		return 1;
+	snprintf(path, sizeof(path), "%s/ix.c", dir);
+	f = fopen(path, "w");
+	if (!CHECK("elf_index_src", f && fputs(src, f) >= 0 && !fclose(f)))
+		return 1;
+	t_case("ix_pie", "", false);
+	t_case("ix_apply", "-Wl,--apply-dynamic-relocs", false);
+	t_case("ix_relr", "-Wl,-z,pack-relative-relocs", true);
+	t_case("ix_lib.so", "-DIX_LIB -fPIC -shared", false);
+	return fi_check_exit();
+}
