@@ -40,12 +40,27 @@ static size_t fi_arena_round(size_t n, size_t to)
 	return (n + to - 1) & ~(to - 1);
 }
 
+/*
+ * Open the chunk from the page holding its first free byte: the pages
+ * before it are done (nothing is freed or rewritten), and changing the
+ * protection of a present page is what a window costs (rtstate.c). That
+ * splits the chunk's mapping; with no mapping slot left, the whole chunk
+ * is opened instead (a whole mapping: no slot needed, as before).
+ */
 static int fi_arena_open_chunk(struct fi_arena_chunk *c)
 {
+	size_t pg = c->used / 4096;
+
 	if (c->open)
 		return 0;
-	if (mprotect(c->base, c->size, PROT_READ | PROT_WRITE))
-		return -errno;
+	if (pg >= c->size / 4096 ||
+	    mprotect(c->base + pg * 4096, c->size - pg * 4096,
+		     PROT_READ | PROT_WRITE)) {
+		if (mprotect(c->base, c->size, PROT_READ | PROT_WRITE))
+			return -errno;
+		pg = 0;
+	}
+	c->open_pg = (uint32_t)pg;
 	c->open = true;
 	return 0;
 }
@@ -79,6 +94,7 @@ static struct fi_arena_chunk *fi_arena_grow(struct fi_arena *a, size_t len)
 	p = (uint8_t *)p + FI_ARENA_GUARD;
 	c = &a->chunk[a->nchunks++];
 	*c = (struct fi_arena_chunk){ .base = p, .size = size, .open = true };
+	/* open_pg 0: the whole new chunk is read-write. */
 	return c;
 }
 
@@ -104,9 +120,15 @@ int fi_arena_close(struct fi_arena *a)
 	for (size_t i = 0; i < a->nchunks; i++) {
 		struct fi_arena_chunk *c = &a->chunk[i];
 
+		size_t pg = c->open_pg;
+
 		if (!c->open)
 			continue;
-		if (mprotect(c->base, c->size, PROT_READ))
+		/* The part opened, then the whole chunk (changes nothing more,
+		 * whatever open_pg says). */
+		if ((pg < c->size / 4096 &&
+		     mprotect(c->base + pg * 4096, c->size - pg * 4096, PROT_READ)) ||
+		    mprotect(c->base, c->size, PROT_READ))
 			ret = -errno;
 		else
 			c->open = false;

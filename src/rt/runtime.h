@@ -76,6 +76,7 @@ struct fi_arena_chunk {
 	uint8_t *base;
 	size_t size, used;
 	bool open;			/* made writable by the current window */
+	uint32_t open_pg;		/* from this page on (the rest stays read-only) */
 };
 struct fi_arena {
 	size_t nchunks;
