@@ -313,11 +313,11 @@ bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
 
 /* ----------------------------------------------------------- call sites */
 
-const uint8_t *fi_foreign_site_head(const uint8_t *site)
+const uint8_t *fi_foreign_site_head(const uint8_t *bytes, uint64_t ip)
 {
 	uint64_t stub;
 
-	if (!fi_decode_site_jmp(site, (uint64_t)(uintptr_t)site, &stub))
+	if (!fi_decode_site_jmp(bytes, ip, &stub))
 		return NULL;
 	for (size_t i = 0; i < __atomic_load_n(&FI_FX()->nstub_pages, __ATOMIC_ACQUIRE); i++) {
 		const __typeof__(FI_FX()->stub_pages[0]) *pg = &FI_FX()->stub_pages[i];
@@ -381,7 +381,8 @@ static int fi_fx_open_site(const struct fi_module *m, uint64_t site,
 	uint64_t at, base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
 	int err;
 
-	if (fi_foreign_site_head(p))
+	/* Live bytes: only the holder of fi_fstub_busy writes a site. */
+	if (fi_foreign_site_head(p, site))
 		return 0;		/* another thread opened it */
 	at = fi_fx_stub_slot(m->text_lo, m->text_hi);
 	if (!at)

@@ -41,10 +41,12 @@ bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
 bool fi_foreign_take(const struct fi_trap *t, bool *opened);
 
 /*
- * @site (the first byte of a call site) jumps to a per-site stub: the
- * stub, whose first instruction is the site's original movl; else NULL.
+ * @bytes (at least 5, read from the call site at run-time @ip) jump to a
+ * per-site stub: the stub, whose first instruction is the site's original
+ * movl; else NULL. Pass a copy taken once, not the live site: another
+ * thread may open the site between two reads of it (trap.c).
  */
-const uint8_t *fi_foreign_site_head(const uint8_t *site);
+const uint8_t *fi_foreign_site_head(const uint8_t *bytes, uint64_t ip);
 
 /* How many call sites were opened so far (FINEIBT_VERBOSE, tests). */
 uint64_t fi_foreign_sites_opened(void);

@@ -101,6 +101,30 @@ static bool fi_trap_read64(uint64_t addr, uint64_t *val)
 /* ------------------------------------------------------------- decoders */
 
 /*
+ * The call site at run-time @site as the CPU ran it, into @out: its
+ * live bytes, with the movl of an opened site (its first five bytes jump
+ * to a stub, foreign.c) taken from the stub. Another thread may open the
+ * site while this one decodes a trap the site's old bytes raised: the
+ * bytes are read once here and every test looks at this copy; a copy
+ * that a publication tore (one mremap replaces the page, but a copy is
+ * several loads) fails the caller's test, which reads again (at most
+ * once more: a site is opened once).
+ */
+static bool fi_site_snapshot(uint64_t site, uint8_t out[FI_CALLSITE_SIZE])
+{
+	const uint8_t *p = fi_trap_text(site, FI_CALLSITE_SIZE, NULL);
+	const uint8_t *head;
+
+	if (!p)
+		return false;
+	__builtin_memcpy(out, p, FI_CALLSITE_SIZE);
+	head = fi_foreign_site_head(out, site);
+	if (head)
+		__builtin_memcpy(out, head, 6);
+	return true;
+}
+
+/*
  * @ud is the .kcfi_traps address: the ud2 (ip), or with v6.18's
  * "jne .+3; test $0xd6, %al" the test one byte before the UDB (ip - 1).
  */
@@ -108,16 +132,16 @@ static bool fi_decode_kcfi(const struct fi_trap_regs *r, uint64_t ud,
 			   const struct fi_module *m, struct fi_trap *t)
 {
 	uint64_t site = ud - FI_KCFI_CALLER_UD;
-	const uint8_t *p;
+	uint8_t p[FI_CALLSITE_SIZE];
 
 	if (!fi_image_is_trap(&m->img, ud - m->img.bias))
 		return false;
-	p = fi_trap_text(site, FI_KCFI_CALLER_UD, NULL);
-	/* A site opened for foreign veneers keeps its movl in its stub. */
-	if (p && fi_foreign_site_head(p))
-		p = fi_foreign_site_head(p);
 	/* 0 if the movl is not there (cannot happen for a compiled site). */
-	t->type = p ? fi_decode_caller_hash(p) : 0;
+	t->type = 0;
+	for (int i = 0; i < 2 && !t->type; i++) {
+		if (fi_site_snapshot(site, p))
+			t->type = fi_decode_caller_hash(p);
+	}
 	t->target = r->r11;
 	t->addr = ud;
 	t->resume = site + FI_KCFI_CALLER_CALL;	/* the call proceeds */
@@ -181,20 +205,17 @@ static bool fi_decode_paranoid(const struct fi_trap_regs *r,
 			       struct fi_trap *t)
 {
 	uint64_t site = r->ip - FI_PARANOID_UD;
-	uint8_t opened[FI_CALLSITE_SIZE];
-	const uint8_t *p, *head;
+	uint8_t p[FI_CALLSITE_SIZE];
+	bool ok = false;
 
 	/* The site's ud2 slot is still what .kcfi_traps lists. */
 	if (!fi_image_is_trap(&m->img, site + FI_KCFI_CALLER_UD - m->img.bias))
 		return false;
-	p = fi_trap_text(site, FI_CALLSITE_SIZE, NULL);
-	/* A site opened for foreign veneers: its movl is in its stub. */
-	if (p && (head = fi_foreign_site_head(p))) {
-		__builtin_memcpy(opened, p, sizeof(opened));
-		__builtin_memcpy(opened, head, 6);
-		p = opened;
+	for (int i = 0; i < 2 && !ok; i++) {
+		ok = fi_site_snapshot(site, p) &&
+		     fi_classify_caller(p, site, NULL) == FI_CALL_PARANOID;
 	}
-	if (!p || fi_classify_caller(p, site, NULL) != FI_CALL_PARANOID)
+	if (!ok)
 		return false;
 	t->type = (uint32_t)r->r10;
 	t->target = r->r11 + FI_PREAMBLE_SIZE;	/* the lea already moved r11 */
