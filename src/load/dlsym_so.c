@@ -47,15 +47,12 @@ __asm__(".symver fi_libc_dlvsym, dlvsym@GLIBC_2.2.5");
 extern void *fi_libc_dlopen(const char *, int);
 __asm__(".symver fi_libc_dlopen, dlopen@GLIBC_2.2.5");
 
-/* The object that defines @p, or NULL. */
+/* The object that holds @p (foreign.c: no symbol search), or NULL. */
 static struct link_map *fi_next_owner(const void *p)
 {
-	struct link_map *l = NULL;
-	Dl_info info;
+	const void *base;
 
-	if (!dladdr1(p, &info, (void **)&l, RTLD_DL_LINKMAP))
-		return NULL;
-	return l;
+	return fi_foreign_object_at(p, &base);
 }
 
 /* @p, found through @l's handle, is @l's own definition: in @l, or where

@@ -13,6 +13,11 @@
  * a veneer when @p is code in a module that is not kCFI, else @p.
  */
 void *fi_foreign_wrap(void *p, const char *name);
+/*
+ * The loaded object holding @p (any namespace) and, in @base, its load
+ * base as dladdr's dli_fbase gives it; NULL when none. No symbol search.
+ */
+struct link_map *fi_foreign_object_at(const void *p, const void **base);
 /* Does a dlsym called from return address @ret hand out veneers (a kCFI caller)? */
 bool fi_foreign_for_caller(const void *ret);
 
