@@ -37,6 +37,35 @@ static void fi_add_bad(struct fi_image *im, uint64_t addr, const char *what)
 	im->bad[im->nbad++] = (struct fi_bad){ .addr = addr, .what = what };
 }
 
+/*
+ * The executable view of the previous lookup. Sites come sorted, so nearly
+ * every one lies in the view of the one before: asked first, before
+ * fi_image_text()'s walk (exec views do not overlap, so the answer is the
+ * same).
+ */
+struct fi_twin {
+	const struct fi_view *v;
+};
+
+static inline __attribute__((always_inline))
+const uint8_t *fi_text_at(const struct fi_image *im, struct fi_twin *w,
+			  uint64_t addr, size_t len)
+{
+	const struct fi_view *v = w->v;
+
+	if (v && addr >= v->vaddr && fi_in_bounds(addr - v->vaddr, len, v->size))
+		return v->mem + (addr - v->vaddr);
+	for (size_t i = 0; i < im->nviews; i++) {
+		v = &im->views[i];
+		if (v->exec && addr >= v->vaddr &&
+		    fi_in_bounds(addr - v->vaddr, len, v->size)) {
+			w->v = v;
+			return v->mem + (addr - v->vaddr);
+		}
+	}
+	return NULL;
+}
+
 /* Arity of a BHI preamble, from which __bhi_args slot its call reaches. */
 static int fi_bhi_arity(const struct fi_image *im, uint64_t target)
 {
@@ -53,13 +82,15 @@ static int fi_bhi_arity(const struct fi_image *im, uint64_t target)
  * The 20 bytes at func-16 .. func+3, classified. Returns false when they
  * are not a preamble we know (@p, if the bytes exist, is set anyway).
  */
-static bool fi_probe_preamble(const struct fi_image *im, uint64_t func,
-			      struct fi_func *f, const uint8_t **p)
+static bool fi_probe_preamble(const struct fi_image *im, struct fi_twin *w,
+			      uint64_t func, struct fi_func *f,
+			      const uint8_t **p)
 {
 	struct fi_preamble_info info;
 
 	*p = func >= FI_PREAMBLE_SIZE ?
-	     fi_image_text(im, func - FI_PREAMBLE_SIZE, FI_PREAMBLE_SIZE + 4) : NULL;
+	     fi_text_at(im, w, func - FI_PREAMBLE_SIZE, FI_PREAMBLE_SIZE + 4) :
+	     NULL;
 	if (!*p || !fi_classify_preamble(*p, func - FI_PREAMBLE_SIZE, &info))
 		return false;
 	*f = (struct fi_func){
@@ -74,13 +105,13 @@ static bool fi_probe_preamble(const struct fi_image *im, uint64_t func,
 }
 
 /* One __patchable_function_entries value (= func - 11). */
-static void fi_entry(struct fi_image *im, uint64_t entry)
+static void fi_entry(struct fi_image *im, struct fi_twin *w, uint64_t entry)
 {
 	uint64_t func = entry + (FI_PREAMBLE_SIZE - FI_SLOT_NOPS);
 	const uint8_t *p;
 	struct fi_func f;
 
-	if (fi_probe_preamble(im, func, &f, &p)) {
+	if (fi_probe_preamble(im, w, func, &f, &p)) {
 		im->funcs[im->nfuncs++] = f;
 		return;
 	}
@@ -150,6 +181,7 @@ static bool fi_is_entry(const struct fi_image *im, uint64_t func)
 static void fi_cfi_syms(struct fi_image *im)
 {
 	size_t n = im->nfuncs, k = 0;
+	struct fi_twin w = { NULL };
 
 	/* Both sorted: walk them together (funcs[0..n) only: the ones added
 	 * here are appended). A wrapped address falls back to a search. */
@@ -165,7 +197,7 @@ static void fi_cfi_syms(struct fi_image *im)
 			k < n && im->funcs[k].addr == func;
 		if (known)
 			continue;
-		if (!fi_is_entry(im, func) && fi_probe_preamble(im, func, &f, &p))
+		if (!fi_is_entry(im, func) && fi_probe_preamble(im, &w, func, &f, &p))
 			im->funcs[im->nfuncs++] = f;
 		else
 			fi_add_bad(im, func, "__cfi_ symbol without preamble");
@@ -223,13 +255,14 @@ static void fi_dedup_funcs(struct fi_image *im)
 static void fi_entries_in_place(struct fi_image *im)
 {
 	const struct fi_elf *elf = im->elf;
+	struct fi_twin w = { NULL };
 
 	for (size_t i = 0; i < elf->npfe; i++) {
 		uint64_t v;
 
 		__builtin_memcpy(&v, elf->pfe + i * 8, sizeof(v));
 		if (v && v != im->bias)
-			fi_entry(im, v - im->bias);
+			fi_entry(im, &w, v - im->bias);
 	}
 	fi_sort_funcs(im);
 	fi_dedup_funcs(im);
@@ -237,8 +270,10 @@ static void fi_entries_in_place(struct fi_image *im)
 
 static void fi_discover_preambles(struct fi_image *im)
 {
+	struct fi_twin w = { NULL };
+
 	for (size_t i = 0; i < im->elf->nentries; i++)
-		fi_entry(im, im->elf->entries[i]);
+		fi_entry(im, &w, im->elf->entries[i]);
 	if (im->elf->pfe)
 		fi_entries_in_place(im);
 	fi_sort_funcs(im);
@@ -279,13 +314,14 @@ static void fi_arity_hist(struct fi_image *im)
 static void fi_discover_calls(struct fi_image *im)
 {
 	size_t n = fi_image_ntraps(im);
+	struct fi_twin w = { NULL };
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ud = fi_image_trap(im, i), site = ud - FI_KCFI_CALLER_UD;
 		struct fi_caller_info info;
 		const uint8_t *p;
 
-		p = fi_image_text(im, site, FI_CALLSITE_SIZE);
+		p = fi_text_at(im, &w, site, FI_CALLSITE_SIZE);
 		if (!p || ud < FI_KCFI_CALLER_UD) {
 			fi_add_bad(im, ud, "call site outside text");
 			continue;
@@ -424,6 +460,7 @@ static bool fi_in_stubs(const struct fi_elf *elf, uint64_t addr)
 static void fi_discover_naked(struct fi_image *im)
 {
 	size_t f = 0;
+	struct fi_twin w = { NULL };
 
 	for (size_t i = 0; i < im->nsyms; i++) {
 		uint64_t a = im->syms[i].addr;
@@ -434,7 +471,7 @@ static void fi_discover_naked(struct fi_image *im)
 			f++;
 		if (f < im->nfuncs && im->funcs[f].addr == a)
 			continue;
-		p = fi_image_text(im, a, 4);
+		p = fi_text_at(im, &w, a, 4);
 		if (!p || fi_in_stubs(im->elf, a))
 			continue;
 		v = fi_load32(p);
@@ -480,37 +517,64 @@ struct fi_form_counts {
 	size_t v618, v4;
 };
 
-static void fi_count_set(struct fi_form_counts *c, bool fineibt, int set)
+/*
+ * One histogram increment per site (form x set), folded into the counts
+ * afterwards: this runs over every site at each start-up and dlopen.
+ * Forms and sets outside the enums count in their own last row.
+ */
+#define FI_NFORMS	8
+#define FI_NSETS_H	4
+
+static unsigned int fi_hist_slot(unsigned int form, unsigned int set)
+{
+	return (form < FI_NFORMS ? form : FI_NFORMS - 1) * FI_NSETS_H +
+	       (set < FI_NSETS_H ? set : FI_NSETS_H - 1);
+}
+
+static void fi_count_set(struct fi_form_counts *c, bool fineibt, int set,
+			 size_t n)
 {
 	if (set == FI_SET_V618)
-		c->v618++;
+		c->v618 += n;
 	else if (fineibt)
-		c->v4++;
+		c->v4 += n;
 }
 
 static void fi_count_forms(const struct fi_image *im, struct fi_form_counts *c)
 {
+	size_t call[FI_NFORMS * FI_NSETS_H] = { 0 };
+	size_t pre[FI_NFORMS * FI_NSETS_H] = { 0 };
+
 	memset(c, 0, sizeof(*c));
-	for (size_t i = 0; i < im->ncalls; i++) {
-		switch (im->calls[i].form) {
-		case FI_CALL_KCFI:	c->kcfi_call++; break;
-		case FI_CALL_OFF:	c->off_call++; break;
-		case FI_CALL_PARANOID:	c->paranoid_call++; break;
-		default:		c->fineibt_call++; break;
+	for (size_t i = 0; i < im->ncalls; i++)
+		call[fi_hist_slot(im->calls[i].form, im->calls[i].set)]++;
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		/* without an ENDBR the passes leave a preamble alone */
+		pre[fi_hist_slot(im->funcs[i].form, im->funcs[i].set)] +=
+			im->funcs[i].endbr;
+	}
+	for (unsigned int k = 0; k < FI_NFORMS * FI_NSETS_H; k++) {
+		unsigned int form = k / FI_NSETS_H, set = k % FI_NSETS_H;
+		size_t n = call[k];
+
+		if (!n && !pre[k])
+			continue;
+		switch (form) {
+		case FI_CALL_KCFI:	c->kcfi_call += n; break;
+		case FI_CALL_OFF:	c->off_call += n; break;
+		case FI_CALL_PARANOID:	c->paranoid_call += n; break;
+		default:		c->fineibt_call += n; break;
 		}
 		/* a FineIBT caller still calling through a thunk: either set */
-		fi_count_set(c, im->calls[i].form == FI_CALL_FINEIBT ||
-			     im->calls[i].form == FI_CALL_PARANOID, im->calls[i].set);
-	}
-	for (size_t i = 0; i < im->nfuncs; i++) {
-		if (!im->funcs[i].endbr)
-			continue;	/* the passes leave these alone */
-		switch (im->funcs[i].form) {
-		case FI_PRE_KCFI:	c->kcfi_pre++; break;
-		case FI_PRE_FINEIBT:	c->fineibt_pre++; break;
-		default:		c->bhi_pre++; break;
+		fi_count_set(c, form == FI_CALL_FINEIBT ||
+			     form == FI_CALL_PARANOID, (int)set, n);
+		n = pre[k];
+		switch (form) {
+		case FI_PRE_KCFI:	c->kcfi_pre += n; break;
+		case FI_PRE_FINEIBT:	c->fineibt_pre += n; break;
+		default:		c->bhi_pre += n; break;
 		}
-		fi_count_set(c, im->funcs[i].form != FI_PRE_KCFI, im->funcs[i].set);
+		fi_count_set(c, form != FI_PRE_KCFI, (int)set, n);
 	}
 }
 

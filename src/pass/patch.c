@@ -11,7 +11,7 @@
  * a half-patched pair. Here the text being written is a file buffer or a
  * scratch copy that nothing executes until the caller maps it in, so each
  * site is rewritten in one visit: its new bytes are computed from the
- * templates of insn.c and only the span that differs is poked.
+ * templates of insn.c and its window is written once, if it changed.
  *
  * Consistency of hashes: with RAND, every kCFI preamble (with or without
  * an ENDBR at func+0) and every caller is rehashed with the same seed, in
@@ -178,79 +178,29 @@ static uint64_t fi_load64(const uint8_t *p)
 	return v;
 }
 
-/* Index of the first byte where @a and @b differ, @n if none (@n >= 8). */
-static size_t fi_first_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-	for (size_t i = 0;; i += 8) {
-		size_t at = i + 8 <= n ? i : n - 8;	/* last word overlaps */
-		uint64_t x = fi_load64(a + at) ^ fi_load64(b + at);
-
-		if (x)
-			return at + (size_t)__builtin_ctzll(x) / 8;
-		if (at == n - 8)
-			return n;
-	}
-}
-
-/* One past the last byte where @a and @b differ (they do differ). */
-static size_t fi_last_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-	for (size_t end = n;; end -= 8) {
-		size_t at = end >= 8 ? end - 8 : 0;
-		uint64_t x = fi_load64(a + at) ^ fi_load64(b + at);
-
-		if (x)
-			return at + 8 - (size_t)__builtin_clzll(x) / 8;
-		if (!at)
-			return 0;
-	}
-}
-
 /*
- * fi_image_poke(), straight into the view fi_read() last fetched when it
- * holds the span (it is the pointer fi_image_text() gives: the same bytes,
- * the same count of writes), without looking the view up again.
+ * Write @n bytes at @addr: into the view fi_read() last fetched when it
+ * holds them (the pointer fi_image_text() gives: the same bytes, the same
+ * count of writes), else through fi_image_poke(). Inlined with a constant
+ * @n, the copy is a few moves.
  */
-static int fi_pass_poke(struct fi_pass *ps, uint64_t addr, const uint8_t *want,
-			size_t n)
+static inline __attribute__((always_inline))
+int fi_pass_poke(struct fi_pass *ps, uint64_t addr, const uint8_t *want,
+		 size_t n)
 {
 	struct fi_window *w = &ps->win;
 
 	if (!(addr >= w->lo && addr <= w->hi && n <= w->hi - addr))
 		return fi_image_poke(ps->im, addr, want, n);
-	memcpy(w->mem + (addr - w->lo), want, n);
+	__builtin_memcpy(w->mem + (addr - w->lo), want, n);
 	ps->im->bytes_written += n;
 	ps->im->writes++;
 	return 0;
 }
 
-/*
- * Write @want over the @n bytes at @addr that hold @have, touching only the
- * span that differs. Sets *@changed.
- */
-static int fi_poke_diff(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
-			const uint8_t *want, size_t n, bool *changed)
-{
-	size_t lo = 0, hi = n;
-
-	if (n >= 8) {
-		lo = fi_first_diff(have, want, n);
-		if (lo < n)
-			hi = fi_last_diff(have, want, n);
-	} else {
-		while (lo < n && have[lo] == want[lo])
-			lo++;
-		while (hi > lo && have[hi - 1] == want[hi - 1])
-			hi--;
-	}
-	*changed = lo < n;
-	if (lo == n)
-		return 0;
-	return fi_pass_poke(ps, addr + lo, want + lo, hi - lo);
-}
-
 /* @n bytes at @a and @b are the same (@n >= 8: a site window). */
-static bool fi_same(const uint8_t *a, const uint8_t *b, size_t n)
+static inline __attribute__((always_inline))
+bool fi_same(const uint8_t *a, const uint8_t *b, size_t n)
 {
 	if (n < 8)
 		return !memcmp(a, b, n);
@@ -298,9 +248,13 @@ static int fi_check_site(struct fi_check *ck, uint64_t a, const uint8_t *want,
 }
 
 /*
- * Every site's new bytes go through here: written (differing span only),
- * or, when verifying, compared whole with the copy at run-time address
- * (*@changed is then left false: a verification keeps no counts).
+ * Every site's new bytes go through here: the whole window written when it
+ * differs from what it holds (the text being written is a file buffer or
+ * a scratch copy nothing executes, so rewriting its unchanged bytes with
+ * themselves is harmless, and one fixed-size copy costs less than finding
+ * the span that differs), or, when verifying, compared whole with the copy
+ * at run-time address (*@changed is then left false: a verification keeps
+ * no counts).
  */
 static inline __attribute__((always_inline))
 int fi_pass_put(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
@@ -310,7 +264,8 @@ int fi_pass_put(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
 		*changed = false;
 		return fi_check_site(ps->check, addr + ps->bias, want, n);
 	}
-	return fi_poke_diff(ps, addr, have, want, n, changed);
+	*changed = !fi_same(have, want, n);
+	return *changed ? fi_pass_poke(ps, addr, want, n) : 0;
 }
 
 /* ---------------------------------------------------------------- forms */
