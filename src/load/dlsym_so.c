@@ -184,6 +184,7 @@ struct fi_dynv {
 	const char *str;
 	const ElfW(Rela) *rel[2];
 	size_t nrel[2];
+	size_t nrelative;	/* DT_RELACOUNT: R_X86_64_RELATIVE lead rel[0] */
 	uintptr_t relro_lo, relro_hi;
 };
 
@@ -230,8 +231,13 @@ static bool fi_dynv_read(const struct dl_phdr_info *info, struct fi_dynv *d)
 		case DT_PLTRELSZ:
 			d->nrel[1] = dyn->d_un.d_val / sizeof(ElfW(Rela));
 			break;
+		case DT_RELACOUNT:
+			d->nrelative = dyn->d_un.d_val;
+			break;
 		}
 	}
+	if (d->nrelative > d->nrel[0])
+		d->nrelative = d->nrel[0];
 	return d->sym && d->str;
 }
 
@@ -277,8 +283,14 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!text || !fi_rt_module_at(text) ||
 	    !fi_dynv_read(info, &d))
 		return 0;
+	/*
+	 * The first DT_RELACOUNT entries of DT_RELA are relative relocations
+	 * (ld.so applies them as such without reading their type): no symbol
+	 * to bind there. A program with many function pointers has tens of
+	 * thousands of them.
+	 */
 	for (int t = 0; t < 2; t++) {
-		for (size_t i = 0; d.rel[t] && i < d.nrel[t]; i++) {
+		for (size_t i = t ? 0 : d.nrelative; d.rel[t] && i < d.nrel[t]; i++) {
 			const ElfW(Rela) *r = &d.rel[t][i];
 			unsigned int type = ELF64_R_TYPE(r->r_info);
 			void **slot, *to;

@@ -560,24 +560,6 @@ void fi_emit_mov_r11(struct fi_buf *b, int reg)
 
 /* ------------------------------------------------------------- matchers */
 
-bool fi_is_endbr_val(uint32_t v)
-{
-	if (v == FI_POISON_VAL || v == FI_BHI_MAGIC_VAL ||
-	    v == FI_V618_POISON_VAL)
-		return true;
-	return v == FI_ENDBR64_VAL || v == FI_ENDBR32_VAL;
-}
-
-bool fi_is_endbr(const void *p)
-{
-	return fi_is_endbr_val(fi_load32(p));
-}
-
-bool fi_exact_endbr(const void *p)
-{
-	return fi_load32(p) == FI_ENDBR64_VAL;
-}
-
 static uint64_t fi_load64u(const uint8_t *p)
 {
 	uint64_t v;
@@ -635,7 +617,9 @@ bool fi_seq_range(const uint8_t *p, const struct fi_seq *s,
 	       fi_bytes_same(p + hi_start, s->bytes + hi_start, to - hi_start);
 }
 
-bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity)
+/* fi_match_kcfi_preamble, inlined into the classifier too. */
+static inline __attribute__((always_inline))
+bool fi_kcfi_preamble_at(const uint8_t *p, uint32_t *hash, int *arity)
 {
 	uint8_t op = fi_seq_kcfi_preamble.bytes[0];
 
@@ -648,6 +632,11 @@ bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity)
 	if (arity)
 		*arity = p[0] - op;
 	return true;
+}
+
+bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity)
+{
+	return fi_kcfi_preamble_at(p, hash, arity);
 }
 
 static uint64_t fi_rel32_target(const uint8_t *insn, int len, uint64_t ip)
@@ -679,7 +668,7 @@ enum fi_preamble_form fi_classify_preamble(const uint8_t *p, uint64_t ip,
 
 	const struct fi_seq *v618 = &fi_seq_v618_preamble;
 
-	if (fi_match_kcfi_preamble(p, &info.hash, &info.arity)) {
+	if (fi_kcfi_preamble_at(p, &info.hash, &info.arity)) {
 		info.form = FI_PRE_KCFI;
 	} else if (fi_seq_range(p, pre, 0, FI_FINEIBT_PREAMBLE_BHI)) {
 		/* Both sets share bytes 0..b; func+0 tells them apart. */
@@ -751,8 +740,13 @@ bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
 	return true;
 }
 
-/* The thunk call at the end of a kCFI-shaped call site: its form and target. */
-static bool fi_match_site_call(const uint8_t *p, uint64_t ip,
+/*
+ * The thunk call at the end of a kCFI-shaped call site: its form and
+ * target. This and the two below are inlined into the two call-site
+ * matchers: every call site goes through them at each start-up.
+ */
+static inline __attribute__((always_inline))
+bool fi_match_site_call(const uint8_t *p, uint64_t ip,
 			       struct fi_caller_info *info)
 {
 	const uint8_t *c = p + FI_KCFI_CALLER_CALL;
@@ -790,7 +784,8 @@ static bool fi_match_direct_call(const uint8_t *c, struct fi_caller_info *info)
  * Bytes 2..13 of a kCFI caller (hash excepted, the first two bytes left
  * to the caller: movl or eb 0c): the compiler's je/ud2 or v6.18's jne/test.
  */
-static bool fi_match_kcfi_check(const uint8_t *p, struct fi_caller_info *info)
+static inline __attribute__((always_inline))
+bool fi_match_kcfi_check(const uint8_t *p, struct fi_caller_info *info)
 {
 	const int from = fi_seq_caller_off.len, to = FI_KCFI_CALLER_CALL;
 
@@ -838,8 +833,9 @@ static enum fi_caller_form fi_caller_none(struct fi_caller_info *out)
 }
 
 /* The kCFI forms (KCFI, OFF) of fi_classify_caller, filling @info. */
-static enum fi_caller_form fi_kcfi_caller(const uint8_t *p, uint64_t ip,
-					  struct fi_caller_info *info)
+static inline __attribute__((always_inline))
+enum fi_caller_form fi_kcfi_caller(const uint8_t *p, uint64_t ip,
+				   struct fi_caller_info *info)
 {
 	const struct fi_seq *k = &fi_seq_kcfi_caller;
 	const struct fi_seq *off = &fi_seq_caller_off;

@@ -229,11 +229,28 @@ static inline void fi_store32(void *p, uint32_t v)
 	__builtin_memcpy(p, &v, 4);
 }
 
-/* endbr64, endbr32, the poison, or the arity-1 magic. */
-bool fi_is_endbr(const void *p);
+/*
+ * endbr64, endbr32, the poison, or the arity-1 magic. Inline: discovery
+ * and the passes ask it of every preamble.
+ */
+static inline bool fi_is_endbr_val(uint32_t v)
+{
+	if (v == FI_POISON_VAL || v == FI_BHI_MAGIC_VAL ||
+	    v == FI_V618_POISON_VAL)
+		return true;
+	return v == FI_ENDBR64_VAL || v == FI_ENDBR32_VAL;
+}
+
+static inline bool fi_is_endbr(const void *p)
+{
+	return fi_is_endbr_val(fi_load32(p));
+}
+
 /* endbr64 and nothing else. */
-bool fi_exact_endbr(const void *p);
-bool fi_is_endbr_val(uint32_t v);
+static inline bool fi_exact_endbr(const void *p)
+{
+	return fi_load32(p) == FI_ENDBR64_VAL;
+}
 
 /* kCFI preamble at @p (16 bytes): its hash and arity register. */
 bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity);

@@ -33,7 +33,34 @@ run_test() {
 	cp -a "$tree" t || return 1
 	case $t in
 	check) make -s -C t/test check ;;
-	shlib) make -s -C t/test shlib-msg-start shlib-tests shlib-msg-end pass-fail ;;
+	shlib) gawk_shlib ;;
 	*) echo "unknown test $t"; return 2 ;;
 	esac
+}
+
+# Upstream's test/time.awk prints int(gettimeofday() - systime()) and
+# expects 0. systime() is time(), which Linux serves from the clock as of
+# the last tick: for a few ms after each second boundary it is still the
+# previous second while gettimeofday() is already in the next one, and the
+# test prints 1 (~0.35% of calls here, measured with the plain clang-22
+# build; ~0.7% of shlib runs, any mode and the reference alike). A _time
+# that differs from time.ok only by such a 1 gets one more try of that
+# test alone; its first "differ" line is dropped. Any other difference,
+# or a second failure, stays a failure (pass-fail counts the _* files).
+gawk_time_race() {
+	[ -f t/test/_time ] &&
+		sed 's/^gettimeofday - systime = 1$/gettimeofday - systime = 0/' \
+			t/test/_time | cmp -s - t/test/time.ok
+}
+
+gawk_shlib() {
+	make -s -C t/test shlib-msg-start shlib-tests shlib-msg-end \
+		>shlib.out 2>&1
+	if gawk_time_race; then
+		make -s -C t/test time >/dev/null 2>&1
+		[ -f t/test/_time ] ||
+			sed -i '/^\.\/time\.ok _time differ: /d' shlib.out
+	fi
+	cat shlib.out
+	make -s -C t/test pass-fail
 }
