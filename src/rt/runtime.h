@@ -136,7 +136,6 @@ struct fi_rt_calls {
 #define FI_FSTUB_PAGES	64
 struct fi_rt_foreign {
 	uint64_t fven_base;		/* the veneer region, 0 until reserved */
-	uint64_t fven_count;		/* veneers published */
 	void *fven_names;		/* struct fi_fven_name[], foreign.c */
 	size_t nstub_pages;
 	struct { uint64_t page, used; } stub_pages[FI_FSTUB_PAGES];

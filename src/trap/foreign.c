@@ -49,13 +49,18 @@
 #define FI_FVEN_MAX	(FI_FVEN_REGION / FI_FVEN_SLOT)
 
 /*
- * The veneer region's base, the count of published slots, the names
- * and the stub pages are in the read-only state (fi_rt()->foreign).
+ * The veneer region's base, the names mapping and the stub pages are in
+ * the read-only state (fi_rt()->foreign). A slot is published when its
+ * name record holds its function (fi_fx_slot_fn): slots are taken in
+ * order, so the first empty record is the count. Keeping the count in
+ * the state cost a write window per veneer (~5 system calls: libfaketime
+ * asks for ~40 veneers at every start, issue 13); the records are
+ * read-only memory too, written one page at a time under fi_fven_lock.
  */
 #define FI_FX()		(&fi_rt()->foreign)
 #define fi_fven_names	((struct fi_fven_name *)FI_FX()->fven_names)
-/* The name dlsym was asked for, per slot, for reports (written before
- * the slot is counted, never changed after). */
+/* The name dlsym was asked for, per slot, for reports; @fn (stored
+ * last, release) says the slot is published; never changed after. */
 struct fi_fven_name {
 	uint64_t fn;
 	char name[56];
@@ -146,14 +151,26 @@ static int fi_fx_publish(uint64_t addr, const void *bytes, size_t len,
 
 /* ------------------------------------------------------------- veneers */
 
+/* Slot @i's function if it is published, else 0. Signal-safe: the
+ * names mapping is reserved whole (unwritten pages read as zeros). */
+static uint64_t fi_fx_slot_fn(uint64_t i)
+{
+	const struct fi_fven_name *names;
+
+	if (!__atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE) ||
+	    i >= FI_FVEN_MAX)
+		return 0;
+	names = fi_fven_names;
+	return __atomic_load_n(&names[i].fn, __ATOMIC_ACQUIRE);
+}
+
 bool fi_foreign_is_veneer(uint64_t addr)
 {
 	uint64_t base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
-	uint64_t n = __atomic_load_n(&FI_FX()->fven_count, __ATOMIC_ACQUIRE);
 	uint64_t off = addr - base - FI_FVEN_ENTRY;
 
 	return base && addr >= base + FI_FVEN_ENTRY &&
-	       off % FI_FVEN_SLOT == 0 && off / FI_FVEN_SLOT < n;
+	       off % FI_FVEN_SLOT == 0 && fi_fx_slot_fn(off / FI_FVEN_SLOT);
 }
 
 uint64_t fi_foreign_veneer_target(uint64_t addr)
@@ -167,14 +184,14 @@ uint64_t fi_foreign_veneer_target(uint64_t addr)
 uint64_t fi_foreign_slot_target(uint64_t addr, uint64_t *entry)
 {
 	uint64_t base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
-	uint64_t n = __atomic_load_n(&FI_FX()->fven_count, __ATOMIC_ACQUIRE);
 	uint64_t i = (addr - base) / FI_FVEN_SLOT;
+	uint64_t fn;
 
 	*entry = 0;
-	if (!base || addr < base || i >= n)
+	if (!base || addr < base || !(fn = fi_fx_slot_fn(i)))
 		return 0;
 	*entry = base + i * FI_FVEN_SLOT + FI_FVEN_ENTRY;
-	return fi_fven_names[i].fn;
+	return fn;
 }
 
 /*
@@ -257,25 +274,20 @@ static bool fi_fx_reserve(void)
 	return true;
 }
 
-/* Record slot @n's function and name, then publish it (count + 1). */
+/* Record slot @n's name, then its function: that publishes it. */
 static int fi_fx_record(uint64_t n, uint64_t fn, const char *name)
 {
 	struct fi_fven_name *e = &fi_fven_names[n];
 	uint64_t pg = fi_page_down((uint64_t)(uintptr_t)e);
 	uint64_t len = fi_page_down((uint64_t)(uintptr_t)(e + 1) - 1) + FI_PAGE - pg;
-	struct fi_runtime *rt;
-	sigset_t saved;
 
 	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ | PROT_WRITE))
 		return -errno;
-	e->fn = fn;
 	snprintf(e->name, sizeof(e->name), "%s", name);
-	mprotect((void *)(uintptr_t)pg, len, PROT_READ);
-	rt = fi_rt_write_begin(&saved);
-	if (!rt)
-		return -errno;
-	__atomic_store_n(&rt->foreign.fven_count, n + 1, __ATOMIC_RELEASE);
-	fi_rt_write_end(&saved);
+	__atomic_store_n(&e->fn, fn, __ATOMIC_RELEASE);
+	/* Left writable, the record could be forged: stop, as rtstate.c. */
+	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ))
+		fi_rt_die("cannot make the dlsym veneer names read-only again");
 	return 0;
 }
 
@@ -283,17 +295,16 @@ static int fi_fx_record(uint64_t n, uint64_t fn, const char *name)
 static void *fi_fx_veneer(uint64_t fn, const char *name)
 {
 	uint8_t slot[FI_FVEN_SLOT];
-	uint64_t n, at, base;
+	uint64_t n, at, base, f;
 	void *ret = (void *)(uintptr_t)fn;
 
 	pthread_mutex_lock(&fi_fven_lock);
 	if (!fi_fx_reserve())
 		goto out;
 	base = FI_FX()->fven_base;
-	n = FI_FX()->fven_count;
-	for (uint64_t i = 0; i < n; i++) {
-		if (fi_fven_names[i].fn == fn) {
-			ret = (void *)(uintptr_t)(base + i * FI_FVEN_SLOT +
+	for (n = 0; n < FI_FVEN_MAX && (f = fi_fven_names[n].fn); n++) {
+		if (f == fn) {
+			ret = (void *)(uintptr_t)(base + n * FI_FVEN_SLOT +
 						  FI_FVEN_ENTRY);
 			goto out;
 		}
@@ -326,15 +337,13 @@ void *fi_foreign_wrap(void *p, const char *name)
 bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
 			  const char **name)
 {
-	uint64_t n = __atomic_load_n(&FI_FX()->fven_count, __ATOMIC_ACQUIRE);
 	const struct fi_fven_name *best = NULL;
+	uint64_t f;
 
-	for (uint64_t i = 0; i < n; i++) {
-		const struct fi_fven_name *e = &fi_fven_names[i];
-
-		if (e->fn <= addr && e->fn > after && addr - e->fn < 0x10000 &&
-		    (!best || e->fn > best->fn))
-			best = e;
+	for (uint64_t i = 0; (f = fi_fx_slot_fn(i)); i++) {
+		if (f <= addr && f > after && addr - f < 0x10000 &&
+		    (!best || f > best->fn))
+			best = &fi_fven_names[i];
 	}
 	if (!best)
 		return false;
