@@ -252,6 +252,12 @@ static void *fi_bind_target(const char *name)
 	return NULL;
 }
 
+/* plt.c (weak there): what a kCFI module's slot for @name must hold. */
+void *fi_bind_want(const char *name)
+{
+	return fi_bind_target(name);
+}
+
 /* Store @to in the GOT slot @slot (in RELRO: opened for the store). */
 static void fi_bind_store(const struct fi_dynv *d, void **slot, void *to)
 {

@@ -8,6 +8,8 @@
  *
  * Prints "writing GOT[puts]" then, if the write did not fault, whatever
  * the next puts() reaches: "hijacked" (exit 42) or the real "not reached".
+ * With -DPG_LIB it is a library doing the same to its own GOT from
+ * pg_attack(), which protect_got_dl.c calls after dlopen'ing it.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -70,12 +72,33 @@ static void **got_slot(const struct dl_phdr_info *info, const char *name)
 	return NULL;
 }
 
+#ifdef PG_LIB
+/* Built as a library (-DPG_LIB): its own GOT, found by its own address. */
+static int first(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t me = (uintptr_t)got_slot;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && me >= info->dlpi_addr + ph->p_vaddr &&
+		    me < info->dlpi_addr + ph->p_vaddr + ph->p_memsz) {
+			*(void ***)data = got_slot(info, "puts");
+			return 1;
+		}
+	}
+	return 0;
+}
+#define main pg_attack
+#else
 static int first(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	*(void ***)data = got_slot(info, "puts");
 	return 1;	/* the executable comes first */
 }
+#endif
 
 int main(void)
 {
