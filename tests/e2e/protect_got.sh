@@ -11,6 +11,7 @@
 SRC=$PR_SRC/protect_got.c
 G=$PR_OUT/protect_got
 READELF=llvm-readelf-22
+GOT_RE='^fineibt: warning: .*: its GOT is writable \(partial RELRO'
 
 build() {
 	local out=$1
@@ -128,6 +129,32 @@ for m in $(fi_with_sets off kcfi fineibt auto fineibt,paranoid); do
 		pr_fail "got-direct-dlopen[$m,fineibt-cc]" "want puts() reached: rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
 	fi
 done
+# The same with a thread of the library calling through its PLT while
+# the entries are made direct (the page swap is atomic): 20 runs.
+{ pr_fresh "$PR_OUT/libpg-thr.so" "$SRC" ||
+  "$FCC" -O2 -fPIC -shared -pthread -DPG_LIB -DPG_THREAD -Wl,-z,lazy "$SRC" \
+	-o "$PR_OUT/libpg-thr.so"; } || pr_fail build "could not build libpg-thr.so"
+bad=0
+for i in $(seq 20); do
+	pr_run direct-thr auto env LD_BIND_NOW=1 FINEIBT_VERBOSE=1 "$dlmain" "$PR_OUT/libpg-thr.so"
+	direct_ok && grep -qE "libpg-thr.so: [0-9]+ PLT entries made direct" <<<"$PR_ERR_TXT" ||
+		{ bad=$((bad + 1)); last="rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"; }
+done
+if [ "$bad" = 0 ]; then
+	pr_pass "got-direct-thread: made direct under a running caller, 20 runs"
+else
+	pr_fail "got-direct-thread" "$bad of 20 runs: $last"
+fi
+
+# Without LD_BIND_NOW another thread could stand in a lazy entry being
+# bound: none is touched, and the warning says why (the gap stays).
+pr_run direct-thr auto env FINEIBT_VERBOSE=1 "$dlmain" "$PR_OUT/libpg-thr.so"
+if [ "$PR_RC" = 42 ] && grep -qE "$GOT_RE.*lazy binding, with other threads running" <<<"$PR_ERR_TXT"; then
+	pr_pass "got-busy-thread: lazy binding + a thread: left, named"
+else
+	pr_fail "got-busy-thread" "want the entries left and the line: rc=$PR_RC err='$PR_ERR_TXT'"
+fi
+
 pr_run direct-dl auto "$dlmain" "$PR_OUT/libpg.so" lazy
 if [ "$PR_RC" = 42 ]; then
 	pr_pass "control[dlopen,lazy]: not bound, the write redirects puts()"
@@ -145,7 +172,6 @@ fi
 # Under FINEIBT_VERBOSE the runtime names a kCFI module whose PLT still
 # jumps through writable slots (outside PT_GNU_RELRO: not bound yet), and
 # one whose entries it made direct; never a full-RELRO one.
-GOT_RE='^fineibt: warning: .*: its GOT is writable \(partial RELRO'
 DIRECT_RE='^fineibt: .*: [0-9]+ PLT entries made direct'
 for v in "$G" "$G-static" "$G-norelro" "$G-lazy" "run:$stock"; do
 	tag="got-verbose[${v##*/}]"
