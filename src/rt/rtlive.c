@@ -15,7 +15,12 @@
  * libfineibt.a): the bytes of the runtime itself are the same in both
  * copies, so the thread doing the mremap returns into identical code.
  *
- * The cost is that the patched range becomes private anonymous memory
+ * When no other task shares the address space (every start-up; a dlopen
+ * in a single-threaded program) only the pages holding a site are copied
+ * and swapped, one mremap per run of them: nobody can see the text half
+ * old, half new in between, and the pages without a site stay the file's.
+ *
+ * The cost is that the patched pages become private anonymous memory
  * instead of shared page cache (docs/runtime.md has the numbers).
  */
 #include <errno.h>
@@ -387,6 +392,10 @@ bool fi_live_alone(void)
  * process_vm_writev, /proc/PID/mem) can write the text after the swap as
  * well; no verification stops it. In every other case (threads, at a
  * dlopen of a multi-threaded program) the sealed copy is verified.
+ *
+ * Alone, the copy is also sparse (fi_scratch_make_sparse): its runs of
+ * site pages are swapped in one by one, which only a process with no
+ * other task may do. Otherwise each segment is copied and swapped whole.
  */
 int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 		  struct fi_patch_stats *st)
