@@ -419,6 +419,19 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 	munmap(fx, bytes);
 }
 
+bool fi_plt_any_writable(const struct dl_phdr_info *info)
+{
+	struct fi_pltmod m;
+
+	if (!fi_plt_read_dyn(info, &m))
+		return false;
+	for (size_t k = 0; k < m.n; k++) {
+		if (fi_plt_writable(&m, fi_plt_slot(&m, k)))
+			return true;
+	}
+	return false;
+}
+
 void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
 		   size_t nxr, uint64_t *hint, struct fi_plt_result *r)
 {

@@ -30,6 +30,9 @@ struct fi_plt_result {
 void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
 		   size_t nxr, uint64_t *hint, struct fi_plt_result *r);
 
+/* Has module @info a PLT slot outside PT_GNU_RELRO? (Cheap: no text read.) */
+bool fi_plt_any_writable(const struct dl_phdr_info *info);
+
 /*
  * runtime.c: fi_plt_direct over every kCFI module recorded, where their
  * slots may be bound (the runtime's constructor, after each dlopen).

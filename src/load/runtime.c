@@ -568,13 +568,24 @@ static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		w->xr[w->nxr][1] = w->xr[w->nxr][0] + ph->p_memsz;
 		w->nxr++;
 	}
-	if (info->dlpi_subs != fi_plt_subs) {
-		memset(fi_plt_done, 0, sizeof(fi_plt_done));
-		memset(fi_plt_warned, 0, sizeof(fi_plt_warned));
-		memset(fi_plt_htag, 0, sizeof(fi_plt_htag));
-		fi_plt_subs = info->dlpi_subs;
-	}
 	return 0;
+}
+
+/* The executable ranges, collected at the first module that needs them
+ * (the walk's lock is recursive); NULL if they cannot be. */
+static struct fi_rt_plt_walk *fi_rt_plt_ranges(struct fi_rt_plt_walk **w)
+{
+	if (*w)
+		return *w;
+	*w = mmap(NULL, sizeof(**w), PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*w == MAP_FAILED) {
+		*w = NULL;
+		return NULL;
+	}
+	(*w)->nxr = 0;
+	dl_iterate_phdr(fi_rt_xr_cb, *w);
+	return *w;
 }
 
 static const char *fi_rt_info_name(const struct dl_phdr_info *info)
@@ -613,15 +624,29 @@ static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
 
 static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct fi_rt_plt_walk *w = arg;
+	struct fi_rt_plt_walk *w;
 	struct fi_plt_result r;
 	uint64_t end = 0, key = fi_rt_info_key(info, &end);
 	long k = key ? fi_rt_seen_find(key) : -1;
 	uint32_t tag = (uint32_t)(key >> 12) | 1;
 	uint64_t hint;
 
+	if (info->dlpi_subs != fi_plt_subs) {
+		memset(fi_plt_done, 0, sizeof(fi_plt_done));
+		memset(fi_plt_warned, 0, sizeof(fi_plt_warned));
+		memset(fi_plt_htag, 0, sizeof(fi_plt_htag));
+		fi_plt_subs = info->dlpi_subs;
+	}
 	if (k < 0 || fi_plt_done[k] == tag ||
 	    (!fi_rt()->seen[k].lo && !fi_rt()->seen[k].nctraps))
+		return 0;
+	/* Full RELRO (fineibt-cc's default): nothing to do, ever. */
+	if (!fi_plt_any_writable(info)) {
+		fi_plt_done[k] = tag;
+		return 0;
+	}
+	w = fi_rt_plt_ranges(arg);
+	if (!w)
 		return 0;
 	hint = fi_plt_htag[k] == tag ? fi_plt_hint[k] : 0;
 	fi_plt_direct(info, (const uint64_t (*)[2])w->xr, w->nxr, &hint, &r);
@@ -636,21 +661,16 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 void fi_rt_plt_pass(void)
 {
-	struct fi_rt_plt_walk *w;
+	struct fi_rt_plt_walk *w = NULL;
 	int saved_errno = errno;
 
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (!fi_rt_started || fi_rt_early || fi_rt_bind_due || fi_rt()->primary)
 		goto out;
-	w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (w == MAP_FAILED)
-		goto out;
-	w->nxr = 0;
-	dl_iterate_phdr(fi_rt_xr_cb, w);
-	dl_iterate_phdr(fi_rt_plt_cb, w);
+	dl_iterate_phdr(fi_rt_plt_cb, &w);
 	/* Code addresses: the pages go back unread. */
-	munmap(w, sizeof(*w));
+	if (w)
+		munmap(w, sizeof(*w));
 out:
 	pthread_mutex_unlock(&fi_rt_mutex);
 	errno = saved_errno;
