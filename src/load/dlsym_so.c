@@ -47,15 +47,12 @@ __asm__(".symver fi_libc_dlvsym, dlvsym@GLIBC_2.2.5");
 extern void *fi_libc_dlopen(const char *, int);
 __asm__(".symver fi_libc_dlopen, dlopen@GLIBC_2.2.5");
 
-/* The object that defines @p, or NULL. */
+/* The object that holds @p (foreign.c: no symbol search), or NULL. */
 static struct link_map *fi_next_owner(const void *p)
 {
-	struct link_map *l = NULL;
-	Dl_info info;
+	const void *base;
 
-	if (!dladdr1(p, &info, (void **)&l, RTLD_DL_LINKMAP))
-		return NULL;
-	return l;
+	return fi_foreign_object_at(p, &base);
 }
 
 /* @p, found through @l's handle, is @l's own definition: in @l, or where
@@ -253,6 +250,12 @@ static void *fi_bind_target(const char *name)
 	if (!strcmp(name, "dlopen"))
 		return (void *)fi_dlopen_local;
 	return NULL;
+}
+
+/* plt.c (weak there): what a kCFI module's slot for @name must hold. */
+void *fi_bind_want(const char *name)
+{
+	return fi_bind_target(name);
 }
 
 /* Store @to in the GOT slot @slot (in RELRO: opened for the store). */
