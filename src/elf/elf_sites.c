@@ -480,6 +480,14 @@ static void fi_discover_naked(struct fi_image *im)
 	}
 }
 
+int fi_image_rescan_tcalls(struct fi_image *im)
+{
+	free(im->tcalls);
+	im->tcalls = NULL;
+	im->ntcalls = 0;
+	return fi_discover_tcalls(im);
+}
+
 int fi_elf_discover(struct fi_image *im)
 {
 	const struct fi_elf *elf = im->elf;
@@ -488,10 +496,15 @@ int fi_elf_discover(struct fi_image *im)
 
 	im->funcs = NULL;	/* kept for fi_keep_arity */
 	fi_elf_free_sites(im);
-	im->funcs = calloc(nf + 1, sizeof(*im->funcs));
-	im->calls = calloc(fi_image_ntraps(im) + 1, sizeof(*im->calls));
-	im->naked = calloc(im->nsyms + 1, sizeof(*im->naked));
-	im->bad = calloc(nf + fi_image_ntraps(im) + 1, sizeof(*im->bad));
+	/*
+	 * Bounds, not sizes: only the first n of each are ever written and
+	 * read, so no zeroing (calloc cleared bad[] for every site, and
+	 * touched its pages, at each start-up).
+	 */
+	im->funcs = malloc((nf + 1) * sizeof(*im->funcs));
+	im->calls = malloc((fi_image_ntraps(im) + 1) * sizeof(*im->calls));
+	im->naked = malloc((im->nsyms + 1) * sizeof(*im->naked));
+	im->bad = malloc((nf + fi_image_ntraps(im) + 1) * sizeof(*im->bad));
 	if (!im->funcs || !im->calls || !im->naked || !im->bad) {
 		free(old);
 		return -ENOMEM;

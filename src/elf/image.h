@@ -194,6 +194,13 @@ int fi_image_open_live(struct fi_image *im, const char *path, uint64_t bias,
 
 void fi_image_close(struct fi_image *im);
 
+/*
+ * Scan the text again for calls through a thunk that are not the tail of
+ * a kCFI call site (im->tcalls), with the thunks now in im->thunks (the
+ * driver adds those its module index names: driver/index.c).
+ */
+int fi_image_rescan_tcalls(struct fi_image *im);
+
 /* @len bytes at link-time @addr, or NULL if not inside one view. */
 uint8_t *fi_image_ptr(const struct fi_image *im, uint64_t addr, size_t len);
 

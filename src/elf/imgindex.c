@@ -192,6 +192,26 @@ static bool fi_ix_in_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 	return false;
 }
 
+/*
+ * The executable segment holding byte @a, as run-time [*lo, *hi): false if
+ * none. Entries come sorted, so the caller asks the last answer first.
+ */
+static bool fi_ix_text_seg(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			   uint64_t a, uint64_t *lo, uint64_t *hi)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t l = ph[i].p_vaddr + bias;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    a >= l && a - l < ph[i].p_memsz) {
+			*lo = l;
+			*hi = l + ph[i].p_memsz;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The run-time hull of the executable segments: [*lo, *hi). */
 static void fi_ix_text_hull(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 			    uint64_t *lo, uint64_t *hi)
@@ -369,7 +389,7 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 	uint64_t size, at = fi_ix_range(desc, FI_INDEX_W_PFE, &size);
 	const uint8_t *p = (const uint8_t *)(uintptr_t)at;
 	size_t n = size / 8, out = 0;
-	uint64_t lo, hi;
+	uint64_t lo, hi, seg_lo, seg_hi;
 	int ret;
 
 	if (at && (size % 8 || !fi_ix_mapped(ph, phnum, im->bias, at, size)))
@@ -383,6 +403,8 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 	fi_ix_text_hull(ph, phnum, im->bias, &lo, &hi);
 	if (at && im->bias && lo < hi && im->bias < hi - lo)
 		goto link;
+	seg_lo = 1;
+	seg_hi = 0;
 	for (size_t i = 0; at && i < n; i++) {
 		uint64_t v;
 
@@ -390,7 +412,8 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 		/* Zero (or bias + 0): an entry of a discarded function. */
 		if (!v || v == im->bias)
 			continue;
-		if (!fi_ix_in_text(ph, phnum, im->bias, v, 1))
+		if (!(v >= seg_lo && v < seg_hi) &&
+		    !fi_ix_text_seg(ph, phnum, im->bias, v, &seg_lo, &seg_hi))
 			goto link;
 		out++;
 	}

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "runtime.h"
+#include "plt.h"
 #include "sigbind.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
@@ -86,6 +87,9 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 		fi_sigbind_rebind(h);
 	if (h && fineibt_rt_hook)
 		fineibt_rt_hook();
+	/* Its modules are relocated now: their PLTs (src/load/plt.c). */
+	if (h)
+		fi_rt_plt_pass();
 	return h;
 }
 

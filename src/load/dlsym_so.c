@@ -47,15 +47,12 @@ __asm__(".symver fi_libc_dlvsym, dlvsym@GLIBC_2.2.5");
 extern void *fi_libc_dlopen(const char *, int);
 __asm__(".symver fi_libc_dlopen, dlopen@GLIBC_2.2.5");
 
-/* The object that defines @p, or NULL. */
+/* The object that holds @p (foreign.c: no symbol search), or NULL. */
 static struct link_map *fi_next_owner(const void *p)
 {
-	struct link_map *l = NULL;
-	Dl_info info;
+	const void *base;
 
-	if (!dladdr1(p, &info, (void **)&l, RTLD_DL_LINKMAP))
-		return NULL;
-	return l;
+	return fi_foreign_object_at(p, &base);
 }
 
 /* @p, found through @l's handle, is @l's own definition: in @l, or where
@@ -187,6 +184,7 @@ struct fi_dynv {
 	const char *str;
 	const ElfW(Rela) *rel[2];
 	size_t nrel[2];
+	size_t nrelative;	/* DT_RELACOUNT: R_X86_64_RELATIVE lead rel[0] */
 	uintptr_t relro_lo, relro_hi;
 };
 
@@ -233,8 +231,13 @@ static bool fi_dynv_read(const struct dl_phdr_info *info, struct fi_dynv *d)
 		case DT_PLTRELSZ:
 			d->nrel[1] = dyn->d_un.d_val / sizeof(ElfW(Rela));
 			break;
+		case DT_RELACOUNT:
+			d->nrelative = dyn->d_un.d_val;
+			break;
 		}
 	}
+	if (d->nrelative > d->nrel[0])
+		d->nrelative = d->nrel[0];
 	return d->sym && d->str;
 }
 
@@ -247,6 +250,12 @@ static void *fi_bind_target(const char *name)
 	if (!strcmp(name, "dlopen"))
 		return (void *)fi_dlopen_local;
 	return NULL;
+}
+
+/* plt.c (weak there): what a kCFI module's slot for @name must hold. */
+void *fi_bind_want(const char *name)
+{
+	return fi_bind_target(name);
 }
 
 /* Store @to in the GOT slot @slot (in RELRO: opened for the store). */
@@ -296,8 +305,14 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!fi_dynv_read(info, &d))
 		return 0;
+	/*
+	 * The first DT_RELACOUNT entries of DT_RELA are relative relocations
+	 * (ld.so applies them as such without reading their type): no symbol
+	 * to bind there. A program with many function pointers has tens of
+	 * thousands of them.
+	 */
 	for (int t = 0; t < 2; t++) {
-		for (size_t i = 0; d.rel[t] && i < d.nrel[t]; i++) {
+		for (size_t i = t ? 0 : d.nrelative; d.rel[t] && i < d.nrel[t]; i++) {
 			const ElfW(Rela) *r = &d.rel[t][i];
 			unsigned int type = ELF64_R_TYPE(r->r_info);
 			void **slot, *to;

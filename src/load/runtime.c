@@ -43,6 +43,7 @@
 #include "note.h"
 #include "options.h"
 #include "patch.h"
+#include "plt.h"
 #include "print.h"
 #include "rawsys.h"
 #include "rtlive.h"
@@ -550,39 +551,128 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 }
 
 /*
- * Whether module @f's PLT slots (DT_PLTGOT: the `.got.plt` its PLT jumps
- * through) lie outside PT_GNU_RELRO, i.e. stay writable after relocation:
- * partial RELRO (`-z lazy`), `-z norelro`. A write there redirects a PLT
- * jump, which no mode checks, and that memory shares its pages with the
- * module's data, so it cannot be sealed from here (docs/protection.md).
+ * Direct PLT entries (src/load/plt.c) for kCFI modules whose GOT stays
+ * writable (partial RELRO, -z lazy, -z norelro): run where every slot
+ * the loader will bind for them may be bound (our constructor, after a
+ * dlopen returned), never while the runtime may still rebind one (the
+ * early start: dlsym & co. wait for the constructor). A module whose
+ * writable slots all no longer matter is not looked at again (@fi_plt_done,
+ * by record index; forgotten when any module is unloaded).
  */
-static bool fi_rt_got_writable(const struct fi_rt_found *f)
-{
-	const ElfW(Phdr) *ph = f->phdr;
-	const ElfW(Dyn) *d = NULL;
-	uint64_t lo = 0, hi = 0, got = 0, pltsz = 0;
+struct fi_rt_plt_walk {
+	uint64_t xr[FI_MAX_SEEN][2];
+	size_t nxr;
+};
+static uint32_t fi_plt_done[FI_MAX_SEEN], fi_plt_warned[FI_MAX_SEEN];
+static unsigned long long fi_plt_subs;
 
-	for (size_t i = 0; i < f->phnum; i++) {
-		if (ph[i].p_type == PT_DYNAMIC)
-			d = (const void *)(uintptr_t)(f->bias + ph[i].p_vaddr);
-		if (ph[i].p_type == PT_GNU_RELRO) {
-			lo = f->bias + ph[i].p_vaddr;
-			hi = lo + ph[i].p_memsz;
+static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			*end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			return info->dlpi_addr + ph->p_vaddr;
 		}
 	}
-	for (; d && d->d_tag != DT_NULL; d++) {
-		if (d->d_tag == DT_PLTGOT)
-			got = d->d_un.d_ptr;
-		else if (d->d_tag == DT_PLTRELSZ)
-			pltsz = d->d_un.d_val;
+	return 0;
+}
+
+static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_rt_plt_walk *w = arg;
+
+	for (int i = 0; i < info->dlpi_phnum && w->nxr < FI_MAX_SEEN; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		w->xr[w->nxr][0] = info->dlpi_addr + ph->p_vaddr;
+		w->xr[w->nxr][1] = w->xr[w->nxr][0] + ph->p_memsz;
+		w->nxr++;
 	}
-	if (!got || !pltsz)
-		return false;
-	/* glibc relocates these entries in place; not yet at an early start. */
-	if (got < f->bias)
-		got += f->bias;
-	/* Three reserved words, then one slot per JUMP_SLOT relocation. */
-	return got < lo || got + 8 * (3 + pltsz / sizeof(ElfW(Rela))) > hi;
+	if (info->dlpi_subs != fi_plt_subs) {
+		memset(fi_plt_done, 0, sizeof(fi_plt_done));
+		memset(fi_plt_warned, 0, sizeof(fi_plt_warned));
+		fi_plt_subs = info->dlpi_subs;
+	}
+	return 0;
+}
+
+static const char *fi_rt_info_name(const struct dl_phdr_info *info)
+{
+	static char exe[4096];
+
+	if (info->dlpi_name && *info->dlpi_name)
+		return info->dlpi_name;
+	if (!exe[0])
+		fi_rt_exe_path(exe, sizeof(exe));
+	return exe[0] ? exe : "the executable";
+}
+
+static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
+			  uint32_t tag, const struct fi_plt_result *r)
+{
+	size_t left = r->slots - r->direct;
+
+	if (r->made)
+		fi_rt_say("fineibt: %s: %zu PLT entries made direct (its GOT "
+			  "is writable; they no longer read it)\n",
+			  fi_rt_info_name(info), r->made);
+	if (!left || fi_plt_warned[k] == tag)
+		return;
+	fi_plt_warned[k] = tag;
+	fi_rt_say("fineibt: warning: %s: its GOT is writable (partial RELRO "
+		  "or -z norelro) and %zu of its %zu PLT entries still jump "
+		  "through it (%s): a write there redirects a PLT jump, which "
+		  "no mode checks (run with LD_BIND_NOW=1, or relink with -z "
+		  "relro -z now)\n", fi_rt_info_name(info), left, r->slots,
+		  r->unknown ? "PLT layout not recognised" :
+		  r->err ? strerror(-r->err) :
+		  r->busy ? "lazy binding, with other threads running" :
+		  "not bound yet");
+}
+
+static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_rt_plt_walk *w = arg;
+	struct fi_plt_result r;
+	uint64_t end = 0, key = fi_rt_info_key(info, &end);
+	long k = key ? fi_rt_seen_find(key) : -1;
+	uint32_t tag = (uint32_t)(key >> 12) | 1;
+
+	if (k < 0 || fi_plt_done[k] == tag ||
+	    (!fi_rt()->seen[k].lo && !fi_rt()->seen[k].nctraps))
+		return 0;
+	fi_plt_direct(info, (const uint64_t (*)[2])w->xr, w->nxr, &r);
+	if (fi_verbose_on())
+		fi_rt_plt_say(info, k, tag, &r);
+	if (r.slots == r.direct || r.unknown)
+		fi_plt_done[k] = tag;
+	return 0;
+}
+
+void fi_rt_plt_pass(void)
+{
+	struct fi_rt_plt_walk *w;
+	int saved_errno = errno;
+
+	pthread_mutex_lock(&fi_rt_mutex);
+	if (!fi_rt_started || fi_rt_early || fi_rt_bind_due || fi_rt()->primary)
+		goto out;
+	w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w == MAP_FAILED)
+		goto out;
+	w->nxr = 0;
+	dl_iterate_phdr(fi_rt_xr_cb, w);
+	dl_iterate_phdr(fi_rt_plt_cb, w);
+	/* Code addresses: the pages go back unread. */
+	munmap(w, sizeof(*w));
+out:
+	pthread_mutex_unlock(&fi_rt_mutex);
+	errno = saved_errno;
 }
 
 /* ------------------------------------------------------------ patching */
@@ -960,12 +1050,6 @@ static size_t fi_rt_scan_found(bool own)
 			.nctraps = fi_scan_new[nnew].nctraps,
 		};
 		fi_scan_mod[nnew++] = m;
-		if (m && fi_verbose_on() && fi_rt_got_writable(f))
-			fi_rt_say("fineibt: warning: %s: its GOT is writable "
-				  "(partial RELRO or -z norelro): a write there "
-				  "redirects a PLT jump, which no mode checks "
-				  "(relink with -z relro -z now)\n",
-				  fi_rt_name(m));
 		if (m)
 			nfresh++;
 	}
@@ -1251,4 +1335,5 @@ __attribute__((constructor)) static void fi_rt_ctor(void)
 	if (fi_rt_bind_due && fi_bind_interposers)
 		fi_rt_bind_due = fi_bind_interposers();
 	pthread_mutex_unlock(&fi_rt_mutex);
+	fi_rt_plt_pass();
 }

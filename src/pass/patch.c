@@ -70,6 +70,8 @@ struct fi_pass {
 	uint64_t bias;		/* link-time -> the address text runs at */
 	bool fineibt, paranoid, bhi, warn;
 	int set;		/* FI_SET_*: the sequences written */
+	bool inline1;		/* the set's arity-1 inline form is used */
+	bool poison_all;	/* the set's preamble traps in the poison */
 	struct fi_window win;
 	struct fi_check *check;			/* verify instead of writing */
 	struct fi_memo *memo;			/* NULL: rehash every site */
@@ -108,6 +110,8 @@ static struct fi_pass fi_pass_init(struct fi_image *im,
 				   struct fi_patch_stats *st,
 				   struct fi_check *ck)
 {
+	int set = o->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4;
+
 	return (struct fi_pass){
 		.im = im, .o = o, .st = st,
 		.bias = im->live ? im->bias : 0,
@@ -115,7 +119,10 @@ static struct fi_pass fi_pass_init(struct fi_image *im,
 		.paranoid = o->cfg.flags & FINEIBT_F_PARANOID,
 		.bhi = o->cfg.flags & FINEIBT_F_BHI,
 		.warn = o->cfg.flags & FINEIBT_F_WARN,
-		.set = o->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4,
+		.set = set,
+		.inline1 = fi_set_forms(set)->arity1 &&
+			   !(o->cfg.flags & FINEIBT_F_WARN),
+		.poison_all = fi_set_forms(set)->poison_needed,
 		.check = ck,
 	};
 }
@@ -128,11 +135,12 @@ static const char *fi_pass_path(const struct fi_image *im)
 /*
  * @len bytes of text at @addr, or NULL. Sites come sorted, so nearly all
  * of them lie in the view of the previous one: the whole executable view
- * is fetched through fi_image_text() once and reused (reads only; every
- * write still goes through fi_pass_poke()).
+ * is fetched through fi_image_text() once and reused (exec views do not
+ * overlap: the same pointer fi_image_text() gives for @addr, so
+ * fi_pass_put() writes a site's window through it).
  */
 static inline __attribute__((always_inline))
-const uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
+uint8_t *fi_read(struct fi_pass *ps, uint64_t addr, size_t len)
 {
 	struct fi_window *w = &ps->win;
 
@@ -176,26 +184,6 @@ static uint64_t fi_load64(const uint8_t *p)
 
 	__builtin_memcpy(&v, p, 8);
 	return v;
-}
-
-/*
- * Write @n bytes at @addr: into the view fi_read() last fetched when it
- * holds them (the pointer fi_image_text() gives: the same bytes, the same
- * count of writes), else through fi_image_poke(). Inlined with a constant
- * @n, the copy is a few moves.
- */
-static inline __attribute__((always_inline))
-int fi_pass_poke(struct fi_pass *ps, uint64_t addr, const uint8_t *want,
-		 size_t n)
-{
-	struct fi_window *w = &ps->win;
-
-	if (!(addr >= w->lo && addr <= w->hi && n <= w->hi - addr))
-		return fi_image_poke(ps->im, addr, want, n);
-	__builtin_memcpy(w->mem + (addr - w->lo), want, n);
-	ps->im->bytes_written += n;
-	ps->im->writes++;
-	return 0;
 }
 
 /* @n bytes at @a and @b are the same (@n >= 8: a site window). */
@@ -255,17 +243,26 @@ static int fi_check_site(struct fi_check *ck, uint64_t a, const uint8_t *want,
  * the span that differs), or, when verifying, compared whole with the copy
  * at run-time address (*@changed is then left false: a verification keeps
  * no counts).
+ *
+ * @have is what fi_read() gave for the same @addr and @n: the pointer
+ * fi_image_text() gives (fi_image_poke() would write there too), so the
+ * window is written in place, counted like fi_image_poke().
  */
 static inline __attribute__((always_inline))
-int fi_pass_put(struct fi_pass *ps, uint64_t addr, const uint8_t *have,
-		       const uint8_t *want, size_t n, bool *changed)
+int fi_pass_put(struct fi_pass *ps, uint64_t addr, uint8_t *have,
+		const uint8_t *want, size_t n, bool *changed)
 {
 	if (ps->check) {
 		*changed = false;
 		return fi_check_site(ps->check, addr + ps->bias, want, n);
 	}
 	*changed = !fi_same(have, want, n);
-	return *changed ? fi_pass_poke(ps, addr, want, n) : 0;
+	if (*changed) {
+		__builtin_memcpy(have, want, n);
+		ps->im->bytes_written += n;
+		ps->im->writes++;
+	}
+	return 0;
 }
 
 /* ---------------------------------------------------------------- forms */
@@ -349,9 +346,7 @@ static int fi_forms_init(const struct fi_pass *ps, struct fi_forms *fm)
 /* Does this (kCFI, ENDBR) preamble need a call into the BHI stubs? */
 static bool fi_needs_stub(const struct fi_pass *ps, int arity)
 {
-	bool inl = fi_set_forms(ps->set)->arity1 && !ps->warn;
-
-	return ps->bhi && arity >= 1 && !(arity == 1 && inl);
+	return ps->bhi && arity >= 1 && !(arity == 1 && ps->inline1);
 }
 
 /*
@@ -364,8 +359,7 @@ static int fi_build_fineibt(struct fi_pass *ps, const struct fi_forms *fm,
 {
 	const size_t bhi_at = FI_FINEIBT_PREAMBLE_BHI;
 	/* v6.18's preamble traps on the poison's UDB: it is always there. */
-	bool poison = fi_exact_endbr(w + FI_PREAMBLE_SIZE) ||
-		      fi_set_forms(ps->set)->poison_needed;
+	bool poison = fi_exact_endbr(w + FI_PREAMBLE_SIZE) || ps->poison_all;
 	struct fi_buf b;
 
 	memcpy(w, fm->pre, FI_PREAMBLE_SIZE);
@@ -394,7 +388,7 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
 {
 	uint64_t at = f->addr - FI_PREAMBLE_SIZE;
 	uint8_t want[FI_PRE_WINDOW];
-	const uint8_t *p = fi_read(ps, at, FI_PRE_WINDOW);
+	uint8_t *p = fi_read(ps, at, FI_PRE_WINDOW);
 	struct fi_preamble_info pi;
 	uint32_t hash;
 	bool changed;
@@ -428,7 +422,7 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
 			  const struct fi_call *c)
 {
 	uint8_t want[FI_CALLSITE_SIZE];
-	const uint8_t *p = fi_read(ps, c->addr, FI_CALLSITE_SIZE);
+	uint8_t *p = fi_read(ps, c->addr, FI_CALLSITE_SIZE);
 	uint64_t r11 = ps->im->thunks[FI_R11];
 	struct fi_caller_info ci;
 	enum fi_caller_form form;
@@ -496,7 +490,7 @@ static int fi_thunk_reg(const struct fi_image *im, const struct fi_tcall *tc)
 static int fi_pass_tcall(struct fi_pass *ps, const struct fi_tcall *tc)
 {
 	const size_t n = fi_seq_thunk_call.len;
-	const uint8_t *p = fi_read(ps, tc->addr, n);
+	uint8_t *p = fi_read(ps, tc->addr, n);
 	uint8_t want[8];
 	struct fi_buf b;
 	bool jmp, changed;

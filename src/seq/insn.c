@@ -560,24 +560,6 @@ void fi_emit_mov_r11(struct fi_buf *b, int reg)
 
 /* ------------------------------------------------------------- matchers */
 
-bool fi_is_endbr_val(uint32_t v)
-{
-	if (v == FI_POISON_VAL || v == FI_BHI_MAGIC_VAL ||
-	    v == FI_V618_POISON_VAL)
-		return true;
-	return v == FI_ENDBR64_VAL || v == FI_ENDBR32_VAL;
-}
-
-bool fi_is_endbr(const void *p)
-{
-	return fi_is_endbr_val(fi_load32(p));
-}
-
-bool fi_exact_endbr(const void *p)
-{
-	return fi_load32(p) == FI_ENDBR64_VAL;
-}
-
 static uint64_t fi_load64u(const uint8_t *p)
 {
 	uint64_t v;
@@ -635,7 +617,9 @@ bool fi_seq_range(const uint8_t *p, const struct fi_seq *s,
 	       fi_bytes_same(p + hi_start, s->bytes + hi_start, to - hi_start);
 }
 
-bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity)
+/* fi_match_kcfi_preamble, inlined into the classifier too. */
+static inline __attribute__((always_inline))
+bool fi_kcfi_preamble_at(const uint8_t *p, uint32_t *hash, int *arity)
 {
 	uint8_t op = fi_seq_kcfi_preamble.bytes[0];
 
@@ -648,6 +632,11 @@ bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity)
 	if (arity)
 		*arity = p[0] - op;
 	return true;
+}
+
+bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity)
+{
+	return fi_kcfi_preamble_at(p, hash, arity);
 }
 
 static uint64_t fi_rel32_target(const uint8_t *insn, int len, uint64_t ip)
@@ -679,7 +668,7 @@ enum fi_preamble_form fi_classify_preamble(const uint8_t *p, uint64_t ip,
 
 	const struct fi_seq *v618 = &fi_seq_v618_preamble;
 
-	if (fi_match_kcfi_preamble(p, &info.hash, &info.arity)) {
+	if (fi_kcfi_preamble_at(p, &info.hash, &info.arity)) {
 		info.form = FI_PRE_KCFI;
 	} else if (fi_seq_range(p, pre, 0, FI_FINEIBT_PREAMBLE_BHI)) {
 		/* Both sets share bytes 0..b; func+0 tells them apart. */
@@ -751,8 +740,13 @@ bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
 	return true;
 }
 
-/* The thunk call at the end of a kCFI-shaped call site: its form and target. */
-static bool fi_match_site_call(const uint8_t *p, uint64_t ip,
+/*
+ * The thunk call at the end of a kCFI-shaped call site: its form and
+ * target. This and the two below are inlined into the two call-site
+ * matchers: every call site goes through them at each start-up.
+ */
+static inline __attribute__((always_inline))
+bool fi_match_site_call(const uint8_t *p, uint64_t ip,
 			       struct fi_caller_info *info)
 {
 	const uint8_t *c = p + FI_KCFI_CALLER_CALL;
@@ -790,7 +784,8 @@ static bool fi_match_direct_call(const uint8_t *c, struct fi_caller_info *info)
  * Bytes 2..13 of a kCFI caller (hash excepted, the first two bytes left
  * to the caller: movl or eb 0c): the compiler's je/ud2 or v6.18's jne/test.
  */
-static bool fi_match_kcfi_check(const uint8_t *p, struct fi_caller_info *info)
+static inline __attribute__((always_inline))
+bool fi_match_kcfi_check(const uint8_t *p, struct fi_caller_info *info)
 {
 	const int from = fi_seq_caller_off.len, to = FI_KCFI_CALLER_CALL;
 
@@ -838,8 +833,9 @@ static enum fi_caller_form fi_caller_none(struct fi_caller_info *out)
 }
 
 /* The kCFI forms (KCFI, OFF) of fi_classify_caller, filling @info. */
-static enum fi_caller_form fi_kcfi_caller(const uint8_t *p, uint64_t ip,
-					  struct fi_caller_info *info)
+static inline __attribute__((always_inline))
+enum fi_caller_form fi_kcfi_caller(const uint8_t *p, uint64_t ip,
+				   struct fi_caller_info *info)
 {
 	const struct fi_seq *k = &fi_seq_kcfi_caller;
 	const struct fi_seq *off = &fi_seq_caller_off;
@@ -1034,4 +1030,117 @@ size_t fi_emit_foreign_stub(uint8_t out[FI_FSTUB_SIZE], const uint8_t *site,
 	if (!fi_emit_site_jmp(out + n, stub_ip + n, site_ip + 6))
 		return 0;
 	return n + 5;
+}
+
+/* ------------------------------------------- PLT entries (src/load/plt.c) */
+
+static const uint8_t fi_plt_endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+static const uint8_t fi_plt_direct[] = {
+	0x49, 0xbb, 0, 0, 0, 0, 0, 0, 0, 0,	/* movabs $target, %r11 */
+	0x41, 0xff, 0xe3,			/* jmp *%r11 */
+	0xcc, 0xcc, 0xcc,
+};
+#define FI_PLT_DIRECT_IMM	2
+
+/* The rip-relative target of "[f2] ff /4 d32" or "[f2] ff /6 d32" at @p
+ * (@ip), modrm @modrm (25: jmp, 35: push); its length in *@len, or 0. */
+static bool fi_plt_riprel(const uint8_t *p, uint64_t ip, uint8_t modrm,
+			  uint64_t *to, int *len)
+{
+	int n = p[0] == 0xf2 && modrm == 0x25;
+
+	if (p[n] != 0xff || p[n + 1] != modrm)
+		return false;
+	*len = n + 6;
+	*to = ip + (uint64_t)*len + (uint64_t)(int64_t)(int32_t)fi_load32(p + n + 2);
+	return true;
+}
+
+/* "[f2] e9 r32" at @p (@ip): its target and length. */
+static bool fi_plt_jmp32(const uint8_t *p, uint64_t ip, uint64_t *to, int *len)
+{
+	int n = p[0] == 0xf2;
+
+	if (p[n] != 0xe9)
+		return false;
+	*len = n + 5;
+	*to = ip + (uint64_t)*len + (uint64_t)(int64_t)(int32_t)fi_load32(p + n + 1);
+	return true;
+}
+
+bool fi_match_plt0(const uint8_t *p, uint64_t ip, uint64_t got)
+{
+	uint64_t to;
+	int n, m;
+
+	if (!fi_plt_riprel(p, ip, 0x35, &to, &n) || to != got + 8)
+		return false;
+	return fi_plt_riprel(p + n, ip + (uint64_t)n, 0x25, &to, &m) &&
+	       to == got + 16;
+}
+
+bool fi_match_plt_lazy(const uint8_t *p, uint64_t ip, bool ibt,
+		       uint64_t *slot, uint32_t *k, uint64_t *plt0)
+{
+	int n = 0, m;
+
+	*slot = 0;
+	if (ibt) {
+		if (memcmp(p, fi_plt_endbr, sizeof(fi_plt_endbr)))
+			return false;
+		n = sizeof(fi_plt_endbr);
+	} else {
+		/* Plain "ff 25": a bnd prefix here is another PLT layout. */
+		if (p[0] != 0xff || !fi_plt_riprel(p, ip, 0x25, slot, &n))
+			return false;
+	}
+	if (p[n] != 0x68)
+		return false;
+	*k = fi_load32(p + n + 1);
+	n += 5;
+	return fi_plt_jmp32(p + n, ip + (uint64_t)n, plt0, &m) &&
+	       n + m <= FI_PLT_ENTRY;
+}
+
+bool fi_match_plt_sec(const uint8_t *p, uint64_t ip, uint64_t *slot)
+{
+	int n;
+
+	if (memcmp(p, fi_plt_endbr, sizeof(fi_plt_endbr)))
+		return false;
+	return fi_plt_riprel(p + 4, ip + 4, 0x25, slot, &n);
+}
+
+void fi_emit_plt_direct(uint8_t out[FI_PLT_ENTRY], uint64_t target)
+{
+	memcpy(out, fi_plt_direct, FI_PLT_ENTRY);
+	memcpy(out + FI_PLT_DIRECT_IMM, &target, sizeof(target));
+}
+
+bool fi_match_plt_direct(const uint8_t *p, uint64_t *target)
+{
+	if (memcmp(p, fi_plt_direct, FI_PLT_DIRECT_IMM) ||
+	    memcmp(p + FI_PLT_DIRECT_IMM + 8, fi_plt_direct + FI_PLT_DIRECT_IMM + 8,
+		   FI_PLT_ENTRY - FI_PLT_DIRECT_IMM - 8))
+		return false;
+	memcpy(target, p + FI_PLT_DIRECT_IMM, sizeof(*target));
+	return true;
+}
+
+bool fi_emit_plt_sec_direct(uint8_t out[FI_PLT_ENTRY], uint64_t ip,
+			    uint64_t lazy)
+{
+	memset(out, 0xcc, FI_PLT_ENTRY);
+	memcpy(out, fi_plt_endbr, sizeof(fi_plt_endbr));
+	return fi_emit_site_jmp(out + 4, ip + 4, lazy);
+}
+
+bool fi_match_plt_sec_direct(const uint8_t *p, uint64_t ip, uint64_t *lazy)
+{
+	for (int i = 9; i < FI_PLT_ENTRY; i++) {
+		if (p[i] != 0xcc)
+			return false;
+	}
+	return !memcmp(p, fi_plt_endbr, sizeof(fi_plt_endbr)) &&
+	       fi_decode_site_jmp(p + 4, ip + 4, lazy);
 }

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -72,25 +73,30 @@ static uint64_t fi_page_down(uint64_t a)
 	return a & ~(FI_PAGE - 1);
 }
 
+/* Is every byte of @p[0, @n) an int3? (Equal neighbours, first 0xcc.) */
+static bool fi_fx_all_int3(const uint8_t *p, uint64_t n)
+{
+	return !n || (p[0] == 0xcc && !memcmp(p, p + 1, n - 1));
+}
+
 /*
  * Does sealed @copy (@n bytes, a copy of the pages at @lo) hold exactly
  * what fi_fx_publish meant to write: @bytes at @at, the original pages
- * (or int3s when @fresh) everywhere else?
+ * (or int3s when @fresh) everywhere else? Compared with memcmp: a byte
+ * loop here cost ~65,000 instructions per veneer (issue 13).
  */
 static bool fi_fx_copy_ok(const uint8_t *copy, uint64_t lo, uint64_t n,
 			  uint64_t at, const void *bytes, size_t len, bool fresh)
 {
 	const uint8_t *orig = (const uint8_t *)(uintptr_t)lo;
+	uint64_t end = at + len;
 
 	if (memcmp(copy + at, bytes, len))
 		return false;
-	for (uint64_t i = 0; i < n; i++) {
-		if (i >= at && i < at + len)
-			continue;
-		if (copy[i] != (fresh ? 0xcc : orig[i]))
-			return false;
-	}
-	return true;
+	if (fresh)
+		return fi_fx_all_int3(copy, at) &&
+		       fi_fx_all_int3(copy + end, n - end);
+	return !memcmp(copy, orig, at) && !memcmp(copy + end, orig + end, n - end);
 }
 
 /*
@@ -172,21 +178,48 @@ uint64_t fi_foreign_slot_target(uint64_t addr, uint64_t *entry)
 	return fi_fven_names[i].fn;
 }
 
+/*
+ * glibc's _dl_find_object (2.35) finds the object in a sorted table,
+ * lock-free; dladdr would also search the object's symbols for the one
+ * nearest @p (~60,000 instructions in libc, per call) for a name we do
+ * not use: that was most of a preloaded interposer's start-up (issue 13).
+ * Same definition of "holds" (its reference implementation is dladdr's
+ * search), same base (l_map_start). dladdr1 only when it knows no object
+ * there: called from an audit module before glibc built its table, or
+ * @p outside every object (dladdr then fails too, without a search).
+ */
+struct link_map *fi_foreign_object_at(const void *p, const void **base)
+{
+	struct dl_find_object o;
+	struct link_map *lm = NULL;
+	Dl_info info;
+
+	if (_dl_find_object((void *)p, &o) == 0 && o.dlfo_link_map) {
+		*base = o.dlfo_map_start;
+		return o.dlfo_link_map;
+	}
+	if (!dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		return NULL;
+	*base = info.dli_fbase;
+	return lm;
+}
+
 /* Is @addr in an executable segment of a module that is not kCFI? */
 static bool fi_fx_is_foreign_code(uint64_t addr)
 {
+	const ElfW(Ehdr) *eh;
 	const ElfW(Phdr) *ph;
 	struct link_map *lm;
-	Dl_info info;
+	const void *fbase;
 
 	if (!fi_rt()->active || fi_rt_module_at(addr))
 		return false;
-	if (!dladdr1((void *)(uintptr_t)addr, &info, (void **)&lm,
-		     RTLD_DL_LINKMAP) || !lm)
+	lm = fi_foreign_object_at((void *)(uintptr_t)addr, &fbase);
+	if (!lm || !fbase)
 		return false;
-	ph = (const ElfW(Phdr) *)((const char *)info.dli_fbase +
-				  ((const ElfW(Ehdr) *)info.dli_fbase)->e_phoff);
-	for (int i = 0; i < ((const ElfW(Ehdr) *)info.dli_fbase)->e_phnum; i++) {
+	eh = fbase;
+	ph = (const ElfW(Phdr) *)((const char *)fbase + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
 		uint64_t lo = lm->l_addr + ph[i].p_vaddr;
 
 		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
@@ -436,6 +469,17 @@ bool fi_foreign_take(const struct fi_trap *t, bool *opened)
 	}
 	*opened = t_opened;
 	return true;
+}
+
+void fi_foreign_text_lock(void)
+{
+	while (__atomic_exchange_n(&fi_fstub_busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+void fi_foreign_text_unlock(void)
+{
+	__atomic_store_n(&fi_fstub_busy, 0, __ATOMIC_RELEASE);
 }
 
 uint64_t fi_foreign_sites_opened(void)

@@ -13,6 +13,11 @@
  * a veneer when @p is code in a module that is not kCFI, else @p.
  */
 void *fi_foreign_wrap(void *p, const char *name);
+/*
+ * The loaded object holding @p (any namespace) and, in @base, its load
+ * base as dladdr's dli_fbase gives it; NULL when none. No symbol search.
+ */
+struct link_map *fi_foreign_object_at(const void *p, const void **base);
 /* Does a dlsym called from return address @ret hand out veneers (a kCFI caller)? */
 bool fi_foreign_for_caller(const void *ret);
 
@@ -47,6 +52,15 @@ bool fi_foreign_take(const struct fi_trap *t, bool *opened);
  * thread may open the site between two reads of it (trap.c).
  */
 const uint8_t *fi_foreign_site_head(const uint8_t *bytes, uint64_t ip);
+
+/*
+ * Another rewriter of live text pages (src/load/plt.c) takes the flag the
+ * handler opens sites under, so that neither moves a copy of a page over
+ * the other's change. Call with every signal blocked (the handler never
+ * waits for it; this does).
+ */
+void fi_foreign_text_lock(void);
+void fi_foreign_text_unlock(void);
 
 /* How many call sites were opened so far (FINEIBT_VERBOSE, tests). */
 uint64_t fi_foreign_sites_opened(void);
