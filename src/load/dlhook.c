@@ -23,7 +23,6 @@
 #include <stddef.h>
 
 #include "runtime.h"
-#include "plt.h"
 #include "sigbind.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
@@ -33,6 +32,8 @@ typedef void *(*fi_dlopen_fn)(const char *, int);
 /* runtime.c; weak so that linking libfineibt.a never pulls the runtime in
  * through this file alone. */
 void fineibt_rt_hook(void) __attribute__((weak));
+/* runtime.c (src/load/plt.c's pass): weak for the same reason. */
+void fi_rt_plt_pass(void) __attribute__((weak));
 
 /* libc's dlopen, resolved once and recorded in the read-only state. */
 static fi_dlopen_fn fi_real_dlopen(void)
@@ -88,7 +89,7 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 	if (h && fineibt_rt_hook)
 		fineibt_rt_hook();
 	/* Its modules are relocated now: their PLTs (src/load/plt.c). */
-	if (h)
+	if (h && fi_rt_plt_pass)
 		fi_rt_plt_pass();
 	return h;
 }

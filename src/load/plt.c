@@ -136,17 +136,27 @@ static bool fi_plt_writable(const struct fi_pltmod *m, uint64_t slot)
 	return slot < m->relro_lo || slot + 8 > m->relro_hi;
 }
 
-/* PLT0: the 16-byte-aligned spot of an executable segment naming m->got. */
-static bool fi_plt_find0(const struct dl_phdr_info *info, struct fi_pltmod *m)
+/*
+ * PLT0: the 16-byte-aligned spot of an executable segment naming m->got;
+ * only @hint (a link-time address found before) when it still is one.
+ */
+static bool fi_plt_find0(const struct dl_phdr_info *info, struct fi_pltmod *m,
+			 uint64_t hint)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uint64_t lo, hi;
+		uint64_t lo, hi, end;
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
 		lo = (m->bias + ph->p_vaddr + 15) & ~15ULL;
-		hi = m->bias + ph->p_vaddr + ph->p_filesz;
+		end = hi = m->bias + ph->p_vaddr + ph->p_filesz;
+		if (hint) {
+			if (hint + m->bias < lo || hint + m->bias >= hi)
+				continue;
+			lo = hint + m->bias;
+			hi = lo + 2 * FI_PLT_ENTRY < end ? lo + 2 * FI_PLT_ENTRY : end;
+		}
 		for (uint64_t ip = lo; ip + 2 * FI_PLT_ENTRY <= hi; ip += 16) {
 			const uint8_t *p = (const uint8_t *)(uintptr_t)ip;
 
@@ -154,7 +164,7 @@ static bool fi_plt_find0(const struct dl_phdr_info *info, struct fi_pltmod *m)
 			    fi_match_plt0(p, ip, m->got)) {
 				m->plt0 = ip;
 				m->xlo = m->bias + ph->p_vaddr;
-				m->xhi = hi;
+				m->xhi = end;
 				return true;
 			}
 		}
@@ -410,7 +420,7 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 }
 
 void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
-		   size_t nxr, struct fi_plt_result *r)
+		   size_t nxr, uint64_t *hint, struct fi_plt_result *r)
 {
 	struct fi_pltmod m;
 	bool any = false;
@@ -422,12 +432,15 @@ void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
 		any = fi_plt_writable(&m, fi_plt_slot(&m, k));
 	if (!any)
 		return;
-	if (!fi_plt_find0(info, &m)) {
+	if (*hint && !fi_plt_find0(info, &m, *hint))
+		*hint = 0;
+	if (!m.plt0 && !fi_plt_find0(info, &m, 0)) {
 		r->unknown = true;
 		for (size_t k = 0; k < m.n; k++)
 			r->slots += fi_plt_writable(&m, fi_plt_slot(&m, k));
 		return;
 	}
+	*hint = m.plt0 - m.bias;
 	/* An IBT PLT: its lazy entry 0 starts with ENDBR (or is direct). */
 	if (fi_plt_at(m.plt0 + FI_PLT_ENTRY)[0] != 0xff)
 		m.sec = fi_plt_find_sec(&m);

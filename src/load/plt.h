@@ -24,10 +24,11 @@ struct fi_plt_result {
  * not final, or one the runtime may still rebind are left as they are.
  * Idempotent. Call with the runtime's lock held, never from a signal
  * handler. @xr: the executable ranges of every loaded module ([lo, hi)
- * pairs, @nxr of them): a bound slot points into one.
+ * pairs, @nxr of them): a bound slot points into one. @hint: where PLT0
+ * was found last time (link-time address; 0: search the text), updated.
  */
 void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
-		   size_t nxr, struct fi_plt_result *r);
+		   size_t nxr, uint64_t *hint, struct fi_plt_result *r);
 
 /*
  * runtime.c: fi_plt_direct over every kCFI module recorded, where their

@@ -564,6 +564,8 @@ struct fi_rt_plt_walk {
 	size_t nxr;
 };
 static uint32_t fi_plt_done[FI_MAX_SEEN], fi_plt_warned[FI_MAX_SEEN];
+/* Where PLT0 was (link-time: no run-time code address kept), by tag. */
+static uint32_t fi_plt_htag[FI_MAX_SEEN], fi_plt_hint[FI_MAX_SEEN];
 static unsigned long long fi_plt_subs;
 
 static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
@@ -595,6 +597,7 @@ static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	if (info->dlpi_subs != fi_plt_subs) {
 		memset(fi_plt_done, 0, sizeof(fi_plt_done));
 		memset(fi_plt_warned, 0, sizeof(fi_plt_warned));
+		memset(fi_plt_htag, 0, sizeof(fi_plt_htag));
 		fi_plt_subs = info->dlpi_subs;
 	}
 	return 0;
@@ -641,11 +644,15 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	uint64_t end = 0, key = fi_rt_info_key(info, &end);
 	long k = key ? fi_rt_seen_find(key) : -1;
 	uint32_t tag = (uint32_t)(key >> 12) | 1;
+	uint64_t hint;
 
 	if (k < 0 || fi_plt_done[k] == tag ||
 	    (!fi_rt()->seen[k].lo && !fi_rt()->seen[k].nctraps))
 		return 0;
-	fi_plt_direct(info, (const uint64_t (*)[2])w->xr, w->nxr, &r);
+	hint = fi_plt_htag[k] == tag ? fi_plt_hint[k] : 0;
+	fi_plt_direct(info, (const uint64_t (*)[2])w->xr, w->nxr, &hint, &r);
+	fi_plt_htag[k] = hint && hint <= UINT32_MAX ? tag : 0;
+	fi_plt_hint[k] = (uint32_t)hint;
 	if (fi_verbose_on())
 		fi_rt_plt_say(info, k, tag, &r);
 	if (r.slots == r.direct || r.unknown)

@@ -146,6 +146,20 @@ else
 	pr_fail "got-direct-thread" "$bad of 20 runs: $last"
 fi
 
+# Run directly with lazy binding and no thread: what is bound at start-up
+# is made direct then, what the program binds later (its dlopen and dlsym
+# entries) at the next pass, after its dlopen (PLT0 found again from the
+# remembered place).
+{ pr_fresh "$dlmain-lazy" "$DL_SRC" || "$FCC" -O2 -Wl,-z,lazy "$DL_SRC" -o "$dlmain-lazy"; } ||
+	pr_fail build "could not build $dlmain-lazy"
+pr_run direct-late auto env FINEIBT_VERBOSE=1 "$dlmain-lazy" "$PR_OUT/libpg.so" lazy
+n=$(grep -cE "protect_got_dl-lazy: [0-9]+ PLT entries made direct" <<<"$PR_ERR_TXT")
+if [ "$n" = 2 ]; then
+	pr_pass "got-direct-late: entries made direct at start-up and after the dlopen"
+else
+	pr_fail "got-direct-late" "want a made-direct line for the program: err='$PR_ERR_TXT'"
+fi
+
 # Without LD_BIND_NOW another thread could stand in a lazy entry being
 # bound: none is touched, and the warning says why (the gap stays).
 pr_run direct-thr auto env FINEIBT_VERBOSE=1 "$dlmain" "$PR_OUT/libpg-thr.so"
