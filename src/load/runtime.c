@@ -59,6 +59,8 @@ static bool fi_rt_started;
  * Started from rtearly.c, while the loader relocates libfineibt.so: the
  * modules relocated after it (the executable among them) must not have
  * their GOT touched yet, so binding dlsym & co. waits for our constructor.
+ * Due too when a bind pass met a module that another thread's dlopen is
+ * still loading: the next scan binds it.
  */
 static bool fi_rt_early, fi_rt_bind_due;
 /*
@@ -73,6 +75,12 @@ static struct fi_rt_seen fi_scan_new[FI_MAX_SEEN];
 static struct fi_module *fi_scan_mod[FI_MAX_SEEN];
 /* dl_iterate_phdr's count of unloads, at this walk and the previous one. */
 static unsigned long long fi_subs_now, fi_subs_last;
+/*
+ * The last scan kept a record that its walk did not find (an unload the
+ * loader's lookup table did not show yet, or a module of another
+ * namespace): the next scan fingerprints every module, unload or not.
+ */
+static bool fi_rt_doubt;
 
 /* ------------------------------------------------------------ messages */
 
@@ -188,7 +196,7 @@ static uint64_t fi_rt_fingerprint(const struct fi_module *m)
  */
 static bool fi_rt_same(const struct fi_rt_seen *s, const struct fi_rt_found *f)
 {
-	if (fi_subs_now == fi_subs_last)
+	if (fi_subs_now == fi_subs_last && !fi_rt_doubt)
 		return true;
 	if (s->size != f->size || !s->lo)
 		return false;
@@ -197,14 +205,22 @@ static bool fi_rt_same(const struct fi_rt_seen *s, const struct fi_rt_found *f)
 	return !s->fp_set || fi_rt_fingerprint(s->mod) == s->fp;
 }
 
-/* The load base of the object holding @addr, or NULL. */
+/*
+ * The load base of the object holding @addr (dladdr's dli_fbase), or
+ * NULL. Without the loader's lock: this runs under fi_rt_mutex, and a
+ * thread inside dlopen holds that lock while its module's crt hook waits
+ * for fi_rt_mutex; dladdr here (after another thread's dlopen returned)
+ * waited for it in turn, and both threads hung for good
+ * (tests/e2e/rt_dlopen_threads.sh). _dl_find_object (glibc 2.35) reads
+ * the loader's lock-free table of every namespace's objects.
+ */
 static const void *fi_rt_fbase(uint64_t addr)
 {
-	Dl_info info;
+	struct dl_find_object fo;
 
-	if (!dladdr((const void *)(uintptr_t)addr, &info))
+	if (_dl_find_object((void *)(uintptr_t)addr, &fo))
 		return NULL;
-	return info.dli_fbase;
+	return fo.dlfo_map_start;
 }
 
 /*
@@ -245,11 +261,19 @@ static bool fi_rt_gone(const struct fi_rt_seen *s)
  * but not freed, since a handler running right now may still read it.
  * @alive: found again by this walk; @stale: another module is at its
  * address now.
+ *
+ * The loader takes an object off its list (the walk) before off
+ * _dl_find_object's table (fi_rt_gone): a dlclose in another thread
+ * between the two keeps the record, and this scan's unload count already
+ * includes it. Were the next scan to trust that count, a reload of the
+ * module at the same address would pass for the one we rewrote and stay
+ * in kCFI form (its calls then trap). So the next scan fingerprints.
  */
 static void fi_rt_forget_dead(const uint64_t *alive, const uint64_t *stale)
 {
 	const struct fi_runtime *rt = fi_rt();
 
+	fi_rt_doubt = false;
 	for (size_t i = 0; i < rt->nseen; i++) {
 		const struct fi_rt_seen *s = &rt->seen[i];
 		uint64_t bit = 1ull << (i % 64);
@@ -258,6 +282,8 @@ static void fi_rt_forget_dead(const uint64_t *alive, const uint64_t *stale)
 			continue;
 		if ((stale[i / 64] & bit) || fi_rt_gone(s))
 			fi_rt_seen_drop(i);
+		else
+			fi_rt_doubt = true;
 	}
 }
 
@@ -969,8 +995,9 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 }
 
 /* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and
- * dlopen to ours whatever the lookup order. */
-void fi_bind_interposers(void) __attribute__((weak));
+ * dlopen to ours whatever the lookup order; true if one must wait (it is
+ * still being loaded by another thread: fi_rt_bind_due). */
+bool fi_bind_interposers(void) __attribute__((weak));
 /* dlhook.c: libc's dlopen, resolved and recorded (opens a window of its own). */
 void fi_dlhook_prime(void) __attribute__((weak));
 static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
@@ -1099,11 +1126,11 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_finish();
 	if (batch)
 		fi_rt_batch_end(&bsaved);
-	if (own && nfresh && fi_bind_interposers) {
+	if (own && (nfresh || fi_rt_bind_due) && fi_bind_interposers) {
 		if (fi_rt_early)
 			fi_rt_bind_due = true;
 		else
-			fi_bind_interposers();
+			fi_rt_bind_due = fi_bind_interposers();
 	}
 	fi_subs_last = fi_subs_now;
 	/* fi_found and fi_scan_new are scratch: leave no code address
@@ -1333,8 +1360,7 @@ __attribute__((constructor)) static void fi_rt_ctor(void)
 	fineibt_rt_hook();
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (fi_rt_bind_due && fi_bind_interposers)
-		fi_bind_interposers();
-	fi_rt_bind_due = false;
+		fi_rt_bind_due = fi_bind_interposers();
 	pthread_mutex_unlock(&fi_rt_mutex);
 	fi_rt_plt_pass();
 }
