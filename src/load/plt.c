@@ -76,6 +76,7 @@ struct fi_pltmod {
 	uint64_t xlo, xhi;	/* the executable segment holding PLT0 */
 	uint64_t plt0, sec;	/* sec: an IBT PLT's .plt.sec, or 0 */
 	bool now;		/* DF_BIND_NOW / DF_1_NOW: never bound lazily */
+	bool textrel;		/* the loader writes its text while relocating */
 };
 
 /* glibc relocates d_ptr in a writable .dynamic, not in a read-only one. */
@@ -111,7 +112,11 @@ static bool fi_plt_read_dyn(const struct dl_phdr_info *info,
 			m->jmprel = (const void *)(uintptr_t)fi_plt_ptr(b, d->d_un.d_ptr);
 			break;
 		case DT_PLTRELSZ: sz = d->d_un.d_val; break;
-		case DT_FLAGS: m->now |= !!(d->d_un.d_val & DF_BIND_NOW); break;
+		case DT_FLAGS:
+			m->now |= !!(d->d_un.d_val & DF_BIND_NOW);
+			m->textrel |= !!(d->d_un.d_val & DF_TEXTREL);
+			break;
+		case DT_TEXTREL: m->textrel = true; break;
 		case DT_FLAGS_1: m->now |= !!(d->d_un.d_val & DF_1_NOW); break;
 		case DT_SYMTAB:
 			m->sym = (const void *)(uintptr_t)fi_plt_ptr(b, d->d_un.d_ptr);
@@ -445,6 +450,17 @@ void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
 		any = fi_plt_writable(&m, fi_plt_slot(&m, k));
 	if (!any)
 		return;
+	/*
+	 * Text relocations: another thread's loader may be writing this
+	 * text (made writable) right now; a copy moved over it would undo
+	 * its writes. Left, and named.
+	 */
+	if (m.textrel) {
+		r->textrel = true;
+		for (size_t k = 0; k < m.n; k++)
+			r->slots += fi_plt_writable(&m, fi_plt_slot(&m, k));
+		return;
+	}
 	if (*hint && !fi_plt_find0(info, &m, *hint))
 		*hint = 0;
 	if (!m.plt0 && !fi_plt_find0(info, &m, 0)) {

@@ -13,6 +13,7 @@ struct fi_plt_result {
 	size_t made;	/* made direct by this call */
 	bool unknown;	/* writable slots, but no PLT layout recognised */
 	bool busy;	/* lazy binding, and other threads: none touched */
+	bool textrel;	/* text relocations: never touched */
 	int err;	/* the rewrite failed (-errno): the text is unchanged */
 };
 

@@ -643,6 +643,7 @@ static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
 		  "no mode checks (run with LD_BIND_NOW=1, or relink with -z "
 		  "relro -z now)\n", fi_rt_info_name(info), left, r->slots,
 		  r->unknown ? "PLT layout not recognised" :
+		  r->textrel ? "it has text relocations" :
 		  r->err ? strerror(-r->err) :
 		  r->busy ? "lazy binding, with other threads running" :
 		  "not bound yet");
@@ -680,7 +681,7 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	fi_plt_hint[k] = (uint32_t)hint;
 	if (fi_verbose_on())
 		fi_rt_plt_say(info, k, tag, &r);
-	if (r.slots == r.direct || r.unknown)
+	if (r.slots == r.direct || r.unknown || r.textrel)
 		fi_plt_done[k] = tag;
 	return 0;
 }
