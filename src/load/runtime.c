@@ -523,9 +523,16 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		free(m);
 		return NULL;
 	}
-	if (!fi_rt_image_is_kcfi(&m->img)) {
+	/*
+	 * Checks none of which is a call site we recognise (no thunk flags:
+	 * `call *%rax` after an addl of any register) cannot follow a new
+	 * hash: its preambles are left too, so that its calls to its own
+	 * functions, and to other modules left so, keep working.
+	 */
+	if (!fi_rt_image_is_kcfi(&m->img) ||
+	    (!m->img.note.present && fi_image_kcfi_unprefixed(&m->img))) {
 		/* Its checks stay as compiled: calls from it into rewritten
-		 * code trap, and its own traps are not ours to report. */
+		 * code trap, and its own traps are ours to report. */
 		if (fi_image_kcfi_unprefixed(&m->img)) {
 			e->ctraps = fi_rt_compiled_list(&m->img, f->key,
 							&e->nctraps);
