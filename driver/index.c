@@ -136,27 +136,38 @@ static bool fi_idx_put(uint32_t *w, const struct fi_idx_range *r,
 
 /*
  * May the runtime skip the scan for thunk calls without a check? Only if
- * the same discovery, run here on the linked file, finds none, and knew
- * every thunk the index names (from the symbol table: a link with -s
- * has none, and then the runtime scans). @w: the index's words, at
+ * the same discovery, run here on the linked file with the thunks the
+ * runtime will know (the ones the index names, as src/elf/imgindex.c
+ * takes them), finds none. The symbol table may lack them (a link with
+ * -s, local symbols discarded): they are added from the index and the
+ * text scanned again; a symbol naming another address for one of them
+ * is a doubt, and leaves the flag clear. @w: the index's words, at
  * link-time @desc.
  */
 static bool fi_idx_no_tcalls(const char *path, const uint32_t *w,
 			     uint64_t desc)
 {
 	struct fi_image im;
-	bool ok;
+	bool ok = true, added = false;
 
 	if (fi_image_open(&im, path, NULL, 0))
 		return false;
-	ok = !im.ntcalls;
 	for (int r = 0; ok && r < 16; r++) {
 		int32_t off = (int32_t)w[FI_INDEX_W_THUNKS + r];
 		uint64_t a = desc + (uint64_t)(int64_t)off;
 
-		if (off && fi_image_text(&im, a, 1) && im.thunks[r] != a)
+		if (!off || !fi_image_text(&im, a, 1) || im.thunks[r] == a)
+			continue;
+		if (im.thunks[r]) {
 			ok = false;
+			continue;
+		}
+		im.thunks[r] = a;
+		added = true;
 	}
+	if (ok && added && fi_image_rescan_tcalls(&im))
+		ok = false;
+	ok = ok && !im.ntcalls;
 	fi_image_close(&im);
 	return ok;
 }

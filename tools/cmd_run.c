@@ -29,7 +29,9 @@ static int run_usage(FILE *f)
 		"  else auto = fineibt,paranoid). A kCFI program built without the\n"
 		"  runtime gets libfineibt.so preloaded (LD_PRELOAD) and\n"
 		"  libfineibt_audit.so (LD_AUDIT): libraries it dlopen's are\n"
-		"  rewritten before their constructors run.\n"
+		"  rewritten before their constructors run. LD_BIND_NOW=1 is\n"
+		"  set unless the environment has LD_BIND_NOW: a module whose\n"
+		"  GOT stays writable then gets direct PLT entries.\n"
 		"  --verbose   FINEIBT_VERBOSE=1: one line per module rewritten\n"
 		"  LIST        comma-separated: auto off kcfi fineibt norand warn\n"
 		"              paranoid bhi (see docs/runtime.md)\n");
@@ -208,6 +210,16 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "Error: run: cannot set LD_PRELOAD/LD_AUDIT\n");
 			return 1;
 		}
+	}
+	/*
+	 * Bind every PLT slot before any code runs, so that the runtime can
+	 * make the PLT entries of a module whose GOT stays writable (partial
+	 * RELRO: a stock link) direct (docs/protection.md). An LD_BIND_NOW
+	 * already in the environment (even empty: lazy) is the user's choice.
+	 */
+	if (!getenv("LD_BIND_NOW") && setenv("LD_BIND_NOW", "1", 1)) {
+		fprintf(stderr, "Error: run: cannot set LD_BIND_NOW\n");
+		return 1;
 	}
 	execv(prog, argv + i);
 	fprintf(stderr, "Error: run: cannot execute %s: %s\n", prog,

@@ -40,7 +40,9 @@ static int seq_help(void)
 	       "  kcfi_preamble.aN, kcfi_caller.{call,jmp}, fineibt_preamble,\n"
 	       "  fineibt_caller.{call,jmp}, paranoid.{call,jmp} and\n"
 	       "  fineibt_bhi_preamble.aN[.warn] (preamble with its BHI tail; the\n"
-	       "  arity-1 inline form is 20 bytes, running into func+0..3).\n"
+	       "  arity-1 inline form is 20 bytes, running into func+0..3),\n"
+	       "  then plt_direct and plt_sec_direct (a PLT entry made direct,\n"
+	       "  jumping to --thunk; docs/protection.md).\n"
 	       "  --hash HEX   type hash written into every hash slot (default 12345678)\n"
 	       "  --arity N    only arity N (0..7) for the per-arity forms\n"
 	       "  --ip HEX     run-time address of each sequence's first byte\n"
@@ -257,6 +259,27 @@ static int seq_bhi(const struct seq_opts *o, uint8_t *mem)
 	return err;
 }
 
+/* The direct PLT entries (src/load/plt.c), jumping to --thunk. */
+static int seq_plt(const struct seq_opts *o, uint8_t *mem)
+{
+	uint8_t e[FI_PLT_ENTRY];
+	struct fi_buf b;
+	int err;
+
+	fi_emit_plt_direct(e, o->thunk);
+	fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+	fi_emit_bytes(&b, e, sizeof(e));
+	err = seq_print(o, "plt_direct", &b);
+	if (err)
+		return err;
+	fi_buf_init(&b, mem, SEQ_MAX, o->ip);
+	if (!fi_emit_plt_sec_direct(e, o->ip, o->thunk))
+		b.err = -ERANGE;
+	else
+		fi_emit_bytes(&b, e, sizeof(e));
+	return seq_print(o, "plt_sec_direct", &b);
+}
+
 static int seq_parse_args(int argc, char **argv, struct seq_opts *o)
 {
 	uint64_t v;
@@ -337,6 +360,8 @@ int cmd_seq(int argc, char **argv)
 		err = seq_fineibt(&o, mem);
 	if (!err)
 		err = seq_bhi(&o, mem);
+	if (!err)
+		err = seq_plt(&o, mem);
 	return err ? 1 : 0;
 }
 

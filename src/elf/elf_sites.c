@@ -480,6 +480,14 @@ static void fi_discover_naked(struct fi_image *im)
 	}
 }
 
+int fi_image_rescan_tcalls(struct fi_image *im)
+{
+	free(im->tcalls);
+	im->tcalls = NULL;
+	im->ntcalls = 0;
+	return fi_discover_tcalls(im);
+}
+
 int fi_elf_discover(struct fi_image *im)
 {
 	const struct fi_elf *elf = im->elf;

@@ -194,6 +194,13 @@ int fi_image_open_live(struct fi_image *im, const char *path, uint64_t bias,
 
 void fi_image_close(struct fi_image *im);
 
+/*
+ * Scan the text again for calls through a thunk that are not the tail of
+ * a kCFI call site (im->tcalls), with the thunks now in im->thunks (the
+ * driver adds those its module index names: driver/index.c).
+ */
+int fi_image_rescan_tcalls(struct fi_image *im);
+
 /* @len bytes at link-time @addr, or NULL if not inside one view. */
 uint8_t *fi_image_ptr(const struct fi_image *im, uint64_t addr, size_t len);
 
@@ -229,14 +236,16 @@ uint64_t fi_image_trap(const struct fi_image *im, size_t i);
 
 /*
  * Compiled with -fsanitize=kcfi but not in the layout the passes rewrite
- * (no -fpatchable-function-entry=11,11, or other slots): .kcfi_traps
+ * (no -fpatchable-function-entry=11,11, or other slots; or calls not made
+ * through r11 by the thunk flags, so no check is a site we know): .kcfi_traps
  * lists checks, yet none is a call site we recognise. Such a module keeps
  * its compile-time checks; FI_UNPREFIXED_HINT says why and what to do.
  */
 bool fi_image_kcfi_unprefixed(const struct fi_image *im);
 #define FI_UNPREFIXED_HINT						\
-	"built with -fsanitize=kcfi but without -fpatchable-function-entry=11,11 " \
-	"and the other flags of docs/runtime.md (fineibt-cc adds them)"
+	"built with -fsanitize=kcfi but not with all the flags of docs/runtime.md " \
+	"(-fpatchable-function-entry=11,11, -mretpoline-external-thunk, ...; " \
+	"fineibt-cc adds them)"
 
 /*
  * The mode the image's sites are in now, judged from the sites themselves

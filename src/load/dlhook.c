@@ -32,6 +32,8 @@ typedef void *(*fi_dlopen_fn)(const char *, int);
 /* runtime.c; weak so that linking libfineibt.a never pulls the runtime in
  * through this file alone. */
 void fineibt_rt_hook(void) __attribute__((weak));
+/* runtime.c (src/load/plt.c's pass): weak for the same reason. */
+void fi_rt_plt_pass(void) __attribute__((weak));
 
 /* libc's dlopen, resolved once and recorded in the read-only state. */
 static fi_dlopen_fn fi_real_dlopen(void)
@@ -86,6 +88,9 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 		fi_sigbind_rebind(h);
 	if (h && fineibt_rt_hook)
 		fineibt_rt_hook();
+	/* Its modules are relocated now: their PLTs (src/load/plt.c). */
+	if (h && fi_rt_plt_pass)
+		fi_rt_plt_pass();
 	return h;
 }
 

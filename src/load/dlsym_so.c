@@ -252,6 +252,12 @@ static void *fi_bind_target(const char *name)
 	return NULL;
 }
 
+/* plt.c (weak there): what a kCFI module's slot for @name must hold. */
+void *fi_bind_want(const char *name)
+{
+	return fi_bind_target(name);
+}
+
 /* Store @to in the GOT slot @slot (in RELRO: opened for the store). */
 static void fi_bind_store(const struct fi_dynv *d, void **slot, void *to)
 {
@@ -267,8 +273,10 @@ static void fi_bind_store(const struct fi_dynv *d, void **slot, void *to)
 
 static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
+	struct dl_find_object fo;
 	uintptr_t text = 0;
 	struct fi_dynv d;
+	bool *waits = arg;
 
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
@@ -280,8 +288,22 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	/* Registered kCFI modules (the runtime may not be active yet: this
 	 * runs inside the start-up pass). */
-	if (!text || !fi_rt_module_at(text) ||
-	    !fi_dynv_read(info, &d))
+	if (!text || !fi_rt_module_at(text))
+		return 0;
+	/*
+	 * The walk sees a module as soon as another thread's dlopen has
+	 * mapped it, and a scan may have taken it then: the loader has yet
+	 * to fill its GOT and make its RELRO read-only, and a store here
+	 * closed the RELRO page under the loader's own writes (SIGSEGV in
+	 * _dl_relocate_object; tests/e2e/rt_dlopen_threads.sh). The loader
+	 * enters an object in _dl_find_object's table once it is relocated:
+	 * until then it waits for the next pass.
+	 */
+	if (_dl_find_object((void *)text, &fo)) {
+		*waits = true;
+		return 0;
+	}
+	if (!fi_dynv_read(info, &d))
 		return 0;
 	/*
 	 * The first DT_RELACOUNT entries of DT_RELA are relative relocations
@@ -308,8 +330,12 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* runtime.c, after a rewriting pass that took new modules (weak there:
- * not in libfineibt.a, whose executable's dlsym is its own). */
-void fi_bind_interposers(void)
+ * not in libfineibt.a, whose executable's dlsym is its own). True when
+ * a registered module is still being loaded: bind again next pass. */
+bool fi_bind_interposers(void)
 {
-	dl_iterate_phdr(fi_bind_cb, NULL);
+	bool waits = false;
+
+	dl_iterate_phdr(fi_bind_cb, &waits);
+	return waits;
 }

@@ -43,6 +43,7 @@
 #include "note.h"
 #include "options.h"
 #include "patch.h"
+#include "plt.h"
 #include "print.h"
 #include "rawsys.h"
 #include "rtlive.h"
@@ -58,6 +59,8 @@ static bool fi_rt_started;
  * Started from rtearly.c, while the loader relocates libfineibt.so: the
  * modules relocated after it (the executable among them) must not have
  * their GOT touched yet, so binding dlsym & co. waits for our constructor.
+ * Due too when a bind pass met a module that another thread's dlopen is
+ * still loading: the next scan binds it.
  */
 static bool fi_rt_early, fi_rt_bind_due;
 /*
@@ -72,6 +75,12 @@ static struct fi_rt_seen fi_scan_new[FI_MAX_SEEN];
 static struct fi_module *fi_scan_mod[FI_MAX_SEEN];
 /* dl_iterate_phdr's count of unloads, at this walk and the previous one. */
 static unsigned long long fi_subs_now, fi_subs_last;
+/*
+ * The last scan kept a record that its walk did not find (an unload the
+ * loader's lookup table did not show yet, or a module of another
+ * namespace): the next scan fingerprints every module, unload or not.
+ */
+static bool fi_rt_doubt;
 
 /* ------------------------------------------------------------ messages */
 
@@ -187,7 +196,7 @@ static uint64_t fi_rt_fingerprint(const struct fi_module *m)
  */
 static bool fi_rt_same(const struct fi_rt_seen *s, const struct fi_rt_found *f)
 {
-	if (fi_subs_now == fi_subs_last)
+	if (fi_subs_now == fi_subs_last && !fi_rt_doubt)
 		return true;
 	if (s->size != f->size || !s->lo)
 		return false;
@@ -196,14 +205,22 @@ static bool fi_rt_same(const struct fi_rt_seen *s, const struct fi_rt_found *f)
 	return !s->fp_set || fi_rt_fingerprint(s->mod) == s->fp;
 }
 
-/* The load base of the object holding @addr, or NULL. */
+/*
+ * The load base of the object holding @addr (dladdr's dli_fbase), or
+ * NULL. Without the loader's lock: this runs under fi_rt_mutex, and a
+ * thread inside dlopen holds that lock while its module's crt hook waits
+ * for fi_rt_mutex; dladdr here (after another thread's dlopen returned)
+ * waited for it in turn, and both threads hung for good
+ * (tests/e2e/rt_dlopen_threads.sh). _dl_find_object (glibc 2.35) reads
+ * the loader's lock-free table of every namespace's objects.
+ */
 static const void *fi_rt_fbase(uint64_t addr)
 {
-	Dl_info info;
+	struct dl_find_object fo;
 
-	if (!dladdr((const void *)(uintptr_t)addr, &info))
+	if (_dl_find_object((void *)(uintptr_t)addr, &fo))
 		return NULL;
-	return info.dli_fbase;
+	return fo.dlfo_map_start;
 }
 
 /*
@@ -244,11 +261,19 @@ static bool fi_rt_gone(const struct fi_rt_seen *s)
  * but not freed, since a handler running right now may still read it.
  * @alive: found again by this walk; @stale: another module is at its
  * address now.
+ *
+ * The loader takes an object off its list (the walk) before off
+ * _dl_find_object's table (fi_rt_gone): a dlclose in another thread
+ * between the two keeps the record, and this scan's unload count already
+ * includes it. Were the next scan to trust that count, a reload of the
+ * module at the same address would pass for the one we rewrote and stay
+ * in kCFI form (its calls then trap). So the next scan fingerprints.
  */
 static void fi_rt_forget_dead(const uint64_t *alive, const uint64_t *stale)
 {
 	const struct fi_runtime *rt = fi_rt();
 
+	fi_rt_doubt = false;
 	for (size_t i = 0; i < rt->nseen; i++) {
 		const struct fi_rt_seen *s = &rt->seen[i];
 		uint64_t bit = 1ull << (i % 64);
@@ -257,6 +282,8 @@ static void fi_rt_forget_dead(const uint64_t *alive, const uint64_t *stale)
 			continue;
 		if ((stale[i / 64] & bit) || fi_rt_gone(s))
 			fi_rt_seen_drop(i);
+		else
+			fi_rt_doubt = true;
 	}
 }
 
@@ -496,9 +523,16 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		free(m);
 		return NULL;
 	}
-	if (!fi_rt_image_is_kcfi(&m->img)) {
+	/*
+	 * Checks none of which is a call site we recognise (no thunk flags:
+	 * `call *%rax` after an addl of any register) cannot follow a new
+	 * hash: its preambles are left too, so that its calls to its own
+	 * functions, and to other modules left so, keep working.
+	 */
+	if (!fi_rt_image_is_kcfi(&m->img) ||
+	    (!m->img.note.present && fi_image_kcfi_unprefixed(&m->img))) {
 		/* Its checks stay as compiled: calls from it into rewritten
-		 * code trap, and its own traps are not ours to report. */
+		 * code trap, and its own traps are ours to report. */
 		if (fi_image_kcfi_unprefixed(&m->img)) {
 			e->ctraps = fi_rt_compiled_list(&m->img, f->key,
 							&e->nctraps);
@@ -524,39 +558,156 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 }
 
 /*
- * Whether module @f's PLT slots (DT_PLTGOT: the `.got.plt` its PLT jumps
- * through) lie outside PT_GNU_RELRO, i.e. stay writable after relocation:
- * partial RELRO (`-z lazy`), `-z norelro`. A write there redirects a PLT
- * jump, which no mode checks, and that memory shares its pages with the
- * module's data, so it cannot be sealed from here (docs/protection.md).
+ * Direct PLT entries (src/load/plt.c) for kCFI modules whose GOT stays
+ * writable (partial RELRO, -z lazy, -z norelro): run where every slot
+ * the loader will bind for them may be bound (our constructor, after a
+ * dlopen returned), never while the runtime may still rebind one (the
+ * early start: dlsym & co. wait for the constructor). A module whose
+ * writable slots all no longer matter is not looked at again (@fi_plt_done,
+ * by record index; forgotten when any module is unloaded).
  */
-static bool fi_rt_got_writable(const struct fi_rt_found *f)
-{
-	const ElfW(Phdr) *ph = f->phdr;
-	const ElfW(Dyn) *d = NULL;
-	uint64_t lo = 0, hi = 0, got = 0, pltsz = 0;
+struct fi_rt_plt_walk {
+	uint64_t xr[FI_MAX_SEEN][2];
+	size_t nxr;
+};
+static uint32_t fi_plt_done[FI_MAX_SEEN], fi_plt_warned[FI_MAX_SEEN];
+/* Where PLT0 was (link-time: no run-time code address kept), by tag. */
+static uint32_t fi_plt_htag[FI_MAX_SEEN], fi_plt_hint[FI_MAX_SEEN];
+static unsigned long long fi_plt_subs;
 
-	for (size_t i = 0; i < f->phnum; i++) {
-		if (ph[i].p_type == PT_DYNAMIC)
-			d = (const void *)(uintptr_t)(f->bias + ph[i].p_vaddr);
-		if (ph[i].p_type == PT_GNU_RELRO) {
-			lo = f->bias + ph[i].p_vaddr;
-			hi = lo + ph[i].p_memsz;
+static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			*end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			return info->dlpi_addr + ph->p_vaddr;
 		}
 	}
-	for (; d && d->d_tag != DT_NULL; d++) {
-		if (d->d_tag == DT_PLTGOT)
-			got = d->d_un.d_ptr;
-		else if (d->d_tag == DT_PLTRELSZ)
-			pltsz = d->d_un.d_val;
+	return 0;
+}
+
+static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_rt_plt_walk *w = arg;
+
+	for (int i = 0; i < info->dlpi_phnum && w->nxr < FI_MAX_SEEN; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		w->xr[w->nxr][0] = info->dlpi_addr + ph->p_vaddr;
+		w->xr[w->nxr][1] = w->xr[w->nxr][0] + ph->p_memsz;
+		w->nxr++;
 	}
-	if (!got || !pltsz)
-		return false;
-	/* glibc relocates these entries in place; not yet at an early start. */
-	if (got < f->bias)
-		got += f->bias;
-	/* Three reserved words, then one slot per JUMP_SLOT relocation. */
-	return got < lo || got + 8 * (3 + pltsz / sizeof(ElfW(Rela))) > hi;
+	return 0;
+}
+
+/* The executable ranges, collected at the first module that needs them
+ * (the walk's lock is recursive); NULL if they cannot be. */
+static struct fi_rt_plt_walk *fi_rt_plt_ranges(struct fi_rt_plt_walk **w)
+{
+	if (*w)
+		return *w;
+	*w = mmap(NULL, sizeof(**w), PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*w == MAP_FAILED) {
+		*w = NULL;
+		return NULL;
+	}
+	(*w)->nxr = 0;
+	dl_iterate_phdr(fi_rt_xr_cb, *w);
+	return *w;
+}
+
+static const char *fi_rt_info_name(const struct dl_phdr_info *info)
+{
+	static char exe[4096];
+
+	if (info->dlpi_name && *info->dlpi_name)
+		return info->dlpi_name;
+	if (!exe[0])
+		fi_rt_exe_path(exe, sizeof(exe));
+	return exe[0] ? exe : "the executable";
+}
+
+static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
+			  uint32_t tag, const struct fi_plt_result *r)
+{
+	size_t left = r->slots - r->direct;
+
+	if (r->made)
+		fi_rt_say("fineibt: %s: %zu PLT entries made direct (its GOT "
+			  "is writable; they no longer read it)\n",
+			  fi_rt_info_name(info), r->made);
+	if (!left || fi_plt_warned[k] == tag)
+		return;
+	fi_plt_warned[k] = tag;
+	fi_rt_say("fineibt: warning: %s: its GOT is writable (partial RELRO "
+		  "or -z norelro) and %zu of its %zu PLT entries still jump "
+		  "through it (%s): a write there redirects a PLT jump, which "
+		  "no mode checks (run with LD_BIND_NOW=1, or relink with -z "
+		  "relro -z now)\n", fi_rt_info_name(info), left, r->slots,
+		  r->unknown ? "PLT layout not recognised" :
+		  r->textrel ? "it has text relocations" :
+		  r->err ? strerror(-r->err) :
+		  r->busy ? "lazy binding, with other threads running" :
+		  "not bound yet");
+}
+
+static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_rt_plt_walk *w;
+	struct fi_plt_result r;
+	uint64_t end = 0, key = fi_rt_info_key(info, &end);
+	long k = key ? fi_rt_seen_find(key) : -1;
+	uint32_t tag = (uint32_t)(key >> 12) | 1;
+	uint64_t hint;
+
+	if (info->dlpi_subs != fi_plt_subs) {
+		memset(fi_plt_done, 0, sizeof(fi_plt_done));
+		memset(fi_plt_warned, 0, sizeof(fi_plt_warned));
+		memset(fi_plt_htag, 0, sizeof(fi_plt_htag));
+		fi_plt_subs = info->dlpi_subs;
+	}
+	if (k < 0 || fi_plt_done[k] == tag ||
+	    (!fi_rt()->seen[k].lo && !fi_rt()->seen[k].nctraps))
+		return 0;
+	/* Full RELRO (fineibt-cc's default): nothing to do, ever. */
+	if (!fi_plt_any_writable(info)) {
+		fi_plt_done[k] = tag;
+		return 0;
+	}
+	w = fi_rt_plt_ranges(arg);
+	if (!w)
+		return 0;
+	hint = fi_plt_htag[k] == tag ? fi_plt_hint[k] : 0;
+	fi_plt_direct(info, (const uint64_t (*)[2])w->xr, w->nxr, &hint, &r);
+	fi_plt_htag[k] = hint && hint <= UINT32_MAX ? tag : 0;
+	fi_plt_hint[k] = (uint32_t)hint;
+	if (fi_verbose_on())
+		fi_rt_plt_say(info, k, tag, &r);
+	if (r.slots == r.direct || r.unknown || r.textrel)
+		fi_plt_done[k] = tag;
+	return 0;
+}
+
+void fi_rt_plt_pass(void)
+{
+	struct fi_rt_plt_walk *w = NULL;
+	int saved_errno = errno;
+
+	pthread_mutex_lock(&fi_rt_mutex);
+	if (!fi_rt_started || fi_rt_early || fi_rt_bind_due || fi_rt()->primary)
+		goto out;
+	dl_iterate_phdr(fi_rt_plt_cb, &w);
+	/* Code addresses: the pages go back unread. */
+	if (w)
+		munmap(w, sizeof(*w));
+out:
+	pthread_mutex_unlock(&fi_rt_mutex);
+	errno = saved_errno;
 }
 
 /* ------------------------------------------------------------ patching */
@@ -852,8 +1003,9 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 }
 
 /* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and
- * dlopen to ours whatever the lookup order. */
-void fi_bind_interposers(void) __attribute__((weak));
+ * dlopen to ours whatever the lookup order; true if one must wait (it is
+ * still being loaded by another thread: fi_rt_bind_due). */
+bool fi_bind_interposers(void) __attribute__((weak));
 /* dlhook.c: libc's dlopen, resolved and recorded (opens a window of its own). */
 void fi_dlhook_prime(void) __attribute__((weak));
 static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
@@ -933,12 +1085,6 @@ static size_t fi_rt_scan_found(bool own)
 			.nctraps = fi_scan_new[nnew].nctraps,
 		};
 		fi_scan_mod[nnew++] = m;
-		if (m && fi_verbose_on() && fi_rt_got_writable(f))
-			fi_rt_say("fineibt: warning: %s: its GOT is writable "
-				  "(partial RELRO or -z norelro): a write there "
-				  "redirects a PLT jump, which no mode checks "
-				  "(relink with -z relro -z now)\n",
-				  fi_rt_name(m));
 		if (m)
 			nfresh++;
 	}
@@ -988,11 +1134,11 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_finish();
 	if (batch)
 		fi_rt_batch_end(&bsaved);
-	if (own && nfresh && fi_bind_interposers) {
+	if (own && (nfresh || fi_rt_bind_due) && fi_bind_interposers) {
 		if (fi_rt_early)
 			fi_rt_bind_due = true;
 		else
-			fi_bind_interposers();
+			fi_rt_bind_due = fi_bind_interposers();
 	}
 	fi_subs_last = fi_subs_now;
 	/* fi_found and fi_scan_new are scratch: leave no code address
@@ -1222,7 +1368,7 @@ __attribute__((constructor)) static void fi_rt_ctor(void)
 	fineibt_rt_hook();
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (fi_rt_bind_due && fi_bind_interposers)
-		fi_bind_interposers();
-	fi_rt_bind_due = false;
+		fi_rt_bind_due = fi_bind_interposers();
 	pthread_mutex_unlock(&fi_rt_mutex);
+	fi_rt_plt_pass();
 }

@@ -15,7 +15,12 @@
  * libfineibt.a): the bytes of the runtime itself are the same in both
  * copies, so the thread doing the mremap returns into identical code.
  *
- * The cost is that the patched range becomes private anonymous memory
+ * When no other task shares the address space (every start-up; a dlopen
+ * in a single-threaded program) only the pages holding a site are copied
+ * and swapped, one mremap per run of them: nobody can see the text half
+ * old, half new in between, and the pages without a site stay the file's.
+ *
+ * The cost is that the patched pages become private anonymous memory
  * instead of shared page cache (docs/runtime.md has the numbers).
  */
 #include <errno.h>
@@ -23,6 +28,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -73,6 +79,8 @@ static void fi_scratch_drop(struct fi_scratch *sc, size_t n)
 		sc[i].v->mem = sc[i].live;
 		if (sc[i].copy)
 			munmap(sc[i].copy, sc[i].len);
+		free(sc[i].runs);
+		sc[i].runs = NULL;
 	}
 }
 
@@ -95,6 +103,8 @@ static int fi_scratch_make(struct fi_image *im, struct fi_scratch *sc,
 		}
 		s->v = v;
 		s->live = v->mem;
+		s->runs = NULL;
+		s->nruns = 0;
 		s->lo = fi_page_down(start);
 		s->len = fi_page_up(start + v->size) - s->lo;
 		/* Populated: every page is written at once below, and one
@@ -108,6 +118,146 @@ static int fi_scratch_make(struct fi_image *im, struct fi_scratch *sc,
 		}
 		s->copy = p;
 		memcpy(s->copy, (void *)(uintptr_t)s->lo, s->len);
+		v->mem = s->copy + (start - s->lo);
+		(*n)++;
+	}
+	return 0;
+}
+
+/*
+ * Mark the pages of @s holding a byte of link-time [a, a + n), a site
+ * window (n <= 20: one page or two). @mk: the link-time range of the pages
+ * marked last; sites come sorted, so most fall in it and cost a compare.
+ */
+struct fi_marked {
+	uint64_t lo, hi;
+};
+
+static inline __attribute__((always_inline))
+void fi_mark_pages(uint8_t *map, const struct fi_scratch *s,
+		   struct fi_marked *mk, uint64_t a, uint64_t n)
+{
+	const struct fi_view *v = s->v;
+	uint64_t end = v->vaddr + v->size, base, off, first, last;
+
+	if (a >= mk->lo && a + n <= mk->hi)
+		return;
+	if (a >= end || a + n <= v->vaddr)
+		return;
+	if (a < v->vaddr) {
+		n -= v->vaddr - a;
+		a = v->vaddr;
+	}
+	if (n > end - a)
+		n = end - a;
+	/* link-time address of the copy's first page */
+	base = v->vaddr - ((uint64_t)(uintptr_t)s->live - s->lo);
+	off = a - base;
+	first = off / FI_PAGE;
+	last = (off + n - 1) / FI_PAGE;
+	map[first] = 1;
+	map[last] = 1;
+	mk->lo = base + first * FI_PAGE;
+	mk->hi = base + (last + 1) * FI_PAGE;
+}
+
+/*
+ * The runs of pages of @s that the passes may write: those holding a
+ * byte of a preamble window (func-16 .. func+3), a call site or a thunk
+ * call. The passes read and write nothing else (patch.c: fi_read and
+ * fi_pass_put are asked for site windows only).
+ */
+static int fi_site_runs(const struct fi_image *im, struct fi_scratch *s)
+{
+	size_t npages = s->len / FI_PAGE, k = 0;
+	uint8_t *map = calloc(npages + 1, 1);
+	struct fi_marked mk = { 1, 0 };
+
+	if (!map)
+		return -ENOMEM;
+	for (size_t i = 0; i < im->nfuncs; i++)
+		fi_mark_pages(map, s, &mk, im->funcs[i].addr - FI_PREAMBLE_SIZE,
+			      FI_PREAMBLE_SIZE + 4);
+	mk = (struct fi_marked){ 1, 0 };
+	for (size_t i = 0; i < im->ncalls; i++)
+		fi_mark_pages(map, s, &mk, im->calls[i].addr, FI_CALLSITE_SIZE);
+	mk = (struct fi_marked){ 1, 0 };
+	for (size_t i = 0; i < im->ntcalls; i++)
+		fi_mark_pages(map, s, &mk, im->tcalls[i].addr,
+			      fi_seq_thunk_call.len);
+	for (size_t i = 0; i < npages; i++)
+		s->nruns += map[i] && (!i || !map[i - 1]);
+	s->runs = malloc((2 * s->nruns + 1) * sizeof(*s->runs));
+	if (!s->runs) {
+		free(map);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < npages; i++) {
+		if (!map[i])
+			continue;
+		if (!i || !map[i - 1]) {
+			s->runs[2 * k] = (uint32_t)i;
+			s->runs[2 * k + 1] = 0;
+			k++;
+		}
+		s->runs[2 * k - 1]++;
+	}
+	free(map);
+	return 0;
+}
+
+/*
+ * fi_scratch_make, copying only the pages that hold a site: the copy is
+ * reserved whole (the views address it at the same offsets) but the pages
+ * without a site are never touched, so they cost neither a copy nor a
+ * page, and fi_scratch_commit moves only the runs that hold sites over
+ * the text, one mremap each. Only when no other task shares the address
+ * space (fi_live_patch): between two of those mremaps the text is part
+ * old, part new, which no thread may see.
+ */
+static int fi_scratch_make_sparse(struct fi_image *im, struct fi_scratch *sc,
+				  size_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; i < im->nviews; i++) {
+		struct fi_view *v = &im->views[i];
+		struct fi_scratch *s = &sc[*n];
+		uint64_t start = (uint64_t)(uintptr_t)v->mem;
+		int err;
+
+		if (!v->exec || !v->size)
+			continue;
+		if (*n == FI_MAX_XVIEWS) {
+			fi_scratch_drop(sc, *n);
+			return -E2BIG;
+		}
+		*s = (struct fi_scratch){
+			.v = v, .live = v->mem, .lo = fi_page_down(start),
+			.len = fi_page_up(start + v->size) - fi_page_down(start),
+		};
+		err = fi_site_runs(im, s);
+		if (!err) {
+			void *p = mmap(NULL, s->len, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			s->copy = p == MAP_FAILED ? NULL : p;
+			err = s->copy ? 0 : -errno;
+		}
+		if (err) {
+			free(s->runs);
+			fi_scratch_drop(sc, *n);
+			return err;
+		}
+		for (size_t r = 0; r < s->nruns; r++) {
+			uint64_t off = s->runs[2 * r] * FI_PAGE;
+			uint64_t len = s->runs[2 * r + 1] * FI_PAGE;
+
+			/* one call allocating a run's pages costs far less
+			 * than a fault each; without it (before Linux 5.14)
+			 * the copy faults them in */
+			madvise(s->copy + off, len, MADV_POPULATE_WRITE);
+			memcpy(s->copy + off, (void *)(uintptr_t)(s->lo + off), len);
+		}
 		v->mem = s->copy + (start - s->lo);
 		(*n)++;
 	}
@@ -147,12 +297,38 @@ static int fi_scratch_seal(struct fi_scratch *sc, size_t n)
 	return 0;
 }
 
+/* A sparse copy: each run over its place, then the untouched rest unmapped. */
+static int fi_scratch_commit_runs(struct fi_scratch *s)
+{
+	for (size_t r = 0; r < s->nruns; r++) {
+		uint64_t off = s->runs[2 * r] * FI_PAGE;
+		uint64_t len = s->runs[2 * r + 1] * FI_PAGE;
+
+		if (mremap(s->copy + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (void *)(uintptr_t)(s->lo + off)) == MAP_FAILED)
+			return -1;
+	}
+	/* what is left of the reservation: never touched, holes where the
+	 * runs were (nothing else maps meanwhile: no other task) */
+	munmap(s->copy, s->len);
+	s->copy = NULL;
+	free(s->runs);
+	s->runs = NULL;
+	s->v->mem = s->live;
+	return 0;
+}
+
 /* Move each sealed, verified copy over the original text. */
 static int fi_scratch_commit(struct fi_scratch *sc, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		void *p;
 
+		if (sc[i].runs) {
+			if (fi_scratch_commit_runs(&sc[i]))
+				goto fail;
+			continue;
+		}
 		p = mremap(sc[i].copy, sc[i].len, sc[i].len,
 			   MREMAP_MAYMOVE | MREMAP_FIXED,
 			   (void *)(uintptr_t)sc[i].lo);
@@ -216,6 +392,10 @@ bool fi_live_alone(void)
  * process_vm_writev, /proc/PID/mem) can write the text after the swap as
  * well; no verification stops it. In every other case (threads, at a
  * dlopen of a multi-threaded program) the sealed copy is verified.
+ *
+ * Alone, the copy is also sparse (fi_scratch_make_sparse): its runs of
+ * site pages are swapped in one by one, which only a process with no
+ * other task may do. Otherwise each segment is copied and swapped whole.
  */
 int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 		  struct fi_patch_stats *st)
@@ -228,7 +408,8 @@ int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 	sigfillset(&all);
 	blocked = !pthread_sigmask(SIG_SETMASK, &all, &old);
 	alone = blocked && fi_live_alone();
-	err = fi_live_copy_make(im, &lc);
+	err = alone ? fi_scratch_make_sparse(im, lc.sc, &lc.n) :
+		      fi_live_copy_make(im, &lc);
 	if (err)
 		goto out;
 	err = fi_patch_image(im, o, st);

@@ -15,6 +15,14 @@ struct fi_scratch {
 	uint8_t *live;		/* v->mem before we pointed it at the copy */
 	uint64_t lo, len;	/* run-time page range of the segment */
 	uint8_t *copy;
+	/*
+	 * Sparse copy (fi_live_patch, alone): only these runs of pages,
+	 * [first, first + count) pairs in pages from @lo, hold a site and
+	 * were copied; the rest of @copy is never touched, and only the runs
+	 * are moved over the text. NULL: the whole segment.
+	 */
+	uint32_t *runs;
+	size_t nruns;
 };
 
 struct fi_live_copy {

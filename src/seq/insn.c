@@ -1031,3 +1031,116 @@ size_t fi_emit_foreign_stub(uint8_t out[FI_FSTUB_SIZE], const uint8_t *site,
 		return 0;
 	return n + 5;
 }
+
+/* ------------------------------------------- PLT entries (src/load/plt.c) */
+
+static const uint8_t fi_plt_endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+static const uint8_t fi_plt_direct[] = {
+	0x49, 0xbb, 0, 0, 0, 0, 0, 0, 0, 0,	/* movabs $target, %r11 */
+	0x41, 0xff, 0xe3,			/* jmp *%r11 */
+	0xcc, 0xcc, 0xcc,
+};
+#define FI_PLT_DIRECT_IMM	2
+
+/* The rip-relative target of "[f2] ff /4 d32" or "[f2] ff /6 d32" at @p
+ * (@ip), modrm @modrm (25: jmp, 35: push); its length in *@len, or 0. */
+static bool fi_plt_riprel(const uint8_t *p, uint64_t ip, uint8_t modrm,
+			  uint64_t *to, int *len)
+{
+	int n = p[0] == 0xf2 && modrm == 0x25;
+
+	if (p[n] != 0xff || p[n + 1] != modrm)
+		return false;
+	*len = n + 6;
+	*to = ip + (uint64_t)*len + (uint64_t)(int64_t)(int32_t)fi_load32(p + n + 2);
+	return true;
+}
+
+/* "[f2] e9 r32" at @p (@ip): its target and length. */
+static bool fi_plt_jmp32(const uint8_t *p, uint64_t ip, uint64_t *to, int *len)
+{
+	int n = p[0] == 0xf2;
+
+	if (p[n] != 0xe9)
+		return false;
+	*len = n + 5;
+	*to = ip + (uint64_t)*len + (uint64_t)(int64_t)(int32_t)fi_load32(p + n + 1);
+	return true;
+}
+
+bool fi_match_plt0(const uint8_t *p, uint64_t ip, uint64_t got)
+{
+	uint64_t to;
+	int n, m;
+
+	if (!fi_plt_riprel(p, ip, 0x35, &to, &n) || to != got + 8)
+		return false;
+	return fi_plt_riprel(p + n, ip + (uint64_t)n, 0x25, &to, &m) &&
+	       to == got + 16;
+}
+
+bool fi_match_plt_lazy(const uint8_t *p, uint64_t ip, bool ibt,
+		       uint64_t *slot, uint32_t *k, uint64_t *plt0)
+{
+	int n = 0, m;
+
+	*slot = 0;
+	if (ibt) {
+		if (memcmp(p, fi_plt_endbr, sizeof(fi_plt_endbr)))
+			return false;
+		n = sizeof(fi_plt_endbr);
+	} else {
+		/* Plain "ff 25": a bnd prefix here is another PLT layout. */
+		if (p[0] != 0xff || !fi_plt_riprel(p, ip, 0x25, slot, &n))
+			return false;
+	}
+	if (p[n] != 0x68)
+		return false;
+	*k = fi_load32(p + n + 1);
+	n += 5;
+	return fi_plt_jmp32(p + n, ip + (uint64_t)n, plt0, &m) &&
+	       n + m <= FI_PLT_ENTRY;
+}
+
+bool fi_match_plt_sec(const uint8_t *p, uint64_t ip, uint64_t *slot)
+{
+	int n;
+
+	if (memcmp(p, fi_plt_endbr, sizeof(fi_plt_endbr)))
+		return false;
+	return fi_plt_riprel(p + 4, ip + 4, 0x25, slot, &n);
+}
+
+void fi_emit_plt_direct(uint8_t out[FI_PLT_ENTRY], uint64_t target)
+{
+	memcpy(out, fi_plt_direct, FI_PLT_ENTRY);
+	memcpy(out + FI_PLT_DIRECT_IMM, &target, sizeof(target));
+}
+
+bool fi_match_plt_direct(const uint8_t *p, uint64_t *target)
+{
+	if (memcmp(p, fi_plt_direct, FI_PLT_DIRECT_IMM) ||
+	    memcmp(p + FI_PLT_DIRECT_IMM + 8, fi_plt_direct + FI_PLT_DIRECT_IMM + 8,
+		   FI_PLT_ENTRY - FI_PLT_DIRECT_IMM - 8))
+		return false;
+	memcpy(target, p + FI_PLT_DIRECT_IMM, sizeof(*target));
+	return true;
+}
+
+bool fi_emit_plt_sec_direct(uint8_t out[FI_PLT_ENTRY], uint64_t ip,
+			    uint64_t lazy)
+{
+	memset(out, 0xcc, FI_PLT_ENTRY);
+	memcpy(out, fi_plt_endbr, sizeof(fi_plt_endbr));
+	return fi_emit_site_jmp(out + 4, ip + 4, lazy);
+}
+
+bool fi_match_plt_sec_direct(const uint8_t *p, uint64_t ip, uint64_t *lazy)
+{
+	for (int i = 9; i < FI_PLT_ENTRY; i++) {
+		if (p[i] != 0xcc)
+			return false;
+	}
+	return !memcmp(p, fi_plt_endbr, sizeof(fi_plt_endbr)) &&
+	       fi_decode_site_jmp(p + 4, ip + 4, lazy);
+}

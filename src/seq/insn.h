@@ -415,4 +415,49 @@ bool fi_emit_site_jmp(uint8_t out[5], uint64_t site_ip, uint64_t stub_ip);
 /* @p is "e9 rel32" at @ip: its target. */
 bool fi_decode_site_jmp(const uint8_t *p, uint64_t ip, uint64_t *target);
 
+/* ------------------------------------------- PLT entries (src/load/plt.c) */
+
+/*
+ * The x86-64 lazy PLTs of lld and GNU ld (16-byte entries), and the direct
+ * form the runtime gives an entry once its GOT slot is bound, so that the
+ * jump no longer reads the writable slot (docs/protection.md):
+ *
+ *   PLT0:        ff 35 d32      push GOT+8(%rip)
+ *                [f2] ff 25 d32 jmp *GOT+16(%rip)
+ *   lazy (.plt): ff 25 d32      jmp *slot(%rip)
+ *                68 k32         push $k          (k: its .rela.plt index)
+ *                e9 r32         jmp PLT0
+ *   IBT (.plt):  f3 0f 1e fa    endbr64
+ *                68 k32         push $k
+ *                [f2] e9 r32    jmp PLT0         (then nop padding)
+ *   IBT (.plt.sec):
+ *                f3 0f 1e fa    endbr64
+ *                [f2] ff 25 d32 jmp *slot(%rip)  (then nop padding)
+ *
+ * Direct entry (replaces a lazy entry, all 16 bytes; the psABI lets PLT
+ * code clobber %r11):
+ *   0:  49 bb imm64          movabs $target, %r11
+ *   10: 41 ff e3             jmp *%r11
+ *   13: cc cc cc
+ * Direct .plt.sec entry (the IBT case: no room for both an ENDBR and the
+ * movabs, so it jumps to its own lazy entry, made direct):
+ *   0:  f3 0f 1e fa          endbr64
+ *   4:  e9 rel32             jmp lazy entry
+ *   9:  cc x 7
+ */
+#define FI_PLT_ENTRY	16
+/* PLT0 of the PLT whose GOT (DT_PLTGOT) is at run-time @got? */
+bool fi_match_plt0(const uint8_t *p, uint64_t ip, uint64_t got);
+/* A lazy entry at @ip: its slot, index and PLT0; @ibt: the .plt of an IBT
+ * PLT (no slot: *@slot is 0). */
+bool fi_match_plt_lazy(const uint8_t *p, uint64_t ip, bool ibt,
+		       uint64_t *slot, uint32_t *k, uint64_t *plt0);
+/* An IBT .plt.sec entry at @ip: its slot. */
+bool fi_match_plt_sec(const uint8_t *p, uint64_t ip, uint64_t *slot);
+void fi_emit_plt_direct(uint8_t out[FI_PLT_ENTRY], uint64_t target);
+bool fi_match_plt_direct(const uint8_t *p, uint64_t *target);
+bool fi_emit_plt_sec_direct(uint8_t out[FI_PLT_ENTRY], uint64_t ip,
+			    uint64_t lazy);
+bool fi_match_plt_sec_direct(const uint8_t *p, uint64_t ip, uint64_t *lazy);
+
 #endif /* FI_INSN_H */

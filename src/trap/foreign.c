@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -477,6 +478,17 @@ bool fi_foreign_take(const struct fi_trap *t, bool *opened)
 	}
 	*opened = t_opened;
 	return true;
+}
+
+void fi_foreign_text_lock(void)
+{
+	while (__atomic_exchange_n(&fi_fstub_busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+void fi_foreign_text_unlock(void)
+{
+	__atomic_store_n(&fi_fstub_busy, 0, __ATOMIC_RELEASE);
 }
 
 uint64_t fi_foreign_sites_opened(void)

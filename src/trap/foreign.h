@@ -53,6 +53,15 @@ bool fi_foreign_take(const struct fi_trap *t, bool *opened);
  */
 const uint8_t *fi_foreign_site_head(const uint8_t *bytes, uint64_t ip);
 
+/*
+ * Another rewriter of live text pages (src/load/plt.c) takes the flag the
+ * handler opens sites under, so that neither moves a copy of a page over
+ * the other's change. Call with every signal blocked (the handler never
+ * waits for it; this does).
+ */
+void fi_foreign_text_lock(void);
+void fi_foreign_text_unlock(void);
+
 /* How many call sites were opened so far (FINEIBT_VERBOSE, tests). */
 uint64_t fi_foreign_sites_opened(void);
 

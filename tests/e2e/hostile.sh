@@ -154,6 +154,25 @@ if rt_ok unprefixed-lib; then
 	done
 fi
 
+# ---- a program built by stock clang with -fsanitize=kcfi and patchable
+# entries but not the thunk flags: its checks use any register, none is a
+# site we rewrite. Its preambles used to be rewritten all the same (new
+# hashes its checks never saw): its first call through a pointer to its
+# own function died under `fineibt run`. Now left as compiled, with one
+# warning, and it runs.
+if rt_ok nothunk; then
+	E=$ROOT/tests/e2e/progs
+	clang-22 -O2 -fsanitize=kcfi -fpatchable-function-entry=11,11 -fcf-protection=branch \
+		"$E/hostile_nothunk.c" -o "$O/hostile_nothunk" || rt_fail nothunk-build clang
+	for m in kcfi fineibt auto warn; do
+		rt_run nothunk "$m" "$FIBT" run -- "$O/hostile_nothunk"
+		check "nothunk[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = 70 ] &&
+			[ "$(grep -Ec 'hostile_nothunk: [0-9]+ kCFI checks left as compiled, not rewritten: .*-mretpoline-external-thunk' <<<"$RT_ERR_TXT")" = 1 ] &&
+			! grep -q 'CFI failure' <<<"$RT_ERR_TXT"; echo $?) \
+			"rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
+	done
+fi
+
 # ---- FINEIBT_CFI garbage: default mode (paranoid catches the pivot), messages
 long=$(head -c 20000 /dev/zero | tr '\0' 'x')
 i=0

@@ -11,6 +11,7 @@
 SRC=$PR_SRC/protect_got.c
 G=$PR_OUT/protect_got
 READELF=llvm-readelf-22
+GOT_RE='^fineibt: warning: .*: its GOT is writable \(partial RELRO'
 
 build() {
 	local out=$1
@@ -53,16 +54,139 @@ for v in norelro lazy; do
 	fi
 done
 
-# The runtime names a kCFI module whose PLT slots stay writable (outside
-# PT_GNU_RELRO) under FINEIBT_VERBOSE; never a full-RELRO one. Also for a
-# stock clang-22 kCFI program linked lazily and run with `fineibt run`.
-GOT_RE='^fineibt: warning: .*: its GOT is writable \(partial RELRO'
+# Once its slots are bound (LD_BIND_NOW, which `fineibt run` sets), a
+# kCFI module whose GOT stays writable gets direct PLT entries
+# (src/load/plt.c): the same write then redirects nothing, in every mode
+# and with either runtime. Stock clang-22 kCFI programs linked lazily with
+# GNU ld (the default) and lld, each with the plain and the IBT PLT
+# (.plt.sec), run with `fineibt run`; fineibt-cc's -z lazy / norelro
+# builds with LD_BIND_NOW=1. Without the binding (run directly, or an
+# empty LD_BIND_NOW: the user's choice) the controls above still hijack.
 stock=$PR_OUT/protect_got-stock-lazy
-pr_fresh "$stock" "$SRC" ||
-	clang-22 -O2 -fsanitize=kcfi -fpatchable-function-entry=11,11 \
-		-fsanitize-cfi-icall-generalize-pointers -fcf-protection=branch \
-		-Wl,-z,relro,-z,lazy "$SRC" -o "$stock" ||
-	pr_fail build "could not build $stock"
+STOCK_CF="-O2 -fsanitize=kcfi -fpatchable-function-entry=11,11 -fsanitize-cfi-icall-generalize-pointers -fcf-protection=branch"
+build_stock() {
+	local out=$1
+	shift
+	pr_fresh "$out" "$SRC" ||
+		clang-22 $STOCK_CF "$@" "$SRC" -o "$out" 2>/dev/null ||
+		pr_fail build "could not build $out"
+}
+build_stock "$stock" -Wl,-z,relro,-z,lazy
+build_stock "$stock-ibt" -Wl,-z,relro,-z,lazy,-z,ibtplt
+build_stock "$stock-lld" -fuse-ld=lld -Wl,-z,relro,-z,lazy
+build_stock "$stock-lld-ibt" -fuse-ld=lld -Wl,-z,relro,-z,lazy,-z,force-ibt
+build "$G-static-lazy" -static-fineibt -Wl,-z,lazy ||
+	pr_fail build "could not build $G-static-lazy"
+for v in "$stock-ibt" "$stock-lld-ibt"; do
+	if $READELF -SW "$v" | grep -q '\.plt\.sec'; then
+		pr_pass "ibt-plt[${v##*/}]: has .plt.sec"
+	else
+		pr_fail "ibt-plt[${v##*/}]" "no .plt.sec: the IBT PLT is not tested"
+	fi
+done
+direct_ok() {
+	[ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = $'writing GOT[puts]\nnot reached' ]
+}
+for m in $(fi_with_sets off kcfi fineibt auto fineibt,bhi auto,warn fineibt,paranoid); do
+	for v in "run:$stock" "run:$stock-ibt" "run:$stock-lld" "run:$stock-lld-ibt" \
+		 "$G-lazy" "$G-norelro" "$G-static-lazy"; do
+		tag="got-direct[$m,${v##*/}]"
+		case $v in
+		run:*) pr_run direct "$m" "$ROOT/$BUILD/fineibt" run "${v#run:}" ;;
+		*) pr_run direct "$m" env LD_BIND_NOW=1 "$v" ;;
+		esac
+		if direct_ok; then
+			pr_pass "$tag: the write redirects nothing"
+		else
+			pr_fail "$tag" "want puts() reached: rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
+		fi
+	done
+done
+# A library linked lazily and dlopen'ed after start-up attacks its own
+# GOT: its PLT is made direct when the dlopen returns. A stock clang-22
+# library under `fineibt run`, fineibt-cc's with LD_BIND_NOW=1; the
+# program is fineibt-cc's. RTLD_LAZY, run directly: not bound, hijacked.
+DL_SRC=$PR_SRC/protect_got_dl.c
+dlmain=$PR_OUT/protect_got_dl
+{ pr_fresh "$dlmain" "$DL_SRC" || "$FCC" -O2 "$DL_SRC" -o "$dlmain"; } &&
+{ pr_fresh "$PR_OUT/libpg-stock.so" "$SRC" ||
+  clang-22 $STOCK_CF -fPIC -shared -DPG_LIB -Wl,-z,relro,-z,lazy "$SRC" \
+	-o "$PR_OUT/libpg-stock.so"; } &&
+{ pr_fresh "$PR_OUT/libpg.so" "$SRC" ||
+  "$FCC" -O2 -fPIC -shared -DPG_LIB -Wl,-z,lazy "$SRC" -o "$PR_OUT/libpg.so"; } ||
+	pr_fail build "could not build the dlopen case"
+for m in $(fi_with_sets off kcfi fineibt auto fineibt,paranoid); do
+	pr_run direct-dl "$m" "$ROOT/$BUILD/fineibt" run "$dlmain" "$PR_OUT/libpg-stock.so"
+	if direct_ok; then
+		pr_pass "got-direct-dlopen[$m,stock]: the write redirects nothing"
+	else
+		pr_fail "got-direct-dlopen[$m,stock]" "want puts() reached: rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
+	fi
+	pr_run direct-dl "$m" env LD_BIND_NOW=1 "$dlmain" "$PR_OUT/libpg.so"
+	if direct_ok; then
+		pr_pass "got-direct-dlopen[$m,fineibt-cc]: the write redirects nothing"
+	else
+		pr_fail "got-direct-dlopen[$m,fineibt-cc]" "want puts() reached: rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
+	fi
+done
+# The same with a thread of the library calling through its PLT while
+# the entries are made direct (the page swap is atomic): 20 runs.
+{ pr_fresh "$PR_OUT/libpg-thr.so" "$SRC" ||
+  "$FCC" -O2 -fPIC -shared -pthread -DPG_LIB -DPG_THREAD -Wl,-z,lazy "$SRC" \
+	-o "$PR_OUT/libpg-thr.so"; } || pr_fail build "could not build libpg-thr.so"
+bad=0
+for i in $(seq 20); do
+	pr_run direct-thr auto env LD_BIND_NOW=1 FINEIBT_VERBOSE=1 "$dlmain" "$PR_OUT/libpg-thr.so"
+	direct_ok && grep -qE "libpg-thr.so: [0-9]+ PLT entries made direct" <<<"$PR_ERR_TXT" ||
+		{ bad=$((bad + 1)); last="rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"; }
+done
+if [ "$bad" = 0 ]; then
+	pr_pass "got-direct-thread: made direct under a running caller, 20 runs"
+else
+	pr_fail "got-direct-thread" "$bad of 20 runs: $last"
+fi
+
+# Run directly with lazy binding and no thread: what is bound at start-up
+# is made direct then, what the program binds later (its dlopen and dlsym
+# entries) at the next pass, after its dlopen (PLT0 found again from the
+# remembered place).
+{ pr_fresh "$dlmain-lazy" "$DL_SRC" || "$FCC" -O2 -Wl,-z,lazy "$DL_SRC" -o "$dlmain-lazy"; } ||
+	pr_fail build "could not build $dlmain-lazy"
+pr_run direct-late auto env FINEIBT_VERBOSE=1 "$dlmain-lazy" "$PR_OUT/libpg.so" lazy
+n=$(grep -cE "protect_got_dl-lazy: [0-9]+ PLT entries made direct" <<<"$PR_ERR_TXT")
+if [ "$n" = 2 ]; then
+	pr_pass "got-direct-late: entries made direct at start-up and after the dlopen"
+else
+	pr_fail "got-direct-late" "want a made-direct line for the program: err='$PR_ERR_TXT'"
+fi
+
+# Without LD_BIND_NOW another thread could stand in a lazy entry being
+# bound: none is touched, and the warning says why (the gap stays).
+pr_run direct-thr auto env FINEIBT_VERBOSE=1 "$dlmain" "$PR_OUT/libpg-thr.so"
+if [ "$PR_RC" = 42 ] && grep -qE "$GOT_RE.*lazy binding, with other threads running" <<<"$PR_ERR_TXT"; then
+	pr_pass "got-busy-thread: lazy binding + a thread: left, named"
+else
+	pr_fail "got-busy-thread" "want the entries left and the line: rc=$PR_RC err='$PR_ERR_TXT'"
+fi
+
+pr_run direct-dl auto "$dlmain" "$PR_OUT/libpg.so" lazy
+if [ "$PR_RC" = 42 ]; then
+	pr_pass "control[dlopen,lazy]: not bound, the write redirects puts()"
+else
+	pr_fail "control[dlopen,lazy]" "want the hijack: rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
+fi
+
+pr_run lazy-choice auto env LD_BIND_NOW= "$ROOT/$BUILD/fineibt" run "$stock"
+if [ "$PR_RC" = 42 ]; then
+	pr_pass "run-lazy-choice: an empty LD_BIND_NOW is kept (lazy: hijacked)"
+else
+	pr_fail "run-lazy-choice" "want the hijack: rc=$PR_RC out='$PR_OUT_TXT'"
+fi
+
+# Under FINEIBT_VERBOSE the runtime names a kCFI module whose PLT still
+# jumps through writable slots (outside PT_GNU_RELRO: not bound yet), and
+# one whose entries it made direct; never a full-RELRO one.
+DIRECT_RE='^fineibt: .*: [0-9]+ PLT entries made direct'
 for v in "$G" "$G-static" "$G-norelro" "$G-lazy" "run:$stock"; do
 	tag="got-verbose[${v##*/}]"
 	case $v in
@@ -70,14 +194,16 @@ for v in "$G" "$G-static" "$G-norelro" "$G-lazy" "run:$stock"; do
 	*) pr_run verbose auto env FINEIBT_VERBOSE=1 "$v" ;;
 	esac
 	n=$(grep -cE "$GOT_RE" <<<"$PR_ERR_TXT")
+	d=$(grep -cE "$DIRECT_RE" <<<"$PR_ERR_TXT")
 	case $v in
-	"$G"|"$G-static") want=0 ;;
-	*) want=1 ;;
+	"$G"|"$G-static") want=0 wantd=0 ;;
+	run:*) want=0 wantd=1 ;;
+	*) want=1 wantd=0 ;;
 	esac
-	if [ "$n" = "$want" ]; then
-		pr_pass "$tag: $want writable-GOT line(s)"
+	if [ "$n" = "$want" ] && [ "$d" = "$wantd" ]; then
+		pr_pass "$tag: $want writable-GOT line(s), $wantd made-direct line(s)"
 	else
-		pr_fail "$tag" "want $want writable-GOT line: rc=$PR_RC err='$PR_ERR_TXT'"
+		pr_fail "$tag" "want $want writable-GOT, $wantd made-direct line: rc=$PR_RC err='$PR_ERR_TXT'"
 	fi
 done
 

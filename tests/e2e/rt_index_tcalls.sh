@@ -4,8 +4,9 @@
 # output finds no call through a thunk without a kCFI check, and knew every
 # thunk the index names; the runtime then skips its scan of the whole text
 # for such calls. Checked: the flag is set for a module without such a
-# call, clear for one with one (no_sanitize("kcfi")) and for a link with
-# -s (no symbols: thunks unknown to the driver's scan); the runtime
+# call, clear for one with one (no_sanitize("kcfi")), set for a link with
+# -s (no symbols: the driver's scan takes the thunks the index names, as
+# the runtime does) and clear for such a link with the unchecked call; the runtime
 # dethunks the unchecked call when the flag is clear (FINEIBT_VERBOSE's
 # "dethunked" count is one more than with the flag forced on the same
 # file, which shows the flag is what the runtime follows); every program
@@ -16,7 +17,8 @@ D=$RT_OUT/index_tcalls
 mkdir -p "$D"
 { rt_build "$D/plain" -O2 "$RT_SRC/rt_tcall.c" &&
   rt_build "$D/unchecked" -O2 -DFI_UNCHECKED "$RT_SRC/rt_tcall.c" &&
-  rt_build "$D/stripped" -O2 -s "$RT_SRC/rt_tcall.c"; } ||
+  rt_build "$D/stripped" -O2 -s "$RT_SRC/rt_tcall.c" &&
+  rt_build "$D/unchecked-stripped" -O2 -s -DFI_UNCHECKED "$RT_SRC/rt_tcall.c"; } ||
 	{ rt_fail build "fineibt-cc could not build the programs"; exit 1; }
 
 # flags FILE: the index's flags word (word 1 of the descriptor).
@@ -54,7 +56,8 @@ expect_flags() {
 }
 expect_flags plain 3		# FILLED | NO_TCALLS
 expect_flags unchecked 1	# FILLED: a thunk call without a check
-expect_flags stripped 1		# FILLED: the driver knew no thunk
+expect_flags stripped 3		# FILLED | NO_TCALLS: thunks from the index
+expect_flags unchecked-stripped 1	# FILLED: found with the index's thunks
 
 # dethunked N of the executable's verbose line.
 dethunked() {
@@ -63,7 +66,7 @@ dethunked() {
 
 force "$D/unchecked" "$D/unchecked-forced"
 for m in "${RT_MODES[@]}"; do
-	for p in plain unchecked stripped unchecked-forced; do
+	for p in plain unchecked stripped unchecked-stripped unchecked-forced; do
 		rt_run tcall-$p "$m" "$D/$p"
 		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "tcall 6 8" ]; then
 			rt_pass "runs[$p,$m]"

@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -53,29 +54,46 @@ static size_t text_size;
 static unsigned long hits;
 
 /*
- * The size of LIB's executable mapping (the one holding el_apply), from a
- * load with no writer. After patching it has no file name: it is the
- * runtime's copy, moved over the text.
+ * The page-rounded size of LIB's executable segment (the one holding
+ * el_apply), from its program headers: the size of the runtime's scratch
+ * copy when it copies the segment whole, as it does with another thread
+ * present (the writer). A load with no other thread copies only the pages
+ * holding sites (docs/runtime.md), so the mapping's size would not do.
  */
+struct text_find {
+	unsigned long at;
+	size_t size;
+};
+
+static int text_cb(struct dl_phdr_info *info, size_t sz, void *arg)
+{
+	struct text_find *t = arg;
+
+	(void)sz;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		unsigned long lo = info->dlpi_addr + p->p_vaddr;
+
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) ||
+		    t->at < lo || t->at >= lo + p->p_memsz)
+			continue;
+		t->size = ((lo + p->p_memsz + 4095) & ~4095UL) - (lo & ~4095UL);
+		return 1;
+	}
+	return 0;
+}
+
 static size_t lib_text_size(const char *lib)
 {
-	char line[512], perms[8];
-	unsigned long lo, hi, at;
-	size_t size = 0;
 	void *h = dlopen(lib, RTLD_NOW);
-	FILE *f = fopen("/proc/self/maps", "r");
+	struct text_find t = { 0, 0 };
 
-	at = h ? (unsigned long)dlsym(h, "el_apply") : 0;
-	while (at && f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 &&
-		    perms[2] == 'x' && at >= lo && at < hi)
-			size = hi - lo;
-	}
-	if (f)
-		fclose(f);
+	t.at = h ? (unsigned long)dlsym(h, "el_apply") : 0;
+	if (t.at)
+		dl_iterate_phdr(text_cb, &t);
 	if (h)
 		dlclose(h);
-	return size;
+	return t.size;
 }
 
 /*

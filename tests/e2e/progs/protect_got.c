@@ -8,6 +8,8 @@
  *
  * Prints "writing GOT[puts]" then, if the write did not fault, whatever
  * the next puts() reaches: "hijacked" (exit 42) or the real "not reached".
+ * With -DPG_LIB it is a library doing the same to its own GOT from
+ * pg_attack(), which protect_got_dl.c calls after dlopen'ing it.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -70,17 +72,87 @@ static void **got_slot(const struct dl_phdr_info *info, const char *name)
 	return NULL;
 }
 
+#ifdef PG_LIB
+/* Built as a library (-DPG_LIB): its own GOT, found by its own address. */
+static int first(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t me = (uintptr_t)got_slot;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && me >= info->dlpi_addr + ph->p_vaddr &&
+		    me < info->dlpi_addr + ph->p_vaddr + ph->p_memsz) {
+			*(void ***)data = got_slot(info, "puts");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#ifdef PG_THREAD
+/*
+ * -DPG_THREAD: the library's constructor starts a thread that calls
+ * through the library's own PLT without a pause, so that the runtime
+ * makes the entries direct (when the dlopen returns) under a running
+ * caller; pg_attack stops and joins it first.
+ */
+#include <pthread.h>
+#include <sched.h>
+
+static pthread_t pg_thr;
+static volatile int pg_stop;
+static unsigned long pg_calls;	/* written by the thread only */
+
+static void *pg_spin(void *arg)
+{
+	unsigned int seed = 1;
+
+	(void)arg;
+	while (!pg_stop) {
+		seed += (unsigned int)rand_r(&seed);
+		__atomic_add_fetch(&pg_calls, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+__attribute__((constructor)) static void pg_start(void)
+{
+	if (pthread_create(&pg_thr, NULL, pg_spin, NULL))
+		_exit(4);
+	/* Running before the dlopen returns (and the entries change). */
+	while (!__atomic_load_n(&pg_calls, __ATOMIC_RELAXED))
+		sched_yield();
+}
+
+static void pg_join(void)
+{
+	pg_stop = 1;
+	pthread_join(pg_thr, NULL);
+}
+#else
+static void pg_join(void)
+{
+}
+#endif
+#define main pg_attack
+#else
 static int first(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	*(void ***)data = got_slot(info, "puts");
 	return 1;	/* the executable comes first */
 }
+#endif
 
 int main(void)
 {
 	void **slot = NULL;
 
+#ifdef PG_LIB
+	pg_join();
+#endif
 	setvbuf(stdout, NULL, _IONBF, 0);
 	dl_iterate_phdr(first, &slot);
 	if (!slot) {

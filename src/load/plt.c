@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Direct PLT entries (docs/protection.md, "A writable GOT"). A kCFI module
+ * linked without full RELRO (partial RELRO, -z lazy, -z norelro: a stock
+ * Debian link run with `fineibt run`) keeps its .got.plt writable, on the
+ * same page as its data, so it cannot be sealed; its PLT jumps through
+ * those slots (jmp *slot(%rip)), and no mode checks a PLT jump. Once a
+ * slot is bound, its entry is rewritten into an absolute jump to the
+ * slot's value (insn.h, "PLT entries"): the slot is then read by no code,
+ * and a write there redirects nothing.
+ *
+ * When: a slot holds its final value once the loader bound it (BIND_NOW,
+ * which `fineibt run` asks for with LD_BIND_NOW, or a lazy binding done
+ * since); it does not change after that (glibc never rebinds a bound
+ * slot; dlopen(RTLD_GLOBAL) does not interpose on it). The runtime itself
+ * rebinds some (dlsym_so.c: dlsym/dlvsym/dlopen; sigbind.c: the
+ * SIGILL-installing functions after an RTLD_DEEPBIND dlopen): such a slot
+ * is taken only when it holds what the runtime wants there. Every slot is
+ * judged on its own value, read once, so this may run while a module is
+ * still being relocated (another thread's dlopen): a slot still holding
+ * its link-time value points into the module's own PLT (no bias) or below
+ * the module's link-time extent (a biased module, not relocated yet); a
+ * slot bound by the loader points into an executable segment of a loaded
+ * module. Anything else is left as it is, and a later pass (the next
+ * dlopen) looks again.
+ *
+ * How: the entries are found by their exact bytes (insn.h) from PLT0,
+ * whose two GOT references name DT_PLTGOT: entry k of .plt pushes k and
+ * jumps to PLT0, and its slot is .rela.plt[k]'s. An IBT PLT's .plt.sec
+ * entry (ENDBR + jmp *slot) has no room for the movabs: it jumps to its
+ * lazy .plt entry, which gets the absolute jump (nothing else reaches it
+ * once the slot is bound). The pages holding the entries are copied,
+ * rewritten, sealed read-execute, compared with the text (identical but
+ * for the entries, which must be exactly what was encoded), then moved
+ * over it with mremap, as rtlive.c does: no page is ever writable and
+ * executable, and another thread sees the old page or the new one.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include "foreign.h"
+#include "insn.h"
+#include "plt.h"
+#include "rtlive.h"
+#include "trap.h"
+
+#define FI_PAGE		4096ULL
+/* How far past .plt a .plt.sec may start (a .plt.got may sit between). */
+#define FI_PLT_SEC_GAP	(64ULL * 1024)
+
+/* ld.so's: the initial stack (argc, argv..., NULL, envp..., NULL). */
+extern void *__libc_stack_end;
+
+/* dlsym_so.c (shared runtime only): the slot value it binds @name to. */
+void *fi_bind_want(const char *name) __attribute__((weak));
+
+struct fi_plt_fix {
+	uint64_t at;
+	uint8_t bytes[FI_PLT_ENTRY];
+};
+
+struct fi_pltmod {
+	uint64_t bias, span, got, relro_lo, relro_hi;
+	const ElfW(Rela) *jmprel;
+	size_t n;
+	const ElfW(Sym) *sym;
+	const char *str;
+	uint64_t xlo, xhi;	/* the executable segment holding PLT0 */
+	uint64_t plt0, sec;	/* sec: an IBT PLT's .plt.sec, or 0 */
+	bool now;		/* DF_BIND_NOW / DF_1_NOW: never bound lazily */
+	bool textrel;		/* the loader writes its text while relocating */
+};
+
+/* glibc relocates d_ptr in a writable .dynamic, not in a read-only one. */
+static uint64_t fi_plt_ptr(uint64_t bias, uint64_t v)
+{
+	return v < bias ? v + bias : v;
+}
+
+static bool fi_plt_read_dyn(const struct dl_phdr_info *info,
+			    struct fi_pltmod *m)
+{
+	const ElfW(Dyn) *d = NULL;
+	uint64_t b = info->dlpi_addr, sz = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->bias = b;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_DYNAMIC)
+			d = (const void *)(uintptr_t)(b + ph->p_vaddr);
+		else if (ph->p_type == PT_GNU_RELRO) {
+			m->relro_lo = b + ph->p_vaddr;
+			m->relro_hi = m->relro_lo + ph->p_memsz;
+		} else if (ph->p_type == PT_LOAD &&
+			   ph->p_vaddr + ph->p_memsz > m->span)
+			m->span = ph->p_vaddr + ph->p_memsz;
+	}
+	for (; d && d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_PLTGOT: m->got = fi_plt_ptr(b, d->d_un.d_ptr); break;
+		case DT_JMPREL:
+			m->jmprel = (const void *)(uintptr_t)fi_plt_ptr(b, d->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ: sz = d->d_un.d_val; break;
+		case DT_FLAGS:
+			m->now |= !!(d->d_un.d_val & DF_BIND_NOW);
+			m->textrel |= !!(d->d_un.d_val & DF_TEXTREL);
+			break;
+		case DT_TEXTREL: m->textrel = true; break;
+		case DT_FLAGS_1: m->now |= !!(d->d_un.d_val & DF_1_NOW); break;
+		case DT_SYMTAB:
+			m->sym = (const void *)(uintptr_t)fi_plt_ptr(b, d->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			m->str = (const void *)(uintptr_t)fi_plt_ptr(b, d->d_un.d_ptr);
+			break;
+		default: break;
+		}
+	}
+	m->n = sz / sizeof(ElfW(Rela));
+	return m->got && m->jmprel && m->n && m->sym && m->str;
+}
+
+static uint64_t fi_plt_slot(const struct fi_pltmod *m, size_t k)
+{
+	return m->bias + m->jmprel[k].r_offset;
+}
+
+static bool fi_plt_writable(const struct fi_pltmod *m, uint64_t slot)
+{
+	return slot < m->relro_lo || slot + 8 > m->relro_hi;
+}
+
+/*
+ * PLT0: the 16-byte-aligned spot of an executable segment naming m->got;
+ * only @hint (a link-time address found before) when it still is one.
+ */
+static bool fi_plt_find0(const struct dl_phdr_info *info, struct fi_pltmod *m,
+			 uint64_t hint)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo, hi, end;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		lo = (m->bias + ph->p_vaddr + 15) & ~15ULL;
+		end = hi = m->bias + ph->p_vaddr + ph->p_filesz;
+		if (hint) {
+			if (hint + m->bias < lo || hint + m->bias >= hi)
+				continue;
+			lo = hint + m->bias;
+			hi = lo + 2 * FI_PLT_ENTRY < end ? lo + 2 * FI_PLT_ENTRY : end;
+		}
+		for (uint64_t ip = lo; ip + 2 * FI_PLT_ENTRY <= hi; ip += 16) {
+			const uint8_t *p = (const uint8_t *)(uintptr_t)ip;
+
+			if (p[0] == 0xff && p[1] == 0x35 &&
+			    fi_match_plt0(p, ip, m->got)) {
+				m->plt0 = ip;
+				m->xlo = m->bias + ph->p_vaddr;
+				m->xhi = end;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static const uint8_t *fi_plt_at(uint64_t ip)
+{
+	return (const uint8_t *)(uintptr_t)ip;
+}
+
+/* An IBT PLT's .plt.sec: its entry 0 names slot 0 (or is direct already). */
+static uint64_t fi_plt_find_sec(const struct fi_pltmod *m)
+{
+	uint64_t from = m->plt0 + FI_PLT_ENTRY * (m->n + 1), to, slot, lazy;
+
+	to = from + FI_PLT_SEC_GAP;
+	for (uint64_t s = from; s + FI_PLT_ENTRY * m->n <= m->xhi && s < to;
+	     s += 16) {
+		if (fi_match_plt_sec(fi_plt_at(s), s, &slot) &&
+		    slot == fi_plt_slot(m, 0))
+			return s;
+		if (fi_match_plt_sec_direct(fi_plt_at(s), s, &lazy) &&
+		    lazy == m->plt0 + FI_PLT_ENTRY)
+			return s;
+	}
+	return 0;
+}
+
+/* Inside [lo, hi) of some executable range in @xr? */
+static bool fi_plt_in_code(uint64_t v, const uint64_t (*xr)[2], size_t nxr)
+{
+	for (size_t i = 0; i < nxr; i++) {
+		if (v >= xr[i][0] && v < xr[i][1])
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The final target of slot @k (value @v), or 0 when @v is not one (see
+ * the top of the file).
+ */
+static uint64_t fi_plt_target(const struct fi_pltmod *m, size_t k, uint64_t v,
+			      const uint64_t (*xr)[2], size_t nxr)
+{
+	const ElfW(Rela) *r = &m->jmprel[k];
+	uint64_t end = m->sec ? m->sec + FI_PLT_ENTRY * m->n :
+				m->plt0 + FI_PLT_ENTRY * (m->n + 1);
+	const char *name;
+	void *want = NULL;
+
+	if (!v || (v >= m->plt0 && v < end) || (m->bias && v < m->span) ||
+	    !fi_plt_in_code(v, xr, nxr))
+		return 0;
+	if (ELF64_R_TYPE(r->r_info) == R_X86_64_IRELATIVE)
+		return v;
+	if (ELF64_R_TYPE(r->r_info) != R_X86_64_JUMP_SLOT)
+		return 0;
+	name = m->str + m->sym[ELF64_R_SYM(r->r_info)].st_name;
+	want = fi_trap_sig_own(name);
+	if (!want && fi_bind_want)
+		want = fi_bind_want(name);
+	return !want || (uint64_t)(uintptr_t)want == v ? v : 0;
+}
+
+enum fi_plt_entry { FI_PLT_LEFT, FI_PLT_DONE, FI_PLT_FIX };
+
+/*
+ * Entry @k: already direct, left as it is, or fixed (its new bytes in
+ * @fx: one entry, two for an IBT PLT).
+ */
+static enum fi_plt_entry fi_plt_entry(const struct fi_pltmod *m, size_t k,
+				      const uint64_t (*xr)[2], size_t nxr,
+				      struct fi_plt_fix *fx, size_t *nfx)
+{
+	uint64_t e = m->plt0 + FI_PLT_ENTRY * (k + 1), s = fi_plt_slot(m, k);
+	uint64_t slot, plt0, t, sec = m->sec ? m->sec + FI_PLT_ENTRY * k : 0;
+	uint32_t idx;
+
+	if (e + FI_PLT_ENTRY > m->xhi)
+		return FI_PLT_LEFT;
+	if (fi_match_plt_direct(fi_plt_at(e), &t))
+		return FI_PLT_DONE;
+	if (fi_match_plt_lazy(fi_plt_at(e), e, false, &slot, &idx, &plt0)) {
+		if (slot != s || idx != k || plt0 != m->plt0)
+			return FI_PLT_LEFT;
+		sec = 0;
+	} else if (!sec || sec + FI_PLT_ENTRY > m->xhi ||
+		   !fi_match_plt_lazy(fi_plt_at(e), e, true, &slot, &idx, &plt0) ||
+		   idx != k || plt0 != m->plt0 ||
+		   !fi_match_plt_sec(fi_plt_at(sec), sec, &slot) || slot != s) {
+		return FI_PLT_LEFT;
+	}
+	t = fi_plt_target(m, k, __atomic_load_n((const uint64_t *)(uintptr_t)s,
+						__ATOMIC_ACQUIRE), xr, nxr);
+	if (!t)
+		return FI_PLT_LEFT;
+	if (sec) {
+		fx[*nfx].at = sec;
+		if (!fi_emit_plt_sec_direct(fx[*nfx].bytes, sec, e))
+			return FI_PLT_LEFT;
+		(*nfx)++;
+	}
+	fx[*nfx].at = e;
+	fi_emit_plt_direct(fx[*nfx].bytes, t);
+	(*nfx)++;
+	return FI_PLT_FIX;
+}
+
+static int fi_plt_fix_cmp(const void *a, const void *b)
+{
+	const struct fi_plt_fix *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The sealed @copy of [lo, lo + len) equals the text but for @fx. */
+static bool fi_plt_verify(const uint8_t *copy, uint64_t lo, uint64_t len,
+			  const struct fi_plt_fix *fx, size_t nfx)
+{
+	uint64_t o = 0;
+
+	for (size_t i = 0; i < nfx; i++) {
+		uint64_t at = fx[i].at - lo;
+
+		if (memcmp(copy + o, fi_plt_at(lo + o), at - o) ||
+		    memcmp(copy + at, fx[i].bytes, FI_PLT_ENTRY))
+			return false;
+		o = at + FI_PLT_ENTRY;
+	}
+	return !memcmp(copy + o, fi_plt_at(lo + o), len - o);
+}
+
+/* Copy, rewrite, seal, verify, move: the text is never writable. */
+static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
+			 size_t nfx)
+{
+	uint64_t lo, hi, len;
+	uint8_t *copy;
+	int err = 0;
+
+	qsort(fx, nfx, sizeof(*fx), fi_plt_fix_cmp);
+	lo = fx[0].at & ~(FI_PAGE - 1);
+	hi = (fx[nfx - 1].at + FI_PLT_ENTRY + FI_PAGE - 1) & ~(FI_PAGE - 1);
+	if (lo < (m->xlo & ~(FI_PAGE - 1)) || hi > ((m->xhi + FI_PAGE - 1) & ~(FI_PAGE - 1)))
+		return -ERANGE;
+	len = hi - lo;
+	copy = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (copy == MAP_FAILED)
+		return -errno;
+	memcpy(copy, fi_plt_at(lo), len);
+	for (size_t i = 0; i < nfx; i++)
+		memcpy(copy + (fx[i].at - lo), fx[i].bytes, FI_PLT_ENTRY);
+	if (mprotect(copy, len, PROT_READ | PROT_EXEC))
+		err = -errno;
+	else if (!fi_plt_verify(copy, lo, len, fx, nfx))
+		err = -EBADMSG;
+	else if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			(void *)(uintptr_t)lo) == MAP_FAILED)
+		err = -errno;
+	if (err)
+		munmap(copy, len);
+	return err;
+}
+
+/*
+ * Did the process start with LD_BIND_NOW (non-empty)? The loader read it
+ * from the initial environment, then bound every slot of every module at
+ * load, those of later dlopens too. Read there, not through getenv: the
+ * program may have changed its environment since.
+ */
+static bool fi_plt_env_now(void)
+{
+	static int now = -1;
+	const long *sp = __libc_stack_end;
+	char **env;
+
+	if (now >= 0)
+		return now;
+	now = 0;
+	/* Not trusted to have been honoured in a privileged process. */
+	if (!sp || sp[0] < 0 || getauxval(AT_SECURE))
+		return false;
+	env = (char **)(uintptr_t)(sp + 1) + sp[0] + 1;
+	for (; *env; env++) {
+		if (!strncmp(*env, "LD_BIND_NOW=", 12))
+			now = (*env)[12] != '\0';
+	}
+	return now;
+}
+
+/*
+ * A lazy entry being bound by another thread: that thread read the lazy
+ * value and is about to run the entry's push and jmp (bytes 6..15), which
+ * a direct entry overwrites. Only when no slot of @m is ever bound lazily,
+ * or no other thread runs (signals blocked here, so not even ours), can no
+ * thread stand in those bytes.
+ */
+static bool fi_plt_quiet(const struct fi_pltmod *m)
+{
+	return m->now || fi_plt_env_now() || fi_live_alone();
+}
+
+/* The entries of @m to fix, made in one rewrite of their pages. */
+static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
+			   size_t nxr, struct fi_plt_result *r)
+{
+	size_t cap = 2 * m->n, nfx = 0, bytes;
+	struct fi_plt_fix *fx;
+	uint64_t slot;
+	sigset_t all, old;
+
+	bytes = (cap * sizeof(*fx) + FI_PAGE - 1) & ~(FI_PAGE - 1);
+	fx = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fx == MAP_FAILED) {
+		r->err = -errno;
+		return;
+	}
+	/* No handler of the program runs, and no site is opened, from the
+	 * first byte read to the move. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	fi_foreign_text_lock();
+	r->busy = !fi_plt_quiet(m);
+	for (size_t k = 0; k < m->n; k++) {
+		if (!fi_plt_writable(m, fi_plt_slot(m, k)))
+			continue;
+		r->slots++;
+		if (r->busy) {
+			r->direct += fi_match_plt_direct(fi_plt_at(m->plt0 +
+					FI_PLT_ENTRY * (k + 1)), &slot);
+			continue;
+		}
+		switch (fi_plt_entry(m, k, xr, nxr, fx, &nfx)) {
+		case FI_PLT_DONE: r->direct++; break;
+		case FI_PLT_FIX: r->made++; break;
+		default: break;
+		}
+	}
+	if (r->made)
+		r->err = fi_plt_commit(m, fx, nfx);
+	if (r->err)
+		r->made = 0;
+	r->direct += r->made;
+	fi_foreign_text_unlock();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* The targets were code addresses: the pages go back unread. */
+	munmap(fx, bytes);
+}
+
+bool fi_plt_any_writable(const struct dl_phdr_info *info)
+{
+	struct fi_pltmod m;
+
+	if (!fi_plt_read_dyn(info, &m))
+		return false;
+	for (size_t k = 0; k < m.n; k++) {
+		if (fi_plt_writable(&m, fi_plt_slot(&m, k)))
+			return true;
+	}
+	return false;
+}
+
+void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
+		   size_t nxr, uint64_t *hint, struct fi_plt_result *r)
+{
+	struct fi_pltmod m;
+	bool any = false;
+
+	memset(r, 0, sizeof(*r));
+	if (!fi_plt_read_dyn(info, &m))
+		return;
+	for (size_t k = 0; k < m.n && !any; k++)
+		any = fi_plt_writable(&m, fi_plt_slot(&m, k));
+	if (!any)
+		return;
+	/*
+	 * Text relocations: another thread's loader may be writing this
+	 * text (made writable) right now; a copy moved over it would undo
+	 * its writes. Left, and named.
+	 */
+	if (m.textrel) {
+		r->textrel = true;
+		for (size_t k = 0; k < m.n; k++)
+			r->slots += fi_plt_writable(&m, fi_plt_slot(&m, k));
+		return;
+	}
+	if (*hint && !fi_plt_find0(info, &m, *hint))
+		*hint = 0;
+	if (!m.plt0 && !fi_plt_find0(info, &m, 0)) {
+		r->unknown = true;
+		for (size_t k = 0; k < m.n; k++)
+			r->slots += fi_plt_writable(&m, fi_plt_slot(&m, k));
+		return;
+	}
+	*hint = m.plt0 - m.bias;
+	/* An IBT PLT: its lazy entry 0 starts with ENDBR (or is direct). */
+	if (fi_plt_at(m.plt0 + FI_PLT_ENTRY)[0] != 0xff)
+		m.sec = fi_plt_find_sec(&m);
+	fi_plt_rewrite(&m, xr, nxr, r);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* Direct PLT entries for a module whose GOT stays writable (plt.c). */
+#ifndef FI_PLT_H
+#define FI_PLT_H
+
+#include <link.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct fi_plt_result {
+	size_t slots;	/* PLT slots outside PT_GNU_RELRO (writable) */
+	size_t direct;	/* of those, whose entry no longer reads the slot */
+	size_t made;	/* made direct by this call */
+	bool unknown;	/* writable slots, but no PLT layout recognised */
+	bool busy;	/* lazy binding, and other threads: none touched */
+	bool textrel;	/* text relocations: never touched */
+	int err;	/* the rewrite failed (-errno): the text is unchanged */
+};
+
+/*
+ * Make every PLT entry of module @info whose GOT slot is writable and
+ * already bound jump to the slot's value directly, through a read-only
+ * copy of the entry's pages moved over them (W^X at every instant,
+ * verified before the move). Entries whose slot is not bound yet (lazy),
+ * not final, or one the runtime may still rebind are left as they are.
+ * Idempotent. Call with the runtime's lock held, never from a signal
+ * handler. @xr: the executable ranges of every loaded module ([lo, hi)
+ * pairs, @nxr of them): a bound slot points into one. @hint: where PLT0
+ * was found last time (link-time address; 0: search the text), updated.
+ */
+void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
+		   size_t nxr, uint64_t *hint, struct fi_plt_result *r);
+
+/* Has module @info a PLT slot outside PT_GNU_RELRO? (Cheap: no text read.) */
+bool fi_plt_any_writable(const struct dl_phdr_info *info);
+
+/*
+ * runtime.c: fi_plt_direct over every kCFI module recorded, where their
+ * slots may be bound (the runtime's constructor, after each dlopen).
+ */
+void fi_rt_plt_pass(void);
+
+#endif /* FI_PLT_H */

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/e2e/rt_sparse.sh: text with sites on some pages and none on four
+ * pages between them (a function that is only int3 padding, never called
+ * nor address-taken). Prints, from /proc/self/maps, whether a page with a
+ * site and a page of the padding are still the file's pages ("file") or
+ * private copies ("anon"): for the executable, rewritten at start-up with
+ * no other thread, and for a library built from this same file, dlopen'ed
+ * while a second thread is alive (argv[1]).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef int (*fn_t)(int);
+
+#ifdef RT_SPARSE_LIB
+#define SP(x)	sp_lib_##x
+#else
+#define SP(x)	sp_exe_##x
+#endif
+
+__attribute__((noinline, aligned(4096))) int SP(first)(int x)
+{
+	return x + 1;
+}
+
+/* No site in here: 4 pages of int3 between the two functions. */
+__attribute__((noinline, used, aligned(4096))) static void SP(pad)(void)
+{
+	__asm__ volatile(".skip 16384, 0xcc");
+}
+
+__attribute__((noinline, aligned(4096))) int SP(last)(int x)
+{
+	return x * 2;
+}
+
+fn_t volatile SP(f1) = SP(first), SP(f2) = SP(last);
+
+/* A page in the middle of the padding. */
+uintptr_t SP(pad_page)(void)
+{
+	return ((uintptr_t)SP(pad) + 8192) & ~(uintptr_t)4095;
+}
+
+int SP(calls)(void)
+{
+	return SP(f1)(1) == 2 && SP(f2)(3) == 6;
+}
+
+#ifndef RT_SPARSE_LIB
+/* "file" when the mapping holding @a is backed by a file, else "anon". */
+static const char *kind(uintptr_t a)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	const char *k = "none";
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, ino;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &ino) == 3 &&
+		    a >= lo && a < hi) {
+			k = ino ? "file" : "anon";
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return k;
+}
+
+static int pipefd[2];
+
+static void *waiter(void *arg)
+{
+	char c;
+
+	(void)arg;
+	return read(pipefd[0], &c, 1) == 1 ? NULL : arg;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	void *h;
+	int (*calls)(void);
+	uintptr_t (*pad)(void);
+	fn_t first;
+
+	if (!sp_exe_calls())
+		return 1;
+	printf("exe site %s pad %s\n", kind((uintptr_t)sp_exe_first),
+	       kind(sp_exe_pad_page()));
+	if (argc < 2)
+		return 0;
+	if (pipe(pipefd) || pthread_create(&t, NULL, waiter, NULL))
+		return 2;
+	h = dlopen(argv[1], RTLD_NOW);
+	calls = h ? (int (*)(void))dlsym(h, "sp_lib_calls") : NULL;
+	pad = h ? (uintptr_t (*)(void))dlsym(h, "sp_lib_pad_page") : NULL;
+	first = h ? (fn_t)dlsym(h, "sp_lib_first") : NULL;
+	if (write(pipefd[1], "x", 1) != 1 || pthread_join(t, NULL))
+		return 3;
+	if (!calls || !pad || !first || !calls())
+		return 4;
+	printf("lib site %s pad %s\n", kind((uintptr_t)first), kind(pad()));
+	return 0;
+}
+#endif
