@@ -10,6 +10,8 @@
 # same way with the plain clang-22 build (the shell's "Killed" message),
 # so it says nothing about CFI.
 # shellcheck disable=SC2034  # read by run.sh, which sources this file
+# shellcheck source=scripts/real/automake.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../automake.sh"
 PKG=m4
 TESTS=(checks gnulib expand)
 QUICK_TESTS=(checks)
@@ -32,14 +34,7 @@ run_test() {
 		# check-them works in a scratch dir under $PWD (the run's own).
 		sh "$tree/checks/check-them" -I "$tree/examples" \
 			-m "$tree/src/m4" "${checks[@]}" "$tree/checks/stackovf.test" ;;
-	gnulib)
-		# the harness writes its logs into the tree: one run at a time
-		make -C "$tree/tests" check >make.out 2>&1
-		i=$?
-		grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS|# )' make.out
-		sed -n 's/^\(FAIL\|ERROR\): \([^ ]*\).*/\2/p' make.out | while read -r f; do
-			echo "--- $f.log"; tail -n 20 "$tree/tests/$f.log"; done
-		return "$i" ;;
+	gnulib) automake_check "$tree/tests" ;;
 	expand)
 		# Recursive macros, string builtins and diversions over a
 		# generated input: deterministic output, checksummed.

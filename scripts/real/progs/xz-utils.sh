@@ -4,6 +4,8 @@
 # test_compress.sh with every filter chain, test_scripts.sh). liblzma chains
 # its coders through code/end/memconfig function pointers in lzma_next_coder.
 # shellcheck disable=SC2034  # read by run.sh, which sources this file
+# shellcheck source=scripts/real/automake.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../automake.sh"
 PKG=xz-utils
 TESTS=(check compress-9)
 QUICK_TESTS=(check)
@@ -20,15 +22,7 @@ build_prog() {
 run_test() {
 	local t=$1 tree=$2 i
 	case $t in
-	check)
-		# the test harness writes its logs into the tree: one run at a time
-		make -C "$tree/tests" check >make.out 2>&1
-		i=$?
-		grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS|# )' make.out
-		# the logs of failed tests, for the diagnosis
-		sed -n 's/^\(FAIL\|ERROR\): \([^ ]*\).*/\2/p' make.out | while read -r f; do
-			echo "--- $f.log"; tail -n 20 "$tree/tests/$f.log"; done
-		return "$i" ;;
+	check) automake_check "$tree/tests" ;;
 	compress-9)
 		for i in 1 2 3; do cat "$tree"/src/liblzma/*/*.c; done >in
 		"$tree/src/xz/xz" -9 -c in >in.xz && "$tree/src/xz/xz" -d -c in.xz | cmp - in &&
