@@ -964,6 +964,8 @@ static const uint8_t fi_fstub_paranoid_check[] = {
 	0x45, 0x3b, 0x53, 0xf7,			/* cmpl -9(%r11), %r10d */
 	0x74, 0x25,				/* je 49 */
 };
+_Static_assert(sizeof(fi_fstub_kcfi_check) == sizeof(fi_fstub_paranoid_check),
+	       "both checks end at the same offset of the stub");
 /* At 12: r11 a veneer entry? (fail offsets patched per kind) */
 static const uint8_t fi_fstub_range[] = {
 	0x49, 0xba, 0, 0, 0, 0, 0, 0, 0, 0,	/* movabs $-entry0, %r10 */
@@ -1005,10 +1007,11 @@ size_t fi_emit_foreign_stub(uint8_t out[FI_FSTUB_SIZE], const uint8_t *site,
 	if (site[0] != mov[0] || site[1] != mov[1])
 		return 0;
 	memset(out, 0xcc, FI_FSTUB_SIZE);
-	memcpy(out, site, 6);
-	n = 6;
-	memcpy(out + n, paranoid ? fi_fstub_paranoid_check : fi_fstub_kcfi_check, 6);
-	n += 6;
+	memcpy(out, site, FI_CALLER_MOVL_SIZE);
+	n = FI_CALLER_MOVL_SIZE;
+	memcpy(out + n, paranoid ? fi_fstub_paranoid_check : fi_fstub_kcfi_check,
+	       sizeof(fi_fstub_kcfi_check));
+	n += sizeof(fi_fstub_kcfi_check);
 	range = n;
 	memcpy(out + n, fi_fstub_range, sizeof(fi_fstub_range));
 	memcpy(out + n + 2, &neg, 8);

@@ -23,6 +23,9 @@
 #define FI_CALLSITE_SIZE	20	/* a whole kCFI call site, check + call */
 #define FI_MAX_ARITY		7	/* arity register numbers 0..7 */
 #define FI_BHI_SLOT_SIZE	32	/* one __bhi_args[] slot */
+/* movl $imm32,%r10d (41 ba imm32): the first instruction of the kCFI and
+ * the paranoid caller, the one a foreign stub keeps (fi_emit_foreign_stub) */
+#define FI_CALLER_MOVL_SIZE	6
 
 /* kCFI preamble (func-16): b8+r imm32; 11 x nop */
 #define FI_KCFI_PREAMBLE_HASH	1

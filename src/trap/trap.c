@@ -120,7 +120,7 @@ static bool fi_site_snapshot(uint64_t site, uint8_t out[FI_CALLSITE_SIZE])
 	__builtin_memcpy(out, p, FI_CALLSITE_SIZE);
 	head = fi_foreign_site_head(out, site);
 	if (head)
-		__builtin_memcpy(out, head, 6);
+		__builtin_memcpy(out, head, FI_CALLER_MOVL_SIZE);
 	return true;
 }
 
