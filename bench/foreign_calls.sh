@@ -9,6 +9,7 @@
 # Usage: bench/foreign_calls.sh [N1=2000] [N2=12000]   (BUILD=build)
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 n1=${1:-2000}
 n2=${2:-12000}
@@ -18,13 +19,12 @@ src=tests/e2e/progs/compat_dlsym.c
 clang-22 -O2 -o "$out/plain" "$src"
 "$BUILD/fineibt-cc" -O2 -o "$out/fcc" "$src"
 
-# valgrind 3.19 cannot read clang-22's DWARF 5 in libfineibt.so: give it
-# a copy without debug info, found first through LD_LIBRARY_PATH.
-llvm-objcopy-22 --strip-debug "$BUILD/libfineibt.so" "$out/libfineibt.so.0"
+# The library without debug info (bench/lib.sh), found first through
+# LD_LIBRARY_PATH.
+bench_strip_lib "$BUILD/libfineibt.so" "$out/libfineibt.so.0"
 
 ir() {	# ir CFI BIN ROUNDS
-	LD_LIBRARY_PATH=$out FINEIBT_CFI=$1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-		"$2" "$3" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	LD_LIBRARY_PATH=$out FINEIBT_CFI=$1 callgrind_ir "$2" "$3"
 }
 per_round() {
 	local a b

@@ -9,6 +9,7 @@
 # Usage: bench/live_verify.sh            (BUILD=build NFUNCS=4000)
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 N=${NFUNCS:-4000}
 out=$BUILD/bench/live_verify
@@ -31,15 +32,12 @@ if [ ! -e "$src" ] || [ "$(head -1 "$src")" != "/* $N */" ]; then
 	} >"$src"
 fi
 "$BUILD/fineibt-cc" -O1 -o "$out/big" "$src"
-# valgrind cannot read clang-22's DWARF 5: a copy without debug info.
-llvm-objcopy-22 --strip-debug "$BUILD/libfineibt.so" "$out/libfineibt.so.0"
+bench_strip_lib "$BUILD/libfineibt.so" "$out/libfineibt.so.0"
 
 ir() {	# ir CFI [callgrind options...]: instructions collected
 	local cfi=$1
 	shift
-	LD_LIBRARY_PATH=$out FINEIBT_CFI=$cfi valgrind --tool=callgrind \
-		--callgrind-out-file=/dev/null "$@" "$out/big" 2>&1 >/dev/null |
-		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	LD_LIBRARY_PATH=$out FINEIBT_CFI=$cfi callgrind_ir "$@" "$out/big"
 }
 printf '%-20s %14s %14s %14s %8s\n' mode process patch_image verify "verify%"
 for m in kcfi fineibt fineibt,paranoid fineibt,bhi auto; do

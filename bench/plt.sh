@@ -10,6 +10,7 @@
 # Usage: bench/plt.sh [N1=2000] [N2=12000]   (BUILD=build)
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 n1=${1:-2000}
 n2=${2:-12000}
@@ -19,16 +20,13 @@ cf="-O2 -fno-builtin -fsanitize=kcfi -fpatchable-function-entry=11,11 -fsanitize
 clang-22 $cf -Wl,-z,relro,-z,lazy -o "$out/bfd" bench/plt_loop.c
 clang-22 $cf -fuse-ld=lld -Wl,-z,relro,-z,lazy -o "$out/lld" bench/plt_loop.c
 
-# valgrind 3.19 cannot read clang-22's DWARF 5 in libfineibt.so: a copy
-# without debug info, preloaded as `fineibt run` does (the audit library,
-# for later dlopens, plays no part here).
-llvm-objcopy-22 --strip-debug "$BUILD/libfineibt.so" "$out/libfineibt.so"
+# The library without debug info (bench/lib.sh), preloaded as `fineibt
+# run` does (the audit library, for later dlopens, plays no part here).
+bench_strip_lib "$BUILD/libfineibt.so" "$out/libfineibt.so"
 
 ir() {	# ir BIND BIN ROUNDS: the program's Ir as under `fineibt run`
 	LD_PRELOAD=$out/libfineibt.so LD_BIND_NOW=$1 FINEIBT_CFI=auto \
-		valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-		"$2" "$3" 2>&1 >/dev/null |
-		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+		callgrind_ir "$2" "$3"
 }
 printf '%-6s %-22s %10s %12s\n' link "PLT entries" "Ir/round" "start-up Ir"
 for b in bfd lld; do

@@ -9,6 +9,7 @@
 # Usage: bench/rehash_cost.sh            (BUILD=build NFUNCS=4000)
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 N=${NFUNCS:-4000}
 out=$BUILD/bench/rehash_cost
@@ -50,14 +51,12 @@ if [ ! -e "$src" ] || [ "$(head -1 "$src")" != "/* $N */" ]; then
 	} >"$src"
 fi
 "$BUILD/fineibt-cc" -O1 -o "$out/big" "$src"
-llvm-objcopy-22 --strip-debug "$BUILD/libfineibt.so" "$out/libfineibt.so.0"
+bench_strip_lib "$BUILD/libfineibt.so" "$out/libfineibt.so.0"
 
 ir() {	# ir PROG CFI [callgrind options...]: instructions collected
 	local prog=$1 cfi=$2
 	shift 2
-	LD_LIBRARY_PATH=$out FINEIBT_CFI=$cfi valgrind --tool=callgrind \
-		--callgrind-out-file=/dev/null "$@" "$prog" 2>&1 >/dev/null |
-		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	LD_LIBRARY_PATH=$out FINEIBT_CFI=$cfi callgrind_ir "$@" "$prog"
 }
 loop=$(ir "$out/loop" off --collect-atstart=no --toggle-collect=fineibt_rehash)
 echo "fineibt_rehash: $loop instructions for 1M calls ($((loop / 1000000)) per call)"
