@@ -39,3 +39,21 @@ for b in bfd lld; do
 			"$r" $(( a - n1 * r ))
 	done
 done
+
+# libc's own PLT (every module's PLT is made direct, not only kCFI
+# ones): bench/plt_libc.c, a fineibt-cc program (full RELRO) whose strdup
+# calls strlen and memcpy through libc's PLT. Run directly (libc's
+# IRELATIVE slots are bound at load: made direct) with this build's
+# runtime and, if BASE=DIR names another build directory, with its
+# libfineibt.so (e.g. one from before the change) for comparison.
+"$BUILD/fineibt-cc" -O2 -fno-builtin -o "$out/libc" bench/plt_libc.c
+echo
+printf '%-28s %10s %12s\n' "fineibt-cc program, runtime" "Ir/round" "start-up Ir"
+for lib in "$BUILD" ${BASE:+"$BASE"}; do
+	mkdir -p "$out/base"
+	bench_strip_lib "$lib/libfineibt.so" "$out/base/libfineibt.so.0"
+	a=$(LD_LIBRARY_PATH=$out/base FINEIBT_CFI=auto callgrind_ir "$out/libc" "$n1")
+	c=$(LD_LIBRARY_PATH=$out/base FINEIBT_CFI=auto callgrind_ir "$out/libc" "$n2")
+	r=$(( (c - a) / (n2 - n1) ))
+	printf '%-28s %10s %12s\n' "${lib}" "$r" $(( a - n1 * r ))
+done

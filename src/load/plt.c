@@ -240,31 +240,38 @@ static uint64_t fi_plt_target(const struct fi_pltmod *m, size_t k, uint64_t v,
 enum fi_plt_entry { FI_PLT_LEFT, FI_PLT_DONE, FI_PLT_FIX };
 
 /*
- * Entry @k: already direct, left as it is, or fixed (its new bytes in
- * @fx: one entry, two for an IBT PLT).
+ * Entry @j of the PLT: already direct, left as it is, or fixed (its new
+ * bytes in @fx: one entry, two for an IBT PLT). The entry names its
+ * relocation by the index it pushes (@k), which need not be @j: GNU ld
+ * orders a shared object's IRELATIVE relocations after the others but
+ * gives them entries in slot order (libc's string functions).
  */
-static enum fi_plt_entry fi_plt_entry(const struct fi_pltmod *m, size_t k,
+static enum fi_plt_entry fi_plt_entry(const struct fi_pltmod *m, size_t j,
 				      const uint64_t (*xr)[2], size_t nxr,
 				      struct fi_plt_fix *fx, size_t *nfx)
 {
-	uint64_t e = m->plt0 + FI_PLT_ENTRY * (k + 1), s = fi_plt_slot(m, k);
-	uint64_t slot, plt0, t, sec = m->sec ? m->sec + FI_PLT_ENTRY * k : 0;
-	uint32_t idx;
+	uint64_t e = m->plt0 + FI_PLT_ENTRY * (j + 1), s;
+	uint64_t slot, plt0, t, sec = m->sec ? m->sec + FI_PLT_ENTRY * j : 0;
+	uint32_t k;
 
 	if (e + FI_PLT_ENTRY > m->xhi)
 		return FI_PLT_LEFT;
 	if (fi_match_plt_direct(fi_plt_at(e), &t))
 		return FI_PLT_DONE;
-	if (fi_match_plt_lazy(fi_plt_at(e), e, false, &slot, &idx, &plt0)) {
-		if (slot != s || idx != k || plt0 != m->plt0)
+	if (fi_match_plt_lazy(fi_plt_at(e), e, false, &slot, &k, &plt0)) {
+		if (k >= m->n || slot != fi_plt_slot(m, k) || plt0 != m->plt0)
 			return FI_PLT_LEFT;
 		sec = 0;
 	} else if (!sec || sec + FI_PLT_ENTRY > m->xhi ||
-		   !fi_match_plt_lazy(fi_plt_at(e), e, true, &slot, &idx, &plt0) ||
-		   idx != k || plt0 != m->plt0 ||
-		   !fi_match_plt_sec(fi_plt_at(sec), sec, &slot) || slot != s) {
+		   !fi_match_plt_lazy(fi_plt_at(e), e, true, &slot, &k, &plt0) ||
+		   k >= m->n || plt0 != m->plt0 ||
+		   !fi_match_plt_sec(fi_plt_at(sec), sec, &slot) ||
+		   slot != fi_plt_slot(m, k)) {
 		return FI_PLT_LEFT;
 	}
+	s = fi_plt_slot(m, k);
+	if (!fi_plt_writable(m, s))
+		return FI_PLT_LEFT;
 	t = fi_plt_target(m, k, __atomic_load_n((const uint64_t *)(uintptr_t)s,
 						__ATOMIC_ACQUIRE), xr, nxr);
 	if (!t)
@@ -313,7 +320,13 @@ static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
 	uint8_t *copy;
 	int err = 0;
 
-	qsort(fx, nfx, sizeof(*fx), fi_plt_fix_cmp);
+	/* In entry order already unless an IBT PLT put .plt.sec fixes first. */
+	for (size_t i = 1; i < nfx; i++) {
+		if (fx[i].at < fx[i - 1].at) {
+			qsort(fx, nfx, sizeof(*fx), fi_plt_fix_cmp);
+			break;
+		}
+	}
 	lo = fx[0].at & ~(FI_PAGE - 1);
 	hi = (fx[nfx - 1].at + FI_PLT_ENTRY + FI_PAGE - 1) & ~(FI_PAGE - 1);
 	if (lo < (m->xlo & ~(FI_PAGE - 1)) || hi > ((m->xhi + FI_PAGE - 1) & ~(FI_PAGE - 1)))
@@ -398,16 +411,16 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	fi_foreign_text_lock();
 	r->busy = !fi_plt_quiet(m);
-	for (size_t k = 0; k < m->n; k++) {
-		if (!fi_plt_writable(m, fi_plt_slot(m, k)))
-			continue;
-		r->slots++;
+	for (size_t k = 0; k < m->n; k++)
+		r->slots += fi_plt_writable(m, fi_plt_slot(m, k));
+	/* Entry j, by position (the relocation it names may differ). */
+	for (size_t j = 0; j < m->n && r->slots; j++) {
 		if (r->busy) {
 			r->direct += fi_match_plt_direct(fi_plt_at(m->plt0 +
-					FI_PLT_ENTRY * (k + 1)), &slot);
+					FI_PLT_ENTRY * (j + 1)), &slot);
 			continue;
 		}
-		switch (fi_plt_entry(m, k, xr, nxr, fx, &nfx)) {
+		switch (fi_plt_entry(m, j, xr, nxr, fx, &nfx)) {
 		case FI_PLT_DONE: r->direct++; break;
 		case FI_PLT_FIX: r->made++; break;
 		default: break;

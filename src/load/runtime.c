@@ -558,7 +558,7 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 }
 
 /*
- * Direct PLT entries (src/load/plt.c) for kCFI modules whose GOT stays
+ * Direct PLT entries (src/load/plt.c) for every module whose GOT stays
  * writable (partial RELRO, -z lazy, -z norelro): run where every slot
  * the loader will bind for them may be bound (our constructor, after a
  * dlopen returned), never while the runtime may still rebind one (the
@@ -632,10 +632,20 @@ static const char *fi_rt_info_name(const struct dl_phdr_info *info)
 	return exe[0] ? exe : "the executable";
 }
 
+static const char *fi_rt_plt_why(const struct fi_plt_result *r)
+{
+	return r->unknown ? "PLT layout not recognised" :
+	       r->textrel ? "it has text relocations" :
+	       r->err ? strerror(-r->err) :
+	       r->busy ? "lazy binding, with other threads running" :
+	       "not bound yet";
+}
+
 static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
 			  uint32_t tag, const struct fi_plt_result *r)
 {
-	size_t left = r->slots - r->direct;
+	size_t left = r->slots > r->direct ? r->slots - r->direct : 0;
+	const struct fi_rt_seen *e = &fi_rt()->seen[k];
 
 	if (r->made)
 		fi_rt_say("fineibt: %s: %zu PLT entries made direct (its GOT "
@@ -644,16 +654,23 @@ static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
 	if (!left || fi_plt_warned[k] == tag)
 		return;
 	fi_plt_warned[k] = tag;
+	/*
+	 * Not a kCFI module (libc, a Debian library run directly): its lazy
+	 * slots are the norm there, not a finding about the program; said
+	 * without "warning".
+	 */
+	if (!e->lo && !e->nctraps) {
+		fi_rt_say("fineibt: %s: %zu of its %zu PLT entries still read "
+			  "its writable GOT (%s)\n", fi_rt_info_name(info),
+			  left, r->slots, fi_rt_plt_why(r));
+		return;
+	}
 	fi_rt_say("fineibt: warning: %s: its GOT is writable (partial RELRO "
 		  "or -z norelro) and %zu of its %zu PLT entries still jump "
 		  "through it (%s): a write there redirects a PLT jump, which "
 		  "no mode checks (run with LD_BIND_NOW=1, or relink with -z "
 		  "relro -z now)\n", fi_rt_info_name(info), left, r->slots,
-		  r->unknown ? "PLT layout not recognised" :
-		  r->textrel ? "it has text relocations" :
-		  r->err ? strerror(-r->err) :
-		  r->busy ? "lazy binding, with other threads running" :
-		  "not bound yet");
+		  fi_rt_plt_why(r));
 }
 
 static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -671,8 +688,12 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		memset(fi_plt_htag, 0, sizeof(fi_plt_htag));
 		fi_plt_subs = info->dlpi_subs;
 	}
-	if (k < 0 || fi_plt_done[k] == tag ||
-	    (!fi_rt()->seen[k].lo && !fi_rt()->seen[k].nctraps))
+	/*
+	 * Every module, kCFI or not: libc's own PLT (its string functions,
+	 * IRELATIVE) and a Debian library's are as writable as a kCFI
+	 * module's, and a jump through them is checked by nothing either.
+	 */
+	if (k < 0 || fi_plt_done[k] == tag)
 		return 0;
 	/* Full RELRO (fineibt-cc's default): nothing to do, ever. */
 	if (!fi_plt_any_writable(info)) {
@@ -688,7 +709,7 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	fi_plt_hint[k] = (uint32_t)hint;
 	if (fi_verbose_on())
 		fi_rt_plt_say(info, k, tag, &r);
-	if (r.slots == r.direct || r.unknown || r.textrel)
+	if (r.direct >= r.slots || r.unknown || r.textrel)
 		fi_plt_done[k] = tag;
 	return 0;
 }

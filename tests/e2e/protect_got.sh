@@ -183,7 +183,7 @@ else
 	pr_fail "run-lazy-choice" "want the hijack: rc=$PR_RC out='$PR_OUT_TXT'"
 fi
 
-# Under FINEIBT_VERBOSE the runtime names a kCFI module whose PLT still
+# Under FINEIBT_VERBOSE the runtime names a module whose PLT still
 # jumps through writable slots (outside PT_GNU_RELRO: not bound yet), and
 # one whose entries it made direct; never a full-RELRO one.
 DIRECT_RE='^fineibt: .*: [0-9]+ PLT entries made direct'
@@ -193,8 +193,9 @@ for v in "$G" "$G-static" "$G-norelro" "$G-lazy" "run:$stock"; do
 	run:*) pr_run verbose auto env FINEIBT_VERBOSE=1 "$ROOT/$BUILD/fineibt" run "${v#run:}" ;;
 	*) pr_run verbose auto env FINEIBT_VERBOSE=1 "$v" ;;
 	esac
-	n=$(grep -cE "$GOT_RE" <<<"$PR_ERR_TXT")
-	d=$(grep -cE "$DIRECT_RE" <<<"$PR_ERR_TXT")
+	# Lines about the program only: libc and ld.so get theirs too.
+	n=$(grep -E "$GOT_RE" <<<"$PR_ERR_TXT" | grep -c "/${v##*/}: ")
+	d=$(grep -E "$DIRECT_RE" <<<"$PR_ERR_TXT" | grep -c "/${v##*/}: ")
 	case $v in
 	"$G"|"$G-static") want=0 wantd=0 ;;
 	run:*) want=0 wantd=1 ;;
