@@ -31,7 +31,8 @@
  * lazy .plt entry, which gets the absolute jump (nothing else reaches it
  * once the slot is bound). The pages holding the entries are copied,
  * rewritten, sealed read-execute, compared with the text (identical but
- * for the entries, which must be exactly what was encoded), then moved
+ * for PLT entries in their direct form: fi_plt_copy_ok, which trusts
+ * neither the copy nor the list of fixes, both writable), then moved
  * over it with mremap, as rtlive.c does: no page is ever writable and
  * executable, and another thread sees the old page or the new one.
  */
@@ -295,26 +296,50 @@ static int fi_plt_fix_cmp(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-/* The sealed @copy of [lo, lo + len) equals the text but for @fx. */
-static bool fi_plt_verify(const uint8_t *copy, uint64_t lo, uint64_t len,
-			  const struct fi_plt_fix *fx, size_t nfx)
+/*
+ * Block @at (16-byte aligned) changed from @old to @new: must be entry j
+ * of the PLT going from its lazy form to the direct one (to code), or an
+ * IBT PLT's .plt.sec entry j going to a jump to lazy entry j.
+ */
+static bool fi_plt_change_ok(const struct fi_plt_layout *l, uint64_t at,
+			     const uint8_t *old, const uint8_t *new,
+			     const uint64_t (*xr)[2], size_t nxr)
 {
-	uint64_t o = 0;
+	uint64_t first = l->plt0 + FI_PLT_ENTRY, slot, plt0, t;
+	uint32_t k;
 
-	for (size_t i = 0; i < nfx; i++) {
-		uint64_t at = fx[i].at - lo;
+	if (l->sec && at >= l->sec && at < l->sec + FI_PLT_ENTRY * l->n)
+		return fi_match_plt_sec(old, at, &slot) &&
+		       fi_match_plt_sec_direct(new, at, &t) &&
+		       t == first + (at - l->sec);
+	if (at < first || at >= first + FI_PLT_ENTRY * l->n)
+		return false;
+	return fi_match_plt_lazy(old, at, l->sec != 0, &slot, &k, &plt0) &&
+	       plt0 == l->plt0 && k < l->n &&
+	       fi_match_plt_direct(new, &t) && fi_plt_in_code(t, xr, nxr);
+}
 
-		if (memcmp(copy + o, fi_plt_at(lo + o), at - o) ||
-		    memcmp(copy + at, fx[i].bytes, FI_PLT_ENTRY))
+bool fi_plt_copy_ok(const struct fi_plt_layout *l, const uint8_t *text,
+		    const uint8_t *copy, uint64_t lo, uint64_t len, size_t nfx,
+		    const uint64_t (*xr)[2], size_t nxr)
+{
+	size_t changed = 0;
+
+	if ((lo | len) & (FI_PLT_ENTRY - 1))
+		return false;
+	for (uint64_t o = 0; o < len; o += FI_PLT_ENTRY) {
+		if (!memcmp(copy + o, text + o, FI_PLT_ENTRY))
+			continue;
+		if (!fi_plt_change_ok(l, lo + o, text + o, copy + o, xr, nxr))
 			return false;
-		o = at + FI_PLT_ENTRY;
+		changed++;
 	}
-	return !memcmp(copy + o, fi_plt_at(lo + o), len - o);
+	return changed == nfx;
 }
 
 /* Copy, rewrite, seal, verify, move: the text is never writable. */
 static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
-			 size_t nfx)
+			 size_t nfx, const uint64_t (*xr)[2], size_t nxr)
 {
 	uint64_t lo, hi, len;
 	uint8_t *copy;
@@ -341,7 +366,8 @@ static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
 		memcpy(copy + (fx[i].at - lo), fx[i].bytes, FI_PLT_ENTRY);
 	if (mprotect(copy, len, PROT_READ | PROT_EXEC))
 		err = -errno;
-	else if (!fi_plt_verify(copy, lo, len, fx, nfx))
+	else if (!fi_plt_copy_ok(&(struct fi_plt_layout){ m->plt0, m->sec, m->n },
+				 fi_plt_at(lo), copy, lo, len, nfx, xr, nxr))
 		err = -EBADMSG;
 	else if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			(void *)(uintptr_t)lo) == MAP_FAILED)
@@ -427,7 +453,7 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 		}
 	}
 	if (r->made)
-		r->err = fi_plt_commit(m, fx, nfx);
+		r->err = fi_plt_commit(m, fx, nfx, xr, nxr);
 	if (r->err)
 		r->made = 0;
 	r->direct += r->made;

@@ -6,6 +6,7 @@
 #include <link.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct fi_plt_result {
 	size_t slots;	/* PLT slots outside PT_GNU_RELRO (writable) */
@@ -30,6 +31,23 @@ struct fi_plt_result {
  */
 void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
 		   size_t nxr, uint64_t *hint, struct fi_plt_result *r);
+
+/* Where a module's PLT is (run-time addresses; @sec 0: not an IBT PLT). */
+struct fi_plt_layout {
+	uint64_t plt0, sec;
+	size_t n;		/* entries after PLT0 (and in .plt.sec) */
+};
+
+/*
+ * Is @copy (sealed) of the text @text at run-time [@lo, @lo + @len) what a
+ * rewrite may put there: equal but for exactly @nfx 16-byte blocks, each
+ * a lazy entry of @l made direct to an address inside @xr, or a .plt.sec
+ * entry made to jump to its lazy entry? Trusts neither the copy nor the
+ * list of fixes it was made from (writable memory, other threads).
+ */
+bool fi_plt_copy_ok(const struct fi_plt_layout *l, const uint8_t *text,
+		    const uint8_t *copy, uint64_t lo, uint64_t len, size_t nfx,
+		    const uint64_t (*xr)[2], size_t nxr);
 
 /* Has module @info a PLT slot outside PT_GNU_RELRO? (Cheap: no text read.) */
 bool fi_plt_any_writable(const struct dl_phdr_info *info);

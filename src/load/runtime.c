@@ -588,18 +588,27 @@ static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
 	return 0;
 }
 
+/*
+ * The buffer is an anonymous read-write mapping that another thread may
+ * write (protect_escape's writer does): its count is read once and
+ * bounded before it indexes anything, so a forged one can only drop or
+ * overwrite entries inside the buffer, never write past it.
+ */
 static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct fi_rt_plt_walk *w = arg;
 
-	for (int i = 0; i < info->dlpi_phnum && w->nxr < FI_MAX_SEEN; i++) {
+	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		size_t n = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
 
+		if (n >= FI_MAX_SEEN)
+			break;
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
-		w->xr[w->nxr][0] = info->dlpi_addr + ph->p_vaddr;
-		w->xr[w->nxr][1] = w->xr[w->nxr][0] + ph->p_memsz;
-		w->nxr++;
+		w->xr[n][0] = info->dlpi_addr + ph->p_vaddr;
+		w->xr[n][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		__atomic_store_n(&w->nxr, n + 1, __ATOMIC_RELAXED);
 	}
 	return 0;
 }
@@ -681,6 +690,7 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	long k = key ? fi_rt_seen_find(key) : -1;
 	uint32_t tag = (uint32_t)(key >> 12) | 1;
 	uint64_t hint;
+	size_t nxr;
 
 	if (info->dlpi_subs != fi_plt_subs) {
 		memset(fi_plt_done, 0, sizeof(fi_plt_done));
@@ -704,7 +714,9 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!w)
 		return 0;
 	hint = fi_plt_htag[k] == tag ? fi_plt_hint[k] : 0;
-	fi_plt_direct(info, (const uint64_t (*)[2])w->xr, w->nxr, &hint, &r);
+	nxr = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
+	fi_plt_direct(info, (const uint64_t (*)[2])w->xr,
+		      nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN, &hint, &r);
 	fi_plt_htag[k] = hint && hint <= UINT32_MAX ? tag : 0;
 	fi_plt_hint[k] = (uint32_t)hint;
 	if (fi_verbose_on())

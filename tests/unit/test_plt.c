@@ -2,14 +2,17 @@
 /*
  * The PLT entries of src/seq/insn.c (docs/protection.md, "A writable GOT:
  * direct PLT entries"): the matchers against the lazy PLTs lld and GNU ld
- * write (bytes as their objdump shows them, plain and IBT), and the direct
- * forms checked byte by byte against their layout in insn.h.
+ * write (bytes as their objdump shows them, plain and IBT), the direct
+ * forms checked byte by byte against their layout in insn.h, and the
+ * verification of a rewritten copy (src/load/plt.c, fi_plt_copy_ok).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
 #include "insn.h"
+#include "plt.h"
 
 #define PLT0	0x401020ULL
 #define GOT	0x404000ULL
@@ -113,11 +116,97 @@ static void test_direct(void)
 	      !fi_emit_plt_sec_direct(s, at, 0x7f0000000000ULL));
 }
 
+/*
+ * A fake PLT page at run-time LO: PLT0 at +0x20, 3 lazy entries (slot
+ * order pushed reversed, as GNU ld's IRELATIVE entries may be), code
+ * after them; IBT: lazy entries with ENDBR and a .plt.sec at +0x80.
+ */
+#define LO	0x401000ULL
+#define P0	(LO + 0x20)
+#define SEC	(LO + 0x80)
+#define TGT	0x7f0000001230ULL
+
+static const uint64_t xr[2][2] = {
+	{ LO, LO + 0x1000 }, { 0x7f0000000000ULL, 0x7f0000100000ULL },
+};
+
+static void fake_plt(uint8_t *t, bool ibt)
+{
+	memset(t, 0x90, 256);
+	for (int j = 0; j < 3; j++) {
+		uint64_t e = P0 + 16 * (j + 1), s = SEC + 16 * j;
+		uint8_t *p = t + (e - LO), *q = t + (s - LO);
+		uint32_t k = 2 - j;
+
+		if (ibt) {
+			memcpy(p, "\xf3\x0f\x1e\xfa\x68", 5);
+			memcpy(p + 5, &k, 4);
+			p[9] = 0xe9;
+			put_rel(p + 9, e + 9, 5, P0);
+			memcpy(q, "\xf3\x0f\x1e\xfa\xff\x25", 6);
+			put_rel(q + 4, s + 4, 6, GOT + 24 + 8 * k);
+		} else {
+			p[0] = 0xff;
+			p[1] = 0x25;
+			put_rel(p, e, 6, GOT + 24 + 8 * k);
+			p[6] = 0x68;
+			memcpy(p + 7, &k, 4);
+			p[11] = 0xe9;
+			put_rel(p + 11, e + 11, 5, P0);
+		}
+	}
+}
+
+static bool ok(const uint8_t *t, const uint8_t *c, size_t nfx, bool ibt)
+{
+	struct fi_plt_layout l = { P0, ibt ? SEC : 0, 3 };
+
+	return fi_plt_copy_ok(&l, t, c, LO, 256, nfx, xr, 2);
+}
+
+static void test_copy_ok(void)
+{
+	uint8_t t[256], c[256];
+
+	fake_plt(t, false);
+	memcpy(c, t, 256);
+	fi_emit_plt_direct(c + 0x40, TGT);
+	CHECK("copy: entry 1 made direct to code: accepted", ok(t, c, 1, false));
+	CHECK("copy: the fix count must match", !ok(t, c, 2, false));
+	fi_emit_plt_direct(c + 0x30, 0x500000);
+	CHECK("copy: a direct target outside code refused", !ok(t, c, 2, false));
+	memcpy(c, t, 256);
+	fi_emit_plt_direct(c + 0x60, TGT);
+	CHECK("copy: a direct jump over code after the PLT (a forged fix "
+	      "list) refused", !ok(t, c, 1, false));
+	memcpy(c, t, 256);
+	fi_emit_plt_direct(c + 0x20, TGT);
+	CHECK("copy: PLT0 made a jump refused", !ok(t, c, 1, false));
+	memcpy(c, t, 256);
+	c[0x95] ^= 1;
+	CHECK("copy: a byte outside the entries refused", !ok(t, c, 1, false));
+	memcpy(c, t, 256);
+	fi_emit_plt_direct(c + 0x40, TGT);
+	c[0x4f] = 0x90;
+	CHECK("copy: a direct entry with a changed tail refused", !ok(t, c, 1, false));
+
+	fake_plt(t, true);
+	memcpy(c, t, 256);
+	fi_emit_plt_direct(c + 0x40, TGT);
+	fi_emit_plt_sec_direct(c + (SEC + 16 - LO), SEC + 16, P0 + 32);
+	CHECK("copy IBT: .plt.sec 1 to lazy entry 1, made direct: accepted",
+	      ok(t, c, 2, true));
+	fi_emit_plt_sec_direct(c + (SEC + 16 - LO), SEC + 16, P0 + 48);
+	CHECK("copy IBT: .plt.sec 1 to another lazy entry refused",
+	      !ok(t, c, 2, true));
+}
+
 int main(void)
 {
 	test_header();
 	test_lazy();
 	test_sec();
 	test_direct();
+	test_copy_ok();
 	return fi_check_exit();
 }
