@@ -48,6 +48,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "foreign.h"
 #include "runtime.h"
 
 #define FI_PAGE		4096
@@ -321,6 +322,7 @@ static void fi_rt_fork_prepare(void)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &fi_rt_fork_mask);
+	fi_foreign_fork_prepare();
 	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
 }
@@ -328,6 +330,7 @@ static void fi_rt_fork_prepare(void)
 static void fi_rt_fork_done(void)
 {
 	__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
+	fi_foreign_fork_done();
 	pthread_sigmask(SIG_SETMASK, &fi_rt_fork_mask, NULL);
 }
 

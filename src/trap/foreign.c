@@ -292,6 +292,25 @@ static int fi_fx_record(uint64_t n, uint64_t fn, const char *name)
 	return 0;
 }
 
+/*
+ * fork: a child inherits fi_fven_lock as it was. Taken by another thread
+ * at that instant, it would stay taken forever in the child, whose first
+ * new veneer (any dlsym of a foreign function) would then hang. The
+ * forking thread takes it in rtstate.c's prepare handler, before the
+ * state's write lock (the order fi_fx_veneer takes them in: a first
+ * veneer reserves its region in a state window), and both sides release
+ * it after.
+ */
+void fi_foreign_fork_prepare(void)
+{
+	pthread_mutex_lock(&fi_fven_lock);
+}
+
+void fi_foreign_fork_done(void)
+{
+	pthread_mutex_unlock(&fi_fven_lock);
+}
+
 /* The veneer of @fn: found among the published ones, or published now. */
 static void *fi_fx_veneer(uint64_t fn, const char *name)
 {

@@ -9,7 +9,8 @@
 # has met a veneer is still caught in every mode that checks; data
 # symbols are left alone (RTLD_NEXT: compat_next.sh); 8 threads released at once into
 # sites that have not met a veneer yet all get through (60 runs where the
-# caller checks: a trap decoded while another thread opens its site); an uninstrumented
+# caller checks: a trap decoded while another thread opens its site); children
+# forked while a thread sits in dlsym can still make veneers; an uninstrumented
 # library calling dlsym gets the plain pointer (dladdr knows it). With the runtime linked
 # statically there is no dlsym interposer: the raw pointer is caught.
 . "$(dirname "$0")/progs/rt_lib.bash"
@@ -94,6 +95,14 @@ for m in "${RT_MODES[@]}"; do
 		else
 			rt_fail "dlsym-threads-race[$m]" "$bad of 60 runs failed (last: $why)"
 		fi
+	fi
+	# fork while another thread is inside dlsym's veneer lock: the child
+	# must not inherit it taken (16-25 of 100 children hung before).
+	rt_run dlsym-fork "$m" "$P" fork 40
+	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "forks 40 hung 0" ] && [ -z "$RT_ERR_TXT" ]; then
+		rt_pass "dlsym-fork[$m]: 40 children asked dlsym for a new function"
+	else
+		rt_fail "dlsym-fork[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 	fi
 	FINEIBT_EXPECT_VENEER=1 rt_run dlsym-uninst "$m" "$P" uninst "$RAW"
 	if [ "$RT_RC" = 0 ]; then

@@ -25,13 +25,21 @@
  *   compat_dlsym threads    8 threads released at once into the same
  *                           sites (several may trap before one opens
  *                           them); prints a checksum
+ *   compat_dlsym fork N     a thread asks dlsym for libm functions
+ *                           without a pause while the main thread forks
+ *                           N times; each child asks for a function no
+ *                           one asked for yet and calls it. Prints
+ *                           "forks N hung H": a child that inherited the
+ *                           veneer lock held by the other thread hangs
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 typedef double (*d_fn)(double);
@@ -96,6 +104,74 @@ static int threads(void)
 	return 0;
 }
 
+static const char *const fork_names[] = {
+	"sin", "tan", "exp", "log", "sqrt", "floor", "ceil", "fabs", "atan",
+	"asin", "acos", "sinh", "cosh", "tanh", "log10", "log2", "exp2",
+	"cbrt", "erf", "erfc", "expm1", "log1p", "trunc", "round", "rint",
+};
+#define FORK_NAMES (sizeof(fork_names) / sizeof(fork_names[0]))
+
+static void *m_lib;
+static volatile int fork_stop;
+
+static void *fork_asker(void *arg)
+{
+	double sum = 0;
+
+	for (unsigned i = 0; !fork_stop; i++) {
+		d_fn f = (d_fn)dlsym(m_lib, fork_names[i % FORK_NAMES]);
+
+		if (f)
+			sum += f(0.5);
+	}
+	*(double *)arg = sum;
+	return NULL;
+}
+
+/* One child: a veneer no one made yet (the lock must be free), called. */
+static void fork_child(unsigned k)
+{
+	static const char *const fresh[] = { "j0", "j1", "y0", "y1", "lgamma", "tgamma" };
+	d_fn f = (d_fn)dlsym(m_lib, fresh[k % 6]);
+
+	_exit(f && f(1.0) == f(1.0) ? 0 : 9);
+}
+
+static int forks(long n)
+{
+	long hung = 0;
+	double r;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, fork_asker, &r))
+		return 5;
+	for (long k = 0; k < n; k++) {
+		pid_t pid = fork();
+		int st = 0, waited = 0;
+
+		if (pid < 0)
+			return 6;
+		if (pid == 0)
+			fork_child((unsigned)k);
+		/* 2 s per child: a hung one is killed and counted. */
+		while (waitpid(pid, &st, WNOHANG) == 0 && waited < 2000) {
+			usleep(1000);
+			waited++;
+		}
+		if (waited == 2000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			hung++;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			return 7;
+		}
+	}
+	fork_stop = 1;
+	pthread_join(t, NULL);
+	printf("forks %ld hung %ld\n", n, hung);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "1";
@@ -153,6 +229,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "threads"))
 		return threads();
+	if (!strcmp(what, "fork")) {
+		m_lib = m;
+		return forks(argc > 2 ? atol(argv[2]) : 100);
+	}
 	if (!strcmp(what, "hold")) {
 		char c;
 
