@@ -49,9 +49,9 @@ static fi_dlopen_fn fi_real_dlopen(void)
 		return NULL;
 	rt = fi_rt_write_begin(&saved);
 	if (rt) {
-		if (!rt->calls.real_dlopen)
+		if (!rt->calls.real_dlopen && !fi_rt_write_open_sealed())
 			__atomic_store_n(&rt->calls.real_dlopen, f, __ATOMIC_RELEASE);
-		f = rt->calls.real_dlopen;
+		f = rt->calls.real_dlopen ? rt->calls.real_dlopen : f;
 		fi_rt_write_end(&saved);
 	}
 	return (fi_dlopen_fn)f;

@@ -41,8 +41,10 @@ FINEIBT_API fineibt_print_fn fineibt_set_print(fineibt_print_fn fn)
 	if (!rt)
 		return old;	/* cannot happen short of ENOMEM in mprotect */
 	old = fi_print_hook();
-	__atomic_store_n(&rt->calls.print, fn, __ATOMIC_RELAXED);
-	__atomic_store_n(&rt->calls.print_set, true, __ATOMIC_RELEASE);
+	if (!fi_rt_write_open_sealed()) {
+		__atomic_store_n(&rt->calls.print, fn, __ATOMIC_RELAXED);
+		__atomic_store_n(&rt->calls.print_set, true, __ATOMIC_RELEASE);
+	}
 	fi_rt_write_end(&saved);
 	return old;
 }

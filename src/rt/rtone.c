@@ -50,6 +50,10 @@ void fi_rt_publish(const struct fi_rt_self *calls)
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
+	if (fi_rt_write_open_sealed()) {
+		fi_rt_write_end(&saved);
+		return;
+	}
 	rt->self = *calls;
 	rt->self.abi = FI_RT_ABI;
 	rt->self.size = sizeof(*rt);
@@ -215,7 +219,7 @@ void fi_rt_defer(const struct fi_runtime *p)
 	sigset_t saved;
 
 	rt = fi_rt_write_begin(&saved);
-	if (!rt)
+	if (!rt || fi_rt_write_open_sealed())
 		fi_rt_die("cannot record the process's runtime (dlmopen)");
 	rt->primary = p;
 	rt->sealed = true;

@@ -67,6 +67,9 @@ static struct {
 _Static_assert(FI_RT_PAGES <= 64, "fi_rt_wopen has a bit per page");
 /* What every window opens: the fields before the tables (runtime.h). */
 #define FI_RT_CORE	offsetof(struct fi_runtime, seen)
+/* Where they start once the state is sealed: page 0 stays closed. */
+#define FI_RT_HOT	offsetof(struct fi_runtime, wprobe)
+_Static_assert(FI_RT_HOT == FI_PAGE, "the sealed page is page 0 alone");
 /* Guards in place (re-done harmlessly if this word is ever reset). */
 static bool fi_rt_guarded;
 /*
@@ -232,6 +235,11 @@ int fi_rt_write_open(const void *p, size_t len)
 	return 0;
 }
 
+int fi_rt_write_open_sealed(void)
+{
+	return fi_rt_write_open(&fi_rt_store.rt, FI_RT_HOT);
+}
+
 /* Read-only again: each run of pages the window opened, then all of it. */
 static int fi_rt_close_pages(void)
 {
@@ -272,7 +280,13 @@ struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 		sched_yield();
 	/* The last window closed all of it. */
 	fi_rt_wopen = 0;
-	if (fi_rt_guard() || fi_rt_open_pages(0, (FI_RT_CORE - 1) / FI_PAGE)) {
+	/*
+	 * The sealed page only while start-up writes it; after that a
+	 * writer of one of its fields opens it itself (fi_rt_write_open).
+	 */
+	if (fi_rt_guard() ||
+	    fi_rt_open_pages(LOAD_ACQ(&fi_rt_store.rt.sealed) ? FI_RT_HOT / FI_PAGE : 0,
+			     (FI_RT_CORE - 1) / FI_PAGE)) {
 		err = errno;
 		__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
 		pthread_sigmask(SIG_SETMASK, saved, NULL);
@@ -375,7 +389,8 @@ int fi_rt_set_active(bool active)
 		return -errno;
 	if (rt->sealed && !active)
 		ret = -EPERM;
-	else
+	else if (LOAD_ACQ(&rt->active) != active &&
+		 !(ret = fi_rt_write_open_sealed()))
 		STORE_REL(&rt->active, active);
 	fi_rt_write_end(&saved);
 	return ret;
@@ -388,7 +403,8 @@ void fi_rt_seal(void)
 
 	rt = fi_rt_write_begin(&saved);
 	if (rt) {
-		rt->sealed = true;
+		if (!rt->sealed && !fi_rt_write_open_sealed())
+			rt->sealed = true;
 		fi_rt_write_end(&saved);
 	}
 }

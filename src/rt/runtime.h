@@ -182,9 +182,17 @@ struct fi_rt_self {
  * Laid out for cheap write windows (rtstate.c, docs/protection.md): a
  * window makes only the pages it writes read-write, and on this kind of
  * machine changing a page's protection costs per page that is present.
- * So everything small that windows write (up to @seen) comes first and
- * is opened by every window; then the record, whose first entries share
- * that page (a small program's whole record); then the tables.
+ *
+ * Page 0, the sealed page: what start-up settles (mode, seed, flags) and
+ * every code pointer the runtime calls through. Windows open it only
+ * until the state is sealed; after that only the rare writers of its
+ * fields open it (fi_rt_write_open: the program's SIGILL handler, the
+ * print hook, libc's dlopen if resolved late), so that a write racing
+ * an ordinary window (a dlopen, a dlsym veneer, a site opened by the
+ * handler) cannot reach them (docs/protection.md, "The sealed page").
+ * Then, from page 1, what windows after start-up write: the small
+ * fields every window opens, the record (its first entries share that
+ * page), the tables.
  */
 struct fi_runtime {
 	struct fi_rt_self self;		/* first: read before anything else */
@@ -196,10 +204,13 @@ struct fi_runtime {
 	bool have_arity;		/* some module carries kCFI arity */
 	/* AT_SECURE, read at start-up (the auxiliary vector is writable). */
 	bool secure;
-	/* Written by fi_rt_write_open: faults outside a real window. */
-	bool wprobe;
 	struct fineibt_config cfg;	/* resolved process mode */
 	uint32_t seed;
+	struct fi_rt_sig sig;
+	struct fi_rt_calls calls;
+	/* ---- page 1: what every window opens ---- */
+	/* Written by fi_rt_write_open: faults outside a real window. */
+	bool wprobe __attribute__((aligned(4096)));
 	/*
 	 * Slots [0, FI_MAX_MODULES) of mods[] hold modules, the rest JIT
 	 * regions; nmods is one past the highest slot ever used.
@@ -208,8 +219,6 @@ struct fi_runtime {
 	size_t nseen;				/* one past the highest used */
 	size_t nstubs;
 	size_t nstub_copies;
-	struct fi_rt_sig sig;
-	struct fi_rt_calls calls;
 	struct fi_rt_foreign foreign;
 	struct fi_arena arena;
 	/* ---- opened page by page, as written (fi_rt_write_open) ---- */
@@ -257,6 +266,14 @@ void fi_rt_write_end(const sigset_t *saved);
  * it for every table it writes). 0, or -errno (nothing was opened).
  */
 int fi_rt_write_open(const void *p, size_t len);
+/*
+ * Inside a window: open the sealed page too (page 0: mode, seed, flags,
+ * the SIGILL record, every code pointer the runtime calls through),
+ * which windows after the seal leave closed. Every writer of those
+ * fields calls it first (after the seal, a write without it faults).
+ * 0, or -errno (nothing was opened: do not write).
+ */
+int fi_rt_write_open_sealed(void);
 /*
  * A window around several calls that each open their own: inside it they
  * nest (no mprotect, no lock, no mask change of their own), so start-up's

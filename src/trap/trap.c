@@ -602,9 +602,11 @@ __attribute__((constructor)) static void fi_trap_resolve(void)
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
-	__atomic_store_n(&rt->sig.real_signal, sig, __ATOMIC_RELEASE);
-	__atomic_store_n(&rt->sig.real_sysv_signal, sysv, __ATOMIC_RELEASE);
-	__atomic_store_n(&rt->sig.real_sigaction, sa, __ATOMIC_RELEASE);
+	if (!fi_rt_write_open_sealed()) {
+		__atomic_store_n(&rt->sig.real_signal, sig, __ATOMIC_RELEASE);
+		__atomic_store_n(&rt->sig.real_sysv_signal, sysv, __ATOMIC_RELEASE);
+		__atomic_store_n(&rt->sig.real_sigaction, sa, __ATOMIC_RELEASE);
+	}
 	fi_rt_write_end(&saved);
 }
 
@@ -778,7 +780,8 @@ static __attribute__((noinline)) void fi_trap_chain(int sig, siginfo_t *si,
 
 		rt = fi_rt_write_begin(&saved);
 		if (rt) {
-			fi_user_set(&rt->sig, &dfl);
+			if (!fi_rt_write_open_sealed())
+				fi_user_set(&rt->sig, &dfl);
 			fi_rt_write_end(&saved);
 		}
 	}
@@ -991,6 +994,8 @@ int fi_trap_install(void)
 		return -errno;
 	if (rt->sig.installed)
 		goto out;
+	if ((ret = fi_rt_write_open_sealed()))
+		goto out;
 	if (fi_sys_sigaction(SIGILL, &sa, &old) < 0) {
 		ret = -errno;
 		goto out;
@@ -1015,7 +1020,9 @@ int fi_trap_uninstall(void)
 	if (rt->sealed) {
 		ret = -EPERM;
 	} else if (rt->sig.installed) {
-		if (fi_sys_sigaction(SIGILL, &rt->sig.user_act, NULL) < 0)
+		if ((ret = fi_rt_write_open_sealed()))
+			;
+		else if (fi_sys_sigaction(SIGILL, &rt->sig.user_act, NULL) < 0)
 			ret = -errno;
 		else
 			__atomic_store_n(&rt->sig.installed, false, __ATOMIC_RELEASE);
@@ -1053,7 +1060,10 @@ FI_EXPORT int sigaction(int sig, const struct sigaction *act,
 	} else {
 		if (old)
 			*old = rt->sig.user_act;
-		if (act)
+		/* The record is on the sealed page: opened for this store only. */
+		if (act && fi_rt_write_open_sealed())
+			ret = -1;	/* errno from mprotect */
+		else if (act)
 			fi_user_set(&rt->sig, act);
 	}
 	fi_rt_write_end(&saved);

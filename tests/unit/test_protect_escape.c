@@ -10,7 +10,9 @@
  *   - the scans' record (fi_rt()->seen) is read-only, its ranges are what
  *     fi_rt_rewritten_at answers, and dropping an entry withdraws its
  *     module;
- *   - JIT regions and modules have separate limits.
+ *   - JIT regions and modules have separate limits;
+ *   - after the seal, windows leave the sealed page (mode, seed, code
+ *     pointers) closed to a racing writer (redteam2).
  * "Writable" is asked with process_vm_writev, which fails with EFAULT on
  * a page that is not writable instead of faulting: the write primitive
  * of issue 18's attacks.
@@ -270,6 +272,78 @@ static void test_race_pointer(void)
 	      !writable(fi_rt_storage(NULL)));
 }
 
+/* ------------------------------------------ the sealed page (redteam2) */
+
+/*
+ * After the seal, the windows a running program opens (here module
+ * registrations, as a dlopen makes) leave page 0 closed: the mode, the
+ * seed and the code pointers there (libc's dlopen, sigaction; the
+ * program's SIGILL handler) take no racing write, while the fields every
+ * window opens still do (the control: the race is real).
+ */
+static volatile int seal_stop;
+static unsigned long seal_sealed, seal_hot;
+static struct fineibt_config seal_forged;
+static void *seal_ptr;
+
+static void *seal_writer(void *arg)
+{
+	const struct fi_runtime *rt = fi_rt();
+	bool probe = true;
+
+	(void)arg;
+	while (!seal_stop) {
+		seal_sealed += vm_write((void *)&rt->cfg, &seal_forged,
+					sizeof(seal_forged));
+		seal_sealed += vm_write((void *)&rt->calls.real_dlopen, &seal_ptr,
+					sizeof(seal_ptr));
+		seal_hot += vm_write((void *)&rt->wprobe, &probe, sizeof(probe));
+	}
+	return NULL;
+}
+
+static int sealed_child(void)
+{
+	const struct fi_runtime *rt = fi_rt();
+	struct fineibt_config cfg = { FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID };
+	struct fi_module m;
+	pthread_t t;
+
+	if (!rt->configured && fi_rt_set_config(&cfg, 1, false))
+		return 10;
+	fi_rt_seal();
+	if (!rt->sealed)
+		return 11;
+	cfg = rt->cfg;
+	seal_forged = cfg;
+	seal_forged.flags |= FINEIBT_F_WARN;
+	seal_ptr = (void *)sealed_child;
+	pthread_create(&t, NULL, seal_writer, NULL);
+	for (int i = 0; i < 1000; i++) {
+		fake_module(&m, 402, "sealed-probe");
+		if (fi_rt_add_module(&m) == 0)
+			fi_rt_del_module(&m);
+	}
+	seal_stop = 1;
+	pthread_join(t, NULL);
+	printf("note: sealed page: %lu writes landed (every-window page: %lu)\n",
+	       seal_sealed, seal_hot);
+	fflush(stdout);
+	if (seal_sealed || rt->cfg.flags != cfg.flags || rt->calls.real_dlopen == seal_ptr)
+		return 1;
+	return seal_hot ? 0 : 2;
+}
+
+static void test_sealed_page(void)
+{
+	int rc = in_child(sealed_child);
+
+	CHECK("sealed: no racing write reaches the mode or a code pointer "
+	      "through the windows after the seal", rc == 0 || rc == 2);
+	CHECK("sealed: (control) the same writer lands in the page every "
+	      "window opens", rc == 0);
+}
+
 /* ------------------------------------------------------ the scan record */
 
 static void test_seen(void)
@@ -367,6 +441,7 @@ int main(void)
 	test_die();
 	test_seen();
 	test_race_pointer();
+	test_sealed_page();
 	test_limits();
 #if !defined(__SANITIZE_ADDRESS__)
 	/* Not under SAN=1: ASan needs fresh mappings for its own shadow and
