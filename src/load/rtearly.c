@@ -251,7 +251,6 @@ static void (*fi_early_resolve(void))(void)
 {
 	if (!FI_EARLY_SANITIZED && fi_early_wanted()) {
 		fi_early_environ();
-		__builtin_cpu_init();
 		/* Not libc's malloc: the TLS block it would set up for the
 		 * thread is overwritten after relocation (rtalloc.c). */
 		fi_alloc_private_begin();

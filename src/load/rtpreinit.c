@@ -23,7 +23,6 @@ void fi_rt_preinit(int argc, char **argv, char **envp)
 {
 	if (!environ)
 		environ = envp;
-	__builtin_cpu_init();
 	fineibt_rt_hook();
 }
 

@@ -1320,11 +1320,28 @@ __attribute__((target("avx"))) static void fi_rt_clear_ymm(void)
 	__asm__ volatile("vzeroall" ::: "memory", FI_VREGS);
 }
 
+/*
+ * Which registers exist (and are enabled by the kernel): from what the
+ * loader found at start (glibc 2.33's <sys/platform/x86.h>), not from
+ * __builtin_cpu_supports, whose compiler-rt constructor ran a dozen
+ * CPUID instructions (each a VM exit on a virtual machine) and touched
+ * a .bss page of its own at every start of every process.
+ */
+#if __GLIBC_PREREQ(2, 33)
+#include <sys/platform/x86.h>
+#define FI_HAS_AVX512F()	CPU_FEATURE_ACTIVE(AVX512F)
+#define FI_HAS_AVX()		CPU_FEATURE_ACTIVE(AVX)
+#else
+/* Initialised here: the early start runs before compiler-rt's constructor. */
+#define FI_HAS_AVX512F()	(__builtin_cpu_init(), __builtin_cpu_supports("avx512f"))
+#define FI_HAS_AVX()		(__builtin_cpu_init(), __builtin_cpu_supports("avx"))
+#endif
+
 static void fi_rt_clear_vregs(void)
 {
-	if (__builtin_cpu_supports("avx512f"))
+	if (FI_HAS_AVX512F())
 		fi_rt_clear_zmm();
-	else if (__builtin_cpu_supports("avx"))
+	else if (FI_HAS_AVX())
 		fi_rt_clear_ymm();
 	else
 		__asm__ volatile("pxor %%xmm0, %%xmm0\n\tpxor %%xmm1, %%xmm1\n\t"

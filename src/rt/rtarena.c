@@ -120,15 +120,16 @@ int fi_arena_close(struct fi_arena *a)
 	for (size_t i = 0; i < a->nchunks; i++) {
 		struct fi_arena_chunk *c = &a->chunk[i];
 
-		size_t pg = c->open_pg;
-
 		if (!c->open)
 			continue;
-		/* The part opened, then the whole chunk (changes nothing more,
-		 * whatever open_pg says). */
-		if ((pg < c->size / 4096 &&
-		     mprotect(c->base + pg * 4096, c->size - pg * 4096, PROT_READ)) ||
-		    mprotect(c->base, c->size, PROT_READ))
+		/*
+		 * The whole chunk, whatever open_pg says, in one call: the
+		 * kernel changes (and walks the page tables of) only the
+		 * read-write part, and leaves the pages before open_pg,
+		 * already read-only, alone. Closing the part first cost one
+		 * more system call, and with open_pg 0 repeated the same one.
+		 */
+		if (mprotect(c->base, c->size, PROT_READ))
 			ret = -errno;
 		else
 			c->open = false;

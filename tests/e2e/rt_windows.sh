@@ -18,6 +18,9 @@
 # windows that opened pages), and a window opens only the pages it writes:
 # at most 2 here (the first page, and the module table's when a module is
 # registered), 3 in bhi modes (the stub table), never the whole state.
+# No mprotect may repeat the one before it in its thread (same range and
+# protection, no mapping change between): a system call for nothing, as
+# closing an arena chunk opened from its first page used to make.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
@@ -77,12 +80,33 @@ print(" ".join(str(x) for x in win), opens, closes, pages)
 PY
 }
 
+# repeats TRACE: the first mprotect that only repeats the one before it in
+# the same thread (same range, same protection, no mapping change between:
+# a system call that changes nothing), or "none".
+repeats() {
+	python3 - "$1" <<'PY'
+import re, sys
+last = {}
+for l in open(sys.argv[1]).read().splitlines():
+    m = re.match(r'(\d+)\s+(\w+)\((.*)\) += ', l)
+    if not m:
+        continue
+    pid, call, args = m.groups()
+    if call == "mprotect" and last.get(pid) == args:
+        print(l.replace(" ", "_")); sys.exit(0)
+    if call in ("mprotect", "mmap", "munmap", "mremap"):
+        last[pid] = args if call == "mprotect" else None
+print("none")
+PY
+}
+
 check() {
-	local tag=$1 exe=$2 early=$3 trace=$D/$1.trace got bhi=0
-	{ FINEIBT_CFI=$m strace -f -qq -e trace=mprotect,memfd_create,write \
+	local tag=$1 exe=$2 early=$3 trace=$D/$1.trace got rep bhi=0
+	{ FINEIBT_CFI=$m strace -f -qq -e trace=mprotect,memfd_create,write,mmap,munmap,mremap \
 		-o "$trace" "$exe" "$D/librt_wlib.so" "$OTHER" \
 		>"$D/$tag.out" 2>"$D/$tag.err" </dev/null; RT_RC=$?; } 2>/dev/null
 	got=$(count "$trace")
+	rep=$(repeats "$trace")
 	read -r s d1 d2 d3 o c p <<<"$got"
 	[[ $(rt_base "$m") == *bhi* ]] && bhi=1
 	if [ "$RT_RC" != 0 ] || [ "$(cat "$D/$tag.out")" != "windows ok 4" ]; then
@@ -99,6 +123,8 @@ check() {
 		rt_fail "$tag" "a dlopen of an uninstrumented library opened $d3 windows (want 1): $got"
 	elif [ "$o" -lt "$c" ]; then
 		rt_fail "$tag" "$c closes for $o opens: $got"
+	elif [ "$rep" != none ]; then
+		rt_fail "$tag" "an mprotect repeats the one before it: $rep"
 	elif [ "$p" -gt $((2 + bhi)) ]; then
 		rt_fail "$tag" "a window opened $p pages (want at most $((2 + bhi))): $got"
 	else
