@@ -16,7 +16,8 @@
 # a module is kept (kcfi,norand) every page is the file's. The
 # -static-fineibt build links a site (sp_exe_near) on the page of the
 # runtime's fi_live_patch: written in place, that page would not be
-# executable while the runtime runs on it.
+# executable while the runtime runs on it. The memcpy build defines the
+# memcpy the runtime calls (through its GOT): copied as well.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 D=$RT_OUT/sparse
@@ -30,6 +31,9 @@ printf '%s\n' sp_exe_near fi_live_patch fi_patch_image >"$D/order.txt"
 rt_build "$D/rt_sparse_static" -O2 -static-fineibt -fuse-ld=lld \
 	-Wl,--symbol-ordering-file="$D/order.txt" "$RT_SRC/rt_sparse.c" -ldl -lpthread ||
 	{ rt_fail build "fineibt-cc could not build the -static-fineibt program"; exit 1; }
+# an executable defining memcpy, which the runtime calls: copied too
+rt_build "$D/rt_sparse_memcpy" -O2 -DRT_SPARSE_MEMCPY "$RT_SRC/rt_sparse.c" -ldl -lpthread ||
+	{ rt_fail build "fineibt-cc could not build the memcpy program"; exit 1; }
 near=$(nm "$D/rt_sparse_static" | awk '$3 == "sp_exe_near" || $3 == "fi_live_patch" { print substr($1, 1, length($1) - 3) }' | sort -u | wc -l)
 if [ "$near" != 1 ]; then
 	rt_fail "sparse-static-layout" "sp_exe_near and fi_live_patch not on one page: $(nm "$D/rt_sparse_static" | grep -E ' (sp_exe_near|fi_live_patch)$')"
@@ -53,19 +57,21 @@ for m in "${RT_MODES[@]}"; do
 		rt_pass "sparse[$m]: $got ($exe_rw/$lib_rw)"
 	fi
 
-	rt_run "sparse-static-$m" "$m" env FINEIBT_VERBOSE=1 "$D/rt_sparse_static"
-	if grep -q "rt_sparse_static: rewritten to" <<<"$RT_ERR_TXT"; then
-		exe_rw=copy want_exe="exe site anon private pad file shared"
-	else
-		exe_rw=kept want_exe="exe site file shared pad file shared"
-	fi
-	if [ "$RT_RC" != 0 ]; then
-		rt_fail "sparse-static[$m]" "rc=$RT_RC: $RT_OUT_TXT $RT_ERR_TXT"
-	elif [ "$RT_OUT_TXT" != "$want_exe" ]; then
-		rt_fail "sparse-static[$m]" "got '$RT_OUT_TXT', want '$want_exe' ($exe_rw)"
-	elif [[ $(rt_base "$m") != kcfi && $exe_rw != copy ]]; then
-		rt_fail "sparse-static[$m]" "not rewritten in a mode that rewrites: $RT_ERR_TXT"
-	else
-		rt_pass "sparse-static[$m]: $RT_OUT_TXT ($exe_rw)"
-	fi
+	for v in static memcpy; do
+		rt_run "sparse-$v-$m" "$m" env FINEIBT_VERBOSE=1 "$D/rt_sparse_$v"
+		if grep -q "rt_sparse_$v: rewritten to" <<<"$RT_ERR_TXT"; then
+			exe_rw=copy want_exe="exe site anon private pad file shared"
+		else
+			exe_rw=kept want_exe="exe site file shared pad file shared"
+		fi
+		if [ "$RT_RC" != 0 ]; then
+			rt_fail "sparse-$v[$m]" "rc=$RT_RC: $RT_OUT_TXT $RT_ERR_TXT"
+		elif [ "$RT_OUT_TXT" != "$want_exe" ]; then
+			rt_fail "sparse-$v[$m]" "got '$RT_OUT_TXT', want '$want_exe' ($exe_rw)"
+		elif [[ $(rt_base "$m") != kcfi && $exe_rw != copy ]]; then
+			rt_fail "sparse-$v[$m]" "not rewritten in a mode that rewrites: $RT_ERR_TXT"
+		else
+			rt_pass "sparse-$v[$m]: $RT_OUT_TXT ($exe_rw)"
+		fi
+	done
 done

@@ -65,6 +65,20 @@ __attribute__((noinline)) int sp_exe_near(int x)
 
 fn_t volatile sp_exe_nearp = sp_exe_near;
 
+#ifdef RT_SPARSE_MEMCPY
+/* The runtime's memcpy (its GOT binds the executable's): the executable
+ * holds code the runtime calls, it is not written in place. */
+void *memcpy(void *d, const void *src, size_t n)
+{
+	unsigned char *a = d;
+	const unsigned char *b = src;
+
+	while (n--)
+		*(volatile unsigned char *)a++ = *b++;
+	return d;
+}
+#endif
+
 /* "file" when the mapping holding @a is backed by a file, else "anon". */
 static const char *kind(uintptr_t a)
 {
