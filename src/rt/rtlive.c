@@ -4,10 +4,11 @@
  * writable and executable at once (W^X), and placing the BHI stubs within
  * rel32 reach of it.
  *
- * The text is never written in place. Each executable segment's pages are
- * copied into a fresh anonymous read-write mapping, the image's exec views
- * are pointed at the copy, the passes run on the copy, the copy is made
- * read-execute, and mremap(MREMAP_FIXED) moves it over the original range.
+ * With other tasks present, the text is never written in place: each
+ * executable segment's pages are copied into a fresh anonymous read-write
+ * mapping, the image's exec views are pointed at the copy, the passes run
+ * on the copy, the copy is made read-execute, and mremap(MREMAP_FIXED)
+ * moves it over the original range.
  * That last step swaps the whole range in one system call: another thread
  * sees either the old text or the new one, never a half-written sequence
  * and never a page without execute permission. It is also what makes it
@@ -16,12 +17,16 @@
  * copies, so the thread doing the mremap returns into identical code.
  *
  * When no other task shares the address space (every start-up; a dlopen
- * in a single-threaded program) only the pages holding a site are copied
- * and swapped, one mremap per run of them: nobody can see the text half
- * old, half new in between, and the pages without a site stay the file's.
+ * in a single-threaded program) only the pages holding a site are
+ * touched, and written in place: each run of them read-write (never
+ * executable meanwhile), patched, read-execute again. Nobody can see the
+ * text half old, half new, or a page without execute permission, in
+ * between; the pages without a site stay the file's. A module holding
+ * code that this thread runs meanwhile (the runtime itself, with
+ * -static-fineibt) gets a copy of those pages instead, one mremap per run.
  *
- * The cost is that the patched pages become private anonymous memory
- * instead of shared page cache (docs/runtime.md has the numbers).
+ * The cost is that the patched pages become private memory instead of
+ * shared page cache (docs/runtime.md has the numbers).
  */
 #include <elf.h>
 #include <errno.h>
