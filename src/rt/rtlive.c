@@ -592,28 +592,27 @@ drop:
 
 /*
  * fi_live_patch alone, when fi_inplace_safe: the site runs are written
- * where they are, between two mprotects; no copy, no mremap. -EAGAIN: a
- * run could not be opened, nothing was written (take the copy instead).
- * fi_patch_image refuses an image before writing a byte (-EALREADY,
- * -EINVAL); an error after a write would leave the module half rewritten,
- * which no caller could undo: the process stops.
+ * where they are, between two mprotects; no copy, no mremap. *@done
+ * false: a run could not be opened, nothing was written (take the copy
+ * instead). fi_patch_image refuses an image before writing a byte
+ * (-EALREADY, -EINVAL); an error after a write would leave the module
+ * half rewritten, which no caller could undo: the process stops.
  */
 static int fi_live_patch_inplace(struct fi_image *im,
 				 const struct fi_patch_opts *o,
-				 struct fi_patch_stats *st)
+				 struct fi_patch_stats *st, bool *done)
 {
 	struct fi_scratch sc[FI_MAX_XVIEWS];
 	size_t n, writes = im->writes;
-	int err;
+	int err, pm;
 
-	int pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
-			      O_RDONLY | O_CLOEXEC, 0);
-	bool ok = fi_inplace_open(im, sc, &n, pm);
-
+	pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
+			  O_RDONLY | O_CLOEXEC, 0);
+	*done = fi_inplace_open(im, sc, &n, pm);
 	if (pm >= 0)
 		fi_sys3(SYS_close, pm, 0, 0);
-	if (!ok)
-		return -EAGAIN;
+	if (!*done)
+		return 0;
 	err = fi_patch_image(im, o, st);
 	fi_inplace_close(sc, n, n ? sc[n - 1].nruns : 0);
 	for (size_t i = 0; i < n; i++)
@@ -634,24 +633,26 @@ static int fi_live_patch_inplace(struct fi_image *im,
  * well; no verification stops it. In every other case (threads, at a
  * dlopen of a multi-threaded program) the sealed copy is verified.
  *
- * Alone, the copy is also sparse (fi_scratch_make_sparse): its runs of
- * site pages are swapped in one by one, which only a process with no
- * other task may do. Otherwise each segment is copied and swapped whole.
+ * Alone, there is no copy at all (fi_live_patch_inplace) unless the module
+ * holds code this thread runs meanwhile (fi_inplace_safe); then the copy
+ * is sparse (fi_scratch_make_sparse): its runs of site pages are swapped
+ * in one by one. Either only a process with no other task may do.
+ * Otherwise each segment is copied and swapped whole.
  */
 int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 		  struct fi_patch_stats *st)
 {
 	struct fi_live_copy lc;
 	sigset_t all, old;
-	bool blocked, alone;
+	bool blocked, alone, done;
 	int err;
 
 	sigfillset(&all);
 	blocked = !pthread_sigmask(SIG_SETMASK, &all, &old);
 	alone = blocked && fi_live_alone();
 	if (alone && fi_inplace_safe(im)) {
-		err = fi_live_patch_inplace(im, o, st);
-		if (err != -EAGAIN) {
+		err = fi_live_patch_inplace(im, o, st, &done);
+		if (done) {
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			return err;
 		}
