@@ -6,7 +6,9 @@
  * the section ranges are written by fineibt-cc once the link is done,
  * since no linker defines bounds for a section named ".kcfi_traps". Until
  * then FI_INDEX_FILLED is clear and the runtime reads the module's file,
- * as for a module without an index.
+ * as for a module without an index. The list of thunk calls without a
+ * check has a fixed capacity reserved here, so that the driver can write
+ * it in place without changing the layout (docs/index.md).
  */
 #include "../src/elf/index.h"
 
@@ -24,5 +26,7 @@
 	.irp	reg, rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
 	.long	__x86_indirect_thunk_\reg - .Lfi_index_desc
 	.endr
+	.long	0			/* listed thunk calls */
+	.fill	FI_INDEX_TCALLS_MAX, 4, 0
 
 	.section .note.GNU-stack, "", @progbits

@@ -7,11 +7,13 @@
  * name is a C identifier, which .kcfi_traps is not; the section table of
  * the output knows both ranges, so the driver copies them into the note.
  *
- * The note is written in place with one pwrite of its first six words.
+ * The note is written in place: the list of thunk calls (version 2), then
+ * its first six words with one pwrite.
  * Before that write the output is a complete module whose index says
  * "not filled" (the runtime then reads the file, as it does for modules
  * built without fineibt-cc), so no reader ever sees a wrong index. The
- * ranges come from the section headers and names; the NO_TCALLS flag from
+ * ranges come from the section headers and names; the NO_TCALLS flag or
+ * the list of thunk calls without a check (written before the flags) from
  * reading the output once as the runtime's discovery would (the link-time
  * cost of a per-process scan of the whole text, docs/index.md).
  */
@@ -135,23 +137,26 @@ static bool fi_idx_put(uint32_t *w, const struct fi_idx_range *r,
 }
 
 /*
- * May the runtime skip the scan for thunk calls without a check? Only if
- * the same discovery, run here on the linked file with the thunks the
- * runtime will know (the ones the index names, as src/elf/imgindex.c
- * takes them), finds none. The symbol table may lack them (a link with
- * -s, local symbols discarded): they are added from the index and the
- * text scanned again; a symbol naming another address for one of them
- * is a doubt, and leaves the flag clear. @w: the index's words, at
- * link-time @desc.
+ * What the runtime's discovery will find of the thunk calls without a
+ * check, run here on the linked file with the thunks the runtime will
+ * know (the ones the index names, as src/elf/imgindex.c takes them). The
+ * symbol table may lack them (a link with -s, local symbols discarded):
+ * they are added from the index and the text scanned again; a symbol
+ * naming another address for one of them is a doubt. The flags to add to
+ * the index at link-time @desc: NO_TCALLS if there is none; TCALL_LIST
+ * (version 2 notes, @v2) with the list in words 22-38 of @w if they fit
+ * in it, increasing; nothing otherwise, and the runtime scans the text
+ * (the link-time cost of a per-process scan, docs/index.md).
  */
-static bool fi_idx_no_tcalls(const char *path, const uint32_t *w,
-			     uint64_t desc)
+static uint32_t fi_idx_tcalls(const char *path, uint32_t *w, uint64_t desc,
+			      bool v2)
 {
 	struct fi_image im;
 	bool ok = true, added = false;
+	uint32_t flags = 0;
 
 	if (fi_image_open(&im, path, NULL, 0))
-		return false;
+		return 0;
 	for (int r = 0; ok && r < 16; r++) {
 		int32_t off = (int32_t)w[FI_INDEX_W_THUNKS + r];
 		uint64_t a = desc + (uint64_t)(int64_t)off;
@@ -167,9 +172,33 @@ static bool fi_idx_no_tcalls(const char *path, const uint32_t *w,
 	}
 	if (ok && added && fi_image_rescan_tcalls(&im))
 		ok = false;
-	ok = ok && !im.ntcalls;
+	if (ok && !im.ntcalls)
+		flags = FI_INDEX_NO_TCALLS;
+	else if (ok && v2 && im.ntcalls <= FI_INDEX_TCALLS_MAX)
+		flags = FI_INDEX_TCALL_LIST;
+	for (size_t i = 0; flags == FI_INDEX_TCALL_LIST && i < im.ntcalls; i++) {
+		int64_t off = (int64_t)(im.tcalls[i].addr - desc);
+
+		if (off < INT32_MIN || off > INT32_MAX ||
+		    (i && im.tcalls[i].addr <= im.tcalls[i - 1].addr))
+			flags = 0;
+		w[FI_INDEX_W_TCALLS + i] = (uint32_t)(int32_t)off;
+	}
+	if (flags == FI_INDEX_TCALL_LIST)
+		w[FI_INDEX_W_NTCALLS] = (uint32_t)im.ntcalls;
 	fi_image_close(&im);
-	return ok;
+	return flags;
+}
+
+/* The list's words (22-38) of a version 2 note at @desc_at of @s. */
+static bool fi_idx_write_list(const struct fi_idx_out *o, const Elf64_Shdr *s,
+			      const uint32_t *w, uint64_t desc_at)
+{
+	const size_t len = (FI_INDEX_WORDS - FI_INDEX_W_NTCALLS) * 4;
+
+	return pwrite(o->fd, w + FI_INDEX_W_NTCALLS, len,
+		      (off_t)(s->sh_offset + desc_at + FI_INDEX_W_NTCALLS * 4)) ==
+	       (ssize_t)len;
 }
 
 /* Fill every index note of section @s; -errno on a write error. */
@@ -190,22 +219,32 @@ static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 		desc_at = name_at + (((uint64_t)hdr[0] + 3) & ~3ull);
 		if (desc_at + hdr[1] > s->sh_size)
 			return 0;	/* malformed: leave it alone */
-		if (hdr[0] == FI_INDEX_NAMESZ && hdr[1] == FI_INDEX_DESCSZ &&
+		if (hdr[0] == FI_INDEX_NAMESZ &&
+		    (hdr[1] == FI_INDEX_DESCSZ || hdr[1] == FI_INDEX_DESCSZ_1) &&
 		    hdr[2] == FI_INDEX_TYPE &&
 		    fi_idx_pread(o->fd, name, sizeof(name),
 				 s->sh_offset + name_at) &&
 		    !memcmp(name, FI_INDEX_NAME, FI_INDEX_NAMESZ) &&
-		    fi_idx_pread(o->fd, w, sizeof(w), s->sh_offset + desc_at) &&
-		    w[FI_INDEX_W_VERSION] == FI_INDEX_VERSION) {
+		    fi_idx_pread(o->fd, w, hdr[1], s->sh_offset + desc_at) &&
+		    w[FI_INDEX_W_VERSION] ==
+		    (hdr[1] == FI_INDEX_DESCSZ ? FI_INDEX_VERSION :
+						 FI_INDEX_VERSION_1)) {
 			uint64_t desc = s->sh_addr + desc_at;
+			bool v2 = hdr[1] == FI_INDEX_DESCSZ;
 
+			memset(w + FI_INDEX_W_NTCALLS, 0,
+			       (FI_INDEX_WORDS - FI_INDEX_W_NTCALLS) * 4);
 			w[FI_INDEX_W_FLAGS] = 0;
 			if (fi_idx_put(w + FI_INDEX_W_PFE, pfe, desc) &&
 			    fi_idx_put(w + FI_INDEX_W_TRAPS, traps, desc))
 				w[FI_INDEX_W_FLAGS] = FI_INDEX_FILLED;
-			if (w[FI_INDEX_W_FLAGS] && fi_idx_no_tcalls(path, w, desc))
-				w[FI_INDEX_W_FLAGS] |= FI_INDEX_NO_TCALLS;
-			/* Words 0-5 only: the thunks are the linker's. */
+			if (w[FI_INDEX_W_FLAGS])
+				w[FI_INDEX_W_FLAGS] |= fi_idx_tcalls(path, w,
+								     desc, v2);
+			/* The list first: the flags say whether to read it. */
+			if (v2 && !fi_idx_write_list(o, s, w, desc_at))
+				return -EIO;
+			/* Words 0-5: the thunks are the linker's. */
 			if (pwrite(o->fd, w, FI_INDEX_W_THUNKS * 4,
 				   (off_t)(s->sh_offset + desc_at)) !=
 			    FI_INDEX_W_THUNKS * 4)

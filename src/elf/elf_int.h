@@ -42,6 +42,17 @@ struct fi_elf {
 	size_t npfe;
 	/* The module index says there is no thunk call without a check. */
 	bool no_tcalls;
+	/*
+	 * Or lists them (has_tcall_list): @ntcall_list offsets (as the index
+	 * holds them, unchecked: FI_INDEX_TCALLS_MAX at most are read) from
+	 * the link-time address @tcall_base of its descriptor. Discovery
+	 * validates every entry; tcall_list_bad says why it scanned instead.
+	 */
+	bool has_tcall_list;
+	const int32_t *tcall_list;
+	size_t ntcall_list;
+	uint64_t tcall_base;
+	const char *tcall_list_bad;
 
 	/* Addresses of __cfi_<name> symbols (= func - 16), sorted. */
 	uint64_t *cfi;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "elf_int.h"
+#include "index.h"
 
 /* The 11 patchable-entry nops follow the kCFI preamble's movl. */
 #define FI_SLOT_NOPS	(FI_KCFI_PREAMBLE_HASH + 4)
@@ -410,6 +411,55 @@ static bool fi_is_call_site_from(const struct fi_image *im, uint64_t site,
 	return c < im->ncalls && im->calls[c].addr == site;
 }
 
+/*
+ * The module index's list of thunk calls without a check (imgindex.c),
+ * taken instead of the scan below when every entry is one: in the text,
+ * increasing, a thunk call (the same decoding as the scan) to one of the
+ * module's thunks, and not the tail of a kCFI call site. The first entry
+ * that is not refuses the whole list (1: the caller scans, and
+ * tcall_list_bad says why): a list that is wrong in one place says
+ * nothing about the calls it may be missing either.
+ */
+static int fi_listed_tcalls(struct fi_image *im, size_t *cap)
+{
+	struct fi_elf *elf = im->elf;
+	const size_t len = fi_seq_thunk_call.len;
+	uint64_t last[2] = { 0, 0 }, prev = 0;
+	size_t cursor = 0;
+	struct fi_twin w = { NULL };
+
+	if (elf->ntcall_list > FI_INDEX_TCALLS_MAX) {
+		elf->tcall_list_bad = "more entries than the list holds";
+		return 1;
+	}
+	for (size_t i = 0; i < elf->ntcall_list; i++) {
+		int32_t off;
+		uint64_t ip;
+		const uint8_t *p;
+		struct fi_tcall t;
+
+		memcpy(&off, &elf->tcall_list[i], sizeof(off));
+		ip = elf->tcall_base + (uint64_t)(int64_t)off;
+		p = fi_text_at(im, &w, ip, len);
+		if (!p || (i && ip <= prev)) {
+			elf->tcall_list_bad = p ? "entries not increasing" :
+						  "entry outside the text";
+			return 1;
+		}
+		prev = ip;
+		if (!fi_thunk_at(im, p, ip, &t, last) ||
+		    (ip >= FI_KCFI_CALLER_CALL &&
+		     fi_is_call_site_from(im, ip - FI_KCFI_CALLER_CALL, &cursor))) {
+			elf->tcall_list_bad = "entry not a thunk call without "
+					      "a check";
+			return 1;
+		}
+		if (fi_add_tcall(im, cap, &t))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Thunk calls that are not the tail of a known kCFI call site. */
 static int fi_discover_tcalls(struct fi_image *im)
 {
@@ -418,7 +468,15 @@ static int fi_discover_tcalls(struct fi_image *im)
 	size_t cap = 0, cursor = 0;
 	uint64_t last[2] = { 0, 0 };
 	bool any = false;
+	int ret;
 
+	im->elf->tcall_list_bad = NULL;
+	if (!im->elf->no_tcalls && im->elf->has_tcall_list) {
+		ret = fi_listed_tcalls(im, &cap);
+		if (ret <= 0)
+			return ret;
+		im->ntcalls = 0;	/* refused: the scan decides */
+	}
 	for (int r = 0; r < 16 && !im->elf->no_tcalls; r++)
 		any |= im->thunks[r] != 0;
 	for (size_t i = 0; any && i < im->nviews; i++) {

@@ -68,6 +68,17 @@ static uint32_t fi_ix_word(const void *p)
 	return v;
 }
 
+/*
+ * A descriptor of @descsz bytes whose first word is @version: the sizes
+ * go with the versions, so that a reader never reads past a version 1
+ * note (22 words) for the list version 2 adds.
+ */
+static bool fi_ix_size_ok(uint32_t version, uint32_t descsz)
+{
+	return (version == FI_INDEX_VERSION && descsz == FI_INDEX_DESCSZ) ||
+	       (version == FI_INDEX_VERSION_1 && descsz == FI_INDEX_DESCSZ_1);
+}
+
 /* The notes of one PT_NOTE segment: our index, or NULL. */
 static const uint32_t *fi_ix_scan_notes(const uint8_t *p, uint64_t size)
 {
@@ -81,8 +92,8 @@ static const uint32_t *fi_ix_scan_notes(const uint8_t *p, uint64_t size)
 
 		if (desc > size || descsz > size - desc)
 			return NULL;
-		if (type == FI_INDEX_TYPE && namesz == FI_INDEX_NAMESZ &&
-		    descsz == FI_INDEX_DESCSZ &&
+		if (descsz >= 4 && type == FI_INDEX_TYPE && namesz == FI_INDEX_NAMESZ &&
+		    fi_ix_size_ok(fi_ix_word(p + desc), descsz) &&
 		    !memcmp(p + name, FI_INDEX_NAME, FI_INDEX_NAMESZ) &&
 		    !((uintptr_t)(p + desc) & 3))
 			return (const uint32_t *)(p + desc);
@@ -520,6 +531,32 @@ static void fi_ix_thunks(struct fi_image *im, const uint32_t *desc)
 	}
 }
 
+/*
+ * What the index says of the thunk calls without a check: none
+ * (NO_TCALLS), or a list (version 2, TCALL_LIST) that discovery checks
+ * entry by entry in the text (elf_sites.c, fi_discover_tcalls) and takes
+ * instead of scanning it. A count over the capacity is kept as it is:
+ * discovery refuses it and scans.
+ */
+static void fi_ix_tcall_list(struct fi_image *im, const uint32_t *desc)
+{
+	uint32_t flags = desc[FI_INDEX_W_FLAGS];
+
+	im->elf->no_tcalls = flags & FI_INDEX_NO_TCALLS;
+	if (im->elf->no_tcalls || desc[FI_INDEX_W_VERSION] < FI_INDEX_VERSION ||
+	    !(flags & FI_INDEX_TCALL_LIST))
+		return;
+	im->elf->tcall_list = (const int32_t *)&desc[FI_INDEX_W_TCALLS];
+	im->elf->ntcall_list = desc[FI_INDEX_W_NTCALLS];
+	im->elf->tcall_base = (uint64_t)(uintptr_t)desc - im->bias;
+	im->elf->has_tcall_list = true;
+}
+
+const char *fi_image_tcall_list_bad(const struct fi_image *im)
+{
+	return im->elf ? im->elf->tcall_list_bad : NULL;
+}
+
 int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 			const Elf64_Phdr *ph, size_t phnum, const uint32_t *desc,
 			char *err, size_t errlen)
@@ -527,7 +564,8 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 	int ret;
 
 	memset(im, 0, sizeof(*im));
-	if (desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION ||
+	if ((desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION &&
+	     desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION_1) ||
 	    !(desc[FI_INDEX_W_FLAGS] & FI_INDEX_FILLED)) {
 		fi_ix_fail(err, errlen, "module index not filled");
 		return -ENOENT;
@@ -552,7 +590,7 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 		ret = fi_ix_traps(im, ph, phnum, desc, err, errlen);
 	if (!ret) {
 		fi_ix_thunks(im, desc);
-		im->elf->no_tcalls = desc[FI_INDEX_W_FLAGS] & FI_INDEX_NO_TCALLS;
+		fi_ix_tcall_list(im, desc);
 		ret = fi_elf_discover(im);
 		if (ret)
 			fi_ix_fail(err, errlen, "out of memory");

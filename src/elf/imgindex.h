@@ -34,6 +34,13 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 			char *err, size_t errlen);
 
 /*
+ * Why discovery refused the index's list of thunk calls without a check
+ * and scanned the text instead (an entry that is not such a call, out of
+ * order, outside the text, or too many), or NULL: no list, or taken.
+ */
+const char *fi_image_tcall_list_bad(const struct fi_image *im);
+
+/*
  * For a module without an index: could it be a kCFI module? Looks, in
  * memory, at the 16 bytes before 16 functions its dynamic symbol table
  * defines in the first 64 KiB of its text (or, if it has fewer there, the

@@ -13,15 +13,22 @@
  * descriptor, so the note needs no relocation and reads the same at any
  * load address:
  *
- *   word  0     version (FI_INDEX_VERSION)
+ *   word  0     version (FI_INDEX_VERSION; FI_INDEX_VERSION_1 notes, 22
+ *               words, end after word 21 and are still read)
  *   word  1     flags: FI_INDEX_FILLED once the driver wrote words 2-5;
  *               FI_INDEX_NO_TCALLS: the driver's scan of the linked text
  *               found no call through one of the thunks below that is not
- *               the tail of a kCFI call site (discovery skips that scan)
+ *               the tail of a kCFI call site (discovery skips that scan);
+ *               FI_INDEX_TCALL_LIST (version 2): it found 1 to
+ *               FI_INDEX_TCALLS_MAX of them, listed in words 22-38
+ *               (discovery takes those, checked, instead of the scan)
  *   word  2, 3  __patchable_function_entries: off, size in bytes (0, 0: none)
  *   word  4, 5  .kcfi_traps: off, size in bytes (0, 0: none)
  *   words 6-21  __x86_indirect_thunk_<reg> of the module for reg 0..15
  *               (rax, rcx, ..., r15 in encoding order): off, 0 if none
+ *   word  22    version 2: number of listed thunk calls (valid with
+ *               FI_INDEX_TCALL_LIST)
+ *   words 23-38 version 2: off of each listed call's 2e e8/e9, increasing
  *
  * Only assembler-friendly definitions here: crt/index.S includes it.
  */
@@ -31,9 +38,11 @@
 #define FI_INDEX_NAME		"FineIBT"
 #define FI_INDEX_NAMESZ		8
 #define FI_INDEX_TYPE		0x46490001
-#define FI_INDEX_VERSION	1
+#define FI_INDEX_VERSION	2
+#define FI_INDEX_VERSION_1	1
 #define FI_INDEX_FILLED		1
 #define FI_INDEX_NO_TCALLS	2
+#define FI_INDEX_TCALL_LIST	4
 #define FI_INDEX_SECTION	".note.fineibt"
 
 #define FI_INDEX_W_VERSION	0
@@ -41,7 +50,12 @@
 #define FI_INDEX_W_PFE		2
 #define FI_INDEX_W_TRAPS	4
 #define FI_INDEX_W_THUNKS	6
-#define FI_INDEX_WORDS		22
+#define FI_INDEX_W_NTCALLS	22
+#define FI_INDEX_W_TCALLS	23
+#define FI_INDEX_TCALLS_MAX	16
+#define FI_INDEX_WORDS		39
 #define FI_INDEX_DESCSZ		(FI_INDEX_WORDS * 4)
+#define FI_INDEX_WORDS_1	22
+#define FI_INDEX_DESCSZ_1	(FI_INDEX_WORDS_1 * 4)
 
 #endif /* FI_INDEX_H */

@@ -77,8 +77,22 @@ struct fi_pltmod {
 	uint64_t xlo, xhi;	/* the executable segment holding PLT0 */
 	uint64_t plt0, sec;	/* sec: an IBT PLT's .plt.sec, or 0 */
 	bool now;		/* DF_BIND_NOW / DF_1_NOW: never bound lazily */
+	bool nolazy;		/* GOT[2] empty when read: no resolver (yet) */
 	bool textrel;		/* the loader writes its text while relocating */
 };
+
+/*
+ * GOT[2]: the loader's lazy resolver, filled in (before any slot gets a
+ * lazy value) only when it binds the module lazily. Still 0: every slot
+ * bound so far was bound at relocation (LD_BIND_NOW, dlopen RTLD_NOW,
+ * ld.so itself). Read again after the slots (fi_plt_rewrite): a module
+ * another thread is relocating lazily may set it meanwhile.
+ */
+static uint64_t fi_plt_got2(const struct fi_pltmod *m)
+{
+	return __atomic_load_n(&((const uint64_t *)(uintptr_t)m->got)[2],
+			       __ATOMIC_ACQUIRE);
+}
 
 /* glibc relocates d_ptr in a writable .dynamic, not in a read-only one. */
 static uint64_t fi_plt_ptr(uint64_t bias, uint64_t v)
@@ -129,6 +143,7 @@ static bool fi_plt_read_dyn(const struct dl_phdr_info *info,
 		}
 	}
 	m->n = sz / sizeof(ElfW(Rela));
+	m->nolazy = m->got && !fi_plt_got2(m);
 	return m->got && m->jmprel && m->n && m->sym && m->str;
 }
 
@@ -249,7 +264,8 @@ enum fi_plt_entry { FI_PLT_LEFT, FI_PLT_DONE, FI_PLT_FIX };
  */
 static enum fi_plt_entry fi_plt_entry(const struct fi_pltmod *m, size_t j,
 				      const uint64_t (*xr)[2], size_t nxr,
-				      struct fi_plt_fix *fx, size_t *nfx)
+				      bool irel_only, struct fi_plt_fix *fx,
+				      size_t *nfx)
 {
 	uint64_t e = m->plt0 + FI_PLT_ENTRY * (j + 1), s;
 	uint64_t slot, plt0, t, sec = m->sec ? m->sec + FI_PLT_ENTRY * j : 0;
@@ -271,7 +287,8 @@ static enum fi_plt_entry fi_plt_entry(const struct fi_pltmod *m, size_t j,
 		return FI_PLT_LEFT;
 	}
 	s = fi_plt_slot(m, k);
-	if (!fi_plt_writable(m, s))
+	if (!fi_plt_writable(m, s) || (irel_only &&
+	    ELF64_R_TYPE(m->jmprel[k].r_info) != R_X86_64_IRELATIVE))
 		return FI_PLT_LEFT;
 	t = fi_plt_target(m, k, __atomic_load_n((const uint64_t *)(uintptr_t)s,
 						__ATOMIC_ACQUIRE), xr, nxr);
@@ -408,11 +425,15 @@ static bool fi_plt_env_now(void)
  * value and is about to run the entry's push and jmp (bytes 6..15), which
  * a direct entry overwrites. Only when no slot of @m is ever bound lazily,
  * or no other thread runs (signals blocked here, so not even ours), can no
- * thread stand in those bytes.
+ * thread stand in those bytes. Otherwise only IRELATIVE entries are
+ * taken: the loader resolves those at relocation, before any code can
+ * reach them, so no thread ever read a lazy value from their slots (libc's
+ * string functions, in a process that starts a thread before our
+ * constructor).
  */
 static bool fi_plt_quiet(const struct fi_pltmod *m)
 {
-	return m->now || fi_plt_env_now() || fi_live_alone();
+	return m->now || m->nolazy || fi_plt_env_now() || fi_live_alone();
 }
 
 /* The entries of @m to fix, made in one rewrite of their pages. */
@@ -421,7 +442,6 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 {
 	size_t cap = 2 * m->n, nfx = 0, bytes;
 	struct fi_plt_fix *fx;
-	uint64_t slot;
 	sigset_t all, old;
 
 	bytes = (cap * sizeof(*fx) + FI_PAGE - 1) & ~(FI_PAGE - 1);
@@ -441,16 +461,21 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 		r->slots += fi_plt_writable(m, fi_plt_slot(m, k));
 	/* Entry j, by position (the relocation it names may differ). */
 	for (size_t j = 0; j < m->n && r->slots; j++) {
-		if (r->busy) {
-			r->direct += fi_match_plt_direct(fi_plt_at(m->plt0 +
-					FI_PLT_ENTRY * (j + 1)), &slot);
-			continue;
-		}
-		switch (fi_plt_entry(m, j, xr, nxr, fx, &nfx)) {
+		switch (fi_plt_entry(m, j, xr, nxr, r->busy, fx, &nfx)) {
 		case FI_PLT_DONE: r->direct++; break;
 		case FI_PLT_FIX: r->made++; break;
 		default: break;
 		}
+	}
+	/*
+	 * Quiet only because GOT[2] was empty: still empty after every slot
+	 * was read, no slot had a lazy value (the loader fills GOT[2] first),
+	 * so none was bound lazily. Filled meanwhile: left for a later pass.
+	 */
+	if (r->made && m->nolazy && !m->now && fi_plt_got2(m) &&
+	    !fi_plt_env_now() && !fi_live_alone()) {
+		r->made = 0;
+		r->busy = true;
 	}
 	if (r->made)
 		r->err = fi_plt_commit(m, fx, nfx, xr, nxr);

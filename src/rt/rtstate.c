@@ -48,7 +48,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "foreign.h"
 #include "runtime.h"
 
 #define FI_PAGE		4096
@@ -336,7 +335,6 @@ static void fi_rt_fork_prepare(void)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &fi_rt_fork_mask);
-	fi_foreign_fork_prepare();
 	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
 }
@@ -344,11 +342,17 @@ static void fi_rt_fork_prepare(void)
 static void fi_rt_fork_done(void)
 {
 	__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
-	fi_foreign_fork_done();
 	pthread_sigmask(SIG_SETMASK, &fi_rt_fork_mask, NULL);
 }
 
-__attribute__((constructor)) static void fi_rt_fork_init(void)
+/*
+ * Registered before every other constructor of the library (a priority
+ * runs first): pthread_atfork calls prepare handlers in the reverse order
+ * of registration, so the locks of higher layers registered later (the
+ * dlsym veneer lock, src/trap/foreign.c), which are taken before this
+ * one, are also taken before it at fork.
+ */
+__attribute__((constructor(200))) static void fi_rt_fork_init(void)
 {
 	pthread_atfork(fi_rt_fork_prepare, fi_rt_fork_done, fi_rt_fork_done);
 }

@@ -296,19 +296,25 @@ static int fi_fx_record(uint64_t n, uint64_t fn, const char *name)
  * fork: a child inherits fi_fven_lock as it was. Taken by another thread
  * at that instant, it would stay taken forever in the child, whose first
  * new veneer (any dlsym of a foreign function) would then hang. The
- * forking thread takes it in rtstate.c's prepare handler, before the
- * state's write lock (the order fi_fx_veneer takes them in: a first
- * veneer reserves its region in a state window), and both sides release
- * it after.
+ * forking thread takes it first and both sides release it. Registered
+ * after rtstate.c's handlers (theirs run at constructor priority 200),
+ * so this prepare handler runs before theirs: the order fi_fx_veneer
+ * takes the locks in (a first veneer reserves its region in a state
+ * window, under fi_fven_lock).
  */
-void fi_foreign_fork_prepare(void)
+static void fi_fven_fork_prepare(void)
 {
 	pthread_mutex_lock(&fi_fven_lock);
 }
 
-void fi_foreign_fork_done(void)
+static void fi_fven_fork_done(void)
 {
 	pthread_mutex_unlock(&fi_fven_lock);
+}
+
+__attribute__((constructor)) static void fi_fven_fork_init(void)
+{
+	pthread_atfork(fi_fven_fork_prepare, fi_fven_fork_done, fi_fven_fork_done);
 }
 
 /* The veneer of @fn: found among the published ones, or published now. */

@@ -46,14 +46,6 @@ bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
 bool fi_foreign_take(const struct fi_trap *t, bool *opened);
 
 /*
- * fork (rtstate.c's atfork handlers, every signal blocked): take the
- * veneer lock before fork, so that the child does not inherit it taken
- * by another thread; release it on both sides after.
- */
-void fi_foreign_fork_prepare(void);
-void fi_foreign_fork_done(void);
-
-/*
  * @bytes (at least 5, read from the call site at run-time @ip) jump to a
  * per-site stub: the stub, whose first instruction is the site's original
  * movl; else NULL. Pass a copy taken once, not the live site: another

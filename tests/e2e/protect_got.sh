@@ -160,13 +160,22 @@ else
 	pr_fail "got-direct-late" "want a made-direct line for the program: err='$PR_ERR_TXT'"
 fi
 
-# Without LD_BIND_NOW another thread could stand in a lazy entry being
-# bound: none is touched, and the warning says why (the gap stays).
-pr_run direct-thr auto env FINEIBT_VERBOSE=1 "$dlmain" "$PR_OUT/libpg-thr.so"
+# Without LD_BIND_NOW, a library dlopen'ed RTLD_LAZY while another thread
+# runs: that thread could stand in a lazy entry being bound, so its
+# entries are left, and the warning says why (the gap stays). Dlopen'ed
+# RTLD_NOW, no slot of it is ever bound lazily (the loader left GOT[2],
+# its resolver, empty): made direct even with the thread.
+pr_run direct-thr auto env FINEIBT_VERBOSE=1 "$dlmain" "$PR_OUT/libpg-thr.so" lazy
 if [ "$PR_RC" = 42 ] && grep -qE "$GOT_RE.*lazy binding, with other threads running" <<<"$PR_ERR_TXT"; then
 	pr_pass "got-busy-thread: lazy binding + a thread: left, named"
 else
 	pr_fail "got-busy-thread" "want the entries left and the line: rc=$PR_RC err='$PR_ERR_TXT'"
+fi
+pr_run direct-thr auto env FINEIBT_VERBOSE=1 "$dlmain" "$PR_OUT/libpg-thr.so"
+if direct_ok && grep -qE "libpg-thr.so: [0-9]+ PLT entries made direct" <<<"$PR_ERR_TXT"; then
+	pr_pass "got-now-thread: RTLD_NOW + a thread, no LD_BIND_NOW: made direct"
+else
+	pr_fail "got-now-thread" "want the entries made direct: rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
 fi
 
 pr_run direct-dl auto "$dlmain" "$PR_OUT/libpg.so" lazy

@@ -51,6 +51,23 @@ for m in auto kcfi; do
 	fi
 done
 
+# A thread started before any constructor (.preinit_array) and never
+# stopped: lazily bound entries are left (another thread could stand in
+# one), but libc's IRELATIVE slots (the loader resolves them before any
+# code runs) and ld.so's (never bound lazily: GOT[2] empty) are still
+# made direct.
+{ pr_fresh "$P-early" "$SRC" ||
+  "$FCC" -O2 -Wall -DPL_EARLY_THREAD "$SRC" -lz -lpthread -o "$P-early"; } ||
+	pr_fail build "could not build $P-early"
+for c in "libc.so irel" "ld-linux bound"; do
+	pr_run libgot-early auto "$P-early" $c
+	if kept; then
+		pr_pass "libgot-early-thread[$c]: nothing redirected"
+	else
+		pr_fail "libgot-early-thread[$c]" "want 'wrote N' then 'not reached': rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
+	fi
+done
+
 # What is not bound at the pass stays: libz run directly (bound by the
 # program's first compress(), after start-up), named under FINEIBT_VERBOSE
 # (not as a warning: lazy slots are the norm in a library not built here).

@@ -20,6 +20,7 @@
 #include "elf_int.h"
 #include "image.h"
 #include "imgindex.h"
+#include "index.h"
 
 static char dir[512];
 
@@ -186,6 +187,140 @@ static void t_case(const char *name, const char *flags, bool relr)
 	fi_image_close(&ref);
 }
 
+/* Two calls through the thunk without a check, for the index's list. */
+static const char tsrc[] =
+	"typedef int (*fn_t)(int);\n"
+	"static int tw(int x) { return 2 * x; }\n"
+	"fn_t volatile th = tw;\n"
+	"__attribute__((no_sanitize(\"kcfi\"), noinline)) int tu0(int x) { return th(x) + 1; }\n"
+	"__attribute__((no_sanitize(\"kcfi\"), noinline)) int tu1(int x) { return th(x) + 2; }\n"
+	"int main(void) { return th(1) + tu0(1) + tu1(1) != 9; }\n";
+
+static bool same_tcalls(const struct fi_image *a, const struct fi_image *b)
+{
+	if (a->ntcalls != b->ntcalls)
+		return false;
+	for (size_t i = 0; i < a->ntcalls; i++) {
+		if (a->tcalls[i].addr != b->tcalls[i].addr ||
+		    a->tcalls[i].thunk != b->tcalls[i].thunk ||
+		    a->tcalls[i].jmp != b->tcalls[i].jmp)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Read @base (a copy of @ref's module, writable) after @edit changed its
+ * index descriptor @d; the thunk calls found, and whether the list was
+ * taken (1), refused (0) or absent (-1). -2 if the module did not read.
+ */
+static int tcalls_after(const struct fi_image *ref, const char *path,
+			uint8_t *base, uint32_t *d, uint32_t word, uint32_t val,
+			struct fi_image *live)
+{
+	uint32_t old = d[word];
+	int ret;
+
+	d[word] = val;
+	ret = from_index(ref, path, base, live);
+	d[word] = old;
+	if (ret)
+		return -2;
+	if (!live->elf->has_tcall_list)
+		return -1;
+	return !fi_image_tcall_list_bad(live);
+}
+
+static void t_tcalls(void)
+{
+	char path[700], cmd[1600];
+	const char *san = getenv("FINEIBT_SAN");
+	const Elf64_Ehdr *eh;
+	struct fi_image ref, live;
+	uint8_t *base;
+	uint32_t *d, list0;
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ixt.c", dir);
+	f = fopen(path, "w");
+	if (!CHECK("elf_index_tcalls_src", f && fputs(tsrc, f) >= 0 && !fclose(f)))
+		return;
+	snprintf(path, sizeof(path), "%s/ixt", dir);
+	snprintf(cmd, sizeof(cmd), "%s/fineibt-cc -O1 %s-o %s %s/ixt.c",
+		 getenv("BUILD") ? getenv("BUILD") : "build",
+		 san && *san ? "-fsanitize=address " : "", path, dir);
+	if (!CHECK("elf_index_tcalls_build", system(cmd) == 0) ||
+	    !CHECK("elf_index_tcalls_open",
+		   fi_image_open(&ref, path, cmd, sizeof(cmd)) == 0))
+		return;
+	CHECK("elf_index_tcalls_scan_finds_two", ref.ntcalls == 2);
+	base = lay_out(&ref, 0, &len);
+	if (!CHECK("elf_index_tcalls_map", base && relocate(&ref, base))) {
+		fi_image_close(&ref);
+		return;
+	}
+	eh = (const void *)ref.file;
+	d = (uint32_t *)fi_index_find((const void *)(base + eh->e_phoff),
+				      eh->e_phnum, (uint64_t)(uintptr_t)base);
+	if (!CHECK("elf_index_tcalls_v2", d && d[FI_INDEX_W_VERSION] == 2 &&
+		   (d[FI_INDEX_W_FLAGS] & FI_INDEX_TCALL_LIST) &&
+		   d[FI_INDEX_W_NTCALLS] == 2))
+		goto out;
+	/* The driver's list, taken: the same calls as the file's scan. */
+	CHECK("elf_index_tcalls_list_taken",
+	      tcalls_after(&ref, path, base, d, 0, d[0], &live) == 1 &&
+	      same_tcalls(&ref, &live) && (fi_image_close(&live), true));
+	/* An empty list is followed: nothing scanned, nothing found. */
+	CHECK("elf_index_tcalls_empty_followed",
+	      tcalls_after(&ref, path, base, d, FI_INDEX_W_NTCALLS, 0, &live) == 1 &&
+	      live.ntcalls == 0 && (fi_image_close(&live), true));
+	/* Bad entries: refused, and the text scanned (the file's calls). */
+	list0 = d[FI_INDEX_W_TCALLS];
+	CHECK("elf_index_tcalls_bad_entry_scans",
+	      tcalls_after(&ref, path, base, d, FI_INDEX_W_TCALLS, list0 + 1,
+			   &live) == 0 && same_tcalls(&ref, &live) &&
+	      (fi_image_close(&live), true));
+	CHECK("elf_index_tcalls_outside_text_scans",
+	      tcalls_after(&ref, path, base, d, FI_INDEX_W_TCALLS, 0, &live) == 0 &&
+	      same_tcalls(&ref, &live) && (fi_image_close(&live), true));
+	CHECK("elf_index_tcalls_unordered_scans",
+	      tcalls_after(&ref, path, base, d, FI_INDEX_W_TCALLS,
+			   d[FI_INDEX_W_TCALLS + 1], &live) == 0 &&
+	      same_tcalls(&ref, &live) && (fi_image_close(&live), true));
+	CHECK("elf_index_tcalls_over_capacity_scans",
+	      tcalls_after(&ref, path, base, d, FI_INDEX_W_NTCALLS,
+			   FI_INDEX_TCALLS_MAX + 1, &live) == 0 &&
+	      same_tcalls(&ref, &live) && (fi_image_close(&live), true));
+	/* Without the flag the words are not read: the text scanned. */
+	CHECK("elf_index_tcalls_no_flag_scans",
+	      tcalls_after(&ref, path, base, d, FI_INDEX_W_FLAGS,
+			   FI_INDEX_FILLED, &live) == -1 &&
+	      same_tcalls(&ref, &live) && (fi_image_close(&live), true));
+	/* A version 1 note: 22 words, then a padding note; read, scanned. */
+	d[-4] = FI_INDEX_DESCSZ_1;
+	d[FI_INDEX_W_VERSION] = FI_INDEX_VERSION_1;
+	d[FI_INDEX_W_NTCALLS] = 0;
+	d[FI_INDEX_W_NTCALLS + 1] = (FI_INDEX_WORDS - FI_INDEX_WORDS_1 - 3) * 4;
+	d[FI_INDEX_W_NTCALLS + 2] = 0;
+	CHECK("elf_index_tcalls_v1_read",
+	      tcalls_after(&ref, path, base, d, 0, d[0], &live) == -1 &&
+	      same_tcalls(&ref, &live) && live.nfuncs == ref.nfuncs &&
+	      (fi_image_close(&live), true));
+	CHECK("elf_index_tcalls_v1_no_tcalls",
+	      tcalls_after(&ref, path, base, d, FI_INDEX_W_FLAGS,
+			   d[FI_INDEX_W_FLAGS] | FI_INDEX_NO_TCALLS, &live) == -1 &&
+	      live.ntcalls == 0 && (fi_image_close(&live), true));
+	/* A size that is not its version's: no index. */
+	d[FI_INDEX_W_VERSION] = FI_INDEX_VERSION;
+	CHECK("elf_index_tcalls_size_version_mismatch",
+	      !fi_index_find((const void *)(base + eh->e_phoff), eh->e_phnum,
+			     (uint64_t)(uintptr_t)base));
+out:
+	munmap(base, len);
+	fi_image_close(&ref);
+}
+
 int main(void)
 {
 	const char *build = getenv("BUILD");
@@ -204,5 +339,6 @@ int main(void)
 	t_case("ix_apply", "-Wl,--apply-dynamic-relocs", false);
 	t_case("ix_relr", "-Wl,-z,pack-relative-relocs", true);
 	t_case("ix_lib.so", "-DIX_LIB -fPIC -shared", false);
+	t_tcalls();
 	return fi_check_exit();
 }

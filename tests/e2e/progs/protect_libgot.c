@@ -13,6 +13,8 @@
  * WHAT:
  *   bound  - overwrite every writable PLT slot of MOD that holds a bound
  *            target (a code address outside MOD's own PLT) with hijack()
+ *   irel   - the same, IRELATIVE slots only (an IFUNC's choice, bound by
+ *            the loader at relocation)
  *   lazy   - the same for the slots not bound yet (they hold an address
  *            in MOD's own PLT: the lazy resolver's way in)
  *   got2   - overwrite MOD's GOT[2] (the lazy resolver's address, which
@@ -21,6 +23,9 @@
  * a failing dlopen) and print "not reached" if nothing was redirected.
  * Prints "wrote N" first (N = 0: nothing to attack, exit 3). hijack()
  * prints "hijacked" and exits 42.
+ *
+ * -DPL_EARLY_THREAD: a thread started from .preinit_array, before any
+ * constructor (the runtime's included), runs for the whole process.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -101,6 +106,8 @@ static void attack(struct mod *m)
 			continue;
 		if (t != R_X86_64_JUMP_SLOT && t != R_X86_64_IRELATIVE)
 			continue;
+		if (!strcmp(m->what, "irel") && t != R_X86_64_IRELATIVE)
+			continue;
 		if (!*s)
 			continue;
 		lazy = lazy_value(*s);
@@ -139,6 +146,30 @@ static int find(struct dl_phdr_info *info, size_t size, void *arg)
 		attack(m);
 	return 1;
 }
+
+#ifdef PL_EARLY_THREAD
+#include <pthread.h>
+
+static void *idle(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+static void early(int argc, char **argv, char **envp)
+{
+	pthread_t t;
+
+	(void)argc;
+	(void)argv;
+	(void)envp;
+	pthread_create(&t, NULL, idle, NULL);
+}
+
+__attribute__((section(".preinit_array"), used))
+static void (*const pl_early)(int, char **, char **) = early;
+#endif
 
 /* Make @want call through its PLT. */
 static void use(const char *want, bool say)
