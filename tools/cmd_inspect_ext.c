@@ -390,9 +390,10 @@ struct pid_mod {
 
 /*
  * The file-backed mappings of @pid, one per path. Whether they hold code
- * is not in the permissions: the runtime replaces a module's text with
- * anonymous memory when it rewrites it, so its text range no longer
- * names the file. The module's ELF headers say where the text is.
+ * is not in the permissions: the runtime replaces a module's text (or its
+ * site pages) with anonymous memory when it rewrites it on a copy, so its
+ * text range no longer names the file, or only in part (pages written in
+ * place still do). The module's ELF headers say where the text is.
  */
 static int pid_maps(int pid, struct pid_mod *mods, size_t *nmods)
 {

@@ -4,10 +4,11 @@
  * writable and executable at once (W^X), and placing the BHI stubs within
  * rel32 reach of it.
  *
- * The text is never written in place. Each executable segment's pages are
- * copied into a fresh anonymous read-write mapping, the image's exec views
- * are pointed at the copy, the passes run on the copy, the copy is made
- * read-execute, and mremap(MREMAP_FIXED) moves it over the original range.
+ * With other tasks present, the text is never written in place: each
+ * executable segment's pages are copied into a fresh anonymous read-write
+ * mapping, the image's exec views are pointed at the copy, the passes run
+ * on the copy, the copy is made read-execute, and mremap(MREMAP_FIXED)
+ * moves it over the original range.
  * That last step swaps the whole range in one system call: another thread
  * sees either the old text or the new one, never a half-written sequence
  * and never a page without execute permission. It is also what makes it
@@ -16,14 +17,21 @@
  * copies, so the thread doing the mremap returns into identical code.
  *
  * When no other task shares the address space (every start-up; a dlopen
- * in a single-threaded program) only the pages holding a site are copied
- * and swapped, one mremap per run of them: nobody can see the text half
- * old, half new in between, and the pages without a site stay the file's.
+ * in a single-threaded program) only the pages holding a site are
+ * touched, and written in place: each run of them read-write (never
+ * executable meanwhile), patched, read-execute again. Nobody can see the
+ * text half old, half new, or a page without execute permission, in
+ * between; the pages without a site stay the file's. A module holding
+ * code that this thread runs meanwhile (the runtime itself, with
+ * -static-fineibt) gets a copy of those pages instead, one mremap per run.
  *
- * The cost is that the patched pages become private anonymous memory
- * instead of shared page cache (docs/runtime.md has the numbers).
+ * The cost is that the patched pages become private memory instead of
+ * shared page cache (docs/runtime.md has the numbers).
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -382,6 +390,238 @@ bool fi_live_alone(void)
 	return fi_sys3(SYS_unshare, CLONE_VM, 0, 0) == 0;
 }
 
+/* ------------------------------------------------------------ in place */
+
+/*
+ * The runtime's own module, as loaded: its ELF header and dynamic section
+ * (hidden, link-time symbols; weak: a fully static executable has none).
+ */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((weak, visibility("hidden")));
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak, visibility("hidden")));
+
+/* Does a slot of @rel (@size bytes) of the runtime's relocations, a
+ * function or object of another module as bound for the runtime, point
+ * into [lo, hi)? */
+static bool fi_slots_into(uintptr_t bias, uintptr_t rel, size_t size,
+			  uint64_t lo, uint64_t hi)
+{
+	const ElfW(Rela) *r = (const ElfW(Rela) *)(rel >= bias ? rel : rel + bias);
+
+	for (size_t i = 0; i < size / sizeof(*r); i++) {
+		uint32_t t = ELF64_R_TYPE(r[i].r_info);
+		uint64_t v;
+
+		if (t != R_X86_64_JUMP_SLOT && t != R_X86_64_GLOB_DAT &&
+		    t != R_X86_64_64)
+			continue;
+		v = *(const uint64_t *)(bias + r[i].r_offset);
+		if (v >= lo && v < hi)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does the runtime call into [lo, hi)? Its own code lies there, or a
+ * slot of its GOT (what it calls in libc, or in whatever interposes on
+ * libc: malloc, memcpy, open...) points there. True when the runtime's
+ * dynamic section cannot be found (a fully static executable).
+ */
+static bool fi_runtime_calls_into(uint64_t lo, uint64_t hi)
+{
+	uintptr_t self = (uintptr_t)fi_live_patch, bias = 0, rela = 0, jmprel = 0;
+	size_t relasz = 0, pltsz = 0;
+	const ElfW(Phdr) *ph;
+	bool dyn = false;
+
+	if (self >= lo && self < hi)
+		return true;
+	if (!&__ehdr_start || !_DYNAMIC)
+		return true;
+	ph = (const ElfW(Phdr) *)((uintptr_t)&__ehdr_start + __ehdr_start.e_phoff);
+	for (size_t i = 0; i < __ehdr_start.e_phnum; i++) {
+		if (ph[i].p_type == PT_DYNAMIC) {
+			bias = (uintptr_t)_DYNAMIC - ph[i].p_vaddr;
+			dyn = true;
+		}
+	}
+	if (!dyn)
+		return true;
+	/* the loader may have biased these d_ptr in place (glibc does) */
+	for (const ElfW(Dyn) *d = _DYNAMIC; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_RELA)
+			rela = d->d_un.d_ptr;
+		else if (d->d_tag == DT_RELASZ)
+			relasz = d->d_un.d_val;
+		else if (d->d_tag == DT_JMPREL)
+			jmprel = d->d_un.d_ptr;
+		else if (d->d_tag == DT_PLTRELSZ)
+			pltsz = d->d_un.d_val;
+	}
+	return (rela && fi_slots_into(bias, rela, relasz, lo, hi)) ||
+	       (jmprel && fi_slots_into(bias, jmprel, pltsz, lo, hi));
+}
+
+/*
+ * May @im's text be written in place, each run of site pages made
+ * read-write (not executable) while the passes write it? Only if nothing
+ * that runs meanwhile lies in it. Signals are blocked and no other task
+ * exists (fi_live_patch); what runs is this thread: the runtime (the
+ * passes, the reports of skipped sites) and what it calls in other
+ * modules through its GOT (libc, or a program's interposer of a libc
+ * function). A module holding any of those keeps the copy: with
+ * -static-fineibt the executable holds the runtime (and with a static
+ * libc, libc too); an instrumented module defining malloc holds what the
+ * runtime calls. The mprotect and madvise calls are made directly
+ * (rawsys.h): no wrapper runs either. Not covered: an interposer in
+ * another module that itself calls into @im.
+ */
+static bool fi_inplace_safe(const struct fi_image *im)
+{
+	uint64_t lo, hi;
+
+	fi_live_text_range(im, &lo, &hi);
+	return lo < hi && !fi_runtime_calls_into(lo, hi);
+}
+
+static long fi_inplace_prot(const struct fi_scratch *s, size_t r, int prot)
+{
+	return fi_sys3(SYS_mprotect, (long)(s->lo + s->runs[2 * r] * FI_PAGE),
+		       (long)(s->runs[2 * r + 1] * FI_PAGE), prot);
+}
+
+/* Runs opened read-write (the first @k of @sc[@n - 1], all of the rest)
+ * made read-execute again; nothing runs on them until then. */
+static void fi_inplace_close(struct fi_scratch *sc, size_t n, size_t k)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t m = i + 1 == n ? k : sc[i].nruns;
+
+		for (size_t r = 0; r < m; r++) {
+			/* Left read-write, the text could not run: the
+			 * process cannot go on (W^X holds either way). */
+			if (fi_inplace_prot(&sc[i], r, PROT_READ | PROT_EXEC))
+				fi_rt_die("cannot make rewritten text executable again");
+		}
+	}
+}
+
+/*
+ * Are the pages of run @r of @s, if mapped, the file's own (not a private
+ * copy: a TEXTREL, a PLT page plt.c swapped, a debugger's breakpoint)?
+ * /proc/self/pagemap, @pm; false when it cannot be read.
+ */
+static bool fi_inplace_clean(int pm, const struct fi_scratch *s, size_t r)
+{
+	uint64_t e[64], first = s->lo / FI_PAGE + s->runs[2 * r];
+	size_t n = s->runs[2 * r + 1];
+
+	if (pm < 0)
+		return false;
+	for (size_t i = 0; i < n; i += 64) {
+		size_t k = n - i < 64 ? n - i : 64;
+
+		if (fi_sys6(SYS_pread64, pm, (long)e, (long)(k * 8),
+			    (long)((first + i) * 8), 0, 0) != (long)(k * 8))
+			return false;
+		for (size_t j = 0; j < k; j++) {
+			/* present or swapped, and not a file page */
+			if ((e[j] >> 62) && !((e[j] >> 61) & 1))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Open every run of site pages of @im read-write, its private copies
+ * made at once (MADV_POPULATE_WRITE breaks copy-on-write of the whole run
+ * in one call; an error only means the writes fault them in). Returns
+ * false, every run closed again and nothing written, if one cannot be.
+ */
+static bool fi_inplace_open(struct fi_image *im, struct fi_scratch *sc,
+			    size_t *n, int pm)
+{
+	*n = 0;
+	for (size_t i = 0; i < im->nviews; i++) {
+		struct fi_view *v = &im->views[i];
+		struct fi_scratch *s = &sc[*n];
+		uint64_t start = (uint64_t)(uintptr_t)v->mem;
+
+		if (!v->exec || !v->size)
+			continue;
+		if (*n == FI_MAX_XVIEWS) {
+			fi_inplace_close(sc, *n, sc[*n - 1].nruns);
+			goto drop;
+		}
+		*s = (struct fi_scratch){
+			.v = v, .live = v->mem, .lo = fi_page_down(start),
+			.len = fi_page_up(start + v->size) - fi_page_down(start),
+		};
+		(*n)++;
+		if (fi_site_runs(im, s)) {
+			fi_inplace_close(sc, *n, 0);
+			goto drop;
+		}
+		for (size_t r = 0; r < s->nruns; r++) {
+			if (fi_inplace_prot(s, r, PROT_READ | PROT_WRITE)) {
+				fi_inplace_close(sc, *n, r);
+				goto drop;
+			}
+			/* A page already mapped read-only would be copied on
+			 * its write fault, with a TLB flush each (~17 us a
+			 * page in a VM); unmapped, in one flush. Only the
+			 * file's own pages: a private one would be lost. */
+			if (fi_inplace_clean(pm, s, r))
+				fi_sys3(SYS_madvise,
+					(long)(s->lo + s->runs[2 * r] * FI_PAGE),
+					(long)(s->runs[2 * r + 1] * FI_PAGE),
+					MADV_DONTNEED);
+			fi_sys3(SYS_madvise,
+				(long)(s->lo + s->runs[2 * r] * FI_PAGE),
+				(long)(s->runs[2 * r + 1] * FI_PAGE),
+				MADV_POPULATE_WRITE);
+		}
+	}
+	return true;
+drop:
+	for (size_t i = 0; i < *n; i++)
+		free(sc[i].runs);
+	return false;
+}
+
+/*
+ * fi_live_patch alone, when fi_inplace_safe: the site runs are written
+ * where they are, between two mprotects; no copy, no mremap. *@done
+ * false: a run could not be opened, nothing was written (take the copy
+ * instead). fi_patch_image refuses an image before writing a byte
+ * (-EALREADY, -EINVAL); an error after a write would leave the module
+ * half rewritten, which no caller could undo: the process stops.
+ */
+static int fi_live_patch_inplace(struct fi_image *im,
+				 const struct fi_patch_opts *o,
+				 struct fi_patch_stats *st, bool *done)
+{
+	struct fi_scratch sc[FI_MAX_XVIEWS];
+	size_t n, writes = im->writes;
+	int err, pm;
+
+	pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
+			  O_RDONLY | O_CLOEXEC, 0);
+	*done = fi_inplace_open(im, sc, &n, pm);
+	if (pm >= 0)
+		fi_sys3(SYS_close, pm, 0, 0);
+	if (!*done)
+		return 0;
+	err = fi_patch_image(im, o, st);
+	fi_inplace_close(sc, n, n ? sc[n - 1].nruns : 0);
+	for (size_t i = 0; i < n; i++)
+		free(sc[i].runs);
+	if (err && im->writes != writes)
+		fi_rt_die("a module's text was rewritten in part");
+	return err;
+}
+
 /*
  * The copy is verified only when someone else could have written it. With
  * every signal blocked, no code of the program runs in this thread until
@@ -393,21 +633,30 @@ bool fi_live_alone(void)
  * well; no verification stops it. In every other case (threads, at a
  * dlopen of a multi-threaded program) the sealed copy is verified.
  *
- * Alone, the copy is also sparse (fi_scratch_make_sparse): its runs of
- * site pages are swapped in one by one, which only a process with no
- * other task may do. Otherwise each segment is copied and swapped whole.
+ * Alone, there is no copy at all (fi_live_patch_inplace) unless the module
+ * holds code this thread runs meanwhile (fi_inplace_safe); then the copy
+ * is sparse (fi_scratch_make_sparse): its runs of site pages are swapped
+ * in one by one. Either only a process with no other task may do.
+ * Otherwise each segment is copied and swapped whole.
  */
 int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 		  struct fi_patch_stats *st)
 {
 	struct fi_live_copy lc;
 	sigset_t all, old;
-	bool blocked, alone;
+	bool blocked, alone, done;
 	int err;
 
 	sigfillset(&all);
 	blocked = !pthread_sigmask(SIG_SETMASK, &all, &old);
 	alone = blocked && fi_live_alone();
+	if (alone && fi_inplace_safe(im)) {
+		err = fi_live_patch_inplace(im, o, st, &done);
+		if (done) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			return err;
+		}
+	}
 	err = alone ? fi_scratch_make_sparse(im, lc.sc, &lc.n) :
 		      fi_live_copy_make(im, &lc);
 	if (err)

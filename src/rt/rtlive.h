@@ -54,7 +54,9 @@ bool fi_live_alone(void);
 /*
  * Run the passes of @o over live module @im (attached with
  * fi_image_attach_live) on a scratch copy of its text, then swap the copy
- * in with mremap. On error the text is unchanged. Returns 0 or -errno.
+ * in with mremap; with no other task in the process, on its site pages in
+ * place (read-write, not executable, meanwhile). On error the text is
+ * unchanged. Returns 0 or -errno.
  */
 int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 		  struct fi_patch_stats *st);

@@ -2,13 +2,17 @@
 /*
  * tests/e2e/rt_sparse.sh: text with sites on some pages and none on four
  * pages between them (a function that is only int3 padding, never called
- * nor address-taken). Prints, from /proc/self/maps, whether a page with a
- * site and a page of the padding are still the file's pages ("file") or
- * private copies ("anon"): for the executable, rewritten at start-up with
- * no other thread, and for a library built from this same file, dlopen'ed
- * while a second thread is alive (argv[1]).
+ * nor address-taken). Prints, for a page with a site and a page of the
+ * padding, the mapping holding it in /proc/self/maps ("file" or "anon")
+ * and whether the page itself is the file's ("shared": page cache) or a
+ * private copy ("private", /proc/self/pagemap): for the executable,
+ * rewritten at start-up with no other thread, and for a library built
+ * from this same file, dlopen'ed while a second thread is alive
+ * (argv[1]). sp_exe_near: a site the test links next to the runtime's
+ * own code in a -static-fineibt build (rt_sparse.sh).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +57,28 @@ int SP(calls)(void)
 }
 
 #ifndef RT_SPARSE_LIB
+/* Address-taken, called: its page holds sites. */
+__attribute__((noinline)) int sp_exe_near(int x)
+{
+	return x + 3;
+}
+
+fn_t volatile sp_exe_nearp = sp_exe_near;
+
+#ifdef RT_SPARSE_MEMCPY
+/* The runtime's memcpy (its GOT binds the executable's): the executable
+ * holds code the runtime calls, it is not written in place. */
+void *memcpy(void *d, const void *src, size_t n)
+{
+	unsigned char *a = d;
+	const unsigned char *b = src;
+
+	while (n--)
+		*(volatile unsigned char *)a++ = *b++;
+	return d;
+}
+#endif
+
 /* "file" when the mapping holding @a is backed by a file, else "anon". */
 static const char *kind(uintptr_t a)
 {
@@ -74,6 +100,32 @@ static const char *kind(uintptr_t a)
 	return k;
 }
 
+/*
+ * "shared" when the page holding @a, once read, is the file's page
+ * (pagemap bit 61: file page or shared), "private" when it is a copy of
+ * this process's own (anonymous, or a private copy of a file page).
+ */
+static const char *page(uintptr_t a)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	(void)*(volatile const char *)a;
+	if (fd < 0 || pread(fd, &e, 8, (off_t)(a / 4096 * 8)) != 8)
+		e = 0;
+	if (fd >= 0)
+		close(fd);
+	if (!(e >> 63))
+		return "absent";
+	return (e >> 61) & 1 ? "shared" : "private";
+}
+
+static void show(const char *what, uintptr_t site, uintptr_t pad)
+{
+	printf("%s site %s %s pad %s %s\n", what, kind(site), page(site),
+	       kind(pad), page(pad));
+}
+
 static int pipefd[2];
 
 static void *waiter(void *arg)
@@ -92,10 +144,9 @@ int main(int argc, char **argv)
 	uintptr_t (*pad)(void);
 	fn_t first;
 
-	if (!sp_exe_calls())
+	if (!sp_exe_calls() || sp_exe_nearp(1) != 4)
 		return 1;
-	printf("exe site %s pad %s\n", kind((uintptr_t)sp_exe_first),
-	       kind(sp_exe_pad_page()));
+	show("exe", (uintptr_t)sp_exe_first, sp_exe_pad_page());
 	if (argc < 2)
 		return 0;
 	if (pipe(pipefd) || pthread_create(&t, NULL, waiter, NULL))
@@ -108,7 +159,7 @@ int main(int argc, char **argv)
 		return 3;
 	if (!calls || !pad || !first || !calls())
 		return 4;
-	printf("lib site %s pad %s\n", kind((uintptr_t)first), kind(pad()));
+	show("lib", (uintptr_t)first, pad());
 	return 0;
 }
 #endif
