@@ -172,8 +172,12 @@ if [ "$icount" = 1 ]; then
 	# earlier or concurrent runs with another $OUT) stay
 	{
 		echo "program,workload,mode,instructions,ref_instructions,ratio,cc"
-		[ -f "$icount_csv" ] && awk -F, -v p=" ${progs[*]} " \
-			'NR > 1 && index(p, " " $1 " ") == 0' "$icount_csv"
+		# (an `if`: a missing file must not fail the group, which
+		# left the header in the temporary file and the rows headless)
+		if [ -f "$icount_csv" ]; then
+			awk -F, -v p=" ${progs[*]} " \
+				'NR > 1 && index(p, " " $1 " ") == 0' "$icount_csv"
+		fi
 	} >"$icount_csv.$$" && mv -f "$icount_csv.$$" "$icount_csv"
 	if [ -f "$OUT/rt/libfineibt.so.0" ]; then
 		mkdir -p "$OUT/rt-vg"
