@@ -214,6 +214,31 @@ static int fi_site_runs(const struct fi_image *im, struct fi_scratch *s)
 	return 0;
 }
 
+/* Run @r of @s (fi_site_runs): its offset from s->lo, and its length. */
+static uint64_t fi_run_off(const struct fi_scratch *s, size_t r)
+{
+	return s->runs[2 * r] * FI_PAGE;
+}
+
+static uint64_t fi_run_len(const struct fi_scratch *s, size_t r)
+{
+	return s->runs[2 * r + 1] * FI_PAGE;
+}
+
+/* @s for the executable view @v: its page range and its runs of site
+ * pages (fi_site_runs); nothing mapped or written yet. */
+static int fi_scratch_runs(struct fi_image *im, struct fi_view *v,
+			   struct fi_scratch *s)
+{
+	uint64_t start = (uint64_t)(uintptr_t)v->mem;
+
+	*s = (struct fi_scratch){
+		.v = v, .live = v->mem, .lo = fi_page_down(start),
+		.len = fi_page_up(start + v->size) - fi_page_down(start),
+	};
+	return fi_site_runs(im, s);
+}
+
 /*
  * fi_scratch_make, copying only the pages that hold a site: the copy is
  * reserved whole (the views address it at the same offsets) but the pages
@@ -239,11 +264,7 @@ static int fi_scratch_make_sparse(struct fi_image *im, struct fi_scratch *sc,
 			fi_scratch_drop(sc, *n);
 			return -E2BIG;
 		}
-		*s = (struct fi_scratch){
-			.v = v, .live = v->mem, .lo = fi_page_down(start),
-			.len = fi_page_up(start + v->size) - fi_page_down(start),
-		};
-		err = fi_site_runs(im, s);
+		err = fi_scratch_runs(im, v, s);
 		if (!err) {
 			void *p = mmap(NULL, s->len, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -257,8 +278,7 @@ static int fi_scratch_make_sparse(struct fi_image *im, struct fi_scratch *sc,
 			return err;
 		}
 		for (size_t r = 0; r < s->nruns; r++) {
-			uint64_t off = s->runs[2 * r] * FI_PAGE;
-			uint64_t len = s->runs[2 * r + 1] * FI_PAGE;
+			uint64_t off = fi_run_off(s, r), len = fi_run_len(s, r);
 
 			/* one call allocating a run's pages costs far less
 			 * than a fault each; without it (before Linux 5.14)
@@ -309,8 +329,7 @@ static int fi_scratch_seal(struct fi_scratch *sc, size_t n)
 static int fi_scratch_commit_runs(struct fi_scratch *s)
 {
 	for (size_t r = 0; r < s->nruns; r++) {
-		uint64_t off = s->runs[2 * r] * FI_PAGE;
-		uint64_t len = s->runs[2 * r + 1] * FI_PAGE;
+		uint64_t off = fi_run_off(s, r), len = fi_run_len(s, r);
 
 		if (mremap(s->copy + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			   (void *)(uintptr_t)(s->lo + off)) == MAP_FAILED)
@@ -486,8 +505,8 @@ static bool fi_inplace_safe(const struct fi_image *im)
 
 static long fi_inplace_prot(const struct fi_scratch *s, size_t r, int prot)
 {
-	return fi_sys3(SYS_mprotect, (long)(s->lo + s->runs[2 * r] * FI_PAGE),
-		       (long)(s->runs[2 * r + 1] * FI_PAGE), prot);
+	return fi_sys3(SYS_mprotect, (long)(s->lo + fi_run_off(s, r)),
+		       (long)fi_run_len(s, r), prot);
 }
 
 /* Runs opened read-write (the first @k of @sc[@n - 1], all of the rest)
@@ -513,8 +532,8 @@ static void fi_inplace_close(struct fi_scratch *sc, size_t n, size_t k)
  */
 static bool fi_inplace_clean(int pm, const struct fi_scratch *s, size_t r)
 {
-	uint64_t e[64], first = s->lo / FI_PAGE + s->runs[2 * r];
-	size_t n = s->runs[2 * r + 1];
+	uint64_t e[64], first = (s->lo + fi_run_off(s, r)) / FI_PAGE;
+	size_t n = fi_run_len(s, r) / FI_PAGE;
 
 	if (pm < 0)
 		return false;
@@ -546,7 +565,6 @@ static bool fi_inplace_open(struct fi_image *im, struct fi_scratch *sc,
 	for (size_t i = 0; i < im->nviews; i++) {
 		struct fi_view *v = &im->views[i];
 		struct fi_scratch *s = &sc[*n];
-		uint64_t start = (uint64_t)(uintptr_t)v->mem;
 
 		if (!v->exec || !v->size)
 			continue;
@@ -554,12 +572,8 @@ static bool fi_inplace_open(struct fi_image *im, struct fi_scratch *sc,
 			fi_inplace_close(sc, *n, sc[*n - 1].nruns);
 			goto drop;
 		}
-		*s = (struct fi_scratch){
-			.v = v, .live = v->mem, .lo = fi_page_down(start),
-			.len = fi_page_up(start + v->size) - fi_page_down(start),
-		};
 		(*n)++;
-		if (fi_site_runs(im, s)) {
+		if (fi_scratch_runs(im, v, s)) {
 			fi_inplace_close(sc, *n, 0);
 			goto drop;
 		}
@@ -573,14 +587,10 @@ static bool fi_inplace_open(struct fi_image *im, struct fi_scratch *sc,
 			 * page in a VM); unmapped, in one flush. Only the
 			 * file's own pages: a private one would be lost. */
 			if (fi_inplace_clean(pm, s, r))
-				fi_sys3(SYS_madvise,
-					(long)(s->lo + s->runs[2 * r] * FI_PAGE),
-					(long)(s->runs[2 * r + 1] * FI_PAGE),
-					MADV_DONTNEED);
-			fi_sys3(SYS_madvise,
-				(long)(s->lo + s->runs[2 * r] * FI_PAGE),
-				(long)(s->runs[2 * r + 1] * FI_PAGE),
-				MADV_POPULATE_WRITE);
+				fi_sys3(SYS_madvise, (long)(s->lo + fi_run_off(s, r)),
+					(long)fi_run_len(s, r), MADV_DONTNEED);
+			fi_sys3(SYS_madvise, (long)(s->lo + fi_run_off(s, r)),
+				(long)fi_run_len(s, r), MADV_POPULATE_WRITE);
 		}
 	}
 	return true;

@@ -12,8 +12,9 @@
  * then the tables' pages as they are written), update, mprotect the whole
  * storage (and each arena chunk written) read-only in one call (which
  * does not depend on the record of what was opened: the kernel changes
- * only the mappings still read-write), unlock. Nothing here keeps a writable copy of anything that
- * decides whether or how a check is enforced.
+ * only the mappings still read-write), unlock. Nothing here keeps a
+ * writable copy of anything that decides whether or how a check is
+ * enforced.
  *
  * Why page by page: changing the protection of a page that is present
  * costs a TLB invalidation per page (on a paravirtualised machine, about
