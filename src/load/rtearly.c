@@ -60,6 +60,22 @@ extern void *__libc_stack_end;
 extern char **environ;
 
 #define FI_EARLY_DEPS	8	/* DT_NEEDED of libfineibt.so we look at */
+#define FI_EARLY_PLAIN	16	/* modules remembered as not kCFI */
+
+/*
+ * The modules the check below found without kCFI (libc, the loader...),
+ * so that the first scan, moments later in our constructor, does not
+ * sample their code again (fi_live_maybe_kcfi walks every dynamic
+ * symbol: about 4,000 instructions for libc). Valid only while no module
+ * was unloaded since (dlpi_subs): then a module at the same bias with
+ * the same program headers is the same mapping.
+ */
+static struct {
+	uint64_t bias;
+	const void *phdr;
+} fi_early_plain[FI_EARLY_PLAIN];
+static size_t fi_early_nplain;
+static unsigned long long fi_early_subs;
 
 /* A load range of one of libfineibt.so's dependencies. */
 struct fi_early_deps {
@@ -138,10 +154,33 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 	if (fi_index_find(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr))
 		return 0;
 	if (!fi_live_maybe_kcfi(info->dlpi_phdr, info->dlpi_phnum,
-				info->dlpi_addr))
+				info->dlpi_addr)) {
+		if (fi_early_nplain < FI_EARLY_PLAIN) {
+			fi_early_plain[fi_early_nplain].bias = info->dlpi_addr;
+			fi_early_plain[fi_early_nplain++].phdr = info->dlpi_phdr;
+		}
+		fi_early_subs = info->dlpi_subs;
 		return 0;
+	}
 	*(bool *)arg = true;
 	return 1;
+}
+
+bool fi_early_said_plain(const struct fi_rt_found *f, unsigned long long subs)
+{
+	if (subs != fi_early_subs)
+		return false;
+	for (size_t i = 0; i < fi_early_nplain && i < FI_EARLY_PLAIN; i++) {
+		if (fi_early_plain[i].bias == f->bias &&
+		    fi_early_plain[i].phdr == f->phdr)
+			return true;
+	}
+	return false;
+}
+
+void fi_early_forget(void)
+{
+	fi_early_nplain = 0;
 }
 
 /* The load ranges of the modules named in @d: libfineibt.so itself, its

@@ -498,10 +498,13 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		m = fi_rt_open_index(f, desc, &fall);
 		if (m || !fall)
 			return m;
-	} else if (f->name[0] && !fi_live_maybe_kcfi(f->phdr, f->phnum,
-						     f->bias)) {
+	} else if (f->name[0] &&
+		   ((!fi_rt()->sealed && fi_early_said_plain &&
+		     fi_early_said_plain(f, fi_subs_now)) ||
+		    !fi_live_maybe_kcfi(f->phdr, f->phnum, f->bias))) {
 		/* No index and no kCFI preamble in memory: libc, ld.so,
-		 * libfineibt... never opened. */
+		 * libfineibt... never opened. At start-up the early check
+		 * may have sampled them already (rtearly.c). */
 		return NULL;
 	}
 	/* The executable (dl_iterate_phdr names it ""): read through
@@ -1065,6 +1068,8 @@ static void fi_rt_finish(void)
 	fi_rt_set_active(true);
 	/* Start-up is over: mode and seed are final (docs/protection.md). */
 	fi_rt_seal();
+	if (fi_early_forget)
+		fi_early_forget();
 	fi_rt_publish(&(const struct fi_rt_self){
 		.adopt = fi_rt_adopt, .sigaction = fi_trap_sigaction,
 		.jit_register = fi_jit_register_local,

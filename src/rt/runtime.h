@@ -404,4 +404,13 @@ void fi_rt_scrub_stack(void);
  */
 void fi_rt_start_early(void);
 
+/*
+ * Did the early check (src/load/rtearly.c, libfineibt.so only) sample module
+ * @f and find no kCFI, with @subs modules unloaded so far as then? For the
+ * first scan only: fi_early_forget() ends it once start-up is over.
+ */
+bool fi_early_said_plain(const struct fi_rt_found *f, unsigned long long subs)
+	__attribute__((weak));
+void fi_early_forget(void) __attribute__((weak));
+
 #endif /* FI_RUNTIME_H */
