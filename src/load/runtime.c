@@ -418,7 +418,7 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 		fi_rt_say("fineibt: warning: %s: the module index's list of "
 			  "thunk calls is refused (%s); scanning the text\n", path,
 			  fi_image_tcall_list_bad(&m->img));
-	if (!ret && fi_image_mode(&m->img, NULL) == FINEIBT_MODE_KCFI) {
+	if (!ret && fi_image_is_kcfi_mode(&m->img)) {
 		*fall = false;
 		if (!fi_rt_image_is_kcfi(&m->img))
 			goto drop;
