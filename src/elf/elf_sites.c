@@ -463,20 +463,6 @@ bool fi_kcfi_caller_fast(const struct fi_call_lane *l, const uint8_t *p,
 	return true;
 }
 
-/* fi_image_trap, inlined into the loop below. */
-static inline __attribute__((always_inline))
-uint64_t fi_trap_at(const struct fi_image *im, size_t i)
-{
-	const uint8_t *e;
-	int32_t rel;
-
-	if (!im->ktraps)
-		return im->traps[i];
-	e = im->ktraps + i * 4;
-	__builtin_memcpy(&rel, e, sizeof(rel));
-	return (uint64_t)(uintptr_t)e + (uint64_t)(int64_t)rel - im->bias;
-}
-
 static void fi_discover_calls(struct fi_image *im)
 {
 	size_t n = fi_image_ntraps(im);

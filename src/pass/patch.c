@@ -808,13 +808,15 @@ static bool fi_preamble_maybe_rewritten(const uint8_t *p)
 static int fi_check_image(struct fi_pass *ps)
 {
 	const struct fi_image *im = ps->im;
+	struct fi_window w = ps->win;	/* fi_read's, in locals */
 	struct fi_preamble_info pi;
 	int err;
 
 	if (im->note.present)
 		return -EALREADY;
 	for (size_t i = 0; i < im->ncalls; i++) {
-		const uint8_t *p = fi_read(ps, im->calls[i].addr, FI_CALLSITE_SIZE);
+		const uint8_t *p = fi_lane_read(ps, &w, im->calls[i].addr,
+						FI_CALLSITE_SIZE);
 
 		if (p && fi_caller_maybe_rewritten(p) &&
 		    fi_call_rewritten(fi_classify_caller(p, im->calls[i].addr, NULL)))
@@ -822,7 +824,8 @@ static int fi_check_image(struct fi_pass *ps)
 	}
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		uint64_t func = im->funcs[i].addr;
-		const uint8_t *p = fi_read(ps, func - FI_PREAMBLE_SIZE, FI_PRE_WINDOW);
+		const uint8_t *p = fi_lane_read(ps, &w, func - FI_PREAMBLE_SIZE,
+						FI_PRE_WINDOW);
 
 		if (!p)
 			continue;
