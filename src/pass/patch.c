@@ -186,6 +186,11 @@ static uint64_t fi_load64(const uint8_t *p)
 	return v;
 }
 
+static void fi_store64(uint8_t *p, uint64_t v)
+{
+	__builtin_memcpy(p, &v, 8);
+}
+
 /* @n bytes at @a and @b are the same (@n >= 8: a site window). */
 static inline __attribute__((always_inline))
 bool fi_same(const uint8_t *a, const uint8_t *b, size_t n)
@@ -481,6 +486,14 @@ struct fi_lane {
 	/* call sites: [off][set][jmp], bytes 0..7 (hash zeroed) and 8..15 */
 	uint64_t lo[2][FI_NSETS][2], hi[2][FI_NSETS][2];
 	bool calls;			/* the templates fit the lane's layout */
+	/*
+	 * The FineIBT preamble without BHI as words (fi_build_fineibt's
+	 * bytes when no BHI tail is written): bytes 0..7 and 8..15 with the
+	 * hash (7..10) zeroed, the poison; pre_words false: another layout.
+	 */
+	bool pre_words;
+	uint64_t fine_lo, fine_hi;
+	uint32_t poison;
 	/* kCFI preamble: the nops of bytes 8..15 and 5..7 (as bits 40..63) */
 	uint64_t pre_hi, pre_lo_top;
 	uint8_t pre_op;
@@ -488,7 +501,7 @@ struct fi_lane {
 	struct fi_memo knr;
 };
 
-static void fi_lane_init(struct fi_lane *ln)
+static void fi_lane_init(struct fi_lane *ln, const struct fi_forms *fm)
 {
 	const struct fi_seq *off = &fi_seq_caller_off;
 	const struct fi_seq *pre = &fi_seq_kcfi_preamble;
@@ -513,6 +526,12 @@ static void fi_lane_init(struct fi_lane *ln)
 			ln->hi[1][set][jmp] = fi_load64(b + 8);
 		}
 	}
+	ln->pre_words = FI_FINEIBT_PREAMBLE_HASH == 7 && FI_PREAMBLE_SIZE == 16;
+	memcpy(b, fm->pre, FI_PREAMBLE_SIZE);
+	memset(b + FI_FINEIBT_PREAMBLE_HASH, 0, 4);
+	ln->fine_lo = fi_load64(b);
+	ln->fine_hi = fi_load64(b + 8);
+	ln->poison = fi_load32(fm->poison);
 	ln->pre_op = pre->bytes[0];
 	ln->pre_hi = fi_load64(pre->bytes + 8);
 	ln->pre_lo_top = fi_load64(pre->bytes) >> 40;
@@ -568,8 +587,9 @@ static int fi_lane_preambles(struct fi_pass *ps, const struct fi_forms *fm,
 	const uint32_t seed = ps->o->seed;
 	const uint64_t pre_hi = ln->pre_hi, pre_top = ln->pre_lo_top;
 	const uint8_t op = ln->pre_op;
+	const bool words = fineibt && !ps->bhi && ln->pre_words;
 	struct fi_window w = ps->win;
-	size_t written = 0;
+	size_t written = 0, poisoned = 0;
 	int err = 0;
 
 	for (size_t i = 0; !err && i < n; i++) {
@@ -586,9 +606,28 @@ static int fi_lane_preambles(struct fi_pass *ps, const struct fi_forms *fm,
 			continue;
 		}
 		arity = p[0] - op;
-		memcpy(want, p, FI_PRE_WINDOW);
 		hash = fi_memo_get(&ln->knr, fi_load32(p + FI_KCFI_PREAMBLE_HASH),
 				   seed, rand ? fi_knr_rehash : fi_knr_only);
+		if (words && fi_is_endbr(p + FI_PREAMBLE_SIZE)) {
+			/* fi_build_fineibt without BHI, on words */
+			uint64_t lo = ln->fine_lo | (uint64_t)hash << 56;
+			uint64_t hi = ln->fine_hi | hash >> 8;
+			uint32_t f0 = fi_load32(p + FI_PREAMBLE_SIZE);
+			bool poison = f0 == FI_ENDBR64_VAL || ps->poison_all;
+
+			poisoned += poison;
+			if (poison)
+				f0 = ln->poison;
+			if (lo == fi_load64(p) && hi == fi_load64(p + 8) &&
+			    f0 == fi_load32(p + FI_PREAMBLE_SIZE))
+				continue;
+			fi_store64(p, lo);
+			fi_store64(p + 8, hi);
+			fi_store32(p + FI_PREAMBLE_SIZE, f0);
+			written++;
+			continue;
+		}
+		memcpy(want, p, FI_PRE_WINDOW);
 		if (fineibt && fi_is_endbr(p + FI_PREAMBLE_SIZE))
 			err = fi_build_fineibt(ps, fm, want, at + ps->bias, hash,
 					       arity);
@@ -602,6 +641,7 @@ static int fi_lane_preambles(struct fi_pass *ps, const struct fi_forms *fm,
 	im->bytes_written += written * FI_PRE_WINDOW;
 	im->writes += written;
 	ps->st->preambles += written;
+	ps->st->poisoned += poisoned;
 	return err;
 }
 
@@ -867,7 +907,7 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 	if (!err)
 		err = fi_forms_init(&ps, &fm);
 	if (!err) {
-		fi_lane_init(&lane);
+		fi_lane_init(&lane, &fm);
 		err = fi_lane_preambles(&ps, &fm, &lane);
 	}
 	if (!err)
