@@ -29,12 +29,15 @@
  * jumps to PLT0, and its slot is .rela.plt[k]'s. An IBT PLT's .plt.sec
  * entry (ENDBR + jmp *slot) has no room for the movabs: it jumps to its
  * lazy .plt entry, which gets the absolute jump (nothing else reaches it
- * once the slot is bound). The pages holding the entries are copied,
- * rewritten, sealed read-execute, compared with the text (identical but
- * for PLT entries in their direct form: fi_plt_copy_ok, which trusts
- * neither the copy nor the list of fixes, both writable), then moved
- * over it with mremap, as rtlive.c does: no page is ever writable and
- * executable, and another thread sees the old page or the new one.
+ * once the slot is bound). With other tasks about, the pages holding the
+ * entries are copied, rewritten, sealed read-execute, compared with the
+ * text (identical but for PLT entries in their direct form:
+ * fi_plt_copy_ok, which trusts neither the copy nor the list of fixes,
+ * both writable), then moved over it with mremap, as rtlive.c does: no
+ * page is ever writable and executable, and another thread sees the old
+ * page or the new one. Alone, with signals blocked (every start-up), they
+ * are written in place between two mprotects (fi_plt_commit_inplace):
+ * read-write and not executable, then read-execute.
  */
 #include <elf.h>
 #include <errno.h>
