@@ -576,6 +576,18 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 struct fi_rt_plt_walk {
 	uint64_t xr[FI_MAX_SEEN][2];
 	size_t nxr;
+	/* scratch for a module's fixes (plt.c; libc's take ~4 KiB) */
+	uint64_t fixes[2048];
+};
+/*
+ * A pass's own state, on its stack: not in the walk's buffer above, which
+ * another thread could write. Signals are blocked, and fi_live_alone asked,
+ * once a pass, at the first module with entries to look at.
+ */
+struct fi_rt_plt_arg {
+	struct fi_rt_plt_walk *w;
+	struct fi_plt_pass p;
+	sigset_t old;
 };
 static uint32_t fi_plt_done[FI_MAX_SEEN], fi_plt_warned[FI_MAX_SEEN];
 /* Where PLT0 was (link-time: no run-time code address kept), by tag. */
@@ -691,6 +703,7 @@ static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
 
 static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
+	struct fi_rt_plt_arg *a = arg;
 	struct fi_rt_plt_walk *w;
 	struct fi_plt_result r;
 	uint64_t end = 0, key = fi_rt_info_key(info, &end);
@@ -717,13 +730,22 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		fi_plt_done[k] = tag;
 		return 0;
 	}
-	w = fi_rt_plt_ranges(arg);
+	w = fi_rt_plt_ranges(&a->w);
 	if (!w)
 		return 0;
+	if (!a->p.held) {
+		sigset_t all;
+
+		sigfillset(&all);
+		a->p.held = !pthread_sigmask(SIG_SETMASK, &all, &a->old);
+		a->p.alone = a->p.held && fi_live_alone();
+		a->p.buf = w->fixes;
+		a->p.cap = sizeof(w->fixes);
+	}
 	hint = fi_plt_htag[k] == tag ? fi_plt_hint[k] : 0;
 	nxr = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
 	fi_plt_direct(info, (const uint64_t (*)[2])w->xr,
-		      nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN, &hint, &r);
+		      nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN, &hint, &a->p, &r);
 	fi_plt_htag[k] = hint && hint <= UINT32_MAX ? tag : 0;
 	fi_plt_hint[k] = (uint32_t)hint;
 	if (fi_verbose_on())
@@ -735,16 +757,18 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 void fi_rt_plt_pass(void)
 {
-	struct fi_rt_plt_walk *w = NULL;
+	struct fi_rt_plt_arg a = { 0 };
 	int saved_errno = errno;
 
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (!fi_rt_started || fi_rt_early || fi_rt_bind_due || fi_rt()->primary)
 		goto out;
-	dl_iterate_phdr(fi_rt_plt_cb, &w);
+	dl_iterate_phdr(fi_rt_plt_cb, &a);
+	if (a.p.held)
+		pthread_sigmask(SIG_SETMASK, &a.old, NULL);
 	/* Code addresses: the pages go back unread. */
-	if (w)
-		munmap(w, sizeof(*w));
+	if (a.w)
+		munmap(a.w, sizeof(*a.w));
 out:
 	pthread_mutex_unlock(&fi_rt_mutex);
 	errno = saved_errno;
