@@ -570,7 +570,7 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
  * the loader will bind for them may be bound (our constructor, after a
  * dlopen returned), never while the runtime may still rebind one (the
  * early start: dlsym & co. wait for the constructor). A module whose
- * writable slots all no longer matter is not looked at again (@fi_plt_done,
+ * writable slots all no longer matter is not looked at again (@fi_plt_rec,
  * by record index; forgotten when any module is unloaded).
  */
 struct fi_rt_plt_walk {
@@ -589,9 +589,15 @@ struct fi_rt_plt_arg {
 	struct fi_plt_pass p;
 	sigset_t old;
 };
-static uint32_t fi_plt_done[FI_MAX_SEEN], fi_plt_warned[FI_MAX_SEEN];
-/* Where PLT0 was (link-time: no run-time code address kept), by tag. */
-static uint32_t fi_plt_htag[FI_MAX_SEEN], fi_plt_hint[FI_MAX_SEEN];
+/*
+ * By record index: done and warned tags; where PLT0 was (link-time: no
+ * run-time code address kept), valid for tag htag. One array of records,
+ * not four arrays: a start-up touches the first few records only, one
+ * .bss page instead of three.
+ */
+static struct fi_plt_rec {
+	uint32_t done, warned, htag, hint;
+} fi_plt_rec[FI_MAX_SEEN];
 static unsigned long long fi_plt_subs;
 
 static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
@@ -679,9 +685,9 @@ static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
 		fi_rt_say("fineibt: %s: %zu PLT entries made direct (its GOT "
 			  "is writable; they no longer read it)\n",
 			  fi_rt_info_name(info), r->made);
-	if (!left || fi_plt_warned[k] == tag)
+	if (!left || fi_plt_rec[k].warned == tag)
 		return;
-	fi_plt_warned[k] = tag;
+	fi_plt_rec[k].warned = tag;
 	/*
 	 * Not a kCFI module (libc, a Debian library run directly): its lazy
 	 * slots are the norm there, not a finding about the program; said
@@ -713,9 +719,7 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	size_t nxr;
 
 	if (info->dlpi_subs != fi_plt_subs) {
-		memset(fi_plt_done, 0, sizeof(fi_plt_done));
-		memset(fi_plt_warned, 0, sizeof(fi_plt_warned));
-		memset(fi_plt_htag, 0, sizeof(fi_plt_htag));
+		memset(fi_plt_rec, 0, sizeof(fi_plt_rec));
 		fi_plt_subs = info->dlpi_subs;
 	}
 	/*
@@ -723,11 +727,11 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	 * IRELATIVE) and a Debian library's are as writable as a kCFI
 	 * module's, and a jump through them is checked by nothing either.
 	 */
-	if (k < 0 || fi_plt_done[k] == tag)
+	if (k < 0 || fi_plt_rec[k].done == tag)
 		return 0;
 	/* Full RELRO (fineibt-cc's default): nothing to do, ever. */
 	if (!fi_plt_any_writable(info)) {
-		fi_plt_done[k] = tag;
+		fi_plt_rec[k].done = tag;
 		return 0;
 	}
 	w = fi_rt_plt_ranges(&a->w);
@@ -742,16 +746,16 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		a->p.buf = w->fixes;
 		a->p.cap = sizeof(w->fixes);
 	}
-	hint = fi_plt_htag[k] == tag ? fi_plt_hint[k] : 0;
+	hint = fi_plt_rec[k].htag == tag ? fi_plt_rec[k].hint : 0;
 	nxr = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
 	fi_plt_direct(info, (const uint64_t (*)[2])w->xr,
 		      nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN, &hint, &a->p, &r);
-	fi_plt_htag[k] = hint && hint <= UINT32_MAX ? tag : 0;
-	fi_plt_hint[k] = (uint32_t)hint;
+	fi_plt_rec[k].htag = hint && hint <= UINT32_MAX ? tag : 0;
+	fi_plt_rec[k].hint = (uint32_t)hint;
 	if (fi_verbose_on())
 		fi_rt_plt_say(info, k, tag, &r);
 	if (r.direct >= r.slots || r.unknown || r.textrel)
-		fi_plt_done[k] = tag;
+		fi_plt_rec[k].done = tag;
 	return 0;
 }
 

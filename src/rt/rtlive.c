@@ -422,11 +422,11 @@ extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak, visibility("hidden")));
  * function or object of another module as bound for the runtime, point
  * into [lo, hi)? */
 static bool fi_slots_into(uintptr_t bias, uintptr_t rel, size_t size,
-			  uint64_t lo, uint64_t hi)
+			  size_t skip, uint64_t lo, uint64_t hi)
 {
 	const ElfW(Rela) *r = (const ElfW(Rela) *)(rel >= bias ? rel : rel + bias);
 
-	for (size_t i = 0; i < size / sizeof(*r); i++) {
+	for (size_t i = skip; i < size / sizeof(*r); i++) {
 		uint32_t t = ELF64_R_TYPE(r[i].r_info);
 		uint64_t v;
 
@@ -449,7 +449,7 @@ static bool fi_slots_into(uintptr_t bias, uintptr_t rel, size_t size,
 static bool fi_runtime_calls_into(uint64_t lo, uint64_t hi)
 {
 	uintptr_t self = (uintptr_t)fi_live_patch, bias = 0, rela = 0, jmprel = 0;
-	size_t relasz = 0, pltsz = 0;
+	size_t relasz = 0, pltsz = 0, relative = 0;
 	const ElfW(Phdr) *ph;
 	bool dyn = false;
 
@@ -476,9 +476,17 @@ static bool fi_runtime_calls_into(uint64_t lo, uint64_t hi)
 			jmprel = d->d_un.d_ptr;
 		else if (d->d_tag == DT_PLTRELSZ)
 			pltsz = d->d_un.d_val;
+		else if (d->d_tag == DT_RELACOUNT)
+			relative = d->d_un.d_val;
 	}
-	return (rela && fi_slots_into(bias, rela, relasz, lo, hi)) ||
-	       (jmprel && fi_slots_into(bias, jmprel, pltsz, lo, hi));
+	/*
+	 * The DT_RELACOUNT R_X86_64_RELATIVE relocations come first (the
+	 * linker sorts them there to say so): the runtime's own addresses,
+	 * half of its ~200, skipped unread. ld.so trusted the same count
+	 * when it relocated the runtime (elf_dynamic_do_Rela).
+	 */
+	return (rela && fi_slots_into(bias, rela, relasz, relative, lo, hi)) ||
+	       (jmprel && fi_slots_into(bias, jmprel, pltsz, 0, lo, hi));
 }
 
 /*
