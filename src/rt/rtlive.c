@@ -581,8 +581,17 @@ static bool fi_inplace_clean(int pm, uint64_t a, uint64_t len)
  * an error only means the writes fault them in). Returns false, every
  * span closed again and nothing written, if one cannot be.
  */
+/* /proc/self/pagemap, opened at its first use (*@pm == -2 until then). */
+static int fi_pagemap(int *pm)
+{
+	if (*pm == -2)
+		*pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
+				   O_RDONLY | O_CLOEXEC, 0);
+	return *pm;
+}
+
 static bool fi_inplace_open(struct fi_image *im, struct fi_scratch *sc,
-			    size_t *n, int pm)
+			    size_t *n, int *pm)
 {
 	*n = 0;
 	for (size_t i = 0; i < im->nviews; i++) {
@@ -609,17 +618,21 @@ static bool fi_inplace_open(struct fi_image *im, struct fi_scratch *sc,
 		 * private one would be lost. The whole span at once when it
 		 * is all the file's (its pages between runs are only mapped
 		 * again, from the page cache, when they next run), else run
-		 * by run.
+		 * by run. A span of one page is left to its write fault: the
+		 * check and the two calls cost more than the flush they save
+		 * (hello: 5 system calls; bench/plt_page.c).
 		 */
-		span = s->nruns && fi_inplace_clean(pm, s->lo + fi_run_off(s, 0),
-						    fi_span_len(s));
+		if (fi_span_len(s) <= FI_PAGE)
+			continue;
+		span = fi_inplace_clean(fi_pagemap(pm),
+					s->lo + fi_run_off(s, 0), fi_span_len(s));
 		if (span)
 			fi_sys3(SYS_madvise, (long)(s->lo + fi_run_off(s, 0)),
 				(long)fi_span_len(s), MADV_DONTNEED);
 		for (size_t r = 0; r < s->nruns; r++) {
 			uint64_t a = s->lo + fi_run_off(s, r);
 
-			if (!span && fi_inplace_clean(pm, a, fi_run_len(s, r)))
+			if (!span && fi_inplace_clean(*pm, a, fi_run_len(s, r)))
 				fi_sys3(SYS_madvise, (long)a,
 					(long)fi_run_len(s, r), MADV_DONTNEED);
 			fi_sys3(SYS_madvise, (long)a, (long)fi_run_len(s, r),
@@ -647,11 +660,9 @@ static int fi_live_patch_inplace(struct fi_image *im,
 {
 	struct fi_scratch sc[FI_MAX_XVIEWS];
 	size_t n, writes = im->writes;
-	int err, pm;
+	int err, pm = -2;
 
-	pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
-			  O_RDONLY | O_CLOEXEC, 0);
-	*done = fi_inplace_open(im, sc, &n, pm);
+	*done = fi_inplace_open(im, sc, &n, &pm);
 	if (pm >= 0)
 		fi_sys3(SYS_close, pm, 0, 0);
 	if (!*done)

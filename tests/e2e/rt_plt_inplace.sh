@@ -24,18 +24,19 @@ mkdir -p "$D"
 rt_build "$D/rt_plt_inplace" -O2 "$RT_SRC/rt_plt_inplace.c" -ldl -lpthread ||
 	{ rt_fail build "fineibt-cc could not build rt_plt_inplace"; exit 1; }
 
-# check TRACE PHASE: prints "mremaps windows bad wx" for the libc text
-# windows of the trace (PHASE start: up to main's write; all: everything).
+# check TRACE PHASE [LIB]: prints "mremaps windows bad wx" for the text
+# windows of LIB (a regex of its file name, default libc's) in the trace
+# (PHASE start: up to main's write; all: everything).
 check() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$1" "$2" "${3:-libc\.so\.6}" <<'PY'
 import re, sys
 lines = open(sys.argv[1]).read().splitlines()
 phase = sys.argv[2]
-# libc's executable mapping: the PROT_EXEC mmap of the fd libc.so.6 was
-# opened on.
+# the library's executable mapping: the PROT_EXEC mmap of the fd its file
+# was opened on.
 fd = None; lo = hi = None
 for l in lines:
-    m = re.search(r'openat\(.*"[^"]*/libc\.so\.6", [^)]*\) = (\d+)', l)
+    m = re.search(r'openat\(.*"[^"]*/' + sys.argv[3] + r'", [^)]*\) = (\d+)', l)
     if m:
         fd = m.group(1)
     m = re.search(r'mmap\(0x([0-9a-f]+), (\d+), PROT_READ\|PROT_EXEC, [^,]*, (\d+),', l)
@@ -103,23 +104,7 @@ for m in auto fineibt; do
 		>"$D/thread.$m.out" 2>"$D/thread.$m.err"
 	rc=$?
 	read -r mremaps windows bad wx extra < <(check "$t" all)
-	libz_rw=$(python3 - "$t" <<'PY'
-import re, sys
-lines = open(sys.argv[1]).read().splitlines()
-fd = None; n = 0; lo = hi = None
-for l in lines:
-    m = re.search(r'openat\(.*"[^"]*/libz\.so\.1[^"]*", [^)]*\) = (\d+)', l)
-    if m:
-        fd = m.group(1)
-    m = re.search(r'mmap\(0x([0-9a-f]+), (\d+), PROT_READ\|PROT_EXEC, [^,]*, (\d+),', l)
-    if m and fd and m.group(3) == fd and lo is None:
-        lo = int(m.group(1), 16); hi = lo + int(m.group(2))
-    m = re.search(r'mprotect\(0x([0-9a-f]+), \d+, PROT_READ\|PROT_WRITE\)', l)
-    if m and lo is not None and lo <= int(m.group(1), 16) < hi:
-        n += 1
-print(n)
-PY
-)
+	read -r _ libz_rw _ _ _ < <(check "$t" all 'libz\.so\.1[^"]*')
 	if [ "$rc" = 0 ] && [ "$(cat "$D/thread.$m.out")" = loaded ] &&
 	   [ "$mremaps" -ge 1 ] && [ "$libz_rw" = 0 ] && [ "$wx" = 0 ] &&
 	   grep -q 'libz\.so\.1: [0-9]* PLT entries made direct' "$D/thread.$m.err"; then
