@@ -53,6 +53,7 @@ struct fi_drv {
 	char ld[PATH_MAX];		/* empty: clang's default linker */
 	char libdir[PATH_MAX];		/* libfineibt.{so,a}, libfineibt_crt.a */
 	bool exact, static_rt, full_static, veneers, jump_tables, runtime, relro;
+	bool user_norelro;	/* the caller's own -z norelro */
 	bool skip_endbr;	/* driver/direct.c after the link */
 	bool link, shared, passthrough, has_x, partial;
 	struct fi_argv args;		/* user arguments, driver options removed */
@@ -149,6 +150,33 @@ static bool fi_is_source(const char *a)
 }
 
 /* Arguments that make clang do something other than build. */
+/*
+ * Does @a ask the linker for -z norelro: -Wl,-z,norelro, -Wl,-znorelro,
+ * or the value of -z or -Xlinker (@prev: the option @a is the value of,
+ * or "")?
+ */
+static bool fi_says_norelro(const char *a, const char *prev)
+{
+	char buf[PATH_MAX], *save = NULL;
+	const char *last = "";
+
+	if (!strcmp(prev, "-z"))
+		return !strcmp(a, "norelro");
+	if (!strcmp(prev, "-Xlinker"))
+		return !strcmp(a, "-znorelro") || !strcmp(a, "norelro");
+	if (strncmp(a, "-Wl,", 4) || strlen(a) >= sizeof(buf))
+		return false;
+	snprintf(buf, sizeof(buf), "%s", a + 4);
+	for (char *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "-znorelro") ||
+		    (!strcmp(t, "norelro") && !strcmp(last, "-z")))
+			return true;
+		last = t;
+	}
+	return false;
+}
+
 static bool fi_is_query(const char *a)
 {
 	return !strcmp(a, "--version") || !strcmp(a, "-dumpversion") ||
@@ -200,6 +228,8 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 			continue;
 		}
 		fi_argv_add(&d->args, a);
+		if (fi_says_norelro(a, ""))
+			d->user_norelro = true;
 		if (strcmp(a, "-v"))
 			only_v = false;
 		if (fi_is_query(a))
@@ -221,6 +251,8 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 		if (!strncmp(a, "-x", 2))
 			d->has_x = true;
 		if (fi_takes_value(a) && i + 1 < argc) {
+			if (fi_says_norelro(argv[i + 1], a))
+				d->user_norelro = true;
 			fi_argv_add(&d->args, argv[++i]);
 			continue;
 		}
@@ -550,6 +582,12 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 	bool skip;
 	int rc;
 
+	/* docs/protection.md, "-z norelro": what no rewrite can protect. */
+	if (d->user_norelro)
+		fprintf(stderr, "fineibt-cc: warning: -z norelro leaves .got, "
+			".init_array and .fini_array writable, and ld.so calls "
+			".fini_array without a check: one write redirects the "
+			"exit in every mode\n");
 	fi_argv_add(&link, d->cc);
 	fi_add_kcfi_flags(d, &link, arity);
 	/*

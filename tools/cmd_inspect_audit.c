@@ -272,7 +272,7 @@ const char *insp_relro_name(const struct insp_audit *a)
 static const char *const insp_finding_text[] = {
 	"writable GOT: one write redirects a PLT jump, which no CFI mode checks (link with -z relro -z now; fineibt-cc does)",
 	"no BIND_NOW: lazy binding keeps the GOT writable (link with -z now)",
-	"no RELRO: relocated data stays writable (link with -z relro)",
+	"no RELRO: relocated data stays writable, .fini_array and .init_array included: one write redirects a call ld.so makes, which no CFI mode checks (link with -z relro)",
 	"executable stack: code can be written and run on it (link with -z noexecstack)",
 	"text relocations: the loader makes code writable (build with -fPIC)",
 	"setuid/setgid with a RUNPATH others can change",

@@ -75,6 +75,23 @@ static inline bool fi_in_bounds(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+/*
+ * Trap @i of @im (fi_image_trap), inline for the loops over every trap
+ * (discovery, the index's order check): a copy, or an entry of the live
+ * .kcfi_traps, relative to its own address.
+ */
+static inline uint64_t fi_trap_at(const struct fi_image *im, size_t i)
+{
+	const uint8_t *e;
+	int32_t rel;
+
+	if (!im->ktraps)
+		return im->traps[i];
+	e = im->ktraps + i * 4;
+	__builtin_memcpy(&rel, e, sizeof(rel));	/* .kcfi_traps is byte-aligned */
+	return (uint64_t)(uintptr_t)e + (uint64_t)(int64_t)rel - im->bias;
+}
+
 /* Sorted-array helpers (sort.c). */
 int fi_cmp_u64(const void *a, const void *b);
 void fi_sort_u64(uint64_t *v, size_t n);

@@ -67,6 +67,34 @@ const uint8_t *fi_text_at(const struct fi_image *im, struct fi_twin *w,
 	return NULL;
 }
 
+static inline uint64_t fi_load64s(const uint8_t *p)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * The compiler's kCFI preamble, the form nearly every preamble has at
+ * start-up: fi_match_kcfi_preamble's test (the movl's opcode range, bytes
+ * 5..15 as in the template) made on two words, without a call. Anything
+ * else gets fi_classify_preamble.
+ */
+static inline __attribute__((always_inline))
+bool fi_kcfi_preamble_fast(const uint8_t *p, uint32_t *hash, int *arity)
+{
+	const uint8_t *t = fi_seq_kcfi_preamble.bytes;
+	uint8_t r = (uint8_t)(p[0] - t[0]);
+
+	if (r > FI_MAX_ARITY || fi_load64s(p + 8) != fi_load64s(t + 8) ||
+	    (fi_load64s(p) ^ fi_load64s(t)) >> 40)
+		return false;
+	*hash = fi_load32(p + FI_KCFI_PREAMBLE_HASH);
+	*arity = r;
+	return true;
+}
+
 /* Arity of a BHI preamble, from which __bhi_args slot its call reaches. */
 static int fi_bhi_arity(const struct fi_image *im, uint64_t target)
 {
@@ -77,6 +105,27 @@ static int fi_bhi_arity(const struct fi_image *im, uint64_t target)
 	    off / FI_BHI_SLOT_SIZE > FI_MAX_ARITY)
 		return -1;
 	return (int)(off / FI_BHI_SLOT_SIZE);
+}
+
+/* The patchable entry's nops at func-11 .. func-1, as in the kCFI template. */
+static inline bool fi_slot_nops(const uint8_t *p)
+{
+	const uint8_t *t = fi_seq_kcfi_preamble.bytes;
+
+	return fi_load64s(p + 8) == fi_load64s(t + 8) &&
+	       !memcmp(p + FI_SLOT_NOPS, t + FI_SLOT_NOPS, 8 - FI_SLOT_NOPS);
+}
+
+/* The fi_func of a kCFI preamble at @p (func-16), as fi_probe_preamble makes it. */
+static inline __attribute__((always_inline))
+struct fi_func fi_kcfi_func(uint64_t func, const uint8_t *p, uint32_t hash,
+			    int arity)
+{
+	return (struct fi_func){
+		.addr = func, .hash = hash, .arity = (int8_t)arity,
+		.form = FI_PRE_KCFI, .set = FI_SET_V4,
+		.endbr = fi_is_endbr(p + FI_PREAMBLE_SIZE),
+	};
 }
 
 /*
@@ -92,7 +141,14 @@ static bool fi_probe_preamble(const struct fi_image *im, struct fi_twin *w,
 	*p = func >= FI_PREAMBLE_SIZE ?
 	     fi_text_at(im, w, func - FI_PREAMBLE_SIZE, FI_PREAMBLE_SIZE + 4) :
 	     NULL;
-	if (!*p || !fi_classify_preamble(*p, func - FI_PREAMBLE_SIZE, &info))
+	if (!*p)
+		return false;
+	/* fi_classify_preamble's answer for this form, set v4 */
+	if (fi_kcfi_preamble_fast(*p, &info.hash, &info.arity)) {
+		*f = fi_kcfi_func(func, *p, info.hash, info.arity);
+		return true;
+	}
+	if (!fi_classify_preamble(*p, func - FI_PREAMBLE_SIZE, &info))
 		return false;
 	*f = (struct fi_func){
 		.addr = func, .hash = info.hash, .arity = (int8_t)info.arity,
@@ -105,13 +161,34 @@ static bool fi_probe_preamble(const struct fi_image *im, struct fi_twin *w,
 	return true;
 }
 
-/* One __patchable_function_entries value (= func - 11). */
-static void fi_entry(struct fi_image *im, struct fi_twin *w, uint64_t entry)
+/*
+ * One __patchable_function_entries value (= func - 11). The two forms
+ * nearly every entry has come first, inline: a kCFI preamble, and the
+ * slot of a function that never got a hash (fi_probe_preamble would find
+ * no preamble there: its nops at func-11.. differ from every FineIBT
+ * preamble, whose bytes 0..6 fi_classify_preamble compares).
+ */
+static inline __attribute__((always_inline))
+void fi_entry(struct fi_image *im, struct fi_twin *w, uint64_t entry)
 {
 	uint64_t func = entry + (FI_PREAMBLE_SIZE - FI_SLOT_NOPS);
 	const uint8_t *p;
 	struct fi_func f;
+	uint32_t hash;
+	int arity;
 
+	p = func >= FI_PREAMBLE_SIZE ?
+	    fi_text_at(im, w, func - FI_PREAMBLE_SIZE, FI_PREAMBLE_SIZE + 4) :
+	    NULL;
+	if (p && fi_kcfi_preamble_fast(p, &hash, &arity)) {
+		im->funcs[im->nfuncs++] = fi_kcfi_func(func, p, hash, arity);
+		return;
+	}
+	if (p && fi_slot_nops(p) && fi_seq_fineibt_preamble.bytes[FI_SLOT_NOPS] !=
+	    fi_seq_kcfi_preamble.bytes[FI_SLOT_NOPS]) {
+		im->nslots++;
+		return;
+	}
 	if (fi_probe_preamble(im, w, func, &f, &p)) {
 		im->funcs[im->nfuncs++] = f;
 		return;
@@ -121,8 +198,7 @@ static void fi_entry(struct fi_image *im, struct fi_twin *w, uint64_t entry)
 		return;
 	}
 	/* Only the nops: a function that never got a hash. */
-	if (!memcmp(p + FI_SLOT_NOPS, fi_seq_kcfi_preamble.bytes + FI_SLOT_NOPS,
-		    FI_PREAMBLE_SIZE - FI_SLOT_NOPS))
+	if (fi_slot_nops(p))
 		im->nslots++;
 	else
 		fi_add_bad(im, func, "preamble");
@@ -231,7 +307,8 @@ static void fi_mark_cfi_syms(struct fi_image *im)
 	const uint64_t *cfi = im->elf->cfi;
 	size_t n = im->elf->ncfi, k = 0;
 
-	for (size_t i = 0; i < im->nfuncs; i++) {
+	/* none: every fi_func was made with has_cfi_sym false */
+	for (size_t i = 0; n && i < im->nfuncs; i++) {
 		uint64_t pre = im->funcs[i].addr - FI_PREAMBLE_SIZE;
 
 		while (k < n && cfi[k] < pre)
@@ -257,16 +334,25 @@ static void fi_entries_in_place(struct fi_image *im)
 {
 	const struct fi_elf *elf = im->elf;
 	struct fi_twin w = { NULL };
+	size_t first = im->nfuncs;
+	bool ordered = true;	/* strictly increasing: no sort, no dedup */
 
 	for (size_t i = 0; i < elf->npfe; i++) {
+		size_t n = im->nfuncs;
 		uint64_t v;
 
 		__builtin_memcpy(&v, elf->pfe + i * 8, sizeof(v));
-		if (v && v != im->bias)
-			fi_entry(im, &w, v - im->bias);
+		if (!v || v == im->bias)
+			continue;
+		fi_entry(im, &w, v - im->bias);
+		if (n > first && im->nfuncs > n &&
+		    im->funcs[n].addr <= im->funcs[n - 1].addr)
+			ordered = false;
 	}
-	fi_sort_funcs(im);
-	fi_dedup_funcs(im);
+	if (first || !ordered) {
+		fi_sort_funcs(im);
+		fi_dedup_funcs(im);
+	}
 }
 
 static void fi_discover_preambles(struct fi_image *im)
@@ -277,7 +363,9 @@ static void fi_discover_preambles(struct fi_image *im)
 		fi_entry(im, &w, im->elf->entries[i]);
 	if (im->elf->pfe)
 		fi_entries_in_place(im);
-	fi_sort_funcs(im);
+	/* in place alone: fi_entries_in_place left them sorted */
+	if (im->elf->nentries || !im->elf->pfe)
+		fi_sort_funcs(im);
 	fi_cfi_syms(im);
 	fi_mark_cfi_syms(im);
 	fi_fineibt_arity(im);
@@ -312,13 +400,78 @@ static void fi_arity_hist(struct fi_image *im)
 	}
 }
 
+/*
+ * The compiler's kCFI call site with its cs call through a thunk, the form
+ * nearly every call site has at start-up, tested as fi_classify_caller's
+ * first branch tests it (fi_match_kcfi_check, then fi_kcfi_caller) but on
+ * words, with the templates read once per image. @ok false: a layout the
+ * lane does not know (every site then gets fi_classify_caller).
+ */
+struct fi_call_lane {
+	bool ok;
+	uint64_t check[FI_NSETS];	/* bytes 6..13 of each set's check */
+	uint16_t mov, off;		/* bytes 0..1: movl, or eb 0c */
+	uint8_t cs, call, jmp;		/* bytes 14, 15 of a thunk call/jmp */
+};
+
+static void fi_call_lane_init(struct fi_call_lane *l)
+{
+	const uint8_t *k = fi_seq_kcfi_caller.bytes;
+
+	l->ok = fi_seq_caller_off.len == 2 &&
+		fi_seq_kcfi_caller.hash == FI_KCFI_CALLER_HASH &&
+		FI_KCFI_CALLER_HASH == 2 && FI_KCFI_CALLER_CALL == 14 &&
+		fi_seq_thunk_call.len == FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL;
+	for (int set = 0; set < FI_NSETS; set++) {
+		const struct fi_seq *t = fi_set_forms(set)->kcfi_caller[0];
+
+		l->ok &= t->hash == FI_KCFI_CALLER_HASH && t->len >= 14;
+		l->check[set] = fi_load64s(t->bytes + 6);
+	}
+	__builtin_memcpy(&l->mov, k, 2);
+	__builtin_memcpy(&l->off, fi_seq_caller_off.bytes, 2);
+	l->cs = fi_seq_thunk_call.bytes[0];
+	l->call = fi_seq_thunk_call.bytes[1];
+	l->jmp = fi_seq_thunk_jmp.bytes[1];
+}
+
+static inline __attribute__((always_inline))
+bool fi_kcfi_caller_fast(const struct fi_call_lane *l, const uint8_t *p,
+			 uint64_t site, struct fi_caller_info *info)
+{
+	uint64_t check = fi_load64s(p + 6);
+	uint16_t op;
+	int set;
+
+	for (set = 0; set < FI_NSETS && check != l->check[set]; set++)
+		;
+	if (set == FI_NSETS || p[14] != l->cs ||
+	    (p[15] != l->call && p[15] != l->jmp))
+		return false;
+	__builtin_memcpy(&op, p, 2);
+	if (op == l->mov)
+		info->form = FI_CALL_KCFI;
+	else if (op == l->off)
+		info->form = FI_CALL_OFF;
+	else
+		return false;
+	info->set = set;
+	info->jmp = p[15] == l->jmp;
+	info->thunk = site + FI_CALLSITE_SIZE +
+		      (uint64_t)(int64_t)(int32_t)fi_load32(p + 16);
+	info->hash = -fi_load32(p + FI_KCFI_CALLER_HASH);
+	return true;
+}
+
 static void fi_discover_calls(struct fi_image *im)
 {
 	size_t n = fi_image_ntraps(im);
 	struct fi_twin w = { NULL };
+	struct fi_call_lane lane;
 
+	fi_call_lane_init(&lane);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t ud = fi_image_trap(im, i), site = ud - FI_KCFI_CALLER_UD;
+		uint64_t ud = fi_trap_at(im, i), site = ud - FI_KCFI_CALLER_UD;
 		struct fi_caller_info info;
 		const uint8_t *p;
 
@@ -327,7 +480,8 @@ static void fi_discover_calls(struct fi_image *im)
 			fi_add_bad(im, ud, "call site outside text");
 			continue;
 		}
-		if (!fi_classify_caller(p, site, &info)) {
+		if (!(lane.ok && fi_kcfi_caller_fast(&lane, p, site, &info)) &&
+		    !fi_classify_caller(p, site, &info)) {
 			fi_add_bad(im, site, "call site");
 			continue;
 		}
@@ -659,6 +813,26 @@ int fi_image_set(const struct fi_image *im)
 	if (c.v618 || c.v4)
 		return c.v618 ? FI_SET_V618 : FI_SET_V4;
 	return -ENOENT;
+}
+
+/*
+ * fi_count_forms puts a call site anywhere but kcfi_call unless its form
+ * is FI_CALL_KCFI, and a preamble with an ENDBR anywhere but kcfi_pre
+ * unless FI_PRE_KCFI; with none elsewhere fi_image_mode says KCFI (v4
+ * counts only FineIBT forms, so nothing is mixed), and otherwise it says
+ * OFF, FINEIBT or mixed.
+ */
+bool fi_image_is_kcfi_mode(const struct fi_image *im)
+{
+	for (size_t i = 0; i < im->ncalls; i++) {
+		if (im->calls[i].form != FI_CALL_KCFI)
+			return false;
+	}
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		if (im->funcs[i].endbr && im->funcs[i].form != FI_PRE_KCFI)
+			return false;
+	}
+	return true;
 }
 
 int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg)

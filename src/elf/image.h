@@ -260,6 +260,13 @@ bool fi_image_kcfi_unprefixed(const struct fi_image *im);
 int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg);
 
 /*
+ * fi_image_mode(@im, NULL) == FINEIBT_MODE_KCFI, without counting: every
+ * call site and every preamble with an ENDBR is in the compiler's kCFI
+ * form (asked at each module's start-up).
+ */
+bool fi_image_is_kcfi_mode(const struct fi_image *im);
+
+/*
  * The sequence set the image's FineIBT and v6.18 sites are written in:
  * FI_SET_V4 or FI_SET_V618; -1 when both show; -ENOENT when no site is in
  * a set's own form (kCFI as compiled, or v4's kcfi mode).

@@ -477,7 +477,7 @@ static bool fi_ix_traps_in_place(struct fi_image *im, const Elf64_Phdr *ph,
 	im->ktraps = (const uint8_t *)(uintptr_t)at;
 	im->nktraps = size / 4;
 	for (size_t i = 0; i < im->nktraps; i++) {
-		uint64_t v = fi_image_trap(im, i);
+		uint64_t v = fi_trap_at(im, i);
 
 		if (i && v <= prev) {
 			im->ktraps = NULL;

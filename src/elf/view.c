@@ -53,12 +53,5 @@ size_t fi_image_ntraps(const struct fi_image *im)
 
 uint64_t fi_image_trap(const struct fi_image *im, size_t i)
 {
-	const uint8_t *e;
-	int32_t rel;
-
-	if (!im->ktraps)
-		return im->traps[i];
-	e = im->ktraps + i * 4;
-	__builtin_memcpy(&rel, e, sizeof(rel));	/* .kcfi_traps is byte-aligned */
-	return (uint64_t)(uintptr_t)e + (uint64_t)(int64_t)rel - im->bias;
+	return fi_trap_at(im, i);
 }

@@ -20,9 +20,12 @@
  * real clock_gettime this way and calls it through a pointer) we repeat
  * the search: the first object after the caller's in the link-map chain
  * whose own scope resolves the name to itself. When that is
- * uninstrumented code it gets a veneer; otherwise (nothing found, or a
- * kCFI definition, which needs none) glibc answers by tail call as for
- * everyone else. The chain also holds objects dlopen'ed with RTLD_LOCAL,
+ * uninstrumented code it gets a veneer. When nothing is found (the
+ * caller was loaded by dlopen: glibc searches its root's scope) and the
+ * caller's module carries fineibt_crt_next (crt/next.S), glibc answers
+ * through it, as seen from that module, and the answer gets a veneer if
+ * it needs one. Otherwise (a kCFI definition, which needs none, or an
+ * older module) glibc answers by tail call as for everyone else. The chain also holds objects dlopen'ed with RTLD_LOCAL,
  * which glibc's RTLD_NEXT skips: the two can differ only when such an
  * object, loaded after the caller, defines the name too (docs/compat.md).
  */
@@ -96,15 +99,51 @@ static void *fi_next_sym(const void *ret, const char *name,
 	return NULL;
 }
 
+/*
+ * RTLD_NEXT answered by glibc for the caller's module, through the
+ * module's fineibt_crt_next (crt/next.S), if the module has one (built
+ * by an older fineibt-cc: no) and was loaded by dlopen; NULL otherwise.
+ * Its dlopen handle searches the module first, so the definition found
+ * is the module's own unless it has none.
+ */
+static void *fi_next_crt(const void *ret, const char *name,
+			 const char *version, bool *asked)
+{
+	struct link_map *self = fi_next_owner(ret);
+	void *(*next)(const char *, const char *, void *);
+	void *h;
+
+	*asked = false;
+	if (!self || !self->l_name || !strchr(self->l_name, '/'))
+		return NULL;
+	h = fi_libc_dlopen(self->l_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	next = (void *(*)(const char *, const char *, void *))
+		fi_libc_dlsym(h, "fineibt_crt_next");
+	dlclose(h);
+	if (!next || fi_next_owner((const void *)next) != self)
+		return NULL;
+	*asked = true;
+	return next(name, version, version ? (void *)fi_libc_dlvsym :
+						   (void *)fi_libc_dlsym);
+}
+
 /* A veneer for RTLD_NEXT's uninstrumented answer, else NULL. */
 static void *fi_next_veneer(const void *ret, const char *name,
 			    const char *version)
 {
 	void *p, *v;
+	bool asked;
 
 	if (!name || !fi_foreign_for_caller(ret))
 		return NULL;
 	p = fi_next_sym(ret, name, version);
+	if (!p) {
+		p = fi_next_crt(ret, name, version, &asked);
+		if (asked)
+			return p ? fi_foreign_wrap(p, name) : NULL;
+	}
 	if (!p)
 		return NULL;
 	v = fi_foreign_wrap(p, name);

@@ -29,12 +29,15 @@
  * jumps to PLT0, and its slot is .rela.plt[k]'s. An IBT PLT's .plt.sec
  * entry (ENDBR + jmp *slot) has no room for the movabs: it jumps to its
  * lazy .plt entry, which gets the absolute jump (nothing else reaches it
- * once the slot is bound). The pages holding the entries are copied,
- * rewritten, sealed read-execute, compared with the text (identical but
- * for PLT entries in their direct form: fi_plt_copy_ok, which trusts
- * neither the copy nor the list of fixes, both writable), then moved
- * over it with mremap, as rtlive.c does: no page is ever writable and
- * executable, and another thread sees the old page or the new one.
+ * once the slot is bound). With other tasks about, the pages holding the
+ * entries are copied, rewritten, sealed read-execute, compared with the
+ * text (identical but for PLT entries in their direct form:
+ * fi_plt_copy_ok, which trusts neither the copy nor the list of fixes,
+ * both writable), then moved over it with mremap, as rtlive.c does: no
+ * page is ever writable and executable, and another thread sees the old
+ * page or the new one. Alone, with signals blocked (every start-up), they
+ * are written in place between two mprotects (fi_plt_commit_inplace):
+ * read-write and not executable, then read-execute.
  */
 #include <elf.h>
 #include <errno.h>
@@ -46,11 +49,14 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "foreign.h"
 #include "insn.h"
 #include "plt.h"
+#include "rawsys.h"
 #include "rtlive.h"
+#include "runtime.h"
 #include "trap.h"
 
 #define FI_PAGE		4096ULL
@@ -65,7 +71,10 @@ void *fi_bind_want(const char *name) __attribute__((weak));
 
 struct fi_plt_fix {
 	uint64_t at;
-	uint8_t bytes[FI_PLT_ENTRY];
+	union {
+		uint8_t bytes[FI_PLT_ENTRY];
+		uint64_t q[FI_PLT_ENTRY / 8];	/* stored by words in place */
+	};
 };
 
 struct fi_pltmod {
@@ -354,14 +363,13 @@ bool fi_plt_copy_ok(const struct fi_plt_layout *l, const uint8_t *text,
 	return changed == nfx;
 }
 
-/* Copy, rewrite, seal, verify, move: the text is never writable. */
-static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
-			 size_t nfx, const uint64_t (*xr)[2], size_t nxr)
+/*
+ * The pages [*@lo, *@hi) holding the fixes @fx (sorted here), inside the
+ * executable segment of PLT0.
+ */
+static int fi_plt_pages(const struct fi_pltmod *m, struct fi_plt_fix *fx,
+			size_t nfx, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t lo, hi, len;
-	uint8_t *copy;
-	int err = 0;
-
 	/* In entry order already unless an IBT PLT put .plt.sec fixes first. */
 	for (size_t i = 1; i < nfx; i++) {
 		if (fx[i].at < fx[i - 1].at) {
@@ -369,10 +377,24 @@ static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
 			break;
 		}
 	}
-	lo = fx[0].at & ~(FI_PAGE - 1);
-	hi = (fx[nfx - 1].at + FI_PLT_ENTRY + FI_PAGE - 1) & ~(FI_PAGE - 1);
-	if (lo < (m->xlo & ~(FI_PAGE - 1)) || hi > ((m->xhi + FI_PAGE - 1) & ~(FI_PAGE - 1)))
+	*lo = fx[0].at & ~(FI_PAGE - 1);
+	*hi = (fx[nfx - 1].at + FI_PLT_ENTRY + FI_PAGE - 1) & ~(FI_PAGE - 1);
+	if (*lo < (m->xlo & ~(FI_PAGE - 1)) ||
+	    *hi > ((m->xhi + FI_PAGE - 1) & ~(FI_PAGE - 1)))
 		return -ERANGE;
+	return 0;
+}
+
+/* Copy, rewrite, seal, verify, move: the text is never writable. */
+static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
+			 size_t nfx, const uint64_t (*xr)[2], size_t nxr)
+{
+	uint64_t lo, hi, len;
+	uint8_t *copy;
+	int err = fi_plt_pages(m, fx, nfx, &lo, &hi);
+
+	if (err)
+		return err;
 	len = hi - lo;
 	copy = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -392,6 +414,56 @@ static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
 	if (err)
 		munmap(copy, len);
 	return err;
+}
+
+/*
+ * Alone, signals blocked (fi_plt_pass): the fixes written where the
+ * entries are. Each fix is first checked against the text as the copy
+ * would be (fi_plt_change_ok: a lazy entry made direct to code, or a
+ * .plt.sec entry made to jump to its lazy entry; distinct, in order).
+ * Then the pages go read-write, not executable, and read-execute again
+ * (direct system calls, rawsys.h); in between this thread runs only the
+ * stores below, no call: no code of those pages (the PLT, or a function
+ * beside it) runs while they are not executable, and no other task or
+ * handler exists. The module must not hold this code (-static-fineibt
+ * with partial RELRO: the copy then). No copy, no mremap: two system
+ * calls a module instead of three, the mapping merged back whole, and
+ * the only private page the written one (breaking copy-on-write of a
+ * page of the file's, as a copy would have made one anonymous page).
+ * -EAGAIN: nothing written (take the copy).
+ */
+static int fi_plt_commit_inplace(const struct fi_pltmod *m,
+				 struct fi_plt_fix *fx, size_t nfx,
+				 const uint64_t (*xr)[2], size_t nxr)
+{
+	const struct fi_plt_layout l = { m->plt0, m->sec, m->n };
+	uint64_t lo, hi, self = (uint64_t)(uintptr_t)fi_plt_commit_inplace;
+	int err = fi_plt_pages(m, fx, nfx, &lo, &hi);
+
+	if (err)
+		return err;
+	if ((self >= m->xlo && self < m->xhi) || (self >= lo && self < hi))
+		return -EAGAIN;
+	for (size_t i = 0; i < nfx; i++) {
+		if ((i && fx[i].at <= fx[i - 1].at) ||
+		    !fi_plt_change_ok(&l, fx[i].at, fi_plt_at(fx[i].at),
+				      fx[i].bytes, xr, nxr))
+			return -EBADMSG;
+	}
+	if (fi_sys3(SYS_mprotect, (long)lo, (long)(hi - lo),
+		    PROT_READ | PROT_WRITE))
+		return -EAGAIN;
+	for (size_t i = 0; i < nfx; i++) {
+		volatile uint64_t *d = (volatile uint64_t *)(uintptr_t)fx[i].at;
+
+		d[0] = fx[i].q[0];
+		d[1] = fx[i].q[1];
+	}
+	/* Left read-write, the module's code could not run. */
+	if (fi_sys3(SYS_mprotect, (long)lo, (long)(hi - lo),
+		    PROT_READ | PROT_EXEC))
+		fi_rt_die("cannot make a rewritten PLT executable again");
+	return 0;
 }
 
 /*
@@ -424,39 +496,50 @@ static bool fi_plt_env_now(void)
  * A lazy entry being bound by another thread: that thread read the lazy
  * value and is about to run the entry's push and jmp (bytes 6..15), which
  * a direct entry overwrites. Only when no slot of @m is ever bound lazily,
- * or no other thread runs (signals blocked here, so not even ours), can no
- * thread stand in those bytes. Otherwise only IRELATIVE entries are
- * taken: the loader resolves those at relocation, before any code can
- * reach them, so no thread ever read a lazy value from their slots (libc's
- * string functions, in a process that starts a thread before our
- * constructor).
+ * or no other thread runs (signals blocked here, so not even ours:
+ * @alone), can no thread stand in those bytes. Otherwise only IRELATIVE
+ * entries are taken: the loader resolves those at relocation, before any
+ * code can reach them, so no thread ever read a lazy value from their
+ * slots (libc's string functions, in a process that starts a thread
+ * before our constructor).
  */
-static bool fi_plt_quiet(const struct fi_pltmod *m)
+static bool fi_plt_quiet(const struct fi_pltmod *m, bool alone)
 {
-	return m->now || m->nolazy || fi_plt_env_now() || fi_live_alone();
+	return m->now || m->nolazy || fi_plt_env_now() || alone;
 }
 
 /* The entries of @m to fix, made in one rewrite of their pages. */
 static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
-			   size_t nxr, struct fi_plt_result *r)
+			   size_t nxr, const struct fi_plt_pass *p,
+			   struct fi_plt_result *r)
 {
-	size_t cap = 2 * m->n, nfx = 0, bytes;
+	size_t cap = 2 * m->n, nfx = 0, bytes = 0;
 	struct fi_plt_fix *fx;
 	sigset_t all, old;
+	bool held = p && p->held, alone;
 
-	bytes = (cap * sizeof(*fx) + FI_PAGE - 1) & ~(FI_PAGE - 1);
-	fx = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (fx == MAP_FAILED) {
-		r->err = -errno;
-		return;
+	if (held && p->cap / sizeof(*fx) >= cap) {
+		fx = p->buf;
+	} else {
+		bytes = (cap * sizeof(*fx) + FI_PAGE - 1) & ~(FI_PAGE - 1);
+		fx = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (fx == MAP_FAILED) {
+			r->err = -errno;
+			return;
+		}
 	}
 	/* No handler of the program runs, and no site is opened, from the
 	 * first byte read to the move. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (!held) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+	}
 	fi_foreign_text_lock();
-	r->busy = !fi_plt_quiet(m);
+	/* Asked once: with signals blocked, no task can appear but from
+	 * this thread, which starts none. */
+	alone = held ? p->alone : fi_live_alone();
+	r->busy = !fi_plt_quiet(m, alone);
 	for (size_t k = 0; k < m->n; k++)
 		r->slots += fi_plt_writable(m, fi_plt_slot(m, k));
 	/* Entry j, by position (the relocation it names may differ). */
@@ -473,19 +556,29 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 	 * so none was bound lazily. Filled meanwhile: left for a later pass.
 	 */
 	if (r->made && m->nolazy && !m->now && fi_plt_got2(m) &&
-	    !fi_plt_env_now() && !fi_live_alone()) {
+	    !fi_plt_env_now() && !alone) {
 		r->made = 0;
 		r->busy = true;
 	}
-	if (r->made)
-		r->err = fi_plt_commit(m, fx, nfx, xr, nxr);
+	if (r->made) {
+		int err = held && alone ?
+			  fi_plt_commit_inplace(m, fx, nfx, xr, nxr) : -EAGAIN;
+
+		r->inplace = !err;
+		if (err == -EAGAIN)
+			err = fi_plt_commit(m, fx, nfx, xr, nxr);
+		r->err = err;
+	}
 	if (r->err)
 		r->made = 0;
 	r->direct += r->made;
 	fi_foreign_text_unlock();
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	/* The targets were code addresses: the pages go back unread. */
-	munmap(fx, bytes);
+	if (!held)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* The targets were code addresses: the pages go back unread (the
+	 * pass's buffer: by the caller). */
+	if (bytes)
+		munmap(fx, bytes);
 }
 
 bool fi_plt_any_writable(const struct dl_phdr_info *info)
@@ -502,7 +595,8 @@ bool fi_plt_any_writable(const struct dl_phdr_info *info)
 }
 
 void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
-		   size_t nxr, uint64_t *hint, struct fi_plt_result *r)
+		   size_t nxr, uint64_t *hint, const struct fi_plt_pass *p,
+		   struct fi_plt_result *r)
 {
 	struct fi_pltmod m;
 	bool any = false;
@@ -537,5 +631,5 @@ void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
 	/* An IBT PLT: its lazy entry 0 starts with ENDBR (or is direct). */
 	if (fi_plt_at(m.plt0 + FI_PLT_ENTRY)[0] != 0xff)
 		m.sec = fi_plt_find_sec(&m);
-	fi_plt_rewrite(&m, xr, nxr, r);
+	fi_plt_rewrite(&m, xr, nxr, p, r);
 }

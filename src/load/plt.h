@@ -15,22 +15,43 @@ struct fi_plt_result {
 	bool unknown;	/* writable slots, but no PLT layout recognised */
 	bool busy;	/* lazy binding, and other threads: none touched */
 	bool textrel;	/* text relocations: never touched */
+	bool inplace;	/* made in place (alone), not by a moved copy */
 	int err;	/* the rewrite failed (-errno): the text is unchanged */
 };
 
 /*
+ * What one pass over the loaded modules shares (runtime.c), so that each
+ * module does not ask again: set @held once every signal is blocked by
+ * the caller (for the whole pass), with @alone = fi_live_alone() asked
+ * then (no other task shares the address space; none can appear while
+ * this thread runs only the runtime). @buf (@cap bytes, 0: none) is
+ * scratch memory for a module's list of fixes, given back unread by the
+ * caller (it holds code addresses).
+ */
+struct fi_plt_pass {
+	bool held, alone;
+	void *buf;
+	size_t cap;
+};
+
+/*
  * Make every PLT entry of module @info whose GOT slot is writable and
- * already bound jump to the slot's value directly, through a read-only
- * copy of the entry's pages moved over them (W^X at every instant,
- * verified before the move). Entries whose slot is not bound yet (lazy),
- * not final, or one the runtime may still rebind are left as they are.
- * Idempotent. Call with the runtime's lock held, never from a signal
- * handler. @xr: the executable ranges of every loaded module ([lo, hi)
- * pairs, @nxr of them): a bound slot points into one. @hint: where PLT0
- * was found last time (link-time address; 0: search the text), updated.
+ * already bound jump to the slot's value directly (W^X at every instant).
+ * With other tasks about (or @p NULL or not @held): through a read-only
+ * copy of the entry's pages, verified, then moved over them. Alone, with
+ * signals blocked (@p->held, @p->alone): in place, the pages made
+ * read-write (not executable) for the writes and read-execute again, each
+ * fix checked against the text first; nothing but those stores runs in
+ * between. Entries whose slot is not bound yet (lazy), not final, or one
+ * the runtime may still rebind are left as they are. Idempotent. Call
+ * with the runtime's lock held, never from a signal handler. @xr: the
+ * executable ranges of every loaded module ([lo, hi) pairs, @nxr of
+ * them): a bound slot points into one. @hint: where PLT0 was found last
+ * time (link-time address; 0: search the text), updated.
  */
 void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
-		   size_t nxr, uint64_t *hint, struct fi_plt_result *r);
+		   size_t nxr, uint64_t *hint, const struct fi_plt_pass *p,
+		   struct fi_plt_result *r);
 
 /* Where a module's PLT is (run-time addresses; @sec 0: not an IBT PLT). */
 struct fi_plt_layout {

@@ -418,7 +418,7 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 		fi_rt_say("fineibt: warning: %s: the module index's list of "
 			  "thunk calls is refused (%s); scanning the text\n", path,
 			  fi_image_tcall_list_bad(&m->img));
-	if (!ret && fi_image_mode(&m->img, NULL) == FINEIBT_MODE_KCFI) {
+	if (!ret && fi_image_is_kcfi_mode(&m->img)) {
 		*fall = false;
 		if (!fi_rt_image_is_kcfi(&m->img))
 			goto drop;
@@ -570,16 +570,34 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
  * the loader will bind for them may be bound (our constructor, after a
  * dlopen returned), never while the runtime may still rebind one (the
  * early start: dlsym & co. wait for the constructor). A module whose
- * writable slots all no longer matter is not looked at again (@fi_plt_done,
+ * writable slots all no longer matter is not looked at again (@fi_plt_rec,
  * by record index; forgotten when any module is unloaded).
  */
 struct fi_rt_plt_walk {
 	uint64_t xr[FI_MAX_SEEN][2];
 	size_t nxr;
+	/* scratch for a module's fixes (plt.c; libc's take ~4 KiB) */
+	uint64_t fixes[2048];
 };
-static uint32_t fi_plt_done[FI_MAX_SEEN], fi_plt_warned[FI_MAX_SEEN];
-/* Where PLT0 was (link-time: no run-time code address kept), by tag. */
-static uint32_t fi_plt_htag[FI_MAX_SEEN], fi_plt_hint[FI_MAX_SEEN];
+/*
+ * A pass's own state, on its stack: not in the walk's buffer above, which
+ * another thread could write. Signals are blocked, and fi_live_alone asked,
+ * once a pass, at the first module with entries to look at.
+ */
+struct fi_rt_plt_arg {
+	struct fi_rt_plt_walk *w;
+	struct fi_plt_pass p;
+	sigset_t old;
+};
+/*
+ * By record index: done and warned tags; where PLT0 was (link-time: no
+ * run-time code address kept), valid for tag htag. One array of records,
+ * not four arrays: a start-up touches the first few records only, one
+ * .bss page instead of three.
+ */
+static struct fi_plt_rec {
+	uint32_t done, warned, htag, hint;
+} fi_plt_rec[FI_MAX_SEEN];
 static unsigned long long fi_plt_subs;
 
 static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
@@ -667,9 +685,9 @@ static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
 		fi_rt_say("fineibt: %s: %zu PLT entries made direct (its GOT "
 			  "is writable; they no longer read it)\n",
 			  fi_rt_info_name(info), r->made);
-	if (!left || fi_plt_warned[k] == tag)
+	if (!left || fi_plt_rec[k].warned == tag)
 		return;
-	fi_plt_warned[k] = tag;
+	fi_plt_rec[k].warned = tag;
 	/*
 	 * Not a kCFI module (libc, a Debian library run directly): its lazy
 	 * slots are the norm there, not a finding about the program; said
@@ -691,6 +709,7 @@ static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
 
 static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
+	struct fi_rt_plt_arg *a = arg;
 	struct fi_rt_plt_walk *w;
 	struct fi_plt_result r;
 	uint64_t end = 0, key = fi_rt_info_key(info, &end);
@@ -700,9 +719,7 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	size_t nxr;
 
 	if (info->dlpi_subs != fi_plt_subs) {
-		memset(fi_plt_done, 0, sizeof(fi_plt_done));
-		memset(fi_plt_warned, 0, sizeof(fi_plt_warned));
-		memset(fi_plt_htag, 0, sizeof(fi_plt_htag));
+		memset(fi_plt_rec, 0, sizeof(fi_plt_rec));
 		fi_plt_subs = info->dlpi_subs;
 	}
 	/*
@@ -710,41 +727,52 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	 * IRELATIVE) and a Debian library's are as writable as a kCFI
 	 * module's, and a jump through them is checked by nothing either.
 	 */
-	if (k < 0 || fi_plt_done[k] == tag)
+	if (k < 0 || fi_plt_rec[k].done == tag)
 		return 0;
 	/* Full RELRO (fineibt-cc's default): nothing to do, ever. */
 	if (!fi_plt_any_writable(info)) {
-		fi_plt_done[k] = tag;
+		fi_plt_rec[k].done = tag;
 		return 0;
 	}
-	w = fi_rt_plt_ranges(arg);
+	w = fi_rt_plt_ranges(&a->w);
 	if (!w)
 		return 0;
-	hint = fi_plt_htag[k] == tag ? fi_plt_hint[k] : 0;
+	if (!a->p.held) {
+		sigset_t all;
+
+		sigfillset(&all);
+		a->p.held = !pthread_sigmask(SIG_SETMASK, &all, &a->old);
+		a->p.alone = a->p.held && fi_live_alone();
+		a->p.buf = w->fixes;
+		a->p.cap = sizeof(w->fixes);
+	}
+	hint = fi_plt_rec[k].htag == tag ? fi_plt_rec[k].hint : 0;
 	nxr = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
 	fi_plt_direct(info, (const uint64_t (*)[2])w->xr,
-		      nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN, &hint, &r);
-	fi_plt_htag[k] = hint && hint <= UINT32_MAX ? tag : 0;
-	fi_plt_hint[k] = (uint32_t)hint;
+		      nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN, &hint, &a->p, &r);
+	fi_plt_rec[k].htag = hint && hint <= UINT32_MAX ? tag : 0;
+	fi_plt_rec[k].hint = (uint32_t)hint;
 	if (fi_verbose_on())
 		fi_rt_plt_say(info, k, tag, &r);
 	if (r.direct >= r.slots || r.unknown || r.textrel)
-		fi_plt_done[k] = tag;
+		fi_plt_rec[k].done = tag;
 	return 0;
 }
 
 void fi_rt_plt_pass(void)
 {
-	struct fi_rt_plt_walk *w = NULL;
+	struct fi_rt_plt_arg a = { 0 };
 	int saved_errno = errno;
 
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (!fi_rt_started || fi_rt_early || fi_rt_bind_due || fi_rt()->primary)
 		goto out;
-	dl_iterate_phdr(fi_rt_plt_cb, &w);
+	dl_iterate_phdr(fi_rt_plt_cb, &a);
+	if (a.p.held)
+		pthread_sigmask(SIG_SETMASK, &a.old, NULL);
 	/* Code addresses: the pages go back unread. */
-	if (w)
-		munmap(w, sizeof(*w));
+	if (a.w)
+		munmap(a.w, sizeof(*a.w));
 out:
 	pthread_mutex_unlock(&fi_rt_mutex);
 	errno = saved_errno;

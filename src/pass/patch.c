@@ -186,6 +186,11 @@ static uint64_t fi_load64(const uint8_t *p)
 	return v;
 }
 
+static void fi_store64(uint8_t *p, uint64_t v)
+{
+	__builtin_memcpy(p, &v, 8);
+}
+
 /* @n bytes at @a and @b are the same (@n >= 8: a site window). */
 static inline __attribute__((always_inline))
 bool fi_same(const uint8_t *a, const uint8_t *b, size_t n)
@@ -457,6 +462,251 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
 	return 0;
 }
 
+/* ------------------------------------------------------------ fast lanes */
+
+/*
+ * The two hot loops of fi_patch_image (a verification interleaves sites
+ * and keeps fi_pass_preamble/fi_pass_caller). Every site is first tested
+ * against the one form it nearly always has, with the pass's invariants in
+ * locals (a byte written through the window may alias anything behind a
+ * pointer, so the compiler reloads them otherwise) and no call; any site
+ * that is not exactly in that form goes to fi_pass_preamble or
+ * fi_pass_caller as before, which test and warn as they always did.
+ *
+ * A call site is in the lane when its 20 bytes are exactly the compiler's
+ * form that discovery recorded for it (struct fi_call: kCFI or off, set,
+ * call or jmp, hash) with its cs call reaching the r11 thunk: the set's
+ * template rebuilt, compared whole. Those bytes are a subset of what
+ * fi_match_kcfi_caller accepts, with the same jmp and hash, so the new
+ * bytes are the same as the slow path's. A preamble is in the lane when
+ * fi_match_kcfi_preamble's test (opcode range, bytes 5..15) holds, made
+ * on two words.
+ */
+struct fi_lane {
+	/* call sites: [off][set][jmp], bytes 0..7 (hash zeroed) and 8..15 */
+	uint64_t lo[2][FI_NSETS][2], hi[2][FI_NSETS][2];
+	bool calls;			/* the templates fit the lane's layout */
+	/*
+	 * The FineIBT preamble without BHI as words (fi_build_fineibt's
+	 * bytes when no BHI tail is written): bytes 0..7 and 8..15 with the
+	 * hash (7..10) zeroed, the poison; pre_words false: another layout.
+	 */
+	bool pre_words;
+	uint64_t fine_lo, fine_hi;
+	uint32_t poison;
+	/* kCFI preamble: the nops of bytes 8..15 and 5..7 (as bits 40..63) */
+	uint64_t pre_hi, pre_lo_top;
+	uint8_t pre_op;
+	/* hash memo of preambles: compile-time hash -> rehash(knr(hash)) */
+	struct fi_memo knr;
+};
+
+static void fi_lane_init(struct fi_lane *ln, const struct fi_forms *fm)
+{
+	const struct fi_seq *off = &fi_seq_caller_off;
+	const struct fi_seq *pre = &fi_seq_kcfi_preamble;
+	uint8_t b[FI_CALLSITE_SIZE];
+
+	ln->calls = off->len <= FI_KCFI_CALLER_HASH;
+	for (int set = 0; set < FI_NSETS; set++) {
+		for (int jmp = 0; jmp < 2; jmp++) {
+			const struct fi_seq *t = fi_set_forms(set)->kcfi_caller[jmp];
+
+			if (t->len != FI_CALLSITE_SIZE || t->hash != FI_KCFI_CALLER_HASH) {
+				ln->calls = false;
+				continue;
+			}
+			memcpy(b, t->bytes, FI_CALLSITE_SIZE);
+			memset(b + FI_KCFI_CALLER_HASH, 0, 4);
+			ln->lo[0][set][jmp] = fi_load64(b);
+			ln->hi[0][set][jmp] = fi_load64(b + 8);
+			memcpy(b, off->bytes, off->len <= FI_KCFI_CALLER_HASH ?
+			       off->len : 0);
+			ln->lo[1][set][jmp] = fi_load64(b);
+			ln->hi[1][set][jmp] = fi_load64(b + 8);
+		}
+	}
+	ln->pre_words = FI_FINEIBT_PREAMBLE_HASH == 7 && FI_PREAMBLE_SIZE == 16;
+	memcpy(b, fm->pre, FI_PREAMBLE_SIZE);
+	memset(b + FI_FINEIBT_PREAMBLE_HASH, 0, 4);
+	ln->fine_lo = fi_load64(b);
+	ln->fine_hi = fi_load64(b + 8);
+	ln->poison = fi_load32(fm->poison);
+	ln->pre_op = pre->bytes[0];
+	ln->pre_hi = fi_load64(pre->bytes + 8);
+	ln->pre_lo_top = fi_load64(pre->bytes) >> 40;
+	memset(ln->knr.ok, 0, sizeof(ln->knr.ok));
+}
+
+/* @hash through @m: @f (of @hash and @seed) computed once per value. */
+static inline __attribute__((always_inline))
+uint32_t fi_memo_get(struct fi_memo *m, uint32_t hash, uint32_t seed,
+		     uint32_t (*f)(uint32_t, uint32_t))
+{
+	uint32_t i = (hash * 0x9e3779b1u) >> (32 - FI_MEMO_BITS);
+
+	if (!m->ok[i] || m->key[i] != hash) {
+		m->key[i] = hash;
+		m->val[i] = f(hash, seed);
+		m->ok[i] = 1;
+	}
+	return m->val[i];
+}
+
+static uint32_t fi_knr_rehash(uint32_t hash, uint32_t seed)
+{
+	return fineibt_rehash(fi_knr_hash(hash), seed);
+}
+
+static uint32_t fi_knr_only(uint32_t hash, uint32_t seed)
+{
+	return fi_knr_hash(hash);
+}
+
+/* The window of fi_read, in locals: @p for [@addr, @addr + @len), or NULL. */
+static inline __attribute__((always_inline))
+uint8_t *fi_lane_read(struct fi_pass *ps, struct fi_window *w, uint64_t addr,
+		      size_t len)
+{
+	uint8_t *p;
+
+	if (addr >= w->lo && addr <= w->hi && len <= w->hi - addr)
+		return w->mem + (addr - w->lo);
+	p = fi_read(ps, addr, len);
+	*w = ps->win;
+	return p;
+}
+
+static int fi_lane_preambles(struct fi_pass *ps, const struct fi_forms *fm,
+			     struct fi_lane *ln)
+{
+	struct fi_image *im = ps->im;
+	const struct fi_func *funcs = im->funcs;
+	const size_t n = im->nfuncs;
+	const bool rand = ps->o->cfg.flags & FINEIBT_F_RAND, fineibt = ps->fineibt;
+	const uint32_t seed = ps->o->seed;
+	const uint64_t pre_hi = ln->pre_hi, pre_top = ln->pre_lo_top;
+	const uint8_t op = ln->pre_op;
+	const bool words = fineibt && !ps->bhi && ln->pre_words;
+	struct fi_window w = ps->win;
+	size_t written = 0, poisoned = 0;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		uint64_t at = funcs[i].addr - FI_PREAMBLE_SIZE;
+		uint8_t *p = fi_lane_read(ps, &w, at, FI_PRE_WINDOW);
+		uint8_t want[FI_PRE_WINDOW];
+		uint32_t hash;
+		int arity;
+
+		if (!p || (uint8_t)(p[0] - op) > FI_MAX_ARITY ||
+		    fi_load64(p + 8) != pre_hi || fi_load64(p) >> 40 != pre_top) {
+			err = fi_pass_preamble(ps, fm, &funcs[i]);
+			w = ps->win;
+			continue;
+		}
+		arity = p[0] - op;
+		hash = fi_memo_get(&ln->knr, fi_load32(p + FI_KCFI_PREAMBLE_HASH),
+				   seed, rand ? fi_knr_rehash : fi_knr_only);
+		if (words && fi_is_endbr(p + FI_PREAMBLE_SIZE)) {
+			/* fi_build_fineibt without BHI, on words */
+			uint64_t lo = ln->fine_lo | (uint64_t)hash << 56;
+			uint64_t hi = ln->fine_hi | hash >> 8;
+			uint32_t f0 = fi_load32(p + FI_PREAMBLE_SIZE);
+			bool poison = f0 == FI_ENDBR64_VAL || ps->poison_all;
+
+			poisoned += poison;
+			if (poison)
+				f0 = ln->poison;
+			if (lo == fi_load64(p) && hi == fi_load64(p + 8) &&
+			    f0 == fi_load32(p + FI_PREAMBLE_SIZE))
+				continue;
+			fi_store64(p, lo);
+			fi_store64(p + 8, hi);
+			fi_store32(p + FI_PREAMBLE_SIZE, f0);
+			written++;
+			continue;
+		}
+		memcpy(want, p, FI_PRE_WINDOW);
+		if (fineibt && fi_is_endbr(p + FI_PREAMBLE_SIZE))
+			err = fi_build_fineibt(ps, fm, want, at + ps->bias, hash,
+					       arity);
+		else
+			fi_store32(want + FI_KCFI_PREAMBLE_HASH, hash);
+		if (err || fi_same(p, want, FI_PRE_WINDOW))
+			continue;
+		memcpy(p, want, FI_PRE_WINDOW);
+		written++;
+	}
+	im->bytes_written += written * FI_PRE_WINDOW;
+	im->writes += written;
+	ps->st->preambles += written;
+	ps->st->poisoned += poisoned;
+	return err;
+}
+
+static int fi_lane_callers(struct fi_pass *ps, const struct fi_forms *fm,
+			   struct fi_lane *ln)
+{
+	struct fi_image *im = ps->im;
+	const struct fi_call *calls = im->calls;
+	const size_t n = im->ncalls;
+	const uint64_t r11 = im->thunks[FI_R11];
+	const bool rand = ps->o->cfg.flags & FINEIBT_F_RAND;
+	const bool whole = fm->caller_len == FI_CALLSITE_SIZE;
+	const bool neg = fm->caller_neg;
+	const int hoff = fm->caller_hash;
+	const uint32_t seed = ps->o->seed;
+	struct fi_window w = ps->win;
+	size_t written = 0, dethunked = 0;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct fi_call *c = &calls[i];
+		const unsigned int off = c->form == FI_CALL_OFF, set = c->set;
+		const unsigned int jmp = c->jmp;
+		uint8_t want[FI_CALLSITE_SIZE];
+		uint8_t *p = NULL;
+		uint32_t hash;
+		bool dethunk;
+
+		if (ln->calls && r11 && (off || c->form == FI_CALL_KCFI) &&
+		    set < FI_NSETS)
+			p = fi_lane_read(ps, &w, c->addr, FI_CALLSITE_SIZE);
+		if (!p || fi_load64(p) != (ln->lo[off][set][jmp] |
+					   (uint64_t)(uint32_t)-c->hash << 16) ||
+		    fi_load64(p + 8) != ln->hi[off][set][jmp] ||
+		    c->addr + FI_CALLSITE_SIZE +
+		    (uint64_t)(int64_t)(int32_t)fi_load32(p + 16) != r11) {
+			err = fi_pass_caller(ps, fm, c);
+			w = ps->win;
+			continue;
+		}
+		if (whole) {
+			memcpy(want, fm->caller[jmp], FI_CALLSITE_SIZE);
+		} else {
+			memcpy(want, fm->caller[jmp], FI_KCFI_CALLER_CALL);
+			memcpy(want + FI_KCFI_CALLER_CALL, p + FI_KCFI_CALLER_CALL,
+			       FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
+		}
+		hash = rand ? fi_memo_get(ps->memo, c->hash, seed, fineibt_rehash) :
+			      c->hash;
+		fi_store32(want + hoff, neg ? -hash : hash);
+		dethunk = memcmp(p + FI_KCFI_CALLER_CALL, want + FI_KCFI_CALLER_CALL,
+				 FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
+		if (fi_same(p, want, FI_CALLSITE_SIZE))
+			continue;
+		memcpy(p, want, FI_CALLSITE_SIZE);
+		written++;
+		dethunked += dethunk;
+	}
+	im->bytes_written += written * FI_CALLSITE_SIZE;
+	im->writes += written;
+	ps->st->callers += written;
+	ps->st->dethunked += dethunked;
+	return err;
+}
+
 /* ------------------------------------------------- unchecked thunk calls */
 
 /* Is @addr the thunk call at the end of a kCFI site (handled above)? */
@@ -598,13 +848,15 @@ static bool fi_preamble_maybe_rewritten(const uint8_t *p)
 static int fi_check_image(struct fi_pass *ps)
 {
 	const struct fi_image *im = ps->im;
+	struct fi_window w = ps->win;	/* fi_read's, in locals */
 	struct fi_preamble_info pi;
 	int err;
 
 	if (im->note.present)
 		return -EALREADY;
 	for (size_t i = 0; i < im->ncalls; i++) {
-		const uint8_t *p = fi_read(ps, im->calls[i].addr, FI_CALLSITE_SIZE);
+		const uint8_t *p = fi_lane_read(ps, &w, im->calls[i].addr,
+						FI_CALLSITE_SIZE);
 
 		if (p && fi_caller_maybe_rewritten(p) &&
 		    fi_call_rewritten(fi_classify_caller(p, im->calls[i].addr, NULL)))
@@ -612,7 +864,8 @@ static int fi_check_image(struct fi_pass *ps)
 	}
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		uint64_t func = im->funcs[i].addr;
-		const uint8_t *p = fi_read(ps, func - FI_PREAMBLE_SIZE, FI_PRE_WINDOW);
+		const uint8_t *p = fi_lane_read(ps, &w, func - FI_PREAMBLE_SIZE,
+						FI_PRE_WINDOW);
 
 		if (!p)
 			continue;
@@ -642,6 +895,7 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 	struct fi_pass ps = fi_pass_init(im, o, st ? st : &local, NULL);
 	struct fi_forms fm;
 	struct fi_memo memo;
+	struct fi_lane lane;
 	int err;
 
 	memset(ps.st, 0, sizeof(*ps.st));
@@ -652,10 +906,12 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		err = fi_check_image(&ps);
 	if (!err)
 		err = fi_forms_init(&ps, &fm);
-	for (size_t i = 0; !err && i < im->nfuncs; i++)
-		err = fi_pass_preamble(&ps, &fm, &im->funcs[i]);
-	for (size_t i = 0; !err && i < im->ncalls; i++)
-		err = fi_pass_caller(&ps, &fm, &im->calls[i]);
+	if (!err) {
+		fi_lane_init(&lane, &fm);
+		err = fi_lane_preambles(&ps, &fm, &lane);
+	}
+	if (!err)
+		err = fi_lane_callers(&ps, &fm, &lane);
 	for (size_t i = 0; !err && o->dethunk && i < im->ntcalls; i++)
 		err = fi_pass_tcall(&ps, &im->tcalls[i]);
 	return err;

@@ -422,11 +422,11 @@ extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak, visibility("hidden")));
  * function or object of another module as bound for the runtime, point
  * into [lo, hi)? */
 static bool fi_slots_into(uintptr_t bias, uintptr_t rel, size_t size,
-			  uint64_t lo, uint64_t hi)
+			  size_t skip, uint64_t lo, uint64_t hi)
 {
 	const ElfW(Rela) *r = (const ElfW(Rela) *)(rel >= bias ? rel : rel + bias);
 
-	for (size_t i = 0; i < size / sizeof(*r); i++) {
+	for (size_t i = skip; i < size / sizeof(*r); i++) {
 		uint32_t t = ELF64_R_TYPE(r[i].r_info);
 		uint64_t v;
 
@@ -449,7 +449,7 @@ static bool fi_slots_into(uintptr_t bias, uintptr_t rel, size_t size,
 static bool fi_runtime_calls_into(uint64_t lo, uint64_t hi)
 {
 	uintptr_t self = (uintptr_t)fi_live_patch, bias = 0, rela = 0, jmprel = 0;
-	size_t relasz = 0, pltsz = 0;
+	size_t relasz = 0, pltsz = 0, relative = 0;
 	const ElfW(Phdr) *ph;
 	bool dyn = false;
 
@@ -476,9 +476,17 @@ static bool fi_runtime_calls_into(uint64_t lo, uint64_t hi)
 			jmprel = d->d_un.d_ptr;
 		else if (d->d_tag == DT_PLTRELSZ)
 			pltsz = d->d_un.d_val;
+		else if (d->d_tag == DT_RELACOUNT)
+			relative = d->d_un.d_val;
 	}
-	return (rela && fi_slots_into(bias, rela, relasz, lo, hi)) ||
-	       (jmprel && fi_slots_into(bias, jmprel, pltsz, lo, hi));
+	/*
+	 * The DT_RELACOUNT R_X86_64_RELATIVE relocations come first (the
+	 * linker sorts them there to say so): the runtime's own addresses,
+	 * half of its ~200, skipped unread. ld.so trusted the same count
+	 * when it relocated the runtime (elf_dynamic_do_Rela).
+	 */
+	return (rela && fi_slots_into(bias, rela, relasz, relative, lo, hi)) ||
+	       (jmprel && fi_slots_into(bias, jmprel, pltsz, 0, lo, hi));
 }
 
 /*
@@ -573,8 +581,17 @@ static bool fi_inplace_clean(int pm, uint64_t a, uint64_t len)
  * an error only means the writes fault them in). Returns false, every
  * span closed again and nothing written, if one cannot be.
  */
+/* /proc/self/pagemap, opened at its first use (*@pm == -2 until then). */
+static int fi_pagemap(int *pm)
+{
+	if (*pm == -2)
+		*pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
+				   O_RDONLY | O_CLOEXEC, 0);
+	return *pm;
+}
+
 static bool fi_inplace_open(struct fi_image *im, struct fi_scratch *sc,
-			    size_t *n, int pm)
+			    size_t *n, int *pm)
 {
 	*n = 0;
 	for (size_t i = 0; i < im->nviews; i++) {
@@ -601,17 +618,21 @@ static bool fi_inplace_open(struct fi_image *im, struct fi_scratch *sc,
 		 * private one would be lost. The whole span at once when it
 		 * is all the file's (its pages between runs are only mapped
 		 * again, from the page cache, when they next run), else run
-		 * by run.
+		 * by run. A span of one page is left to its write fault: the
+		 * check and the two calls cost more than the flush they save
+		 * (hello: 5 system calls; bench/plt_page.c).
 		 */
-		span = s->nruns && fi_inplace_clean(pm, s->lo + fi_run_off(s, 0),
-						    fi_span_len(s));
+		if (fi_span_len(s) <= FI_PAGE)
+			continue;
+		span = fi_inplace_clean(fi_pagemap(pm),
+					s->lo + fi_run_off(s, 0), fi_span_len(s));
 		if (span)
 			fi_sys3(SYS_madvise, (long)(s->lo + fi_run_off(s, 0)),
 				(long)fi_span_len(s), MADV_DONTNEED);
 		for (size_t r = 0; r < s->nruns; r++) {
 			uint64_t a = s->lo + fi_run_off(s, r);
 
-			if (!span && fi_inplace_clean(pm, a, fi_run_len(s, r)))
+			if (!span && fi_inplace_clean(*pm, a, fi_run_len(s, r)))
 				fi_sys3(SYS_madvise, (long)a,
 					(long)fi_run_len(s, r), MADV_DONTNEED);
 			fi_sys3(SYS_madvise, (long)a, (long)fi_run_len(s, r),
@@ -639,11 +660,9 @@ static int fi_live_patch_inplace(struct fi_image *im,
 {
 	struct fi_scratch sc[FI_MAX_XVIEWS];
 	size_t n, writes = im->writes;
-	int err, pm;
+	int err, pm = -2;
 
-	pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
-			  O_RDONLY | O_CLOEXEC, 0);
-	*done = fi_inplace_open(im, sc, &n, pm);
+	*done = fi_inplace_open(im, sc, &n, &pm);
 	if (pm >= 0)
 		fi_sys3(SYS_close, pm, 0, 0);
 	if (!*done)

@@ -40,5 +40,9 @@ for m in "${RT_MODES[@]}"; do
 		check "chain-pca[$k,$m]" "p>c>a>|1000000000"
 		LD_PRELOAD=$LC:$LA rt_run own-next "$m" "$prog" next
 		check "exe-next[$k,$m]" "c>a>|1000000000"
+		# LA dlopen'ed, not preloaded: glibc searches from the
+		# root's scope, through LA's fineibt_crt_next (crt/next.S).
+		rt_run own-open "$m" "$prog" open "$LA"
+		check "open[$k,$m]" "a>|1000000000"
 	done
 done

@@ -113,6 +113,23 @@ if grep -q '^hardening:     RELRO partial; GOT writable;' <<<"$t" &&
 else
 	fail text "$t"
 fi
+# fineibt-cc warns when the caller asks for -z norelro (docs/protection.md,
+# "-z norelro"): in each spelling, at link time only, and never otherwise.
+nr=0
+for spell in "-Wl,-z,norelro" "-Wl,-znorelro" "-z norelro" "-Xlinker -z -Xlinker norelro"; do
+	# shellcheck disable=SC2086  # the spelling is several arguments
+	"$FCC" -O2 $spell "$OUT/prog.c" -o "$OUT/nr" 2>"$OUT/nr.err" &&
+		grep -q '^fineibt-cc: warning: -z norelro leaves .got, .init_array and .fini_array writable' "$OUT/nr.err" &&
+		nr=$((nr + 1))
+done
+"$FCC" -O2 "$OUT/prog.c" -o "$OUT/nr" 2>"$OUT/nr.err" && ! grep -q norelro "$OUT/nr.err" && nr=$((nr + 1))
+"$FCC" -O2 -Wl,-z,relro "$OUT/prog.c" -o "$OUT/nr" 2>"$OUT/nr.err" && ! grep -q norelro "$OUT/nr.err" && nr=$((nr + 1))
+"$FCC" -O2 -c -Wl,-z,norelro "$OUT/prog.c" -o "$OUT/nr.o" 2>"$OUT/nr.err" && ! grep -q fineibt-cc "$OUT/nr.err" && nr=$((nr + 1))
+if [ $nr = 7 ]; then
+	pass "driver: -z norelro warned in 4 spellings, not on a default, relro or -c build"
+else
+	fail driver-norelro "$nr of 7 cases as expected; last stderr: $(cat "$OUT/nr.err")"
+fi
 t=$("$FI" inspect "$OUT/default")
 if grep -q '^hardening:     RELRO full (BIND_NOW); GOT read-only; stack not executable; no text relocations$' <<<"$t" &&
    ! grep -q 'audit:' <<<"$t"; then

@@ -68,6 +68,7 @@ static void t_file_accessors(void)
 	}
 	CHECK("elf_calls_are_traps", ok);
 	CHECK("elf_mode_kcfi", fi_image_mode(&im, NULL) == FINEIBT_MODE_KCFI);
+	CHECK("elf_is_kcfi_mode", fi_image_is_kcfi_mode(&im));
 	fi_image_symbolize(&im, 0x10, buf, sizeof(buf));
 	CHECK("elf_symbolize_no_symbol", !strcmp(buf, "0x10"));
 	fi_image_symbolize(&im, im.funcs[0].addr + 0x1a, buf, 6);
@@ -210,6 +211,13 @@ static void t_live_rescan(void)
 	      im.funcs[im.nfuncs - 1].endbr && last.arity >= 0 &&
 	      im.funcs[im.nfuncs - 1].arity == last.arity);
 	CHECK("elf_rescan_mixed", fi_image_mode(&im, &cfg) == -1);
+	CHECK("elf_rescan_mixed_not_kcfi", !fi_image_is_kcfi_mode(&im));
+	/* the FineIBT preamble alone (every call in kCFI form again) */
+	memcpy(base + site, fi_seq_kcfi_caller.bytes, fi_seq_caller_off.len);
+	fi_elf_discover(&im);
+	CHECK("elf_rescan_fineibt_pre", im.calls[0].form == FI_CALL_KCFI &&
+	      fi_image_mode(&im, NULL) == -1 && !fi_image_is_kcfi_mode(&im));
+	memcpy(base + site, fi_seq_caller_off.bytes, fi_seq_caller_off.len);
 	memcpy(base + last.addr - FI_PREAMBLE_SIZE, orig, sizeof(orig));
 	for (size_t i = 1; i < im.ncalls; i++)
 		memcpy(base + im.calls[i].addr, fi_seq_caller_off.bytes, fi_seq_caller_off.len);
@@ -217,7 +225,7 @@ static void t_live_rescan(void)
 	      fi_image_ptr(&im, site, 2) == base + site);
 	fi_elf_discover(&im);
 	CHECK("elf_rescan_all_off", fi_image_mode(&im, &cfg) == FINEIBT_MODE_OFF &&
-	      cfg.mode == FINEIBT_MODE_OFF);
+	      cfg.mode == FINEIBT_MODE_OFF && !fi_image_is_kcfi_mode(&im));
 	fi_image_close(&im);
 	munmap(base, len);
 }

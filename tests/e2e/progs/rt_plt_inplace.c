@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rt_plt_inplace: hello world (no argument), or (argument "thread") a
+ * program that starts a thread which waits, then dlopens libz with
+ * RTLD_NOW: the runtime's PLT pass over libz then runs with another task
+ * in the process (tests/e2e/rt_plt_inplace.sh).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fd[2];
+
+static void *waiter(void *arg)
+{
+	char c;
+
+	(void)arg;
+	return read(fd[0], &c, 1) == 1 ? NULL : (void *)1;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	void *h;
+
+	if (argc < 2 || strcmp(argv[1], "thread")) {
+		printf("hello, world\n");
+		return 0;
+	}
+	if (pipe(fd) || pthread_create(&t, NULL, waiter, NULL))
+		return 2;
+	h = dlopen("libz.so.1", RTLD_NOW);
+	if (write(fd[1], "x", 1) != 1 || pthread_join(t, NULL))
+		return 3;
+	printf("%s\n", h ? "loaded" : "no libz");
+	return 0;
+}

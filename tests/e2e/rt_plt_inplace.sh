@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# rt_plt_inplace: the PLT pass (src/load/plt.c) rewrites libc's and
+# ld.so's PLT pages where they are when the process is alone (start-up),
+# and by a sealed copy moved with mremap when another task runs (issue
+# 12: the copy cost two mappings, a move and an unmap a module). Under
+# strace -f, in several cfi= modes:
+#   nomove:  hello's start-up makes no mremap (each PLT page is made
+#            read-write, written, made read-execute again);
+#   window:  every mprotect that makes a page of libc's text read-write is
+#            followed by the same range made read-execute, with no system
+#            call between them (nothing else runs while the page cannot
+#            execute), and no mprotect anywhere asks for write and execute;
+#   direct:  FINEIBT_VERBOSE still says libc's and ld.so's PLT entries
+#            were made direct;
+#   thread:  a dlopen of libz (RTLD_NOW) with another thread running still
+#            takes the copy (an mremap of the copy), never the in-place
+#            window, and libz's entries are made direct.
+. "$(dirname "$0")/progs/rt_lib.bash"
+
+command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
+
+D=$RT_OUT/plt_inplace
+mkdir -p "$D"
+rt_build "$D/rt_plt_inplace" -O2 "$RT_SRC/rt_plt_inplace.c" -ldl -lpthread ||
+	{ rt_fail build "fineibt-cc could not build rt_plt_inplace"; exit 1; }
+
+# check TRACE PHASE [LIB]: prints "mremaps windows bad wx" for the text
+# windows of LIB (a regex of its file name, default libc's) in the trace
+# (PHASE start: up to main's write; all: everything).
+check() {
+	python3 - "$1" "$2" "${3:-libc\.so\.6}" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+phase = sys.argv[2]
+# the library's executable mapping: the PROT_EXEC mmap of the fd its file
+# was opened on.
+fd = None; lo = hi = None
+for l in lines:
+    m = re.search(r'openat\(.*"[^"]*/' + sys.argv[3] + r'", [^)]*\) = (\d+)', l)
+    if m:
+        fd = m.group(1)
+    m = re.search(r'mmap\(0x([0-9a-f]+), (\d+), PROT_READ\|PROT_EXEC, [^,]*, (\d+),', l)
+    if m and fd and m.group(3) == fd and lo is None:
+        lo = int(m.group(1), 16); hi = lo + int(m.group(2))
+calls = []
+for l in lines:
+    m = re.match(r'(\d+)\s+(\w+)\((.*)', l)
+    if not m:
+        continue
+    if phase == "start" and m.group(2) == "write" and "hello" in l:
+        break
+    calls.append((m.group(1), m.group(2), m.group(3)))
+mremaps = sum(1 for c in calls if c[1] == "mremap")
+wx = sum(1 for c in calls if c[1] == "mprotect" and "PROT_WRITE" in c[2] and "PROT_EXEC" in c[2])
+windows = bad = 0
+for i, (pid, name, args) in enumerate(calls):
+    m = re.match(r'0x([0-9a-f]+), (\d+), PROT_READ\|PROT_WRITE\)', args)
+    if name != "mprotect" or not m or lo is None:
+        continue
+    a = int(m.group(1), 16)
+    if not (lo <= a < hi):
+        continue
+    windows += 1
+    nxt = [c for c in calls[i + 1:] if c[0] == pid][:1]
+    if not nxt or nxt[0][1] != "mprotect" or \
+       not nxt[0][2].startswith("0x%x, %s, PROT_READ|PROT_EXEC)" % (a, m.group(2))):
+        bad += 1
+print(mremaps, windows, bad, wx, "nolibc" if lo is None else "")
+PY
+}
+
+for m in auto kcfi fineibt,bhi off; do
+	t=$D/hello.$m.trace
+	FINEIBT_CFI=$m FINEIBT_VERBOSE=1 strace -f -o "$t" "$D/rt_plt_inplace" \
+		>"$D/hello.$m.out" 2>"$D/hello.$m.err"
+	rc=$?
+	read -r mremaps windows bad wx extra < <(check "$t" start)
+	if [ "$rc" = 0 ] && [ -z "${extra:-}" ] && [ "$mremaps" = 0 ] && [ "$windows" -ge 1 ]; then
+		rt_pass "plt_inplace_nomove[$m]: no mremap at start-up, $windows in-place window(s) on libc"
+	else
+		rt_fail "plt_inplace_nomove[$m]" "rc=$rc mremaps=$mremaps libc windows=$windows ${extra:-}"
+	fi
+	if [ "$bad" = 0 ] && [ "$wx" = 0 ] && [ "$windows" -ge 1 ]; then
+		rt_pass "plt_inplace_window[$m]: read-write, then read-execute, nothing between; never W+X"
+	else
+		rt_fail "plt_inplace_window[$m]" "windows=$windows not closed at once=$bad write+exec=$wx"
+	fi
+	if grep -q 'libc\.so\.6: [0-9]* PLT entries made direct' "$D/hello.$m.err" &&
+	   grep -q 'ld-linux[^:]*: [0-9]* PLT entries made direct' "$D/hello.$m.err"; then
+		rt_pass "plt_inplace_direct[$m]: libc's and ld.so's PLT entries made direct"
+	else
+		rt_fail "plt_inplace_direct[$m]" "$(grep 'PLT' "$D/hello.$m.err" | head -3)"
+	fi
+done
+
+LIBZ=$(ldconfig -p | awk '/libz\.so\.1 .*x86-64/ { print $NF; exit }')
+if [ -z "$LIBZ" ]; then
+	echo "SKIP: plt_inplace_thread (no libz.so.1)"
+	exit 0
+fi
+for m in auto fineibt; do
+	t=$D/thread.$m.trace
+	FINEIBT_CFI=$m FINEIBT_VERBOSE=1 strace -f -o "$t" "$D/rt_plt_inplace" thread \
+		>"$D/thread.$m.out" 2>"$D/thread.$m.err"
+	rc=$?
+	read -r mremaps windows bad wx extra < <(check "$t" all)
+	read -r _ libz_rw _ _ _ < <(check "$t" all 'libz\.so\.1[^"]*')
+	if [ "$rc" = 0 ] && [ "$(cat "$D/thread.$m.out")" = loaded ] &&
+	   [ "$mremaps" -ge 1 ] && [ "$libz_rw" = 0 ] && [ "$wx" = 0 ] &&
+	   grep -q 'libz\.so\.1: [0-9]* PLT entries made direct' "$D/thread.$m.err"; then
+		rt_pass "plt_inplace_thread[$m]: with a thread, libz's PLT by a moved copy, made direct"
+	else
+		rt_fail "plt_inplace_thread[$m]" "rc=$rc out=$(cat "$D/thread.$m.out") mremaps=$mremaps libz rw=$libz_rw wx=$wx $(grep PLT "$D/thread.$m.err" | head -2)"
+	fi
+done
