@@ -49,7 +49,7 @@ struct fi_window {
  * the keyed mix is the costliest step of a site. On the patching thread's
  * stack, like the options that hold the seed (wiped with it).
  */
-#define FI_MEMO_BITS	8
+#define FI_MEMO_BITS	6
 struct fi_memo {
 	uint32_t key[1 << FI_MEMO_BITS];
 	uint32_t val[1 << FI_MEMO_BITS];
