@@ -511,7 +511,13 @@ static bool fi_inplace_safe(const struct fi_image *im)
 	return lo < hi && !fi_runtime_calls_into(lo, hi);
 }
 
-/* The span of @s's runs: from the first run's start to the last one's end. */
+/* The span of @s's runs: from the first run's start (its address) to the
+ * last one's end. */
+static uint64_t fi_span_lo(const struct fi_scratch *s)
+{
+	return s->lo + fi_run_off(s, 0);
+}
+
 static uint64_t fi_span_len(const struct fi_scratch *s)
 {
 	return s->nruns ? fi_run_off(s, s->nruns - 1) +
@@ -531,8 +537,8 @@ static long fi_inplace_prot(const struct fi_scratch *s, int prot)
 {
 	if (!s->nruns)
 		return 0;
-	return fi_sys3(SYS_mprotect, (long)(s->lo + fi_run_off(s, 0)),
-		       (long)fi_span_len(s), prot);
+	return fi_sys3(SYS_mprotect, (long)fi_span_lo(s), (long)fi_span_len(s),
+		       prot);
 }
 
 /* The spans of @sc[0..@n) made read-execute again; nothing runs on them
@@ -571,6 +577,16 @@ static bool fi_inplace_clean(int pm, uint64_t a, uint64_t len)
 				return false;
 		}
 	}
+	return true;
+}
+
+/* The mapped pages of @len bytes at @a dropped if they are the file's own
+ * (fi_inplace_clean); true if they were. */
+static bool fi_inplace_drop(int pm, uint64_t a, uint64_t len)
+{
+	if (!fi_inplace_clean(pm, a, len))
+		return false;
+	fi_sys3(SYS_madvise, (long)a, (long)len, MADV_DONTNEED);
 	return true;
 }
 
@@ -624,17 +640,13 @@ static bool fi_inplace_open(struct fi_image *im, struct fi_scratch *sc,
 		 */
 		if (fi_span_len(s) <= FI_PAGE)
 			continue;
-		span = fi_inplace_clean(fi_pagemap(pm),
-					s->lo + fi_run_off(s, 0), fi_span_len(s));
-		if (span)
-			fi_sys3(SYS_madvise, (long)(s->lo + fi_run_off(s, 0)),
-				(long)fi_span_len(s), MADV_DONTNEED);
+		span = fi_inplace_drop(fi_pagemap(pm), fi_span_lo(s),
+				       fi_span_len(s));
 		for (size_t r = 0; r < s->nruns; r++) {
 			uint64_t a = s->lo + fi_run_off(s, r);
 
-			if (!span && fi_inplace_clean(*pm, a, fi_run_len(s, r)))
-				fi_sys3(SYS_madvise, (long)a,
-					(long)fi_run_len(s, r), MADV_DONTNEED);
+			if (!span)
+				fi_inplace_drop(*pm, a, fi_run_len(s, r));
 			fi_sys3(SYS_madvise, (long)a, (long)fi_run_len(s, r),
 				MADV_POPULATE_WRITE);
 		}
