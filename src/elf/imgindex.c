@@ -702,12 +702,15 @@ static size_t fi_ix_near(const Elf64_Sym *sym, size_t nsym, uint64_t bias,
 	size_t got = 0;
 
 	for (size_t i = 1; i < nsym && got < n; i++) {
-		int type = ELF64_ST_TYPE(sym[i].st_info);
 		uint64_t func = sym[i].st_value + bias;
+		int type;
 
+		/* The range first: most of a large table lies outside it. */
+		if (func - lo >= hi - lo)
+			continue;
+		type = ELF64_ST_TYPE(sym[i].st_info);
 		if ((type == STT_FUNC || type == STT_GNU_IFUNC) &&
-		    sym[i].st_shndx != SHN_UNDEF && sym[i].st_value &&
-		    func >= lo && func < hi)
+		    sym[i].st_shndx != SHN_UNDEF && sym[i].st_value)
 			out[got++] = func;
 	}
 	return got;

@@ -853,13 +853,18 @@ static uintptr_t fi_rt_stack_floor(uintptr_t sp)
 	return size && sp > lo && sp <= lo + size ? lo : 0;
 }
 
-/* Zero [lo, hi), which lies below the stack pointer: no call, no frame. */
+/*
+ * Zero [lo, hi), which lies below the stack pointer: no call, no frame.
+ * Eight bytes a step, then the tail: one instruction per byte (each step
+ * of a rep prefix retires as one) was most of the wipe's cost.
+ */
 static void fi_rt_wipe_below_sp(uintptr_t lo, uintptr_t hi)
 {
 	void *dst = (void *)lo;
-	size_t n = hi - lo;
+	size_t q = (hi - lo) / 8, r = (hi - lo) % 8;
 
-	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(n) : "a"(0) : "memory");
+	__asm__ volatile("rep stosq" : "+D"(dst), "+c"(q) : "a"(0) : "memory");
+	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(r) : "a"(0) : "memory");
 }
 
 __attribute__((noinline)) void fi_rt_scrub_stack(void)
