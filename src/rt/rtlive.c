@@ -135,38 +135,49 @@ static int fi_scratch_make(struct fi_image *im, struct fi_scratch *sc,
 /*
  * Mark the pages of @s holding a byte of link-time [a, a + n), a site
  * window (n <= 20: one page or two). @mk: the link-time range of the pages
- * marked last; sites come sorted, so most fall in it and cost a compare.
+ * marked last (sites come sorted, so most fall in it and cost one
+ * compare) and the view's bounds, copied once per loop.
  */
 struct fi_marked {
-	uint64_t lo, hi;
+	uint64_t lo, lim;	/* in the pages marked last: a - lo < lim */
+	uint64_t vlo, vend;	/* the view's link-time [vaddr, vaddr + size) */
+	uint64_t base;		/* link-time address of the copy's first page */
 };
 
-static inline __attribute__((always_inline))
-void fi_mark_pages(uint8_t *map, const struct fi_scratch *s,
-		   struct fi_marked *mk, uint64_t a, uint64_t n)
+static struct fi_marked fi_marked_init(const struct fi_scratch *s)
 {
 	const struct fi_view *v = s->v;
-	uint64_t end = v->vaddr + v->size, base, off, first, last;
 
-	if (a >= mk->lo && a + n <= mk->hi)
+	return (struct fi_marked){
+		.lo = 0, .lim = 0, .vlo = v->vaddr, .vend = v->vaddr + v->size,
+		.base = v->vaddr - ((uint64_t)(uintptr_t)s->live - s->lo),
+	};
+}
+
+static inline __attribute__((always_inline))
+void fi_mark_pages(uint8_t *map, struct fi_marked *mk, uint64_t a, uint64_t n)
+{
+	const uint64_t len = n;
+	uint64_t off, first, last;
+
+	/* lo <= a && a + n <= hi, in one compare (hi - lo >= a page > n) */
+	if (a - mk->lo < mk->lim)
 		return;
-	if (a >= end || a + n <= v->vaddr)
+	if (a >= mk->vend || a + n <= mk->vlo)
 		return;
-	if (a < v->vaddr) {
-		n -= v->vaddr - a;
-		a = v->vaddr;
+	if (a < mk->vlo) {
+		n -= mk->vlo - a;
+		a = mk->vlo;
 	}
-	if (n > end - a)
-		n = end - a;
-	/* link-time address of the copy's first page */
-	base = v->vaddr - ((uint64_t)(uintptr_t)s->live - s->lo);
-	off = a - base;
+	if (n > mk->vend - a)
+		n = mk->vend - a;
+	off = a - mk->base;
 	first = off / FI_PAGE;
 	last = (off + n - 1) / FI_PAGE;
 	map[first] = 1;
 	map[last] = 1;
-	mk->lo = base + first * FI_PAGE;
-	mk->hi = base + (last + 1) * FI_PAGE;
+	mk->lo = mk->base + first * FI_PAGE;
+	mk->lim = (last + 1 - first) * FI_PAGE - len + 1;
 }
 
 /*
@@ -179,19 +190,23 @@ static int fi_site_runs(const struct fi_image *im, struct fi_scratch *s)
 {
 	size_t npages = s->len / FI_PAGE, k = 0;
 	uint8_t *map = calloc(npages + 1, 1);
-	struct fi_marked mk = { 1, 0 };
+	const struct fi_func *funcs = im->funcs;
+	const struct fi_call *calls = im->calls;
+	const size_t nfuncs = im->nfuncs, ncalls = im->ncalls;
+	struct fi_marked mk;
 
 	if (!map)
 		return -ENOMEM;
-	for (size_t i = 0; i < im->nfuncs; i++)
-		fi_mark_pages(map, s, &mk, im->funcs[i].addr - FI_PREAMBLE_SIZE,
+	mk = fi_marked_init(s);
+	for (size_t i = 0; i < nfuncs; i++)
+		fi_mark_pages(map, &mk, funcs[i].addr - FI_PREAMBLE_SIZE,
 			      FI_PREAMBLE_SIZE + 4);
-	mk = (struct fi_marked){ 1, 0 };
-	for (size_t i = 0; i < im->ncalls; i++)
-		fi_mark_pages(map, s, &mk, im->calls[i].addr, FI_CALLSITE_SIZE);
-	mk = (struct fi_marked){ 1, 0 };
+	mk = fi_marked_init(s);
+	for (size_t i = 0; i < ncalls; i++)
+		fi_mark_pages(map, &mk, calls[i].addr, FI_CALLSITE_SIZE);
+	mk = fi_marked_init(s);
 	for (size_t i = 0; i < im->ntcalls; i++)
-		fi_mark_pages(map, s, &mk, im->tcalls[i].addr,
+		fi_mark_pages(map, &mk, im->tcalls[i].addr,
 			      fi_seq_thunk_call.len);
 	for (size_t i = 0; i < npages; i++)
 		s->nruns += map[i] && (!i || !map[i - 1]);

@@ -1264,7 +1264,11 @@ void *fi_trap_sig_own(const char *name)
 		{ "sigvec", (void *)fi_sigvec },
 	};
 
-	for (size_t i = 0; name && i < sizeof(entries) / sizeof(entries[0]); i++) {
+	/* Every name above starts with 's', '_' or 'b': the others without
+	 * a call (asked for each PLT slot of each module at start-up). */
+	if (!name || (name[0] != 's' && name[0] != '_' && name[0] != 'b'))
+		return NULL;
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
 		if (!strcmp(name, entries[i].name))
 			return entries[i].fn;
 	}
