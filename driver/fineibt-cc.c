@@ -351,6 +351,14 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 	fi_argv_add(a, "-Wl,--whole-archive");
 	fi_argv_addf(a, "%s/libfineibt_crt.a", d->libdir);
 	fi_argv_add(a, "-Wl,--no-whole-archive");
+	/* The crt's RTLD_NEXT entry (crt/next.S) names libc's compat
+	 * dlsym@GLIBC_2.2.5 and dlvsym@GLIBC_2.2.5; a fully static link has
+	 * no versions and no RTLD_NEXT to serve (its runtime interposes no
+	 * dlsym): the slots are 0 and the entry answers NULL. */
+	if (d->full_static) {
+		fi_argv_add(a, "-Wl,--defsym=\"dlsym@GLIBC_2.2.5\"=0");
+		fi_argv_add(a, "-Wl,--defsym=\"dlvsym@GLIBC_2.2.5\"=0");
+	}
 	if (d->static_rt) {
 		/* One runtime per process: a shared object built this way
 		 * reaches the executable's through the dynamic symbol. */

@@ -79,8 +79,21 @@ static bool fi_ix_size_ok(uint32_t version, uint32_t descsz)
 	       (version == FI_INDEX_VERSION_1 && descsz == FI_INDEX_DESCSZ_1);
 }
 
-/* The notes of one PT_NOTE segment: our index, or NULL. */
-static const uint32_t *fi_ix_scan_notes(const uint8_t *p, uint64_t size)
+/* Is the note's descriptor (@descsz bytes, first word @version) one of
+ * type @type we read? */
+static bool fi_ix_desc_ok(uint32_t type, uint32_t want, uint32_t version,
+			  uint32_t descsz)
+{
+	if (type != want)
+		return false;
+	if (want == FI_INDEX_TYPE)
+		return fi_ix_size_ok(version, descsz);
+	return version == FI_NEXT_VERSION && descsz == FI_NEXT_DESCSZ;
+}
+
+/* The notes of one PT_NOTE segment: our note of type @want, or NULL. */
+static const uint32_t *fi_ix_scan_type(const uint8_t *p, uint64_t size,
+				       uint32_t want)
 {
 	uint64_t at = 0;
 
@@ -92,14 +105,20 @@ static const uint32_t *fi_ix_scan_notes(const uint8_t *p, uint64_t size)
 
 		if (desc > size || descsz > size - desc)
 			return NULL;
-		if (descsz >= 4 && type == FI_INDEX_TYPE && namesz == FI_INDEX_NAMESZ &&
-		    fi_ix_size_ok(fi_ix_word(p + desc), descsz) &&
+		if (descsz >= 4 && namesz == FI_INDEX_NAMESZ &&
+		    fi_ix_desc_ok(type, want, fi_ix_word(p + desc), descsz) &&
 		    !memcmp(p + name, FI_INDEX_NAME, FI_INDEX_NAMESZ) &&
 		    !((uintptr_t)(p + desc) & 3))
 			return (const uint32_t *)(p + desc);
 		at = desc + (((uint64_t)descsz + 3) & ~3ull);
 	}
 	return NULL;
+}
+
+/* The notes of one PT_NOTE segment: our index, or NULL. */
+static const uint32_t *fi_ix_scan_notes(const uint8_t *p, uint64_t size)
+{
+	return fi_ix_scan_type(p, size, FI_INDEX_TYPE);
 }
 
 bool fi_index_unfill(uint8_t *note, size_t size)
@@ -118,8 +137,8 @@ bool fi_index_unfill(uint8_t *note, size_t size)
 	return true;
 }
 
-const uint32_t *fi_index_find(const Elf64_Phdr *ph, size_t phnum,
-			      uint64_t bias)
+static const uint32_t *fi_ix_find_type(const Elf64_Phdr *ph, size_t phnum,
+				       uint64_t bias, uint32_t want)
 {
 	for (size_t i = 0; i < phnum; i++) {
 		const uint32_t *d;
@@ -128,12 +147,84 @@ const uint32_t *fi_index_find(const Elf64_Phdr *ph, size_t phnum,
 		    !fi_ix_mapped(ph, phnum, bias, ph[i].p_vaddr + bias,
 				  ph[i].p_filesz))
 			continue;
-		d = fi_ix_scan_notes((const uint8_t *)(uintptr_t)
-				     (ph[i].p_vaddr + bias), ph[i].p_filesz);
+		d = fi_ix_scan_type((const uint8_t *)(uintptr_t)
+				    (ph[i].p_vaddr + bias), ph[i].p_filesz,
+				    want);
 		if (d)
 			return d;
 	}
 	return NULL;
+}
+
+const uint32_t *fi_index_find(const Elf64_Phdr *ph, size_t phnum,
+			      uint64_t bias)
+{
+	return fi_ix_find_type(ph, phnum, bias, FI_INDEX_TYPE);
+}
+
+/* Does some PT_LOAD with all of @flags hold [a, a + len)? */
+static bool fi_ix_in_seg(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			 uint32_t flags, uint64_t a, uint64_t len)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t lo = ph[i].p_vaddr + bias;
+
+		if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & flags) != flags)
+			continue;
+		if (a >= lo && a - lo <= ph[i].p_memsz &&
+		    len <= ph[i].p_memsz - (a - lo))
+			return true;
+	}
+	return false;
+}
+
+/* Is [a, a + len) inside the module's PT_GNU_RELRO? */
+static bool fi_ix_in_relro(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			   uint64_t a, uint64_t len)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t lo = ph[i].p_vaddr + bias;
+
+		if (ph[i].p_type == PT_GNU_RELRO && a >= lo &&
+		    a - lo <= ph[i].p_memsz && len <= ph[i].p_memsz - (a - lo))
+			return true;
+	}
+	return false;
+}
+
+/* The run-time address at descriptor word @w of @d. */
+static uint64_t fi_ix_off(const uint32_t *d, size_t w)
+{
+	return (uint64_t)(uintptr_t)d + (uint64_t)(int64_t)(int32_t)d[w];
+}
+
+/* A GOT slot of the note: 8-byte aligned, in RELRO, in a data PT_LOAD. */
+static bool fi_ix_slot_ok(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			  uint64_t s)
+{
+	return !(s & 7) && fi_ix_in_relro(ph, phnum, bias, s, 8) &&
+	       fi_ix_in_seg(ph, phnum, bias, PF_R | PF_W, s, 8);
+}
+
+bool fi_next_find(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+		  struct fi_next_note *n)
+{
+	const uint32_t *d = fi_ix_find_type(ph, phnum, bias, FI_NEXT_TYPE);
+	uint64_t e, s0, s1;
+
+	if (!d)
+		return false;
+	e = fi_ix_off(d, FI_NEXT_W_ENTRY);
+	s0 = fi_ix_off(d, FI_NEXT_W_DLSYM);
+	s1 = fi_ix_off(d, FI_NEXT_W_DLVSYM);
+	if (!fi_ix_in_seg(ph, phnum, bias, PF_R | PF_X, e, 16) ||
+	    !fi_ix_slot_ok(ph, phnum, bias, s0) ||
+	    !fi_ix_slot_ok(ph, phnum, bias, s1))
+		return false;
+	n->entry = (const void *)(uintptr_t)e;
+	n->slot[0] = (void *const *)(uintptr_t)s0;
+	n->slot[1] = (void *const *)(uintptr_t)s1;
+	return true;
 }
 
 /* ------------------------------------------------------------- image */

@@ -23,6 +23,23 @@ const uint32_t *fi_index_find(const Elf64_Phdr *ph, size_t phnum,
 			      uint64_t bias);
 
 /*
+ * The module's RTLD_NEXT entry (crt/next.S) and its two GOT slots
+ * (dlsym@GLIBC_2.2.5, dlvsym@GLIBC_2.2.5: libc's), from its RTLD_NEXT
+ * note (src/elf/index.h). False when the module has none (not linked by
+ * fineibt-cc, or before it had one), or the note is not what the linker
+ * makes of crt/next.S: the entry not in executable text, a slot not in
+ * the module's PT_GNU_RELRO (a -z norelro link: a writable call target,
+ * refused).
+ */
+struct fi_next_note {
+	const void *entry;
+	void *const *slot[2];	/* dlsym, dlvsym */
+};
+
+bool fi_next_find(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+		  struct fi_next_note *n);
+
+/*
  * Build @im for the module loaded at @bias from its program headers and
  * index @desc, and discover its sites from live memory. No file is read:
  * @im has no symbols (im->lazy_syms is set: reports read them from

@@ -58,4 +58,24 @@
 #define FI_INDEX_WORDS_1	22
 #define FI_INDEX_DESCSZ_1	(FI_INDEX_WORDS_1 * 4)
 
+/*
+ * The RTLD_NEXT note (crt/next.S, docs/index.md): a second note of the
+ * same name in .note.fineibt, type FI_NEXT_TYPE, FI_NEXT_DESCSZ bytes:
+ *
+ *   word 0   version (FI_NEXT_VERSION)
+ *   word 1   off of the module's RTLD_NEXT entry (no ENDBR, not exported)
+ *   word 2   off of its GOT slot for dlsym@GLIBC_2.2.5 (libc's)
+ *   word 3   off of its GOT slot for dlvsym@GLIBC_2.2.5
+ *
+ * Offsets are relative to the descriptor, as the index's. Readers of the
+ * index skip it (another type); older modules have none.
+ */
+#define FI_NEXT_TYPE		0x46490002
+#define FI_NEXT_VERSION		1
+#define FI_NEXT_W_ENTRY		1
+#define FI_NEXT_W_DLSYM		2
+#define FI_NEXT_W_DLVSYM	3
+#define FI_NEXT_WORDS		4
+#define FI_NEXT_DESCSZ		(FI_NEXT_WORDS * 4)
+
 #endif /* FI_INDEX_H */

@@ -22,10 +22,12 @@
  * whose own scope resolves the name to itself. When that is
  * uninstrumented code it gets a veneer. When nothing is found (the
  * caller was loaded by dlopen: glibc searches its root's scope) and the
- * caller's module carries fineibt_crt_next (crt/next.S), glibc answers
- * through it, as seen from that module, and the answer gets a veneer if
- * it needs one. Otherwise (a kCFI definition, which needs none, or an
- * older module) glibc answers by tail call as for everyone else. The chain also holds objects dlopen'ed with RTLD_LOCAL,
+ * caller's module has an RTLD_NEXT entry (crt/next.S, found through its
+ * note; it calls libc's dlsym through its own GOT), glibc answers through it, as seen
+ * from that module, and the answer gets a veneer if it needs one.
+ * Otherwise (a kCFI definition, which needs none, or an older module)
+ * glibc answers by tail call as for everyone else. The chain also holds
+ * objects dlopen'ed with RTLD_LOCAL,
  * which glibc's RTLD_NEXT skips: the two can differ only when such an
  * object, loaded after the caller, defines the name too (docs/compat.md).
  */
@@ -37,6 +39,7 @@
 #include <sys/mman.h>
 
 #include "foreign.h"
+#include "imgindex.h"
 #include "runtime.h"
 #include "trap.h"
 
@@ -99,34 +102,51 @@ static void *fi_next_sym(const void *ret, const char *name,
 	return NULL;
 }
 
+/* The module @l and its RTLD_NEXT note, for fi_next_crt. */
+struct fi_next_find {
+	const struct link_map *l;
+	struct fi_next_note n;
+	bool found;
+};
+
+static int fi_next_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_next_find *f = arg;
+
+	(void)size;
+	if (info->dlpi_addr != f->l->l_addr || info->dlpi_name != f->l->l_name)
+		return 0;
+	f->found = fi_next_find(info->dlpi_phdr, info->dlpi_phnum,
+				info->dlpi_addr, &f->n);
+	return 1;
+}
+
 /*
  * RTLD_NEXT answered by glibc for the caller's module, through the
- * module's fineibt_crt_next (crt/next.S), if the module has one (built
- * by an older fineibt-cc: no) and was loaded by dlopen; NULL otherwise.
- * Its dlopen handle searches the module first, so the definition found
- * is the module's own unless it has none.
+ * module's RTLD_NEXT entry (crt/next.S), if its note names one (a module
+ * built by an older fineibt-cc: no) and its GOT slot holds libc's dlsym
+ * (dlvsym), as ours does; NULL otherwise, with *@asked false. The entry
+ * calls only what that read-only slot holds: the runtime passes it no
+ * code address. It has no ENDBR (nothing reaches it by an indirect
+ * branch under IBT); this call is made without a tracked branch, as
+ * the runtime's own calls are (no user IBT on Linux).
  */
 static void *fi_next_crt(const void *ret, const char *name,
 			 const char *version, bool *asked)
 {
-	struct link_map *self = fi_next_owner(ret);
-	void *(*next)(const char *, const char *, void *);
-	void *h;
+	struct fi_next_find f = { .l = fi_next_owner(ret) };
+	void *(*entry)(const char *, const char *);
+	void *want = version ? (void *)fi_libc_dlvsym : (void *)fi_libc_dlsym;
 
 	*asked = false;
-	if (!self || !self->l_name || !strchr(self->l_name, '/'))
+	if (!f.l || !f.l->l_name || !strchr(f.l->l_name, '/'))
 		return NULL;
-	h = fi_libc_dlopen(self->l_name, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return NULL;
-	next = (void *(*)(const char *, const char *, void *))
-		fi_libc_dlsym(h, "fineibt_crt_next");
-	dlclose(h);
-	if (!next || fi_next_owner((const void *)next) != self)
+	dl_iterate_phdr(fi_next_find_cb, &f);
+	if (!f.found || *f.n.slot[version ? 1 : 0] != want)
 		return NULL;
 	*asked = true;
-	return next(name, version, version ? (void *)fi_libc_dlvsym :
-						   (void *)fi_libc_dlsym);
+	entry = (void *(*)(const char *, const char *))f.n.entry;
+	return entry(name, version);
 }
 
 /* A veneer for RTLD_NEXT's uninstrumented answer, else NULL. */
@@ -314,12 +334,30 @@ static void fi_bind_store(const struct fi_dynv *d, void **slot, void *to)
 		mprotect((void *)pg, 4096, PROT_READ);
 }
 
+/*
+ * Is @slot one of the module's RTLD_NEXT entry's own (crt/next.S)? They
+ * name dlsym/dlvsym too, at libc's compat version, and must keep libc's:
+ * bound to ours, the entry would call the interposer that calls it.
+ * The note is read once per module, at its first slot to rebind.
+ */
+static bool fi_next_own_slot(const struct dl_phdr_info *info, void **slot,
+			     int *have, struct fi_next_note *n)
+{
+	if (!*have)
+		*have = fi_next_find(info->dlpi_phdr, info->dlpi_phnum,
+				     info->dlpi_addr, n) ? 1 : -1;
+	return *have > 0 && (slot == (void **)n->slot[0] ||
+			     slot == (void **)n->slot[1]);
+}
+
 static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct dl_find_object fo;
+	struct fi_next_note n;
 	uintptr_t text = 0;
 	struct fi_dynv d;
 	bool *waits = arg;
+	int have = 0;
 
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
@@ -365,7 +403,8 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 				continue;
 			to = fi_bind_target(d.str + d.sym[ELF64_R_SYM(r->r_info)].st_name);
 			slot = (void **)(info->dlpi_addr + r->r_offset);
-			if (to && *slot != to)
+			if (to && *slot != to &&
+			    !fi_next_own_slot(info, slot, &have, &n))
 				fi_bind_store(&d, slot, to);
 		}
 	}
