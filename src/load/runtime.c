@@ -375,7 +375,7 @@ out:
 
 static bool fi_rt_image_is_kcfi(const struct fi_image *im)
 {
-	if (im->ncalls || im->note.present)
+	if (im->ncalls || im->nscalls || im->note.present)
 		return true;
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		if (im->funcs[i].form == FI_PRE_KCFI)
@@ -561,10 +561,12 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		if (fi_image_kcfi_unprefixed(&m->img)) {
 			e->ctraps = fi_rt_compiled_list(&m->img, f->key,
 							&e->nctraps);
+			const char *why = fi_image_stock_refused(&m->img);
+
 			fi_rt_say("fineibt: warning: %s: %zu kCFI checks left as "
-				  "compiled, not rewritten: " FI_UNPREFIXED_HINT
-				  "; its indirect calls into rewritten code trap\n",
-				  exe[0] ? exe : path, m->img.ntraps);
+				  "compiled, not rewritten: %s; its indirect calls "
+				  "into rewritten code trap\n", exe[0] ? exe : path,
+				  m->img.ntraps, why ? why : FI_UNPREFIXED_HINT);
 		}
 		fi_image_close(&m->img);
 		free(m);

@@ -125,6 +125,30 @@ static bool fi_site_snapshot(uint64_t site, uint8_t out[FI_CALLSITE_SIZE])
 }
 
 /*
+ * A stock kCFI site's ud2 at @ud (docs/compat.md, "Stock kCFI modules"):
+ * the hash from its movl, the target from the register it loads.
+ */
+static bool fi_decode_stock(const struct fi_trap_regs *r, uint64_t ud,
+			    const struct fi_module *m, struct fi_trap *t)
+{
+	const size_t before = FI_KCFI_CALLER_UD + 1, after = 5;
+	const uint8_t *p;
+	struct fi_stock_site s;
+
+	if (!m->img.nscalls || ud < before)
+		return false;
+	p = fi_trap_text(ud - before, before + after, NULL);
+	if (!p || !fi_match_stock_site(p + before, before, after, &s))
+		return false;
+	t->type = s.hash;
+	t->target = r->gpr[s.reg];
+	t->addr = ud;
+	t->resume = ud + 2;		/* the call proceeds */
+	t->mod = m;
+	return true;
+}
+
+/*
  * @ud is the .kcfi_traps address: the ud2 (ip), or with v6.18's
  * "jne .+3; test $0xd6, %al" the test one byte before the UDB (ip - 1).
  */
@@ -136,6 +160,8 @@ static bool fi_decode_kcfi(const struct fi_trap_regs *r, uint64_t ud,
 
 	if (!fi_image_is_trap(&m->img, ud - m->img.bias))
 		return false;
+	if (fi_decode_stock(r, ud, m, t))
+		return true;
 	/* 0 if the movl is not there (cannot happen for a compiled site). */
 	t->type = 0;
 	for (int i = 0; i < 2 && !t->type; i++) {
@@ -940,6 +966,16 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 	struct fi_trap_regs r = {
 		.ip = (uint64_t)g[REG_RIP], .sp = (uint64_t)g[REG_RSP],
 		.r10 = (uint64_t)g[REG_R10], .r11 = (uint64_t)g[REG_R11],
+		.gpr = {
+			(uint64_t)g[REG_RAX], (uint64_t)g[REG_RCX],
+			(uint64_t)g[REG_RDX], (uint64_t)g[REG_RBX],
+			(uint64_t)g[REG_RSP], (uint64_t)g[REG_RBP],
+			(uint64_t)g[REG_RSI], (uint64_t)g[REG_RDI],
+			(uint64_t)g[REG_R8], (uint64_t)g[REG_R9],
+			(uint64_t)g[REG_R10], (uint64_t)g[REG_R11],
+			(uint64_t)g[REG_R12], (uint64_t)g[REG_R13],
+			(uint64_t)g[REG_R14], (uint64_t)g[REG_R15],
+		},
 	};
 	int saved_errno = errno;
 	struct fi_trap t = { .kind = FI_TRAP_NONE };
