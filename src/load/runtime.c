@@ -48,6 +48,7 @@
 #include "rawsys.h"
 #include "rtlive.h"
 #include "runtime.h"
+#include "stockven.h"
 #include "trap.h"
 
 #define FI_MSG_MAX	512
@@ -915,9 +916,11 @@ static void fi_rt_take(struct fi_module *m)
 		return;
 	}
 	/* kcfi without rand: the compiler's bytes are the mode already,
-	 * unless an empty-parentheses definition needs its hash (knr.c). */
+	 * unless an empty-parentheses definition needs its hash (knr.c) or
+	 * a stock module's layout is not ours (docs/compat.md). */
 	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
-	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img)) {
+	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img) &&
+	    !fi_image_stock(&m->img)) {
 		fi_rt_report(m, NULL, "kept");
 		return;
 	}
@@ -1094,6 +1097,8 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
  * dlopen to ours whatever the lookup order; true if one must wait (it is
  * still being loaded by another thread: fi_rt_bind_due). */
 bool fi_bind_interposers(void) __attribute__((weak));
+/* A stock module waits for the loader before its veneers (stockven.c). */
+static bool fi_rt_sven_due;
 /* dlhook.c: libc's dlopen, resolved and recorded (opens a window of its own). */
 void fi_dlhook_prime(void) __attribute__((weak));
 static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
@@ -1230,6 +1235,9 @@ static size_t fi_rt_scan_found(bool own)
 		else
 			fi_rt_bind_due = fi_bind_interposers();
 	}
+	/* Typed veneers for stock kCFI modules' libc pointers (stockven.c). */
+	if (own && (nfresh || fi_rt_sven_due))
+		fi_rt_sven_due = fi_rt_early || fi_stock_veneers();
 	fi_subs_last = fi_subs_now;
 	/* fi_found and fi_scan_new are scratch: leave no code address
 	 * behind in writable memory once the walk is done (the record is
@@ -1476,6 +1484,8 @@ __attribute__((constructor)) static void fi_rt_ctor(void)
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (fi_rt_bind_due && fi_bind_interposers)
 		fi_rt_bind_due = fi_bind_interposers();
+	if (fi_rt_sven_due)
+		fi_rt_sven_due = fi_stock_veneers();
 	pthread_mutex_unlock(&fi_rt_mutex);
 	fi_rt_plt_pass();
 }

@@ -206,7 +206,8 @@ static void fi_arena_image(struct fi_arena *a, struct fi_image *im, bool *f)
 	im->funcs = NULL;
 	im->calls = NULL;
 	im->tcalls = NULL;
-	im->nfuncs = im->ncalls = im->ntcalls = 0;
+	im->scalls = NULL;
+	im->nfuncs = im->ncalls = im->ntcalls = im->nscalls = 0;
 	im->typeids = fi_arena_dup(a, im->typeids, im->ntypeids,
 				   sizeof(*im->typeids), f);
 	im->naked = fi_arena_dup(a, im->naked, im->nnaked, sizeof(*im->naked), f);
@@ -314,6 +315,7 @@ struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
 	if (!c)
 		return NULL;
 	*c = *m;
+	c->stock = m->stock || fi_image_stock(&m->img);
 	c->func_off = NULL;
 	c->func_arity = NULL;
 	c->fp_site = NULL;

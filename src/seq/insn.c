@@ -1064,6 +1064,42 @@ void fi_emit_foreign_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn)
 	memcpy(slot + FI_FVEN_PTR, &fn, sizeof(fn));
 }
 
+int fi_emit_typed_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn,
+			 uint32_t hash, int arity, bool fineibt, int set)
+{
+	struct fi_buf b;
+
+	fi_emit_foreign_veneer(slot, fn);
+	fi_buf_init_set(&b, slot, FI_FVEN_ENTRY + 4, 0, set);
+	if (fineibt) {
+		fi_emit_fineibt_preamble(&b, hash);
+		if (fi_set_forms(set)->poison_needed)
+			fi_emit_poison(&b);
+		else
+			fi_emit_seq(&b, &fi_seq_endbr64, 0);
+	} else {
+		fi_emit_kcfi_preamble(&b, hash, arity);
+		fi_emit_seq(&b, &fi_seq_endbr64, 0);
+	}
+	return b.err;
+}
+
+bool fi_match_typed_veneer(const uint8_t slot[FI_FVEN_SLOT], uint64_t *fn,
+			   uint32_t *hash)
+{
+	struct fi_preamble_info info;
+
+	if (memcmp(slot + FI_FVEN_ENTRY + 4, fi_fven_entry + 4,
+		   sizeof(fi_fven_entry) - 4) ||
+	    fi_classify_preamble(slot, 0, &info) == FI_PRE_NONE)
+		return false;
+	if (fn)
+		memcpy(fn, slot + FI_FVEN_PTR, sizeof(*fn));
+	if (hash)
+		*hash = info.hash;
+	return true;
+}
+
 /* The check each stub repeats after the site's movl: kcfi, paranoid. */
 static const uint8_t fi_fstub_kcfi_check[] = {
 	0x45, 0x03, 0x53, 0xf1,			/* addl -15(%r11), %r10d */

@@ -440,6 +440,21 @@ const char *fi_arity_reg_name(int arity);
 void fi_emit_foreign_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn);
 
 /*
+ * A typed veneer: the slot of fi_emit_foreign_veneer with a real preamble
+ * for type @hash (run-time) and arity @arity at V-16, in kCFI form or,
+ * with @fineibt, in the set's FineIBT form (no BHI tail), and V holding an
+ * ENDBR (or the set's poison where its preamble needs it) before the jmp
+ * to F. Every check accepts it exactly as a function of that type; it is
+ * given to stock kCFI modules for the libc functions whose address they
+ * take (docs/compat.md, "Stock kCFI modules"). -EINVAL on a bad arity.
+ */
+int fi_emit_typed_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn,
+			 uint32_t hash, int arity, bool fineibt, int set);
+/* @slot holds a typed veneer: its F and type hash (as the check compares it). */
+bool fi_match_typed_veneer(const uint8_t slot[FI_FVEN_SLOT], uint64_t *fn,
+			   uint32_t *hash);
+
+/*
  * A call site that has met a foreign veneer gets its first five bytes
  * replaced by "e9 rel32" (jmp to a per-site stub; byte 5 is left as it
  * was and never executed); every other byte of the site, and so every

@@ -135,7 +135,7 @@ static bool fi_decode_stock(const struct fi_trap_regs *r, uint64_t ud,
 	const uint8_t *p;
 	struct fi_stock_site s;
 
-	if (!m->img.nscalls || ud < before)
+	if (!m->stock || ud < before)
 		return false;
 	p = fi_trap_text(ud - before, before + after, NULL);
 	if (!p || !fi_match_stock_site(p + before, before, after, &s))

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Typed veneers (docs/compat.md, "Stock kCFI modules"). A module built by
+ * clang with -fsanitize=kcfi alone that takes the address of a libc
+ * function (strcmp handed to qsort, strlen in a table) calls it through a
+ * kCFI check, and libc's functions carry no hash: the check traps. The
+ * module says which type it expects of each such function: clang defines
+ * __kcfi_typeid_<name> for it. So each pointer slot of the module that
+ * the loader bound to <name> in an uninstrumented object (a GLOB_DAT slot
+ * of the GOT, or a data word with an R_X86_64_64 relocation) is pointed
+ * at a veneer whose preamble carries exactly that type (run-time hash,
+ * the module's mode) and which jumps on to the function. Nothing else is
+ * accepted: not another type, not any foreign function, and no signal is
+ * taken per call.
+ *
+ * Veneers are 64-byte slots (insn.h, fi_emit_typed_veneer) in one region
+ * reserved once; each page is built on a scratch mapping, made
+ * read-execute and moved into place with mremap, never writable and
+ * executable at once, never written again. The same function and type
+ * always get the same veneer. The region's base and the records (the
+ * function, type and name of each slot) are in the runtime's read-only
+ * state (fi_rt()->foreign), the records in a mapping that is read-only
+ * outside their writes.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "foreign.h"
+#include "insn.h"
+#include "runtime.h"
+#include "stockven.h"
+
+#define FI_PAGE		4096ULL
+#define FI_SVEN_REGION	(1ULL << 20)
+#define FI_SVEN_MAX	(FI_SVEN_REGION / FI_FVEN_SLOT)
+#define FI_SVEN_PER_PG	(FI_PAGE / FI_FVEN_SLOT)
+
+/* Record of slot n; rec[0].fn is the number of slots taken (whole pages). */
+struct fi_sven_rec {
+	uint64_t fn;
+	uint32_t hash;
+	char name[52];
+};
+#define FI_SX()		(&fi_rt()->foreign)
+#define fi_sven_recs	((struct fi_sven_rec *)FI_SX()->sven_recs)
+#define FI_SVEN_RECS	((FI_SVEN_MAX + 1) * sizeof(struct fi_sven_rec))
+
+static pthread_mutex_t fi_sven_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool fi_sven_reserve(void)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	void *p, *recs;
+
+	if (FI_SX()->sven_base)
+		return true;
+	p = mmap(NULL, FI_SVEN_REGION, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	recs = mmap(NULL, FI_SVEN_RECS, PROT_READ,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	rt = recs == MAP_FAILED ? NULL : fi_rt_write_begin(&saved);
+	if (!rt) {
+		if (recs != MAP_FAILED)
+			munmap(recs, FI_SVEN_RECS);
+		munmap(p, FI_SVEN_REGION);
+		return false;
+	}
+	rt->foreign.sven_recs = recs;
+	__atomic_store_n(&rt->foreign.sven_base, (uint64_t)(uintptr_t)p,
+			 __ATOMIC_RELEASE);
+	fi_rt_write_end(&saved);
+	return true;
+}
+
+/* The published veneer of @fn with type @hash, or 0. */
+static uint64_t fi_sven_find(uint64_t fn, uint32_t hash)
+{
+	const struct fi_sven_rec *r = fi_sven_recs;
+	uint64_t n = __atomic_load_n(&r[0].fn, __ATOMIC_ACQUIRE);
+
+	for (uint64_t i = 0; i < n && i < FI_SVEN_MAX; i++) {
+		if (r[i + 1].fn == fn && r[i + 1].hash == hash)
+			return FI_SX()->sven_base + i * FI_FVEN_SLOT + FI_FVEN_ENTRY;
+	}
+	return 0;
+}
+
+/* One veneer to make: the slot to point at it, its function and type. */
+struct fi_sven_want {
+	uint64_t fn;
+	uint32_t hash;
+	const char *name;
+	uint64_t *slot;
+};
+
+/*
+ * Publish @n (at most a page of) veneers on the next free page: built on
+ * a scratch mapping, sealed, moved in place; then recorded. Their entries
+ * in @ven[]; false when the region is full or a call failed.
+ */
+static bool fi_sven_page(const struct fi_sven_want *w, size_t n, bool fineibt,
+			 int set, uint64_t *ven)
+{
+	struct fi_sven_rec *r = fi_sven_recs;
+	uint64_t used = r[0].fn, at, pg, len;
+	uint8_t *scratch;
+
+	if (used + FI_SVEN_PER_PG > FI_SVEN_MAX)
+		return false;
+	at = FI_SX()->sven_base + used * FI_FVEN_SLOT;
+	scratch = mmap(NULL, FI_PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (scratch == MAP_FAILED)
+		return false;
+	memset(scratch, 0xcc, FI_PAGE);
+	for (size_t i = 0; i < n; i++) {
+		if (fi_emit_typed_veneer(scratch + i * FI_FVEN_SLOT, w[i].fn,
+					 w[i].hash, 0, fineibt, set)) {
+			munmap(scratch, FI_PAGE);
+			return false;
+		}
+		ven[i] = at + i * FI_FVEN_SLOT + FI_FVEN_ENTRY;
+	}
+	if (mprotect(scratch, FI_PAGE, PROT_READ | PROT_EXEC) ||
+	    mremap(scratch, FI_PAGE, FI_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)(uintptr_t)at) == MAP_FAILED) {
+		munmap(scratch, FI_PAGE);
+		return false;
+	}
+	/* The records of this page, then the count that publishes them. */
+	pg = (uint64_t)(uintptr_t)r & ~(FI_PAGE - 1);
+	len = ((uint64_t)(uintptr_t)(r + used + FI_SVEN_PER_PG + 1) - pg +
+	       FI_PAGE - 1) & ~(FI_PAGE - 1);
+	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ | PROT_WRITE))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct fi_sven_rec *e = &r[used + i + 1];
+
+		e->fn = w[i].fn;
+		e->hash = w[i].hash;
+		snprintf(e->name, sizeof(e->name), "%s", w[i].name);
+	}
+	__atomic_store_n(&r[0].fn, used + FI_SVEN_PER_PG, __ATOMIC_RELEASE);
+	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ))
+		fi_rt_die("cannot make the typed veneer records read-only again");
+	return true;
+}
+
+bool fi_stock_veneer_at(uint64_t addr, uint64_t *fn, uint64_t *entry,
+			const char **name)
+{
+	uint64_t base = __atomic_load_n(&FI_SX()->sven_base, __ATOMIC_ACQUIRE);
+	const struct fi_sven_rec *r;
+	uint64_t n, i;
+
+	if (!base || addr < base || addr - base >= FI_SVEN_REGION)
+		return false;
+	r = fi_sven_recs;
+	n = __atomic_load_n(&r[0].fn, __ATOMIC_ACQUIRE);
+	i = (addr - base) / FI_FVEN_SLOT;
+	if (i >= n || !r[i + 1].fn)
+		return false;
+	*fn = r[i + 1].fn;
+	*entry = base + i * FI_FVEN_SLOT + FI_FVEN_ENTRY;
+	*name = r[i + 1].name;
+	return true;
+}
+
+/* ------------------------------------------------------- the module walk */
+
+struct fi_sven_dyn {
+	const ElfW(Sym) *sym;
+	const char *str;
+	const ElfW(Rela) *rela;
+	size_t nrela, nrelative;
+	uintptr_t relro_lo, relro_hi;
+};
+
+static uintptr_t fi_sven_ptr(uintptr_t bias, ElfW(Addr) v)
+{
+	return v >= bias ? (uintptr_t)v : bias + (uintptr_t)v;
+}
+
+static bool fi_sven_dyn(const struct dl_phdr_info *info, struct fi_sven_dyn *d)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	uintptr_t b = info->dlpi_addr;
+
+	memset(d, 0, sizeof(*d));
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+
+		if (p->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(b + p->p_vaddr);
+		if (p->p_type == PT_GNU_RELRO) {
+			d->relro_lo = b + p->p_vaddr;
+			d->relro_hi = d->relro_lo + p->p_memsz;
+		}
+	}
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_SYMTAB)
+			d->sym = (const void *)fi_sven_ptr(b, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRTAB)
+			d->str = (const void *)fi_sven_ptr(b, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_RELA)
+			d->rela = (const void *)fi_sven_ptr(b, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_RELASZ)
+			d->nrela = dyn->d_un.d_val / sizeof(ElfW(Rela));
+		else if (dyn->d_tag == DT_RELACOUNT)
+			d->nrelative = dyn->d_un.d_val;
+	}
+	if (d->nrelative > d->nrela)
+		d->nrelative = d->nrela;
+	return d->sym && d->str && d->rela;
+}
+
+/* The module's __kcfi_typeid_<@name>, if it defines one. */
+static bool fi_sven_typeid(const struct fi_module *m, const char *name,
+			   uint32_t *hash)
+{
+	for (size_t i = 0; i < m->img.ntypeids; i++) {
+		if (!strcmp(m->img.typeids[i].name, name)) {
+			*hash = m->img.typeids[i].hash;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Code of an object no kCFI module is: a function a veneer may stand for. */
+static bool fi_sven_foreign_code(uint64_t addr)
+{
+	const ElfW(Ehdr) *eh;
+	const ElfW(Phdr) *ph;
+	struct link_map *lm;
+	const void *fbase;
+
+	if (fi_rt_module_at(addr))
+		return false;
+	lm = fi_foreign_object_at((void *)(uintptr_t)addr, &fbase);
+	if (!lm || !fbase)
+		return false;
+	eh = fbase;
+	ph = (const ElfW(Phdr) *)((const char *)fbase + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		uint64_t lo = lm->l_addr + ph[i].p_vaddr;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    addr >= lo && addr - lo < ph[i].p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/* Point @slot at @to (a RELRO page opened for the store only). */
+static void fi_sven_store(const struct fi_sven_dyn *d, uint64_t *slot,
+			  uint64_t to)
+{
+	uintptr_t a = (uintptr_t)slot, pg = a & ~(uintptr_t)(FI_PAGE - 1);
+	bool ro = a >= d->relro_lo && a < d->relro_hi;
+
+	if (ro && mprotect((void *)pg, FI_PAGE, PROT_READ | PROT_WRITE))
+		return;
+	__atomic_store_n(slot, to, __ATOMIC_RELEASE);
+	if (ro)
+		mprotect((void *)pg, FI_PAGE, PROT_READ);
+}
+
+/* The run-time hash of compile-time @hash in module @m. */
+static uint32_t fi_sven_hash(const struct fi_module *m, uint32_t hash)
+{
+	return m->cfg.flags & FINEIBT_F_RAND ? fineibt_rehash(hash, m->seed) : hash;
+}
+
+struct fi_sven_walk {
+	bool waits;
+	struct fi_sven_want want[FI_SVEN_PER_PG];
+};
+
+/* Make and store the veneers of @w->want[0..@n) for @m. */
+static void fi_sven_flush(struct fi_sven_walk *w, size_t n,
+			  const struct fi_module *m, const struct fi_sven_dyn *d)
+{
+	struct fi_sven_want fresh[FI_SVEN_PER_PG];
+	uint64_t ven[FI_SVEN_PER_PG];
+	size_t k = 0;
+
+	/* Already made (this module's other slots, another module's)? */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = fi_sven_find(w->want[i].fn, w->want[i].hash);
+		bool dup = false;
+
+		for (size_t j = 0; j < k && !dup; j++)
+			dup = fresh[j].fn == w->want[i].fn &&
+			      fresh[j].hash == w->want[i].hash;
+		if (v)
+			fi_sven_store(d, w->want[i].slot, v);
+		else if (!dup)
+			fresh[k++] = w->want[i];
+	}
+	if (!k || !fi_sven_page(fresh, k, m->cfg.mode == FINEIBT_MODE_FINEIBT,
+				m->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 :
+								    FI_SET_V4,
+				ven))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = fi_sven_find(w->want[i].fn, w->want[i].hash);
+
+		if (v && *w->want[i].slot != v)
+			fi_sven_store(d, w->want[i].slot, v);
+	}
+}
+
+static int fi_sven_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_sven_walk *w = arg;
+	const struct fi_module *m;
+	struct dl_find_object fo;
+	struct fi_sven_dyn d;
+	uint64_t text = 0;
+	size_t n = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_X)) {
+			text = info->dlpi_addr + p->p_vaddr;
+			break;
+		}
+	}
+	m = text ? fi_rt_module_at(text) : NULL;
+	if (!m || !m->stock || !m->img.ntypeids)
+		return 0;
+	/* Not relocated yet (see dlsym_so.c's bind pass): next time. */
+	if (_dl_find_object((void *)(uintptr_t)text, &fo)) {
+		w->waits = true;
+		return 0;
+	}
+	if (!fi_sven_dyn(info, &d))
+		return 0;
+	for (size_t i = d.nrelative; i < d.nrela; i++) {
+		const ElfW(Rela) *r = &d.rela[i];
+		unsigned int type = ELF64_R_TYPE(r->r_info);
+		const ElfW(Sym) *s = &d.sym[ELF64_R_SYM(r->r_info)];
+		uint64_t *slot = (uint64_t *)(info->dlpi_addr + r->r_offset);
+		uint64_t cur, base = FI_SX()->sven_base;
+		uint32_t hash;
+
+		if ((type != R_X86_64_GLOB_DAT &&
+		     !(type == R_X86_64_64 && !r->r_addend)) ||
+		    !ELF64_R_SYM(r->r_info) || s->st_shndx != SHN_UNDEF ||
+		    ELF64_ST_TYPE(s->st_info) == STT_OBJECT ||
+		    !fi_sven_typeid(m, d.str + s->st_name, &hash))
+			continue;
+		cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		if (!cur || (base && cur - base < FI_SVEN_REGION) ||
+		    !fi_sven_foreign_code(cur))
+			continue;
+		if (!fi_sven_reserve())
+			return 1;
+		w->want[n++] = (struct fi_sven_want){
+			.fn = cur, .hash = fi_sven_hash(m, hash),
+			.name = d.str + s->st_name, .slot = slot,
+		};
+		if (n == FI_SVEN_PER_PG) {
+			fi_sven_flush(w, n, m, &d);
+			n = 0;
+		}
+	}
+	if (n)
+		fi_sven_flush(w, n, m, &d);
+	return 0;
+}
+
+bool fi_stock_veneers(void)
+{
+	static struct fi_sven_walk w;
+
+	pthread_mutex_lock(&fi_sven_lock);
+	w.waits = false;
+	dl_iterate_phdr(fi_sven_cb, &w);
+	pthread_mutex_unlock(&fi_sven_lock);
+	return w.waits;
+}
