@@ -1109,6 +1109,12 @@ bool fi_image_kcfi_unprefixed(const struct fi_image *im)
 
 bool fi_image_stock(const struct fi_image *im)
 {
+	/* A check in no form we know (the thunk flags without patchable
+	 * entries, say) is no stock module: FI_UNPREFIXED_HINT's case. */
+	for (size_t i = 0; i < im->nbad; i++) {
+		if (!strncmp(im->bad[i].what, "call site", 9))
+			return false;
+	}
 	if (im->nscalls)
 		return true;
 	for (size_t i = 0; i < im->nfuncs; i++) {
@@ -1130,8 +1136,6 @@ const char *fi_image_stock_refused(const struct fi_image *im)
 			       "(functions aligned below 16 bytes, as -Os does: "
 			       "add -falign-functions=16)";
 	}
-	if (im->nbad)
-		return "a check of .kcfi_traps is in no form the bridge knows";
 	if (im->ncalls)
 		return "stock and fineibt-cc call sites in one module";
 	/* Preambles are found by name or by patchable entry only. */
