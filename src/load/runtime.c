@@ -940,6 +940,14 @@ static void fi_rt_take(struct fi_module *m)
 			  "changed while it was written (another thread wrote "
 			  "into it); rewrite abandoned, left in kCFI form\n",
 			  fi_rt_name(m));
+	} else if (err == -ENOTSUP && fi_image_stock(&m->img)) {
+		/* fi_build_fineibt: no ENDBR to put the v6.18 poison on. */
+		fi_rt_say("fineibt: warning: %s: cannot rewrite: a stock kCFI "
+			  "module without ENDBRs (build it with "
+			  "-fcf-protection=branch: the v6.18 set's FineIBT "
+			  "preamble traps in one at func+0); left as compiled, "
+			  "its indirect calls into rewritten code trap\n",
+			  fi_rt_name(m));
 	} else if (err) {
 		fi_rt_say("fineibt: warning: %s: cannot rewrite (%s); left in "
 			  "kCFI form\n", fi_rt_name(m), strerror(-err));
