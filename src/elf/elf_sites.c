@@ -513,13 +513,16 @@ void fi_put_call(struct fi_image *im, struct fi_call *out, uint64_t site,
  */
 static bool fi_stock_call(struct fi_image *im, struct fi_twin *w, uint64_t ud)
 {
-	const size_t before = FI_KCFI_CALLER_UD + 1, after = 5;
+	const size_t before = FI_KCFI_CALLER_UD + 1;
+	size_t after = 5;	/* ud2 + the longest call; 4 at the text's end */
 	struct fi_stock_site s;
 	const uint8_t *p;
 
 	if (ud < before)
 		return false;
 	p = fi_text_at(im, w, ud - before, before + after);
+	if (!p)
+		p = fi_text_at(im, w, ud - before, before + --after);
 	if (!p || !im->scalls ||
 	    !fi_match_stock_site(p + before, before, after, &s))
 		return false;

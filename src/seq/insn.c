@@ -690,6 +690,9 @@ static bool fi_stock_site_at(const uint8_t *s, int ud, size_t after,
 	int reg, disp_at = ud - 3, load;
 	bool j, isoff;
 
+	/* ud2 and the shortest call, before a byte after @ud is read */
+	if (after < 4)
+		return false;
 	/* movl $imm32, %r10d, or "eb XX" to the call over it */
 	isoff = s[0] == off[0] && s[1] == (uint8_t)(ud + 2 - 2);
 	if (!isoff && (s[0] != mov[0] || s[1] != mov[1]))
@@ -713,8 +716,6 @@ static bool fi_stock_site_at(const uint8_t *s, int ud, size_t after,
 		if (after < 5 || c[0] != fi_seq_rex_b.bytes[0])
 			return false;
 		c++;
-	} else if (after < 4) {
-		return false;
 	}
 	if (c[0] != call[0])
 		return false;

@@ -37,6 +37,7 @@
 #include "rawsys.h"
 #include "print.h"
 #include "report.h"
+#include "stockven.h"
 #include "trap.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
@@ -131,13 +132,16 @@ static bool fi_site_snapshot(uint64_t site, uint8_t out[FI_CALLSITE_SIZE])
 static bool fi_decode_stock(const struct fi_trap_regs *r, uint64_t ud,
 			    const struct fi_module *m, struct fi_trap *t)
 {
-	const size_t before = FI_KCFI_CALLER_UD + 1, after = 5;
+	const size_t before = FI_KCFI_CALLER_UD + 1;
+	size_t after = 5;	/* ud2 + the longest call; 4 at the text's end */
 	const uint8_t *p;
 	struct fi_stock_site s;
 
 	if (!m->stock || ud < before)
 		return false;
 	p = fi_trap_text(ud - before, before + after, NULL);
+	if (!p)
+		p = fi_trap_text(ud - before, before + --after, NULL);
 	if (!p || !fi_match_stock_site(p + before, before, after, &s))
 		return false;
 	t->type = s.hash;
@@ -369,9 +373,26 @@ static void fi_put_hex(struct fi_line *l, uint64_t v, int min_digits)
 static bool fi_put_foreign(struct fi_line *l, uint64_t addr)
 {
 	uint64_t entry, fn = fi_foreign_slot_target(addr, &entry), sym;
-	const char *base, *name;
+	const char *base, *name, *typed = NULL;
 	Dl_info info;
 
+	/* A stock module's typed veneer (stockven.c): named as made. */
+	if (!fn && fi_stock_veneer_at(addr, &fn, &entry, &typed)) {
+		fi_put(l, "typed veneer");
+		if (addr != entry) {
+			fi_put(l, "+");
+			fi_put_hex(l, addr - entry, 1);
+		}
+		fi_put(l, " of ");
+		fi_put(l, typed);
+		if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_fname) {
+			base = strrchr(info.dli_fname, '/');
+			fi_put(l, " in ");
+			fi_put(l, base ? base + 1 : info.dli_fname);
+		}
+		fi_put(l, ", not instrumented");
+		return true;
+	}
 	if (fn) {
 		fi_put(l, "dlsym veneer");
 		if (addr != entry) {

@@ -8,10 +8,11 @@
 #    calls; the confused call is stopped (fatal) or reported and continued
 #    (warn) with its symbols, call site line and target prototype;
 #  - its &strcmp is its typed veneer, not libc's function (pointer
-#    equality, as documented);
+#    equality, as documented); a veneer accepts its own type only;
 #  - the same as a stock library dlopen'ed by a fineibt-cc program (types
 #    hashed alike: an exact program with an exact library, the default
-#    generalized program with a generalized library);
+#    generalized program with a generalized library) and by a stock
+#    program under `fineibt run`;
 #  - the v6.18 set: with ENDBRs (-fcf-protection=branch) it runs; without,
 #    one line names the flag;
 #  - layouts the bridge refuses (stripped, -Os) say why, in the runtime's
@@ -56,7 +57,8 @@ if ! { clang-22 $K "$SRC/compat_stock_main.c" -o "$OUT/main" &&
        clang-22 $K -fPIC -shared -fsanitize-cfi-icall-generalize-pointers \
 		"$SRC/compat_stock_lib.c" -o "$OUT/libgen.so" &&
        "$FCC" -O2 -g --fineibt-exact "$SRC/compat_stock_host.c" -o "$OUT/host_exact" &&
-       "$FCC" -O2 -g "$SRC/compat_stock_host.c" -o "$OUT/host_gen"; } >"$OUT/build.log" 2>&1; then
+       "$FCC" -O2 -g "$SRC/compat_stock_host.c" -o "$OUT/host_gen" &&
+       clang-22 $K "$SRC/compat_stock_host.c" -o "$OUT/host_stock"; } >"$OUT/build.log" 2>&1; then
 	fail compat_stock_build "$(tail -n 3 "$OUT/build.log")"
 	exit 0
 fi
@@ -87,6 +89,15 @@ done
 run off "$FIBT" run -- "$OUT/main" confuse
 check "program-confused[off]" "rc=$RC out='$OUTT' err='$ERRT'" \
 	bash -c '[ "$1" = 0 ] && grep -q "^confused " <<<"$2" && [ -z "$3" ]' _ "$RC" "$OUTT" "$ERRT"
+
+# A typed veneer accepts its own type only: strlen through int (*)(int).
+for m in kcfi fineibt fineibt,paranoid auto; do
+	run "$m" "$FIBT" run -- "$OUT/main" veneer
+	check "veneer-other-type[$m]" "rc=$RC out='$OUTT' err='$ERRT'" \
+		bash -c '[ "$1" = 132 ] && ! grep -q "^veneer" <<<"$2" &&
+			grep -qE "^fineibt: CFI failure at main\+0x[0-9a-f]+ \(target: typed veneer(\+0x10)? of strlen in libc\.so\.6, not instrumented; expected type" <<<"$3"' \
+		_ "$RC" "$OUTT" "$ERRT"
+done
 
 # No signal on legal calls (a veneer, never a SIGILL round trip).
 for m in kcfi auto; do
@@ -133,16 +144,19 @@ check "inspect-typeids" "$ins" grep -q 'typed veneers' <<<"$ins"
 check "inspect-json" "$("$FIBT" inspect --json "$OUT/main" | grep stock)" \
 	grep -q '"stock": true' <<<"$("$FIBT" inspect --json "$OUT/main")"
 
-# ---- a stock library dlopen'ed by a fineibt-cc program
-for pair in exact:libexact gen:libgen; do
+# ---- a stock library dlopen'ed by a fineibt-cc program, and by a stock
+# program under `fineibt run` (the library reaches the runtime through
+# LD_AUDIT, before the loader relocated it: its veneers wait for that)
+for pair in exact:libexact gen:libgen stock:libexact; do
 	host=$OUT/host_${pair%%:*} lib=$OUT/${pair#*:}.so
+	[ "${pair%%:*}" = stock ] && host="$FIBT run -- $host"
 	for m in $MODES; do
 		tag="${pair%%:*}[$m]"
-		run "$m" "$host" "$lib"
+		run "$m" $host "$lib"
 		check "dlopen-$tag" "rc=$RC out='$OUTT' err='$ERRT'" \
 			test "$RC" = 0 -a "$OUTT" = "sort 5 apple call 5" -a -z "$ERRT"
 		[ "$m" = off ] && continue
-		run "$m" "$host" "$lib" confuse
+		run "$m" $host "$lib" confuse
 		check "dlopen-confused-$tag" "rc=$RC out='$OUTT' err='$ERRT'" \
 			bash -c '[ "$1" = 132 ] && ! grep -q confused <<<"$2"' _ "$RC" "$OUTT"
 		check "dlopen-report-$tag" "err='$ERRT'" rep_ok "$ERRT" stock_confuse

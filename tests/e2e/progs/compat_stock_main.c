@@ -3,7 +3,8 @@
  * tests/e2e/compat_stock.sh: built by clang-22 with -fsanitize=kcfi alone
  * (a stock kCFI program). Calls libc through pointers (strlen, strcmp,
  * strcmp handed to qsort and called by libc), a table of its own
- * callbacks, and with "confuse" a callback through the wrong type.
+ * callbacks, and with "confuse" a callback through the wrong type, with
+ * "veneer" strlen through the wrong type.
  * "same" prints whether its &strcmp equals libc's (dlsym): docs/compat.md.
  */
 #include <dlfcn.h>
@@ -42,6 +43,12 @@ int main(int argc, char **argv)
 	printf("sum %ld first %s %s\n", sum, w[0], fixed[0]);
 	if (!strcmp(what, "same"))
 		printf("same %d\n", (void *)cmp == dlsym(RTLD_DEFAULT, "strcmp"));
+	if (!strcmp(what, "veneer")) {
+		/* strlen's typed veneer through another type */
+		int (*bad)(int) = (int (*)(int))(void *)len;
+
+		printf("veneer %d\n", bad(3) != 0);
+	}
 	if (!strcmp(what, "confuse")) {
 		long (*bad)(long) = (long (*)(long))(void *)table[0];
 
