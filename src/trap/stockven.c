@@ -278,7 +278,8 @@ static void fi_sven_store(const struct fi_sven_dyn *d, uint64_t *slot,
 /* The run-time hash of compile-time @hash in module @m. */
 static uint32_t fi_sven_hash(const struct fi_module *m, uint32_t hash)
 {
-	return m->cfg.flags & FINEIBT_F_RAND ? fineibt_rehash(hash, m->seed) : hash;
+	return m->cfg.flags & FINEIBT_F_RAND ?
+	       fineibt_rehash(hash, &m->rehash_key) : hash;
 }
 
 struct fi_sven_walk {
