@@ -33,6 +33,7 @@
 
 #include "foreign.h"
 #include "insn.h"
+#include "livedyn.h"
 #include "runtime.h"
 #include "stockven.h"
 
@@ -177,52 +178,6 @@ bool fi_stock_veneer_at(uint64_t addr, uint64_t *fn, uint64_t *entry,
 
 /* ------------------------------------------------------- the module walk */
 
-struct fi_sven_dyn {
-	const ElfW(Sym) *sym;
-	const char *str;
-	const ElfW(Rela) *rela;
-	size_t nrela, nrelative;
-	uintptr_t relro_lo, relro_hi;
-};
-
-static uintptr_t fi_sven_ptr(uintptr_t bias, ElfW(Addr) v)
-{
-	return v >= bias ? (uintptr_t)v : bias + (uintptr_t)v;
-}
-
-static bool fi_sven_dyn(const struct dl_phdr_info *info, struct fi_sven_dyn *d)
-{
-	const ElfW(Dyn) *dyn = NULL;
-	uintptr_t b = info->dlpi_addr;
-
-	memset(d, 0, sizeof(*d));
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-
-		if (p->p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *)(b + p->p_vaddr);
-		if (p->p_type == PT_GNU_RELRO) {
-			d->relro_lo = b + p->p_vaddr;
-			d->relro_hi = d->relro_lo + p->p_memsz;
-		}
-	}
-	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
-		if (dyn->d_tag == DT_SYMTAB)
-			d->sym = (const void *)fi_sven_ptr(b, dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_STRTAB)
-			d->str = (const void *)fi_sven_ptr(b, dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_RELA)
-			d->rela = (const void *)fi_sven_ptr(b, dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_RELASZ)
-			d->nrela = dyn->d_un.d_val / sizeof(ElfW(Rela));
-		else if (dyn->d_tag == DT_RELACOUNT)
-			d->nrelative = dyn->d_un.d_val;
-	}
-	if (d->nrelative > d->nrela)
-		d->nrelative = d->nrela;
-	return d->sym && d->str && d->rela;
-}
-
 /* The module's __kcfi_typeid_<@name>, if it defines one. */
 static bool fi_sven_typeid(const struct fi_module *m, const char *name,
 			   uint32_t *hash)
@@ -234,45 +189,6 @@ static bool fi_sven_typeid(const struct fi_module *m, const char *name,
 		}
 	}
 	return false;
-}
-
-/* Code of an object no kCFI module is: a function a veneer may stand for. */
-static bool fi_sven_foreign_code(uint64_t addr)
-{
-	const ElfW(Ehdr) *eh;
-	const ElfW(Phdr) *ph;
-	struct link_map *lm;
-	const void *fbase;
-
-	if (fi_rt_module_at(addr))
-		return false;
-	lm = fi_foreign_object_at((void *)(uintptr_t)addr, &fbase);
-	if (!lm || !fbase)
-		return false;
-	eh = fbase;
-	ph = (const ElfW(Phdr) *)((const char *)fbase + eh->e_phoff);
-	for (int i = 0; i < eh->e_phnum; i++) {
-		uint64_t lo = lm->l_addr + ph[i].p_vaddr;
-
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
-		    addr >= lo && addr - lo < ph[i].p_memsz)
-			return true;
-	}
-	return false;
-}
-
-/* Point @slot at @to (a RELRO page opened for the store only). */
-static void fi_sven_store(const struct fi_sven_dyn *d, uint64_t *slot,
-			  uint64_t to)
-{
-	uintptr_t a = (uintptr_t)slot, pg = a & ~(uintptr_t)(FI_PAGE - 1);
-	bool ro = a >= d->relro_lo && a < d->relro_hi;
-
-	if (ro && mprotect((void *)pg, FI_PAGE, PROT_READ | PROT_WRITE))
-		return;
-	__atomic_store_n(slot, to, __ATOMIC_RELEASE);
-	if (ro)
-		mprotect((void *)pg, FI_PAGE, PROT_READ);
 }
 
 /* The run-time hash of compile-time @hash in module @m. */
@@ -289,7 +205,7 @@ struct fi_sven_walk {
 
 /* Make and store the veneers of @w->want[0..@n) for @m. */
 static void fi_sven_flush(struct fi_sven_walk *w, size_t n,
-			  const struct fi_module *m, const struct fi_sven_dyn *d)
+			  const struct fi_module *m, const struct fi_livedyn *d)
 {
 	struct fi_sven_want fresh[FI_SVEN_PER_PG];
 	uint64_t ven[FI_SVEN_PER_PG];
@@ -304,7 +220,8 @@ static void fi_sven_flush(struct fi_sven_walk *w, size_t n,
 			dup = fresh[j].fn == w->want[i].fn &&
 			      fresh[j].hash == w->want[i].hash;
 		if (v)
-			fi_sven_store(d, w->want[i].slot, v);
+			fi_livedyn_store(d, (void **)w->want[i].slot,
+					 (void *)(uintptr_t)v);
 		else if (!dup)
 			fresh[k++] = w->want[i];
 	}
@@ -317,7 +234,8 @@ static void fi_sven_flush(struct fi_sven_walk *w, size_t n,
 		uint64_t v = fi_sven_find(w->want[i].fn, w->want[i].hash);
 
 		if (v && *w->want[i].slot != v)
-			fi_sven_store(d, w->want[i].slot, v);
+			fi_livedyn_store(d, (void **)w->want[i].slot,
+					 (void *)(uintptr_t)v);
 	}
 }
 
@@ -326,7 +244,7 @@ static int fi_sven_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	struct fi_sven_walk *w = arg;
 	const struct fi_module *m;
 	struct dl_find_object fo;
-	struct fi_sven_dyn d;
+	struct fi_livedyn d;
 	uint64_t text = 0;
 	size_t n = 0;
 
@@ -346,10 +264,10 @@ static int fi_sven_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		w->waits = true;
 		return 0;
 	}
-	if (!fi_sven_dyn(info, &d))
+	if (!fi_livedyn_read(info, &d) || !d.rel[0])
 		return 0;
-	for (size_t i = d.nrelative; i < d.nrela; i++) {
-		const ElfW(Rela) *r = &d.rela[i];
+	for (size_t i = d.nrelative; i < d.nrel[0]; i++) {
+		const ElfW(Rela) *r = &d.rel[0][i];
 		unsigned int type = ELF64_R_TYPE(r->r_info);
 		const ElfW(Sym) *s = &d.sym[ELF64_R_SYM(r->r_info)];
 		uint64_t *slot = (uint64_t *)(info->dlpi_addr + r->r_offset);
@@ -364,7 +282,7 @@ static int fi_sven_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			continue;
 		cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 		if (!cur || (base && cur - base < FI_SVEN_REGION) ||
-		    !fi_sven_foreign_code(cur))
+		    !fi_foreign_is_code(cur))
 			continue;
 		if (!fi_sven_reserve())
 			return 1;
