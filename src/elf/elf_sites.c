@@ -882,3 +882,22 @@ int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg)
 		*cfg = out;
 	return mixed ? -1 : (int)out.mode;
 }
+
+bool fi_image_coarse_thunks(const struct fi_image *im)
+{
+	bool any = false;
+
+	for (int r = 0; r < 16; r++) {
+		const uint8_t *p;
+
+		if (!im->thunks[r])
+			continue;
+		/* The short form (rax..rdi) ends a byte early. */
+		p = fi_image_text(im, im->thunks[r], FI_COARSE_THUNK_LEN - (r < 8));
+		if (!p || !fi_match_coarse_thunk(p, FI_COARSE_THUNK_LEN - (r < 8),
+						 im->thunks[r], r, NULL))
+			return false;
+		any = true;
+	}
+	return any;
+}

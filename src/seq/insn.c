@@ -740,6 +740,33 @@ bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
 	return true;
 }
 
+bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
+			   int reg, uint64_t *slot)
+{
+	static const uint8_t cmp[] = { 0x48, 0x83, 0x3d }, je[] = { 0x74, 0x06 };
+	const uint8_t *j = p + FI_COARSE_THUNK_JMP, *r = p + FI_COARSE_THUNK_REG;
+	uint64_t got;
+
+	if (reg < 0 || reg > 15 || avail < FI_COARSE_THUNK_LEN - (reg < 8) ||
+	    memcmp(p, cmp, sizeof(cmp)) || p[7] != 0 || memcmp(p + 8, je, 2))
+		return false;
+	got = ip + 8 + (uint64_t)(int64_t)(int32_t)fi_load32(p + 3);
+	if (j[0] == 0xff && j[1] == 0x25) {
+		if (ip + 16 + (uint64_t)(int64_t)(int32_t)fi_load32(j + 2) != got)
+			return false;
+	} else if (j[0] != 0x67 || j[1] != 0xe9) {
+		return false;
+	} else {
+		got = 0;
+	}
+	if (reg >= 8 ? (r[0] != 0x41 || r[1] != 0xff || r[2] != 0xe0 + reg - 8) :
+		       (r[0] != 0xff || r[1] != 0xe0 + reg))
+		return false;
+	if (slot)
+		*slot = got;
+	return true;
+}
+
 /*
  * The thunk call at the end of a kCFI-shaped call site: its form and
  * target. This and the two below are inlined into the two call-site

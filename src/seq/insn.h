@@ -330,6 +330,26 @@ enum fi_caller_form fi_match_kcfi_caller(const uint8_t *p, uint64_t ip,
  */
 uint32_t fi_decode_caller_hash(const uint8_t *p);
 
+/*
+ * A module's checking __x86_indirect_thunk_<reg> (src/seq/thunks.S, the
+ * coarse check), FI_COARSE_THUNK_LEN bytes:
+ *
+ *   0:  48 83 3d rel32 00    cmpq $0, slot(%rip)     (the GOT slot of
+ *                                                      __fineibt_coarse_<reg>)
+ *   8:  74 06                je 16
+ *   a:  ff 25 rel32          jmp *slot(%rip)         (the same slot; a static
+ *       67 e9 rel32          addr32 jmp check         link relaxes it to this)
+ *   10: ff e0+r / 41 ff e0+r jmp *%reg
+ *
+ * fi_match_coarse_thunk: @p (@avail bytes at @ip) is that thunk for
+ * @reg; its GOT slot in *@slot (0 when the jump was relaxed).
+ */
+#define FI_COARSE_THUNK_JMP	10
+#define FI_COARSE_THUNK_REG	16
+#define FI_COARSE_THUNK_LEN	19
+bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
+			   int reg, uint64_t *slot);
+
 /* @p (6 bytes at @ip) is "2e e8/e9 rel32" reaching @thunk. */
 bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
 			 bool *jmp);
@@ -376,6 +396,8 @@ const char *fi_arity_reg_name(int arity);
  */
 #define FI_FVEN_SLOT	64
 #define FI_FVEN_ENTRY	16
+/* The region every veneer is a slot of: 16384 veneers. */
+#define FI_FVEN_REGION	(1ULL << 20)
 void fi_emit_foreign_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn);
 
 /*

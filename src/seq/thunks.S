@@ -25,6 +25,19 @@
  * direct rel32 inside the module (no PLT) and the passes recognise them.
  * Each thunk has its own section so --gc-sections drops unused ones.
  * No ENDBR: thunks are only ever reached by direct call/jmp.
+ *
+ * The coarse check (src/rt/coarse.h, docs/compat.md): a module's own
+ * thunks jump through their GOT slot to the runtime's
+ * __fineibt_coarse_<reg>, which lets the call reach only a function
+ * entry the runtime knows. The slot is bound by the loader (RELRO under
+ * fineibt-cc's -z relro -z now: read-only before any code of the module
+ * runs), so the thunk is position-independent and the same bytes in
+ * every process: no text is written for it. The reference is weak: a
+ * module loaded where no runtime defines the check (fineibt-cc
+ * --fineibt-no-runtime, a process without libfineibt) has a null slot,
+ * and the thunk is the plain jump. The passes leave the calls through
+ * these thunks as they are, except in cfi=off (src/pass/patch.c).
+ * libfineibt.so's exported copies stay the plain jump.
  */
 
 .macro	THUNK reg
@@ -33,9 +46,16 @@
 	.globl	__x86_indirect_thunk_\reg
 #ifdef FI_THUNKS_HIDDEN
 	.hidden	__x86_indirect_thunk_\reg
+	.weak	__fineibt_coarse_\reg
 #endif
 	.type	__x86_indirect_thunk_\reg, @function
 __x86_indirect_thunk_\reg:
+#ifdef FI_THUNKS_HIDDEN
+	cmpq	$0, __fineibt_coarse_\reg@GOTPCREL(%rip)
+	je	1f
+	jmp	*__fineibt_coarse_\reg@GOTPCREL(%rip)
+1:
+#endif
 	jmp	*%\reg
 	int3
 	.size	__x86_indirect_thunk_\reg, . - __x86_indirect_thunk_\reg

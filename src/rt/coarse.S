@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * __fineibt_coarse_<reg>: the coarse check of a call through a module's
+ * __x86_indirect_thunk_<reg> (coarse.h; docs/compat.md, "Calls without a
+ * kCFI check: the coarse check"). The thunk jumped here through its GOT
+ * slot; the call's target is in %reg, the stack is the call's (its
+ * return address on top for a call, the caller's caller's for a tail
+ * jump). Every register but the flags is kept: the call's arguments are
+ * in them (al counts the vector registers of a variadic call), and
+ * nothing here knows which.
+ *
+ * Known entry: jump to it. Anything else: ud2, which the SIGILL handler
+ * decodes from this file's table of ud2 sites (FI_TRAP_COARSE); cfi=warn
+ * continues right after it, where the registers are restored and the
+ * call made. No table published (the runtime does not enforce: off, not
+ * started, a dlmopen namespace's copy): jump.
+ *
+ * Lookup: the table's ranges are sorted by lo and end with a sentinel
+ * whose lo is ~0, so the scan stops at the first range above the target;
+ * in the range that holds it, one bit per 16 bytes (entries are
+ * 16-aligned: an unaligned target fails before any lookup), or, for the
+ * dlsym veneer region, the slot rule.
+ */
+#include "coarse.h"
+
+.macro	COARSE reg
+	.section .text.fi_coarse_\reg, "ax", @progbits
+	.balign	16
+	.globl	__fineibt_coarse_\reg
+	.type	__fineibt_coarse_\reg, @function
+__fineibt_coarse_\reg:
+.Lfi_start_\reg:
+	endbr64			/* reached by the thunk's jmp *GOT */
+	push	%rax
+	push	%rcx
+	mov	fi_rt_coarse_slot(%rip), %rcx
+	mov	(%rcx), %rcx
+	test	%rcx, %rcx
+	jz	.Lfi_pass_\reg
+.ifc \reg,rax
+	mov	8(%rsp), %rax
+.else
+.ifc \reg,rcx
+	mov	(%rsp), %rax
+.else
+.ifc \reg,rsp
+	lea	16(%rsp), %rax
+.else
+	mov	%\reg, %rax
+.endif
+.endif
+.endif
+	test	$15, %al
+	jnz	.Lfi_ud_\reg
+	add	$FI_COARSE_T_RANGES, %rcx
+1:	cmp	FI_COARSE_R_LO(%rcx), %rax
+	jb	.Lfi_ud_\reg
+	cmp	FI_COARSE_R_HI(%rcx), %rax
+	jb	2f
+	add	$FI_COARSE_R_SIZE, %rcx
+	jmp	1b
+2:	sub	FI_COARSE_R_LO(%rcx), %rax
+	mov	FI_COARSE_R_BITS(%rcx), %rcx
+	test	%rcx, %rcx
+	jz	3f
+	shr	$FI_COARSE_SHIFT, %rax
+	bt	%rax, (%rcx)
+	jc	.Lfi_pass_\reg
+	jmp	.Lfi_ud_\reg
+3:	and	$FI_COARSE_VEN_MASK, %eax
+	cmp	$FI_COARSE_VEN_ENTRY, %eax
+	je	.Lfi_pass_\reg
+.Lfi_ud_\reg:
+	ud2
+.Lfi_pass_\reg:
+	pop	%rcx
+	pop	%rax
+	jmp	*%\reg
+	int3
+	.size	__fineibt_coarse_\reg, . - __fineibt_coarse_\reg
+.endm
+
+	.irp	reg, rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
+	COARSE	\reg
+	.endr
+
+/*
+ * Where each register's check starts and its ud2, in encoding order, as
+ * offsets from the tables themselves (no relocation): rtcoarse.c's
+ * fi_coarse_entry and fi_coarse_trap_reg.
+ */
+	.section .rodata.fi_coarse_sites, "a", @progbits
+	.balign	4
+	.globl	fi_coarse_starts
+	.hidden	fi_coarse_starts
+	.type	fi_coarse_starts, @object
+fi_coarse_starts:
+	.irp	reg, rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
+	.long	.Lfi_start_\reg - fi_coarse_starts
+	.endr
+	.size	fi_coarse_starts, . - fi_coarse_starts
+	.globl	fi_coarse_uds
+	.hidden	fi_coarse_uds
+	.type	fi_coarse_uds, @object
+fi_coarse_uds:
+	.irp	reg, rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
+	.long	.Lfi_ud_\reg - fi_coarse_uds
+	.endr
+	.size	fi_coarse_uds, . - fi_coarse_uds
+
+	.section .note.GNU-stack, "", @progbits
