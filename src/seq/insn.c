@@ -754,10 +754,11 @@ bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
 	if (j[0] == 0xff && j[1] == 0x25) {
 		if (ip + 16 + (uint64_t)(int64_t)(int32_t)fi_load32(j + 2) != got)
 			return false;
-	} else if (j[0] != 0x67 || j[1] != 0xe9) {
-		return false;
-	} else {
+	} else if ((j[0] == 0x67 && j[1] == 0xe9) ||
+		   (j[0] == 0xe9 && j[5] == 0x90)) {
 		got = 0;
+	} else {
+		return false;
 	}
 	if (reg >= 8 ? (r[0] != 0x41 || r[1] != 0xff || r[2] != 0xe0 + reg - 8) :
 		       (r[0] != 0xff || r[1] != 0xe0 + reg))

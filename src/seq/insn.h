@@ -337,8 +337,9 @@ uint32_t fi_decode_caller_hash(const uint8_t *p);
  *   0:  48 83 3d rel32 00    cmpq $0, slot(%rip)     (the GOT slot of
  *                                                      __fineibt_coarse_<reg>)
  *   8:  74 06                je 16
- *   a:  ff 25 rel32          jmp *slot(%rip)         (the same slot; a static
- *       67 e9 rel32          addr32 jmp check         link relaxes it to this)
+ *   a:  ff 25 rel32          jmp *slot(%rip)         (the same slot; a link
+ *       67 e9 rel32          addr32 jmp check         that defines the check
+ *       e9 rel32 90          jmp check; nop           relaxes it to one of these)
  *   10: ff e0+r / 41 ff e0+r jmp *%reg
  *
  * fi_match_coarse_thunk: @p (@avail bytes at @ip) is that thunk for
