@@ -892,9 +892,10 @@ bool fi_image_coarse_thunks(const struct fi_image *im)
 
 		if (!im->thunks[r])
 			continue;
-		/* The short form (rax..rdi) ends a byte early. */
-		p = fi_image_text(im, im->thunks[r], FI_COARSE_THUNK_LEN - (r < 8));
-		if (!p || !fi_match_coarse_thunk(p, FI_COARSE_THUNK_LEN - (r < 8),
+		/* At least the shortest form (rax: 21 bytes) is there. */
+		p = fi_image_text(im, im->thunks[r], 21);
+		if (!p || !fi_match_coarse_thunk(p, fi_image_text(im, im->thunks[r],
+				FI_COARSE_THUNK_MAX) ? FI_COARSE_THUNK_MAX : 21,
 						 im->thunks[r], r, NULL))
 			return false;
 		any = true;

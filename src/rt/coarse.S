@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * __fineibt_coarse_<reg>: the coarse check of a call through a module's
- * __x86_indirect_thunk_<reg> (coarse.h; docs/compat.md, "Calls without a
- * kCFI check: the coarse check"). The thunk jumped here through its GOT
- * slot; the call's target is in %reg, the stack is the call's (its
+ * __fineibt_coarse + reg * FI_COARSE_STRIDE: the coarse check of a call
+ * through a module's __x86_indirect_thunk_<reg> (coarse.h; docs/compat.md,
+ * "Calls without a kCFI check: the coarse check"). The thunk jumped here
+ * through r11 (r10 for reg r11), loaded from its GOT slot: scratch at
+ * every call; the call's target is in %reg, the stack is the call's (its
  * return address on top for a call, the caller's caller's for a tail
- * jump). Every register but the flags is kept: the call's arguments are
+ * jump). Every register but the flags and that scratch one is kept: the call's arguments are
  * in them (al counts the vector registers of a variadic call), and
  * nothing here knows which.
  *
@@ -23,14 +24,10 @@
  */
 #include "coarse.h"
 
-.macro	COARSE reg
-	.section .text.fi_coarse_\reg, "ax", @progbits
-	.balign	16
-	.globl	__fineibt_coarse_\reg
-	.type	__fineibt_coarse_\reg, @function
-__fineibt_coarse_\reg:
+.macro	COARSE reg, n
+	.org	__fineibt_coarse + \n * FI_COARSE_STRIDE, 0xcc
 .Lfi_start_\reg:
-	endbr64			/* reached by the thunk's jmp *GOT */
+	endbr64			/* reached by the thunk's jmp *%r11 */
 	push	%rax
 	push	%rcx
 	mov	fi_rt_coarse_slot(%rip), %rcx
@@ -77,12 +74,38 @@ __fineibt_coarse_\reg:
 	pop	%rax
 	jmp	*%\reg
 	int3
-	.size	__fineibt_coarse_\reg, . - __fineibt_coarse_\reg
 .endm
 
-	.irp	reg, rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
-	COARSE	\reg
-	.endr
+/*
+ * One symbol for all sixteen (one GOT slot per module, one symbol lookup
+ * by the loader instead of sixteen: ~800 instructions each at every
+ * start): the check of register n is at __fineibt_coarse + n *
+ * FI_COARSE_STRIDE, which the thunk adds (.org refuses to assemble a
+ * check that outgrows its stride).
+ */
+	.section .text.fi_coarse, "ax", @progbits
+	.balign	FI_COARSE_STRIDE
+	.globl	__fineibt_coarse
+	.type	__fineibt_coarse, @function
+__fineibt_coarse:
+	COARSE	rax, 0
+	COARSE	rcx, 1
+	COARSE	rdx, 2
+	COARSE	rbx, 3
+	COARSE	rsp, 4
+	COARSE	rbp, 5
+	COARSE	rsi, 6
+	COARSE	rdi, 7
+	COARSE	r8, 8
+	COARSE	r9, 9
+	COARSE	r10, 10
+	COARSE	r11, 11
+	COARSE	r12, 12
+	COARSE	r13, 13
+	COARSE	r14, 14
+	COARSE	r15, 15
+	.org	__fineibt_coarse + 16 * FI_COARSE_STRIDE, 0xcc
+	.size	__fineibt_coarse, . - __fineibt_coarse
 
 /*
  * Where each register's check starts and its ud2, in encoding order, as

@@ -10,8 +10,9 @@
  * be a function entry the runtime knows (a kCFI function with an ENDBR
  * of a registered module, a dlsym veneer, a registered JIT function).
  *
- * Each thunk jumps through its GOT slot (RELRO) to __fineibt_coarse_<reg>
- * (coarse.S), which looks the target up in the known-entry table below
+ * Each thunk loads the GOT slot (RELRO) of __fineibt_coarse and jumps to
+ * the check of its register there (coarse.S), which looks the target up
+ * in the known-entry table below
  * and jumps to it, or stops at its ud2 (FI_TRAP_COARSE, trap.c).
  *
  * The table is trusted state: built in the read-only arena inside a
@@ -41,6 +42,8 @@
 #define FI_COARSE_VEN_ENTRY	16
 /* Register numbers in encoding order (rax = 0 ... r15 = 15). */
 #define FI_COARSE_NREGS		16
+/* The check of register n is at __fineibt_coarse + n * FI_COARSE_STRIDE. */
+#include "thunks.h"
 
 #ifndef __ASSEMBLER__
 #include <stdbool.h>

@@ -743,28 +743,37 @@ bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
 bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
 			   int reg, uint64_t *slot)
 {
-	static const uint8_t cmp[] = { 0x48, 0x83, 0x3d }, je[] = { 0x74, 0x06 };
-	const uint8_t *j = p + FI_COARSE_THUNK_JMP, *r = p + FI_COARSE_THUNK_REG;
-	uint64_t got;
+	/* scratch: r11 (modrm reg 3), or r10 (2) for the r11 thunk */
+	const uint8_t sr = reg == 11 ? 2 : 3;
+	const uint8_t test[] = { 0x4d, 0x85, (uint8_t)(0xc0 | sr << 3 | sr) };
+	const uint8_t jmp_s[] = { 0x41, 0xff, (uint8_t)(0xe0 | sr) };
+	uint32_t want = (uint32_t)reg * FI_COARSE_STRIDE, imm;
+	size_t at = 12, end;
 
-	if (reg < 0 || reg > 15 || avail < FI_COARSE_THUNK_LEN - (reg < 8) ||
-	    memcmp(p, cmp, sizeof(cmp)) || p[7] != 0 || memcmp(p + 8, je, 2))
+	if (reg < 0 || reg > 15 || avail < 18 || p[0] != 0x4c ||
+	    (p[1] != 0x8b && p[1] != 0x8d) || p[2] != (0x05 | sr << 3) ||
+	    memcmp(p + 7, test, 3) || p[10] != 0x74)
 		return false;
-	got = ip + 8 + (uint64_t)(int64_t)(int32_t)fi_load32(p + 3);
-	if (j[0] == 0xff && j[1] == 0x25) {
-		if (ip + 16 + (uint64_t)(int64_t)(int32_t)fi_load32(j + 2) != got)
-			return false;
-	} else if ((j[0] == 0x67 && j[1] == 0xe9) ||
-		   (j[0] == 0xe9 && j[5] == 0x90)) {
-		got = 0;
+	if (p[12] == 0x49 && p[13] == 0x83 && p[14] == (0xc0 | sr)) {
+		imm = p[15];
+		at += 4;
+	} else if (p[12] == 0x49 && p[13] == 0x81 && p[14] == (0xc0 | sr) &&
+		   avail >= 22) {
+		imm = fi_load32(p + 15);
+		at += 7;
 	} else {
 		return false;
 	}
-	if (reg >= 8 ? (r[0] != 0x41 || r[1] != 0xff || r[2] != 0xe0 + reg - 8) :
-		       (r[0] != 0xff || r[1] != 0xe0 + reg))
+	end = at + 3;
+	if (imm != want || avail < end + 2 + (reg >= 8) ||
+	    memcmp(p + at, jmp_s, 3) || p[11] != end - 12)
+		return false;
+	if (reg >= 8 ? (p[end] != 0x41 || p[end + 1] != 0xff ||
+			p[end + 2] != 0xe0 + reg - 8) :
+		       (p[end] != 0xff || p[end + 1] != 0xe0 + reg))
 		return false;
 	if (slot)
-		*slot = got;
+		*slot = p[1] == 0x8b ? ip + 7 + (uint64_t)(int64_t)(int32_t)fi_load32(p + 3) : 0;
 	return true;
 }
 

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "thunks.h"
+
 /* ------------------------------------------------------------ geometry */
 
 #define FI_PREAMBLE_SIZE	16	/* bytes before func that a preamble takes */
@@ -332,22 +334,22 @@ uint32_t fi_decode_caller_hash(const uint8_t *p);
 
 /*
  * A module's checking __x86_indirect_thunk_<reg> (src/seq/thunks.S, the
- * coarse check), FI_COARSE_THUNK_LEN bytes:
+ * coarse check; s = r11, or r10 when reg is r11; n = reg):
  *
- *   0:  48 83 3d rel32 00    cmpq $0, slot(%rip)     (the GOT slot of
- *                                                      __fineibt_coarse_<reg>)
- *   8:  74 06                je 16
- *   a:  ff 25 rel32          jmp *slot(%rip)         (the same slot; a link
- *       67 e9 rel32          addr32 jmp check         that defines the check
- *       e9 rel32 90          jmp check; nop           relaxes it to one of these)
- *   10: ff e0+r / 41 ff e0+r jmp *%reg
+ *   0:  4c 8b 1d rel32       mov slot(%rip), %s   (the GOT slot of
+ *       4c 8d 1d rel32       lea check(%rip), %s   __fineibt_coarse; a link
+ *                                                   that defines it: lea)
+ *   7:  4d 85 db             test %s, %s
+ *   a:  74 07 / 74 0a        jz the last jmp
+ *   c:  49 83 c3 00          add $0, %s           (n = 0)
+ *       49 81 c3 imm32       add $(n * FI_COARSE_STRIDE), %s
+ *       41 ff e3             jmp *%s
+ *       ff e0+n / 41 ff e0+n jmp *%reg
  *
  * fi_match_coarse_thunk: @p (@avail bytes at @ip) is that thunk for
- * @reg; its GOT slot in *@slot (0 when the jump was relaxed).
+ * @reg; its GOT slot in *@slot (0 when the link made it a lea).
  */
-#define FI_COARSE_THUNK_JMP	10
-#define FI_COARSE_THUNK_REG	16
-#define FI_COARSE_THUNK_LEN	19
+#define FI_COARSE_THUNK_MAX	25
 bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
 			   int reg, uint64_t *slot);
 

@@ -27,9 +27,10 @@
  * No ENDBR: thunks are only ever reached by direct call/jmp.
  *
  * The coarse check (src/rt/coarse.h, docs/compat.md): a module's own
- * thunks jump through their GOT slot to the runtime's
- * __fineibt_coarse_<reg>, which lets the call reach only a function
- * entry the runtime knows. The slot is bound by the loader (RELRO under
+ * thunks load the GOT slot of the runtime's __fineibt_coarse and jump to
+ * the check of their register there, which lets the call reach only a
+ * function entry the runtime knows (r11 is scratch at a call; r10 too
+ * when the target is in r11). The slot is bound by the loader (RELRO under
  * fineibt-cc's -z relro -z now: read-only before any code of the module
  * runs), so the thunk is position-independent and the same bytes in
  * every process: no text is written for it. The reference is weak: a
@@ -40,20 +41,32 @@
  * libfineibt.so's exported copies stay the plain jump.
  */
 
-.macro	THUNK reg
+#include "thunks.h"
+
+.macro	THUNK reg, n
 	.section .text.__x86_indirect_thunk_\reg, "ax", @progbits
 	.balign	16, 0xcc
 	.globl	__x86_indirect_thunk_\reg
 #ifdef FI_THUNKS_HIDDEN
 	.hidden	__x86_indirect_thunk_\reg
-	.weak	__fineibt_coarse_\reg
 #endif
 	.type	__x86_indirect_thunk_\reg, @function
 __x86_indirect_thunk_\reg:
 #ifdef FI_THUNKS_HIDDEN
-	cmpq	$0, __fineibt_coarse_\reg@GOTPCREL(%rip)
-	je	1f
-	jmp	*__fineibt_coarse_\reg@GOTPCREL(%rip)
+	/* r11 is scratch at every call; r10 too, when r11 is the target */
+.ifc \reg,r11
+	mov	__fineibt_coarse@GOTPCREL(%rip), %r10
+	test	%r10, %r10
+	jz	1f
+	add	$(\n * FI_COARSE_STRIDE), %r10
+	jmp	*%r10
+.else
+	mov	__fineibt_coarse@GOTPCREL(%rip), %r11
+	test	%r11, %r11
+	jz	1f
+	add	$(\n * FI_COARSE_STRIDE), %r11
+	jmp	*%r11
+.endif
 1:
 #endif
 	jmp	*%\reg
@@ -61,8 +74,24 @@ __x86_indirect_thunk_\reg:
 	.size	__x86_indirect_thunk_\reg, . - __x86_indirect_thunk_\reg
 .endm
 
-	.irp	reg, rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
-	THUNK	\reg
-	.endr
+#ifdef FI_THUNKS_HIDDEN
+	.weak	__fineibt_coarse
+#endif
+	THUNK	rax, 0
+	THUNK	rcx, 1
+	THUNK	rdx, 2
+	THUNK	rbx, 3
+	THUNK	rsp, 4
+	THUNK	rbp, 5
+	THUNK	rsi, 6
+	THUNK	rdi, 7
+	THUNK	r8, 8
+	THUNK	r9, 9
+	THUNK	r10, 10
+	THUNK	r11, 11
+	THUNK	r12, 12
+	THUNK	r13, 13
+	THUNK	r14, 14
+	THUNK	r15, 15
 
 	.section .note.GNU-stack, "", @progbits

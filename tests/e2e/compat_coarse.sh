@@ -11,7 +11,8 @@
 # no_sanitize("kcfi") code, through an overwritten unwind-protect
 # cleanup and into a JIT region past its function are stopped with
 # "unchecked call site, coarse check" in every mode but off; warn
-# reports and continues. `fineibt inspect` says the calls are checked.
+# reports and continues. `fineibt inspect` says the calls are checked;
+# `fineibt patch` keeps them checked (but in off); the static runtime too.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 P=$RT_OUT/compat_coarse
@@ -128,5 +129,23 @@ for m in kcfi fineibt,paranoid off; do
 		rt_pass "coarse-static[$m]: stopped"
 	else
 		rt_fail "coarse-static[$m]" "tcalls=$n rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+done
+
+# The static runtime (-static-fineibt): the link relaxes the thunks' GOT
+# load into a lea of the executable's own check; the same stops.
+PS=$RT_OUT/compat_coarse_static
+rt_build "$PS" -static-fineibt -O2 -g -Wno-deprecated-non-prototype -I"$ROOT/include" \
+	"$RT_SRC/compat_coarse.c" "$RT_SRC/compat_coarse_raw.S" ||
+	{ rt_fail build "fineibt-cc -static-fineibt could not build compat_coarse"; exit 1; }
+for m in kcfi fineibt,paranoid; do
+	rt_run coarse-static-legal "$m" "$PS" legal
+	a="rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	rt_run coarse-static-mid "$m" "$PS" unwind
+	if [ "$a" = "rc=0 out='ok' err=''" ] && [ "$RT_RC" = 132 ] &&
+	   grep -Eq "^fineibt: CFI failure at main\+0x[0-9a-f]+ \(target: coarse_body\+0x10${COARSE}$(rt_report_mode "$m")\)$" <<<"$RT_ERR_TXT"; then
+		rt_pass "coarse-static-runtime[$m]"
+	else
+		rt_fail "coarse-static-runtime[$m]" "legal: $a; unwind: rc=$RT_RC err='$RT_ERR_TXT'"
 	fi
 done
