@@ -26,7 +26,6 @@
 
 .macro	COARSE reg, n
 	.org	__fineibt_coarse + \n * FI_COARSE_STRIDE, 0xcc
-.Lfi_start_\reg:
 	endbr64			/* reached by the thunk's jmp *%r11 */
 	push	%rax
 	push	%rcx
@@ -108,20 +107,11 @@ __fineibt_coarse:
 	.size	__fineibt_coarse, . - __fineibt_coarse
 
 /*
- * Where each register's check starts and its ud2, in encoding order, as
- * offsets from the tables themselves (no relocation): rtcoarse.c's
- * fi_coarse_entry and fi_coarse_trap_reg.
+ * Each register's ud2, in encoding order, as offsets from the table
+ * itself (no relocation): src/trap/coarsetrap.c's fi_coarse_trap_reg.
  */
 	.section .rodata.fi_coarse_sites, "a", @progbits
 	.balign	4
-	.globl	fi_coarse_starts
-	.hidden	fi_coarse_starts
-	.type	fi_coarse_starts, @object
-fi_coarse_starts:
-	.irp	reg, rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
-	.long	.Lfi_start_\reg - fi_coarse_starts
-	.endr
-	.size	fi_coarse_starts, . - fi_coarse_starts
 	.globl	fi_coarse_uds
 	.hidden	fi_coarse_uds
 	.type	fi_coarse_uds, @object

@@ -27,8 +27,7 @@
 #include "insn.h"
 #include "runtime.h"
 
-/* coarse.S: per register, its check's start and its ud2, self-relative. */
-extern const int32_t fi_coarse_starts[FI_COARSE_NREGS];
+/* coarse.S: per register, its ud2, self-relative. */
 extern const int32_t fi_coarse_uds[FI_COARSE_NREGS];
 
 #define FI_REG_RAX	0
@@ -38,11 +37,6 @@ extern const int32_t fi_coarse_uds[FI_COARSE_NREGS];
 static uint64_t fi_coarse_at(const int32_t *tab, int reg)
 {
 	return (uint64_t)(uintptr_t)tab + (uint64_t)(int64_t)tab[reg];
-}
-
-uint64_t fi_coarse_entry(int reg)
-{
-	return reg >= 0 && reg < FI_COARSE_NREGS ? fi_coarse_at(fi_coarse_starts, reg) : 0;
 }
 
 int fi_coarse_trap_reg(uint64_t ip, uint64_t *resume)
@@ -121,10 +115,11 @@ bool fi_coarse_take(const struct fi_trap *t)
 	uint64_t entry;
 	int type;
 
-	/* Known code of the runtime's (a module, a JIT region, a veneer) has
-	 * its entries in the table: anything else there is not an entry. */
+	/* Known code of the runtime's (a registered module, a JIT region, a
+	 * veneer) has its entries in the table: anything else there is not
+	 * an entry. A kCFI module that could not be registered, or was left
+	 * as compiled, is served like an uninstrumented one. */
 	if (t->kind != FI_TRAP_COARSE || fi_rt_module_at(t->target) ||
-	    fi_rt_rewritten_at(t->target) ||
 	    fi_foreign_slot_target(t->target, &entry))
 		return false;
 	if (!dladdr1((void *)(uintptr_t)t->target, &info, (void **)&sym,

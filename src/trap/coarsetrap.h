@@ -17,8 +17,6 @@
  * restores the registers and makes the call); else -1.
  */
 int fi_coarse_trap_reg(uint64_t ip, uint64_t *resume);
-/* Where the check of @reg starts, 0 for a bad @reg. */
-uint64_t fi_coarse_entry(int reg);
 
 /*
  * Decode a stop of the coarse check into @t (FI_TRAP_COARSE): target,
