@@ -3,8 +3,9 @@
  * __fineibt_coarse + reg * FI_COARSE_STRIDE: the coarse check of a call
  * through a module's __x86_indirect_thunk_<reg> (coarse.h; docs/compat.md,
  * "Calls without a kCFI check: the coarse check"). The thunk jumped here
- * through r11 (r10 for reg r11), loaded from its GOT slot: scratch at
- * every call; the call's target is in %reg, the stack is the call's (its
+ * through r11 (r10 for reg r11, which that thunk pushed first and the
+ * check pops: a FineIBT caller left thunked passes its hash in r10),
+ * loaded from its GOT slot; the call's target is in %reg, the stack is the call's (its
  * return address on top for a call, the caller's caller's for a tail
  * jump). Every register but the flags and that scratch one is kept: the call's arguments are
  * in them (al counts the vector registers of a variadic call), and
@@ -19,14 +20,18 @@
  * Lookup: the table's ranges are sorted by lo and end with a sentinel
  * whose lo is ~0, so the scan stops at the first range above the target;
  * in the range that holds it, one bit per 16 bytes (entries are
- * 16-aligned: an unaligned target fails before any lookup), or, for the
- * dlsym veneer region, the slot rule.
+ * 16-aligned: an unaligned target fails before the bit test), or, for the
+ * dlsym veneer region, the slot rule, or, for a kCFI module the runtime
+ * could not register (FI_COARSE_ALL), any address.
  */
 #include "coarse.h"
 
 .macro	COARSE reg, n
 	.org	__fineibt_coarse + \n * FI_COARSE_STRIDE, 0xcc
 	endbr64			/* reached by the thunk's jmp *%r11 */
+.ifc \reg,r11
+	pop	%r10		/* the caller's, saved by the r11 thunk */
+.endif
 	push	%rax
 	push	%rcx
 	mov	fi_rt_coarse_slot(%rip), %rcx
@@ -46,8 +51,6 @@
 .endif
 .endif
 .endif
-	test	$15, %al
-	jnz	.Lfi_ud_\reg
 	add	$FI_COARSE_T_RANGES, %rcx
 1:	cmp	FI_COARSE_R_LO(%rcx), %rax
 	jb	.Lfi_ud_\reg
@@ -57,13 +60,16 @@
 	jmp	1b
 2:	sub	FI_COARSE_R_LO(%rcx), %rax
 	mov	FI_COARSE_R_BITS(%rcx), %rcx
-	test	%rcx, %rcx
-	jz	3f
+	cmp	$FI_COARSE_ALL, %rcx
+	jbe	3f
+	test	$15, %al	/* lo is 16-aligned: the target's own bits */
+	jnz	.Lfi_ud_\reg
 	shr	$FI_COARSE_SHIFT, %rax
 	bt	%rax, (%rcx)
 	jc	.Lfi_pass_\reg
 	jmp	.Lfi_ud_\reg
-3:	and	$FI_COARSE_VEN_MASK, %eax
+3:	je	.Lfi_pass_\reg		/* FI_COARSE_ALL */
+	and	$FI_COARSE_VEN_MASK, %eax
 	cmp	$FI_COARSE_VEN_ENTRY, %eax
 	je	.Lfi_pass_\reg
 .Lfi_ud_\reg:

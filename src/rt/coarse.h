@@ -25,7 +25,8 @@
  *   u64 n, u64 pad, then n + 1 ranges sorted by lo, the last one
  *   a sentinel with lo = ~0; a range: [lo, hi), and bits: one bit per 16
  *   bytes from lo (entries are 16-aligned), or 0 for the dlsym veneer
- *   region, whose entries are every slot + FI_FVEN_ENTRY.
+ *   region, whose entries are every slot + FI_FVEN_ENTRY, or
+ *   FI_COARSE_ALL (below).
  */
 #ifndef FI_COARSE_H
 #define FI_COARSE_H
@@ -37,6 +38,13 @@
 #define FI_COARSE_R_SIZE	24
 /* log2 of the granule one bit covers: entries are 16-aligned. */
 #define FI_COARSE_SHIFT		4
+/*
+ * bits of a range that holds no bitmap: 0, the veneer region's rule;
+ * FI_COARSE_ALL, any address (the text of a kCFI module left as compiled
+ * or that could not be registered: no metadata says where its entries
+ * are, and its own checked calls still go through the checking thunks).
+ */
+#define FI_COARSE_ALL		1
 /* The veneer region's rule (insn.h: FI_FVEN_SLOT, FI_FVEN_ENTRY). */
 #define FI_COARSE_VEN_MASK	63
 #define FI_COARSE_VEN_ENTRY	16
@@ -54,7 +62,8 @@
 
 struct fi_coarse_range {
 	uint64_t lo, hi;
-	const uint64_t *bits;	/* NULL: the veneer region's slot rule */
+	/* NULL: the veneer region's slot rule; FI_COARSE_ALL: any address */
+	const uint64_t *bits;
 };
 
 struct fi_coarse {

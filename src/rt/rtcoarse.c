@@ -63,12 +63,21 @@ void fi_coarse_module_fill(uint64_t *bits, const struct fi_module *m,
 			   const struct fi_image *im)
 {
 	uint64_t lo = fi_coarse_lo(m->text_lo), hi = m->text_hi, i;
+	/*
+	 * In the FineIBT modes a function's checked landing pad is its
+	 * preamble, which checks r10 against its hash itself: where checked
+	 * calls still go through the thunks (fineibt patch --no-dethunk)
+	 * they target it, so it is an entry too.
+	 */
+	bool pre = m->cfg.mode == FINEIBT_MODE_FINEIBT;
 
 	for (size_t k = 0; k < im->nfuncs; k++) {
 		if (!fi_coarse_entry_ok(&im->funcs[k], im->bias, lo, hi))
 			continue;
 		i = (im->funcs[k].addr + im->bias - lo) >> FI_COARSE_SHIFT;
 		bits[i / 64] |= 1ull << (i % 64);
+		if (pre && i)
+			bits[(i - 1) / 64] |= 1ull << ((i - 1) % 64);
 	}
 }
 
@@ -79,12 +88,48 @@ static bool fi_coarse_enforcing(const struct fi_runtime *rt)
 	       rt->cfg.mode != FINEIBT_MODE_OFF;
 }
 
+/*
+ * Is seen entry @e a kCFI module no registered module covers (left as
+ * compiled: its first executable segment, where its checks are; or its
+ * kCFI text when its registration failed)? Its range, in @r, then
+ * accepts any address (FI_COARSE_ALL): nothing says where its entries
+ * are.
+ */
+static bool fi_coarse_unregistered(const struct fi_runtime *rt,
+				   const struct fi_rt_seen *e,
+				   struct fi_coarse_range *r)
+{
+	size_t nslots = LOAD_ACQ(&rt->nmods);
+	uint64_t key = LOAD_ACQ(&e->key);
+
+	if (!key)
+		return false;
+	if (e->lo < e->hi)
+		*r = (struct fi_coarse_range){ e->lo, e->hi, NULL };
+	else if (e->ctraps && e->size)
+		*r = (struct fi_coarse_range){ key, key + e->size, NULL };
+	else
+		return false;
+	r->bits = (const uint64_t *)FI_COARSE_ALL;
+	for (size_t i = 0; i < nslots && i < FI_MAX_SLOTS; i++) {
+		const struct fi_module *m = rt->mods[i];
+
+		if (m && r->lo < m->text_hi && m->text_lo < r->hi)
+			return false;
+	}
+	return true;
+}
+
 static size_t fi_coarse_count(const struct fi_runtime *rt)
 {
-	size_t nslots = LOAD_ACQ(&rt->nmods), n = 0;
+	size_t nslots = LOAD_ACQ(&rt->nmods), nseen = LOAD_ACQ(&rt->nseen), n = 0;
 
 	for (size_t i = 0; i < nslots && i < FI_MAX_SLOTS; i++)
 		n += rt->mods[i] && rt->mods[i]->coarse_bits;
+	struct fi_coarse_range r;
+
+	for (size_t i = 0; i < nseen && i < FI_MAX_SEEN; i++)
+		n += fi_coarse_unregistered(rt, &rt->seen[i], &r);
 	return n + (LOAD_ACQ(&rt->foreign.fven_base) != 0);
 }
 
@@ -124,6 +169,10 @@ void fi_coarse_table_fill(const struct fi_runtime *rt, struct fi_coarse *t)
 				.bits = m->coarse_bits,
 			};
 	}
+	for (size_t i = 0; i < LOAD_ACQ(&rt->nseen) && i < FI_MAX_SEEN; i++) {
+		if (fi_coarse_unregistered(rt, &rt->seen[i], &t->r[n]))
+			n++;
+	}
 	if (ven)
 		t->r[n++] = (struct fi_coarse_range){
 			.lo = ven, .hi = ven + FI_FVEN_REGION, .bits = NULL,
@@ -141,14 +190,16 @@ bool fi_coarse_known(const struct fi_coarse *t, uint64_t addr)
 
 	if (!t)
 		return true;
-	if (addr & (FI_PREAMBLE_SIZE - 1))
-		return false;
 	for (r = t->r; addr >= r->lo; r++) {
 		if (addr >= r->hi)
 			continue;
+		if ((uintptr_t)r->bits == FI_COARSE_ALL)
+			return true;
 		if (!r->bits)
 			return ((addr - r->lo) & FI_COARSE_VEN_MASK) ==
 			       FI_COARSE_VEN_ENTRY;
+		if (addr & (FI_PREAMBLE_SIZE - 1))
+			return false;
 		i = (addr - r->lo) >> FI_COARSE_SHIFT;
 		return r->bits[i / 64] >> (i % 64) & 1;
 	}

@@ -591,6 +591,9 @@ size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
 		if (i >= rt->nseen)
 			STORE_REL(&rt->nseen, i + 1);
 	}
+	/* a kCFI module that will not be registered is a range of its own */
+	if (done)
+		fi_rt_coarse_publish(rt);
 	fi_rt_write_end(&saved);
 	return done;
 }

@@ -749,7 +749,16 @@ bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
 	const uint8_t jmp_s[] = { 0x41, 0xff, (uint8_t)(0xe0 | sr) };
 	uint32_t want = (uint32_t)reg * FI_COARSE_STRIDE, imm;
 	size_t at = 12, end;
+	bool r11 = reg == 11;
 
+	/* the r11 thunk: push %r10 first, pop %r10 before its last jmp */
+	if (r11) {
+		if (avail < 2 || p[0] != 0x41 || p[1] != 0x52)
+			return false;
+		p += 2;
+		ip += 2;
+		avail -= 2;
+	}
 	if (reg < 0 || reg > 15 || avail < 18 || p[0] != 0x4c ||
 	    (p[1] != 0x8b && p[1] != 0x8d) || p[2] != (0x05 | sr << 3) ||
 	    memcmp(p + 7, test, 3) || p[10] != 0x74)
@@ -765,9 +774,14 @@ bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
 		return false;
 	}
 	end = at + 3;
-	if (imm != want || avail < end + 2 + (reg >= 8) ||
+	if (imm != want || avail < end + 2 + (reg >= 8) + 2 * r11 ||
 	    memcmp(p + at, jmp_s, 3) || p[11] != end - 12)
 		return false;
+	if (r11) {
+		if (p[end] != 0x41 || p[end + 1] != 0x5a)
+			return false;
+		end += 2;
+	}
 	if (reg >= 8 ? (p[end] != 0x41 || p[end + 1] != 0xff ||
 			p[end + 2] != 0xe0 + reg - 8) :
 		       (p[end] != 0xff || p[end + 1] != 0xe0 + reg))

@@ -346,10 +346,12 @@ uint32_t fi_decode_caller_hash(const uint8_t *p);
  *       41 ff e3             jmp *%s
  *       ff e0+n / 41 ff e0+n jmp *%reg
  *
+ * The r11 thunk keeps r10: 41 52 (push %r10) first, and 41 5a (pop
+ * %r10) right before its last jmp, where jz lands.
  * fi_match_coarse_thunk: @p (@avail bytes at @ip) is that thunk for
  * @reg; its GOT slot in *@slot (0 when the link made it a lea).
  */
-#define FI_COARSE_THUNK_MAX	25
+#define FI_COARSE_THUNK_MAX	29
 bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
 			   int reg, uint64_t *slot);
 

@@ -53,13 +53,17 @@
 	.type	__x86_indirect_thunk_\reg, @function
 __x86_indirect_thunk_\reg:
 #ifdef FI_THUNKS_HIDDEN
-	/* r11 is scratch at every call; r10 too, when r11 is the target */
+	/* r11 is scratch at every call; r10 (saved) when r11 is the target */
 .ifc \reg,r11
+	/* r10 kept: a FineIBT caller left thunked passes its hash there;
+	 * the check of r11 pops it first */
+	push	%r10
 	mov	__fineibt_coarse@GOTPCREL(%rip), %r10
 	test	%r10, %r10
-	jz	1f
+	jz	2f
 	add	$(\n * FI_COARSE_STRIDE), %r10
 	jmp	*%r10
+2:	pop	%r10
 .else
 	mov	__fineibt_coarse@GOTPCREL(%rip), %r11
 	test	%r11, %r11

@@ -108,19 +108,39 @@ static bool fi_coarse_denied(const char *name)
 	return false;
 }
 
+/*
+ * A function of a registered module built without kCFI (an object
+ * compiled with -fcf-protection but not -fsanitize=kcfi, linked by
+ * fineibt-cc: its calls go through the module's thunks too): a symbol
+ * exactly at @addr, and an ENDBR there, the landing pad IBT would accept.
+ * A kCFI function with an ENDBR is in the table already; one without is
+ * no address-taken function.
+ */
+static bool fi_coarse_naked(const struct fi_module *m, uint64_t addr)
+{
+	const struct fi_sym *s = fi_image_sym(&m->img, addr - m->img.bias);
+	uint32_t v;
+
+	if (!s || s->addr != addr - m->img.bias || addr + 4 > m->text_hi)
+		return false;
+	memcpy(&v, (const void *)(uintptr_t)addr, sizeof(v));
+	return v == FI_ENDBR64_VAL || v == FI_ENDBR32_VAL;
+}
+
 bool fi_coarse_take(const struct fi_trap *t)
 {
+	const struct fi_module *m;
 	const ElfW(Sym) *sym = NULL;
 	Dl_info info, own;
 	uint64_t entry;
 	int type;
 
-	/* Known code of the runtime's (a registered module, a JIT region, a
-	 * veneer) has its entries in the table: anything else there is not
-	 * an entry. A kCFI module that could not be registered, or was left
-	 * as compiled, is served like an uninstrumented one. */
-	if (t->kind != FI_TRAP_COARSE || fi_rt_module_at(t->target) ||
-	    fi_foreign_slot_target(t->target, &entry))
+	if (t->kind == FI_TRAP_COARSE && (m = fi_rt_module_at(t->target)))
+		return fi_coarse_naked(m, t->target);
+
+	/* The veneers have their entries in the table: anything else in
+	 * their region is not an entry. */
+	if (t->kind != FI_TRAP_COARSE || fi_foreign_slot_target(t->target, &entry))
 		return false;
 	if (!dladdr1((void *)(uintptr_t)t->target, &info, (void **)&sym,
 		     RTLD_DL_SYMENT) || !sym || !info.dli_sname ||

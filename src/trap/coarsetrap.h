@@ -26,9 +26,10 @@ int fi_coarse_trap_reg(uint64_t ip, uint64_t *resume);
 bool fi_coarse_decode(const struct fi_trap_regs *r, struct fi_trap *t);
 
 /*
- * @t (FI_TRAP_COARSE) targets the entry of a function an uninstrumented
- * library exports (its dynamic symbol, exactly), which the table cannot
- * hold: let the call go on, unreported (docs/compat.md). Never the
+ * @t (FI_TRAP_COARSE) targets an entry the table cannot hold: a function
+ * an uninstrumented library exports (its dynamic symbol, exactly), or a
+ * function of a registered module built without kCFI (a symbol there and
+ * an ENDBR): let the call go on, unreported (docs/compat.md). Never the
  * runtime's own exports (its thunks jump to a register) nor the
  * context-switching functions (longjmp, setcontext and kin).
  */

@@ -53,6 +53,16 @@ for m in "${RT_BASE_MODES[@]}"; do
 			fi
 			continue
 		fi
+		if [ "$bad" = pre ] && rt_is_fineibt "$m"; then
+			# The FineIBT preamble is its function's checked landing
+			# pad: the coarse check lets it be, its hash check stops it.
+			if [ "$RT_RC" = 132 ] && grep -Eq "^fineibt: CFI failure at __cfi_a0\+0x6 \(target: a0\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(rt_report_mode "$m")\)$" <<<"$RT_ERR_TXT"; then
+				rt_pass "coarse-$bad[$m]: stopped by the preamble"
+			else
+				rt_fail "coarse-$bad[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+			fi
+			continue
+		fi
 		site='[^ ]+'
 		[ "$bad" = tail ] && site='a tail jump through a thunk \(returning to main\+0x[0-9a-f]+\)'
 		[ "$bad" = unwind ] && site='main\+0x[0-9a-f]+'
