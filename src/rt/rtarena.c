@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "coarse.h"
 #include "runtime.h"
 
 /*
@@ -307,6 +308,25 @@ int fi_module_arity(const struct fi_module *m, uint64_t func)
 	return -1;
 }
 
+/* The bitmap of @c's known entries for the coarse check (coarse.h). */
+static const uint64_t *fi_arena_coarse(struct fi_arena *a,
+				       const struct fi_module *c,
+				       const struct fi_image *im, bool *f)
+{
+	size_t words = fi_coarse_module_words(c, im);
+	uint64_t *bits = words ? fi_arena_alloc(a, words * sizeof(*bits)) : NULL;
+
+	if (words && !bits) {
+		*f = true;
+		return NULL;
+	}
+	if (bits) {
+		memset(bits, 0, words * sizeof(*bits));
+		fi_coarse_module_fill(bits, c, im);
+	}
+	return bits;
+}
+
 struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
 {
 	struct fi_module *c = fi_arena_alloc(a, sizeof(*c));
@@ -321,6 +341,7 @@ struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
 	c->fp_site = NULL;
 	c->nfunc = c->nfp = 0;
 	fi_arena_sites(a, c, &m->img, &fail);
+	c->coarse_bits = fail ? NULL : fi_arena_coarse(a, c, &m->img, &fail);
 	fi_arena_image(a, &c->img, &fail);
 	/* A half copy leaks its bytes into the arena; nothing points at it. */
 	return fail ? NULL : c;

@@ -49,6 +49,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "coarse.h"
 #include "runtime.h"
 
 #define FI_PAGE		4096
@@ -63,6 +64,12 @@ static struct {
 	uint8_t guard_hi[FI_PAGE];
 } fi_rt_area __attribute__((aligned(FI_PAGE), section(".bss.fineibt_rtstate")));
 #define fi_rt_store	(fi_rt_area.s)
+/*
+ * Where coarse.S finds the known-entry table: a pointer to the state's
+ * field, itself in RELRO (read-only once the loader relocated it).
+ */
+const struct fi_coarse *const *const fi_rt_coarse_slot
+	__attribute__((used)) = &fi_rt_area.s.rt.coarse;
 #define FI_RT_PAGES	(FI_RT_BYTES / FI_PAGE)
 _Static_assert(FI_RT_PAGES <= 64, "fi_rt_wopen has a bit per page");
 /* What every window opens: the fields before the tables (runtime.h). */
@@ -400,8 +407,28 @@ void fi_rt_seal(void)
 	if (rt) {
 		if (!rt->sealed && !fi_rt_write_open_sealed())
 			rt->sealed = true;
+		/* From now on the thunks check (coarse.h). */
+		fi_rt_coarse_publish(rt);
 		fi_rt_write_end(&saved);
 	}
+}
+
+/*
+ * Inside a window: a new known-entry table for the coarse check, or none
+ * when the process does not enforce it (coarse.h). The old table stays
+ * in the arena: a thunk in another thread may be reading it.
+ */
+int fi_rt_coarse_publish(struct fi_runtime *rt)
+{
+	size_t len = fi_coarse_table_len(rt);
+	struct fi_coarse *t = len ? fi_arena_alloc(&rt->arena, len) : NULL;
+
+	if (len && !t)
+		return -ENOMEM;
+	if (t)
+		fi_coarse_table_fill(rt, t);
+	STORE_REL(&rt->coarse, t);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- modules */
@@ -454,6 +481,7 @@ static int fi_rt_add_as(struct fi_module *m, bool jit)
 		STORE_REL(&rt->mods[slot], copy);
 		if ((size_t)slot >= rt->nmods)
 			STORE_REL(&rt->nmods, (size_t)slot + 1);
+		fi_rt_coarse_publish(rt);
 	}
 	fi_rt_write_end(&saved);
 scrub:
@@ -510,6 +538,8 @@ int fi_rt_del_module(const struct fi_module *m)
 			ret = fi_rt_write_open(&rt->mods[i], sizeof(rt->mods[i]));
 			if (!ret)
 				STORE_REL(&rt->mods[i], NULL);
+			if (!ret)
+				fi_rt_coarse_publish(rt);
 			break;
 		}
 	}
@@ -561,6 +591,9 @@ size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
 		if (i >= rt->nseen)
 			STORE_REL(&rt->nseen, i + 1);
 	}
+	/* a kCFI module that will not be registered is a range of its own */
+	if (done)
+		fi_rt_coarse_publish(rt);
 	fi_rt_write_end(&saved);
 	return done;
 }
@@ -610,6 +643,7 @@ void fi_rt_seen_drop(size_t i)
 				STORE_REL(&rt->mods[k], NULL);
 		}
 		rt->seen[i] = (struct fi_rt_seen){ 0 };
+		fi_rt_coarse_publish(rt);
 	}
 	fi_rt_write_end(&saved);
 }

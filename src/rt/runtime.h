@@ -16,6 +16,8 @@
 #include "fineibt.h"
 #include "image.h"
 
+struct fi_coarse;
+
 #define FI_MAX_MODULES	256
 /* JIT regions (jit.c) have slots of their own: they never crowd out modules. */
 #define FI_MAX_JIT	256
@@ -57,6 +59,9 @@ struct fi_module {
 	 */
 	bool stock;
 	uint64_t sven_lo, sven_hi;
+	/* Of a registered copy: its known entries for the coarse check
+	 * (coarse.h), one bit per 16 bytes from text_lo & ~15, or NULL. */
+	const uint64_t *coarse_bits;
 };
 
 /*
@@ -232,6 +237,12 @@ struct fi_runtime {
 	size_t nstub_copies;
 	struct fi_rt_foreign foreign;
 	struct fi_arena arena;
+	/*
+	 * The coarse check's known-entry table (coarse.h), in the arena;
+	 * NULL while the process does not enforce it. Replaced whole by
+	 * fi_coarse_publish; coarse.S reads it through fi_rt_coarse_slot.
+	 */
+	const struct fi_coarse *coarse;
 	/* ---- opened page by page, as written (fi_rt_write_open) ---- */
 	struct fi_rt_seen seen[FI_MAX_SEEN];
 	/* Frozen copies, in the arena; each one's .key is the caller's module. */
@@ -303,6 +314,13 @@ int fi_rt_set_config(const struct fineibt_config *cfg,
 int fi_rt_set_active(bool active);
 /* Start-up is over: no setter of the mode exists from now on. */
 void fi_rt_seal(void);
+/*
+ * Inside a window: build and publish the coarse check's known-entry
+ * table (src/rt/coarse.h) from the registered modules, JIT regions and
+ * the veneer region; every change of those calls it. 0 or -ENOMEM (the
+ * old table stays).
+ */
+int fi_rt_coarse_publish(struct fi_runtime *rt);
 
 /*
  * src/rt/rtone.c. fi_rt_publish(): the primary records @calls (the entry
