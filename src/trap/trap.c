@@ -425,6 +425,32 @@ static bool fi_put_preamble_addr(struct fi_line *l, const struct fi_trap *t)
 	return true;
 }
 
+/* The expected type by its compile-time hash (report.h). */
+static void fi_put_type(struct fi_line *l, const struct fi_trap *t)
+{
+	struct fi_report_type ty = fi_report_type_of(t->mod, t->type);
+	char buf[64];
+
+	fi_report_type_str(&ty, buf, sizeof(buf));
+	fi_put(l, buf);
+}
+
+/*
+ * The cfi= list of the module that trapped (with seq=v6.18 in that set:
+ * the bytes that trapped differ between sets; with warn when it goes on).
+ */
+static void fi_put_mode(struct fi_line *l, const struct fi_trap *t)
+{
+	char mode[64];
+
+	if (!t->mod) {
+		fi_put(l, "?");
+		return;
+	}
+	fineibt_config_str(&t->mod->cfg, mode, sizeof(mode));
+	fi_put(l, mode);
+}
+
 static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
 				bool bare)
 {
@@ -446,20 +472,11 @@ static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
 	fi_put(&l, " (target: ");
 	fi_put_addr(&l, t->target);
 	fi_put(&l, "; expected type: ");
-	fi_put_hex(&l, t->type, 8);
+	fi_put_type(&l, t);
 	fi_put(&l, "; mode: ");
-	if (t->mod) {
-		/* the set too: the bytes that trapped differ between sets */
-		fi_put(&l, fi_trap_mode_name(&t->mod->cfg));
-		fi_put(&l, "/");
-		fi_put(&l, fi_trap_set_name(&t->mod->cfg));
-	} else {
-		fi_put(&l, "?");
-	}
+	fi_put_mode(&l, t);
 	if (bare)
 		fi_put(&l, "; small signal stack: no symbols");
-	if (t->warn)
-		fi_put(&l, "; warn");
 	fi_put(&l, ")\n");
 	/* Keep the newline even when the symbols were too long. */
 	if (l.len && buf[l.len - 1] != '\n')
@@ -912,7 +929,7 @@ static void fi_trap_say_nested(const struct fi_trap *t)
 	fi_put(&l, " (target: ");
 	fi_put_hex(&l, t->target, 1);
 	fi_put(&l, "; expected type: ");
-	fi_put_hex(&l, t->type, 8);
+	fi_put_type(&l, t);
 	fi_put(&l, t->warn ? "; warn" : "");
 	fi_put(&l, ") while reporting another: in a function the report "
 		   "called (interposed?)\n");
