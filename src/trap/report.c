@@ -561,33 +561,32 @@ static void fi_out_jaddr(struct fi_out *o, const char *key, uint64_t addr,
  * hashes shown (cfi=debug) ,"KEY_runtime":"0x<run-time hash>"; a value
  * that is no rehash of a type: its "KEY" is null, "KEY_unknown" holds it.
  */
-static void fi_out_jtype(struct fi_out *o, const char *key,
-			 const struct fi_report_type *ty, bool have)
+/* ,"KEY[SUFFIX]":"0x<@v>" */
+static void fi_out_jhash(struct fi_out *o, const char *key, const char *suffix,
+			 uint32_t v)
 {
 	fi_out_str(o, ",\"");
 	fi_out_str(o, key);
-	fi_out_str(o, "\":");
+	fi_out_str(o, suffix);
+	fi_out_str(o, "\":\"");
+	fi_out_hex(o, v, 8);
+	fi_out_str(o, "\"");
+}
+
+static void fi_out_jtype(struct fi_out *o, const char *key,
+			 const struct fi_report_type *ty, bool have)
+{
 	if (!have || !ty->known) {
-		fi_out_str(o, "null");
-		if (!have)
-			return;
 		fi_out_str(o, ",\"");
 		fi_out_str(o, key);
-		fi_out_str(o, "_unknown\":\"");
-		fi_out_hex(o, ty->rt, 8);
-		fi_out_str(o, "\"");
+		fi_out_str(o, "\":null");
+		if (have)
+			fi_out_jhash(o, key, "_unknown", ty->rt);
 		return;
 	}
-	fi_out_str(o, "\"");
-	fi_out_hex(o, ty->ct, 8);
-	fi_out_str(o, "\"");
-	if (!fi_report_show_runtime())
-		return;
-	fi_out_str(o, ",\"");
-	fi_out_str(o, key);
-	fi_out_str(o, "_runtime\":\"");
-	fi_out_hex(o, ty->rt, 8);
-	fi_out_str(o, "\"");
+	fi_out_jhash(o, key, "", ty->ct);
+	if (fi_report_show_runtime())
+		fi_out_jhash(o, key, "_runtime", ty->rt);
 }
 
 static const char *const fi_kind_names[] = {
