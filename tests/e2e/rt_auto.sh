@@ -15,18 +15,10 @@ P=$RT_OUT/rt_auto
 rt_build "$P" -O2 -Wall "$RT_SRC/rt_auto.c" ||
 	{ rt_fail build "fineibt-cc could not build rt_auto"; exit 1; }
 
-# verbose NAME CFI HOOK: the mode the runtime says it rewrote the program to.
-verbose() {
-	local name=$1 cfi=$2 hook=$3
-	rt_run "$name" "$cfi" env ${hook:+FINEIBT_TEST_USER_IBT=$hook} \
-		FINEIBT_VERBOSE=1 "$P" confuse
-	sed -n "s|^fineibt: $P: rewritten to \\([^ ]*\\) .*|\\1|p" <<<"$RT_ERR_TXT"
-}
-
 # live CFI HOOK: the mode fineibt inspect --pid reads from the live sites.
 live() {
 	local cfi=$1 hook=$2 line mode=""
-	coproc RA { FINEIBT_CFI=$cfi ${hook:+FINEIBT_TEST_USER_IBT=$hook} exec "$P" wait 2>/dev/null; }
+	coproc RA { exec env FINEIBT_CFI="$cfi" ${hook:+FINEIBT_TEST_USER_IBT=$hook} "$P" wait 2>/dev/null; }
 	if read -r -t 20 line <&"${RA[0]}" && [ "$line" = "ready 42" ]; then
 		mode=$("$FIBT" inspect --pid "$RA_PID" --json 2>/dev/null | python3 -c '
 import json, sys
@@ -41,7 +33,10 @@ print([m["mode"] for m in j["modules"] if m["module"] == sys.argv[1]][0])' "$P" 
 # case NAME CFI HOOK WANT: all three views agree on WANT.
 check() {
 	local name=$1 cfi=$2 hook=$3 want=$4 said report got
-	said=$(verbose "$name" "$cfi" "$hook")
+	# What the runtime says it rewrote the program to, and the report.
+	rt_run "$name" "$cfi" env ${hook:+FINEIBT_TEST_USER_IBT=$hook} \
+		FINEIBT_VERBOSE=1 "$P" confuse
+	said=$(sed -En "s|^fineibt: $P: (rewritten to\|kept) ([^ ]*).*|\\2|p" <<<"$RT_ERR_TXT")
 	report=$(sed -n 's/.*; mode: \([^)]*\)).*/\1/p' <<<"$RT_ERR_TXT" | head -1)
 	if [ "$RT_RC" = 132 ] && [ "$said" = "$want" ] && [ "$report" = "$want" ]; then
 		rt_pass "auto[$name]: runtime and report say $want"
