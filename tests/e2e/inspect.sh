@@ -246,7 +246,7 @@ PY
 			# the text report names the set too
 			case $m in
 			*seq=v6.18) want_set=v6.18 ;;
-			off|kcfi) want_set="either (no site in a set's own form)" ;;
+			off|kcfi|auto) want_set="either (no site in a set's own form)" ;;
 			*) want_set=v4 ;;
 			esac
 			if "$FI" inspect "$pf" | grep -qxF "sequence set:  $want_set"; then
