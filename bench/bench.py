@@ -38,7 +38,7 @@ MODES = ["off", "kcfi", "fineibt", "fineibt,paranoid", "fineibt,bhi",
          "fineibt,paranoid,bhi", "auto"]
 FLOOR = {"off": "off", "kcfi": "kcfi", "fineibt": "fineibt",
          "fineibt,paranoid": "paranoid", "fineibt,bhi": "bhi",
-         "fineibt,paranoid,bhi": "paranoid-bhi", "auto": "paranoid"}
+         "fineibt,paranoid,bhi": "paranoid-bhi", "auto": "kcfi"}
 FLOOR_BUILDS = ["off", "kcfi", "fineibt", "paranoid", "bhi", "paranoid-bhi"]
 # every floor also in the v6.18 sequence set (bench/floor.S FLOOR_SET=v618)
 FLOOR_BUILDS += [f + "-v618" for f in FLOOR_BUILDS]
@@ -46,7 +46,8 @@ STARTUP_MODES = ["off", "kcfi", "kcfi,norand", "fineibt", "fineibt,norand",
                  "fineibt,paranoid", "fineibt,bhi", "fineibt,paranoid,bhi",
                  "auto"]
 
-# Modes measured again with FINEIBT_SEQ=v6.18 (auto is fineibt,paranoid).
+# Modes measured again with FINEIBT_SEQ=v6.18 (auto is kcfi: the kernel's
+# rule without user IBT, docs/runtime.md).
 SEQ618_MODES = ["off", "kcfi", "fineibt", "fineibt,paranoid", "fineibt,bhi",
                 "fineibt,paranoid,bhi"]
 
@@ -548,8 +549,8 @@ def print_real(rows):
     for (p, w, cc), by in table.items():
         say("%-30s" % ("%s/%s (%s)" % (p, w, cc))[:30] +
             "".join(" %10s" % (by[m]["ratio"] if m in by else "-") for m in modes))
-    say("auto next to kcfi (auto = fineibt,paranoid: the same code, so the gap between")
-    say("those two columns is this CSV's own noise):")
+    say("auto next to kcfi (auto = kcfi since the kernel's rule; CSVs from before")
+    say("measured auto = fineibt,paranoid, the paranoid caller plus FineIBT preambles):")
     for (p, w, cc), by in table.items():
         a, k, fp = by.get("auto"), by.get("kcfi"), by.get("fineibt,paranoid")
         if not (a and k):

@@ -30,7 +30,7 @@ extern "C" {
 
 /* The scheme the sequences are in (the kernel's enum cfi_mode). */
 enum fineibt_mode {
-	FINEIBT_MODE_AUTO = 0,	/* resolved to FINEIBT + PARANOID in userspace */
+	FINEIBT_MODE_AUTO = 0,	/* resolved by the kernel's rule: fineibt_resolve_auto */
 	FINEIBT_MODE_OFF,	/* callers jump over their check (eb 0c) */
 	FINEIBT_MODE_KCFI,	/* clang's kCFI sequences, as compiled */
 	FINEIBT_MODE_FINEIBT,	/* callee-side hash check after ENDBR */
@@ -67,10 +67,26 @@ FINEIBT_API int fineibt_parse_cfi(const char *list, bool have_arity,
 				  struct fineibt_config *cfg,
 				  char *msgs, size_t msgs_len);
 
-/* Resolve AUTO into the concrete userspace default (fineibt + paranoid). */
+/*
+ * Resolve AUTO by the kernel's rule (cfi=auto, seed 007's __apply_fineibt):
+ * KCFI when the calling process runs without user IBT, FINEIBT + PARANOID
+ * when user IBT is enabled for it. Linux reports no user IBT today, so
+ * auto means kcfi (rehashed unless norand); the IBT branch is reached only
+ * through the test hook FINEIBT_TEST_USER_IBT=1, which a privileged
+ * (AT_SECURE) process ignores (docs/runtime.md). Other modes are left as
+ * they are.
+ */
 FINEIBT_API void fineibt_resolve_auto(struct fineibt_config *cfg);
 
-/* Write a canonical cfi= list for @cfg ("fineibt,paranoid,bhi"); returns len. */
+/*
+ * Write the canonical cfi= list for @cfg into @buf (NUL-terminated, cut to
+ * @len): the one spelling of modes, used by reports, FINEIBT_LOG records,
+ * fineibt inspect and demo, and FINEIBT_VERBOSE lines. The mode word, then
+ * paranoid, bhi, warn, norand (when not rand and not off), debug and
+ * seq=v6.18 (nothing for the default v4 set): "fineibt,paranoid,bhi",
+ * "kcfi,warn,seq=v6.18". fineibt_parse_cfi() reads it back to @cfg.
+ * Returns the length of the whole list (as snprintf). Async-signal-safe.
+ */
 FINEIBT_API int fineibt_config_str(const struct fineibt_config *cfg,
 				   char *buf, size_t len);
 

@@ -24,6 +24,7 @@
 struct demo_mode {
 	const char *label;
 	const char *cfi;
+	bool ibt;		/* run with the user-IBT test hook set */
 };
 
 struct demo_attack {
@@ -32,15 +33,23 @@ struct demo_attack {
 	const char *extra;	/* appended to the mode's cfi= list */
 };
 
+/* Labelled by their cfi= words, the one spelling of modes. */
 static const struct demo_mode demo_modes[] = {
-	{ "off",		"off" },
-	{ "kcfi",		"kcfi" },
-	{ "fineibt",		"fineibt" },
-	{ "paranoid",		"fineibt,paranoid" },
-	{ "bhi",		"fineibt,bhi" },
-	{ "paranoid+bhi",	"fineibt,paranoid,bhi" },
-	{ "auto",		"auto" },
+	{ "off",			"off" },
+	{ "kcfi",			"kcfi" },
+	{ "fineibt",			"fineibt" },
+	{ "fineibt,paranoid",		"fineibt,paranoid" },
+	{ "fineibt,bhi",		"fineibt,bhi" },
+	{ "fineibt,paranoid,bhi",	"fineibt,paranoid,bhi" },
+	{ "auto",			"auto" },
+	{ "auto (user IBT)",		"auto", true },
 };
+
+#define DEMO_AUTO	6	/* the rows of auto, without and with IBT */
+#define DEMO_AUTO_IBT	7
+#define DEMO_PARANOID	3
+#define DEMO_LABEL	"%-22s"
+#define DEMO_CELL	"  %-20s"
 
 static const struct demo_attack demo_attacks[] = {
 	{ "type confusion",	"confusion", "" },
@@ -92,8 +101,8 @@ static void demo_slurp(int fd, char *buf, size_t len)
 	buf[at] = '\0';
 }
 
-static int demo_exec(const char *prog, const char *cfi, const char *arg,
-		     struct demo_run *r)
+static int demo_exec(const char *prog, const char *cfi, bool ibt,
+		     const char *arg, struct demo_run *r)
 {
 	FILE *out = tmpfile(), *err = tmpfile();
 	pid_t pid;
@@ -115,6 +124,11 @@ static int demo_exec(const char *prog, const char *cfi, const char *arg,
 		dup2(fileno(out), 1);
 		dup2(fileno(err), 2);
 		setenv("FINEIBT_CFI", cfi, 1);
+		/* The IBT branch of auto: the test hook (docs/runtime.md). */
+		if (ibt)
+			setenv("FINEIBT_TEST_USER_IBT", "1", 1);
+		else
+			unsetenv("FINEIBT_TEST_USER_IBT");
 		execl(prog, prog, arg, (char *)NULL);
 		_exit(127);
 	}
@@ -157,9 +171,24 @@ static void demo_first_line(const char *s, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
+/* The mode a report line names ("...; mode: kcfi)"), or "?" if none. */
+static void demo_report_mode(const char *line, char *buf, size_t len)
+{
+	const char *m = strstr(line, "; mode: ");
+	size_t n;
+
+	snprintf(buf, len, "?");
+	if (!m)
+		return;
+	m += strlen("; mode: ");
+	n = strcspn(m, ";)");
+	snprintf(buf, len, "%.*s", (int)n, m);
+}
+
 int cmd_demo(int argc, char **argv)
 {
-	char prog[PATH_MAX], example[512] = "", pivot[512] = "";
+	char prog[PATH_MAX], example[512] = "", pivot[512] = "", ibt[512] = "";
+	char ran[64], ran_ibt[64];
 	const size_t nmodes = sizeof(demo_modes) / sizeof(demo_modes[0]);
 	const size_t natt = sizeof(demo_attacks) / sizeof(demo_attacks[0]);
 	struct demo_run r;
@@ -176,32 +205,40 @@ int cmd_demo(int argc, char **argv)
 	printf("fineibt demo: %s, built with fineibt-cc, attacked in every mode.\n"
 	       "Each cell is what one real run did (stopped = CFI trap, exit by SIGILL).\n\n",
 	       prog);
-	printf("%-14s", "mode");
+	printf(DEMO_LABEL, "mode (cfi=)");
 	for (size_t a = 0; a < natt; a++)
-		printf("  %-20s", demo_attacks[a].label);
+		printf(DEMO_CELL, demo_attacks[a].label);
 	printf("\n");
 	for (size_t m = 0; m < nmodes; m++) {
-		printf("%-14s", demo_modes[m].label);
+		printf(DEMO_LABEL, demo_modes[m].label);
 		for (size_t a = 0; a < natt; a++) {
 			char cfi[128];
 
 			snprintf(cfi, sizeof(cfi), "%s%s", demo_modes[m].cfi,
 				 demo_attacks[a].extra);
-			if (demo_exec(prog, cfi, demo_attacks[a].arg, &r)) {
-				printf("  %-20s", "could not run");
+			if (demo_exec(prog, cfi, demo_modes[m].ibt,
+				      demo_attacks[a].arg, &r)) {
+				printf(DEMO_CELL, "could not run");
 				continue;
 			}
-			printf("  %-20s", demo_verdict(&r));
-			if (!example[0] && m == 6 && a == 0)
+			printf(DEMO_CELL, demo_verdict(&r));
+			if (!example[0] && m == DEMO_AUTO && a == 0)
 				demo_first_line(r.err, example, sizeof(example));
-			if (!pivot[0] && m == 3 && a == 1)
+			if (!ibt[0] && m == DEMO_AUTO_IBT && a == 0)
+				demo_first_line(r.err, ibt, sizeof(ibt));
+			if (!pivot[0] && m == DEMO_PARANOID && a == 1)
 				demo_first_line(r.err, pivot, sizeof(pivot));
 		}
 		printf("\n");
 		fflush(stdout);
 	}
+	/* What auto became, read from the runs' own reports, not assumed. */
+	demo_report_mode(example, ran, sizeof(ran));
+	demo_report_mode(ibt, ran_ibt, sizeof(ran_ibt));
+	printf("\nauto ran as: %s (this process: no user IBT); with user IBT "
+	       "(test hook FINEIBT_TEST_USER_IBT=1): %s\n", ran, ran_ibt);
 	printf("\nA report, from auto mode's type confusion run:\n  %s\n", example);
-	printf("And paranoid mode stopping the naked-ENDBR pivot:\n  %s\n\n", pivot);
+	printf("And fineibt,paranoid stopping the naked-ENDBR pivot:\n  %s\n\n", pivot);
 	printf("kCFI: the caller loads the hash stored 16 bytes before the target and\n"
 	       "  compares it with the type it expects; ud2 on mismatch.\n"
 	       "FineIBT: the callee checks instead, right after its ENDBR (subl hash, %%r10d);\n"
@@ -209,8 +246,11 @@ int cmd_demo(int argc, char **argv)
 	       "  The caller no longer reads the target's memory, but any ENDBR without a\n"
 	       "  check behind it (a \"naked\" ENDBR) becomes a landing pad: the pivot column.\n"
 	       "paranoid: the caller checks the hash too (a LOCK-prefixed jne raises #UD), so\n"
-	       "  a naked ENDBR no longer works. Userspace has no hardware IBT, so auto =\n"
-	       "  fineibt + paranoid.\n"
+	       "  a naked ENDBR no longer works.\n"
+	       "auto: the kernel's rule. kCFI unless the CPU enforces IBT; with IBT, FineIBT\n"
+	       "  with paranoid. Linux enables no IBT for user processes (none to report it\n"
+	       "  either), so auto = kcfi: without IBT a FineIBT preamble guards nothing the\n"
+	       "  caller's check does not, and costs a second check on every call.\n"
 	       "bhi: on a mismatch, the preamble calls a stub that overwrites the argument\n"
 	       "  registers with conditional moves, so a mispredicted path cannot use them.\n"
 	       "warn: report and continue, as the kernel's cfi=warn.\n"

@@ -26,8 +26,9 @@ static int run_usage(FILE *f)
 	fprintf(f,
 		"Usage: fineibt run [--cfi=LIST] [--verbose] [--] PROG [ARGS...]\n"
 		"  Run PROG with FINEIBT_CFI=LIST (default: keep the environment's,\n"
-		"  else auto = fineibt,paranoid). A kCFI program built without the\n"
-		"  runtime gets libfineibt.so preloaded (LD_PRELOAD) and\n"
+		"  else auto: kcfi without user IBT, fineibt,paranoid with it).\n"
+		"  A kCFI program built without the runtime gets libfineibt.so\n"
+		"  preloaded (LD_PRELOAD) and\n"
 		"  libfineibt_audit.so (LD_AUDIT): libraries it dlopen's are\n"
 		"  rewritten before their constructors run. LD_BIND_NOW=1 is\n"
 		"  set unless the environment has LD_BIND_NOW: a module whose\n"

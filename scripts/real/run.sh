@@ -52,9 +52,10 @@ JOBS=${JOBS:-2}
 ALL_MODES="off kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,paranoid,bhi auto"
 # The same in the v6.18 sequence set; make check's subset: kcfi (Linux
 # 7.3's jne/test caller), fineibt,bhi (BHI preambles, CS-padded FineIBT
-# callers) and auto (the jne,pn preamble, CS-padded paranoid callers).
+# callers) and fineibt,paranoid (the jne,pn preamble, CS-padded paranoid
+# callers; auto is kcfi without user IBT, docs/runtime.md).
 SEQ_MODES=$(for m in $ALL_MODES; do printf '%s,seq=v6.18 ' "$m"; done)
-QUICK_SEQ_MODES="kcfi,seq=v6.18 fineibt,bhi,seq=v6.18 auto,seq=v6.18"
+QUICK_SEQ_MODES="kcfi,seq=v6.18 fineibt,bhi,seq=v6.18 fineibt,paranoid,seq=v6.18"
 
 cc_kind="" modes="" quick=0 reps=3 list=0 bench_only=0 icount=0 progs=()
 while [ $# -gt 0 ]; do
@@ -326,11 +327,12 @@ for prog in "${progs[@]}"; do
 	mkdir -p "$res"
 	# Each mode must really be applied: run the module's probe command
 	# with FINEIBT_VERBOSE=1 and look for the runtime's "rewritten to" line
-	# for the main binary (auto resolves to fineibt,paranoid).
+	# for the main binary (auto resolves to kcfi: the kernel's rule without
+	# user IBT, docs/runtime.md).
 	if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ -n "$PROBE" ] && [ "$bench_only" = 0 ]; then
 		for mode in $modes; do
 			want=${mode%,seq=v6.18}
-			[ "$want" = auto ] && want=fineibt,paranoid
+			[ "$want" = auto ] && want=kcfi
 			# the v6.18 set (the cfi= word, or FINEIBT_SEQ=v6.18 for
 			# every mode; docs/sequences.md) shows in the mode
 			if [[ $mode == *,seq=v6.18 ]] || [ "${FINEIBT_SEQ:-v4}" = v6.18 ]; then

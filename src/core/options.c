@@ -8,7 +8,9 @@
  * messages are assembled by hand into the caller's buffer.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "fineibt.h"
 #include "insn.h"
@@ -120,12 +122,16 @@ static bool fi_is_space(char c)
 /*
  * In a privileged (AT_SECURE) process the environment belongs to a less
  * privileged caller: the words that weaken protection below the built-in
- * default (auto = fineibt,paranoid with a random seed) are ignored, the
- * ones that strengthen it are honoured. Returns true if @w was refused.
+ * default (auto: kcfi with a random key, since a privileged process never
+ * takes the user-IBT test hook) or reveal anything (debug: start-up
+ * diagnostics and run-time hashes) are ignored, the ones that strengthen
+ * it are honoured. Plain fineibt, weaker than kcfi without IBT (no caller
+ * check), is upgraded to fineibt,paranoid by fi_parse. Returns true if @w
+ * was refused.
  */
 static bool fi_secure_refuses(const char *w, size_t n, struct fi_msgs *m)
 {
-	static const char *const weak[] = { "off", "kcfi", "warn", "norand" };
+	static const char *const weak[] = { "off", "warn", "norand", "debug" };
 
 	for (size_t i = 0; i < sizeof(weak) / sizeof(weak[0]); i++) {
 		if (fi_word_is(w, n, weak[i])) {
@@ -234,7 +240,11 @@ static int fi_parse(const char *list, bool have_arity, bool secure,
 			fi_msgs_ignore(m, "bhi", 3, "a later word left fineibt");
 		cfg->flags &= ~(FINEIBT_F_PARANOID | FINEIBT_F_BHI);
 	}
-	/* Plain fineibt is the default minus paranoid: keep the default's. */
+	/*
+	 * Plain fineibt has no caller-side check: without IBT it is weaker
+	 * than the kcfi default (a naked ENDBR passes it). A privileged
+	 * process gets the caller check too (docs/protection.md).
+	 */
 	if (secure && cfg->mode == FINEIBT_MODE_FINEIBT)
 		cfg->flags |= FINEIBT_F_PARANOID;
 	return m->count;
@@ -266,17 +276,47 @@ int fi_parse_cfi_cli(const char *list, bool have_arity,
 	return m.have_bad ? -EINVAL : n;
 }
 
-FINEIBT_API void fineibt_resolve_auto(struct fineibt_config *cfg)
+bool fi_user_ibt(bool secure)
+{
+	const char *hook;
+
+	/*
+	 * Linux (6.18) enables no IBT for user processes and has no interface
+	 * that would report it (ARCH_SHSTK_STATUS knows only SHSTK and WRSS):
+	 * the day it does, the query goes here. Until then only the test hook
+	 * reaches the IBT branch, and never in a privileged process, whose
+	 * environment is a less privileged caller's.
+	 */
+	if (secure)
+		return false;
+	hook = getenv(FI_USER_IBT_TEST_HOOK);
+	return hook && hook[0] == '1' && !hook[1];
+}
+
+void fi_resolve_auto(struct fineibt_config *cfg, bool user_ibt)
 {
 	/*
-	 * No hardware enforces ENDBR in userspace, so a naked ENDBR is as good
-	 * a landing pad as any: FineIBT is only safe with the caller-side check
-	 * (the kernel picks paranoid for the same reason when FRED is absent).
+	 * The kernel's rule (seed 007, __apply_fineibt): kCFI unless the CPU
+	 * enforces IBT; with IBT, FineIBT, paranoid when FRED is absent. A
+	 * userspace process is never entered through FRED, so with user IBT:
+	 * fineibt,paranoid (the caller-side check is what makes FineIBT safe
+	 * against a naked-ENDBR pivot). Without IBT the FineIBT preamble
+	 * guards nothing the caller's check does not, and costs a second
+	 * check on every call: kcfi (rehashed unless norand).
 	 */
 	if (cfg->mode != FINEIBT_MODE_AUTO)
 		return;
-	cfg->mode = FINEIBT_MODE_FINEIBT;
-	cfg->flags |= FINEIBT_F_PARANOID;
+	if (user_ibt) {
+		cfg->mode = FINEIBT_MODE_FINEIBT;
+		cfg->flags |= FINEIBT_F_PARANOID;
+	} else {
+		cfg->mode = FINEIBT_MODE_KCFI;
+	}
+}
+
+FINEIBT_API void fineibt_resolve_auto(struct fineibt_config *cfg)
+{
+	fi_resolve_auto(cfg, fi_user_ibt(getauxval(AT_SECURE) != 0));
 }
 
 static size_t fi_cat(char *buf, size_t len, size_t at, const char *s)

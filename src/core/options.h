@@ -12,10 +12,12 @@
  * fineibt_parse_cfi() with @secure: the list comes from the environment
  * of a privileged (AT_SECURE: setuid, setgid, file capabilities) process.
  * Then every word that weakens protection below the built-in default
- * (off, kcfi, warn, norand) is ignored with one message each ("fineibt:
- * ignoring 'warn': not allowed in a privileged (AT_SECURE) process") and
- * counted in the return value; the others (auto, fineibt, paranoid, bhi)
- * apply as usual, and fineibt keeps paranoid (it is part of the default).
+ * (auto = kcfi, rehashed) or reveals anything (off, warn, norand, debug)
+ * is ignored with one message each ("fineibt: ignoring 'warn': not
+ * allowed in a privileged (AT_SECURE) process") and counted in the return
+ * value; the others (auto, kcfi, fineibt, paranoid, bhi, seq=) apply as
+ * usual, and fineibt gets paranoid (plain FineIBT has no caller check:
+ * without IBT it is weaker than kcfi).
  */
 int fi_parse_cfi_secure(const char *list, bool have_arity, bool secure,
 			struct fineibt_config *cfg, char *msgs, size_t msgs_len);
@@ -37,5 +39,24 @@ int fi_seq_apply(const char *name, size_t n, struct fineibt_config *cfg);
 int fi_parse_cfi_cli(const char *list, bool have_arity,
 		     struct fineibt_config *cfg, char *msgs, size_t msgs_len,
 		     char *bad, size_t bad_len);
+
+/*
+ * The environment variable that stands for "user IBT is enabled for this
+ * process": a test hook, since Linux has no interface that reports user
+ * IBT (docs/runtime.md, "auto"). Read only when not AT_SECURE.
+ */
+#define FI_USER_IBT_TEST_HOOK	"FINEIBT_TEST_USER_IBT"
+
+/*
+ * Whether user IBT is enabled for this process: the test hook set to "1",
+ * and never when @secure (AT_SECURE, or read as such).
+ */
+bool fi_user_ibt(bool secure);
+
+/*
+ * Resolve FINEIBT_MODE_AUTO by the kernel's rule: kcfi without user IBT,
+ * fineibt,paranoid with it (fineibt_resolve_auto asks fi_user_ibt).
+ */
+void fi_resolve_auto(struct fineibt_config *cfg, bool user_ibt);
 
 #endif

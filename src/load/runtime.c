@@ -1050,16 +1050,19 @@ static void fi_rt_seq(struct fineibt_config *cfg)
 /*
  * cfi=debug (the kernel's): from here on start-up is verbose (a line per
  * module with its counts, the start-up time), and this summary goes first.
+ * @ibt: what auto found (1 user IBT, 0 none), -1 when the mode was given.
  */
 static void fi_rt_debug_config(const struct fineibt_config *cfg,
-			       bool have_arity, size_t n)
+			       bool have_arity, int ibt, size_t n)
 {
 	char mode[64];
 
 	fi_verbose_set(true);
 	fineibt_config_str(cfg, mode, sizeof(mode));
-	fi_rt_say("fineibt: cfi=debug: mode %s; sequence set %s; arity %s; "
-		  "hashes %s; %zu kCFI modules found\n", mode,
+	fi_rt_say("fineibt: cfi=debug: mode %s; user IBT %s; sequence set %s; "
+		  "arity %s; hashes %s; %zu kCFI modules found\n", mode,
+		  ibt > 0 ? "enabled (test hook " FI_USER_IBT_TEST_HOOK ")" :
+		  ibt ? "not asked (mode given)" : "none (auto = kcfi)",
 		  cfg->flags & FINEIBT_F_SEQ_V618 ? "v6.18" : "v4",
 		  have_arity ? "present" : "absent (bhi unavailable)",
 		  cfg->flags & FINEIBT_F_RAND ? "randomised" : "as compiled", n);
@@ -1079,6 +1082,7 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	struct fineibt_config cfg;
 	struct fineibt_key key = { 0 };
 	char msgs[FI_MSG_MAX];
+	int ibt;
 
 	msgs[0] = '\0';
 	if (!secure && fi_rt_unanchored()) {
@@ -1094,7 +1098,9 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	if (msgs[0] && write(STDERR_FILENO, msgs, strlen(msgs)) < 0)
 		msgs[0] = '\0';
 	fi_rt_seq(&cfg);
-	fineibt_resolve_auto(&cfg);
+	/* Asked only when it matters (the test hook is a getenv). */
+	ibt = cfg.mode == FINEIBT_MODE_AUTO ? fi_user_ibt(secure) : -1;
+	fi_resolve_auto(&cfg, ibt > 0);
 	if ((cfg.flags & FINEIBT_F_RAND) && fineibt_random_key(&key)) {
 		fi_rt_say("fineibt: warning: no random key (getrandom "
 			  "failed); hashes are not randomised\n");
@@ -1103,7 +1109,7 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	fi_rt_adopt_note(mods, n, &cfg, &key, secure);
 	fi_rt_set_config(&cfg, &key, have_arity);
 	if (cfg.flags & FINEIBT_F_DEBUG)
-		fi_rt_debug_config(&cfg, have_arity, n);
+		fi_rt_debug_config(&cfg, have_arity, ibt, n);
 }
 
 /* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and

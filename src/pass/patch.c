@@ -27,6 +27,7 @@
  * refused with -EINVAL.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "patch.h"
@@ -46,8 +47,14 @@ struct fi_window {
 /*
  * Rehashed values already computed in this pass, by compile-time hash: a
  * program has far fewer types than sites (gen_big: 8 for 200k sites), and
- * the keyed mix is the costliest step of a site. On the patching thread's
- * stack, like the options that hold the key (wiped with it).
+ * the keyed rehash (about 1,000 instructions) is the costliest step of a
+ * site. Two levels: small direct-mapped memos on the patching thread's
+ * stack (the lanes' hot path), in front of one table of every type the
+ * pass rehashed (struct fi_types, on the heap, grown as needed), so each
+ * distinct type is rehashed once per pass however the memos collide
+ * (sqlite: 167 types; 348 rehashes with the memos alone). Neither holds
+ * the key: only (compile-time, run-time) pairs, which the rewritten text
+ * shows anyway.
  */
 #define FI_MEMO_BITS	6
 struct fi_memo {
@@ -55,6 +62,15 @@ struct fi_memo {
 	uint32_t val[1 << FI_MEMO_BITS];
 	uint8_t ok[1 << FI_MEMO_BITS];
 };
+
+/* Open addressing, linear probing; cap a power of two, at most half full. */
+struct fi_types {
+	uint32_t *in, *out;
+	uint8_t *used;
+	size_t cap, n;
+};
+
+#define FI_TYPES_MIN	16
 
 /* A verification's copies and how far each is verified (fi_patch_verify). */
 struct fi_check {
@@ -81,6 +97,7 @@ struct fi_pass {
 	struct fi_window win;
 	struct fi_check *check;			/* verify instead of writing */
 	struct fi_memo *memo;			/* NULL: rehash every site */
+	struct fi_types types;			/* every type rehashed so far */
 };
 
 uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
@@ -88,6 +105,67 @@ uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
 	if (o->cfg.flags & FINEIBT_F_RAND)
 		return fineibt_rehash(hash, &o->key);
 	return hash;
+}
+
+static void fi_types_free(struct fi_types *t)
+{
+	free(t->in);	/* one block: in, out, used */
+	*t = (struct fi_types){ 0 };
+}
+
+static size_t fi_types_slot(const struct fi_types *t, uint32_t in)
+{
+	size_t i = (in * 0x9e3779b1u) & (t->cap - 1);
+
+	while (t->used[i] && t->in[i] != in)
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+/* Twice the room (FI_TYPES_MIN at first); false (table as it was) if none. */
+static bool fi_types_grow(struct fi_types *t)
+{
+	struct fi_types g = { .cap = t->cap ? 2 * t->cap : FI_TYPES_MIN };
+
+	g.in = malloc(g.cap * (2 * sizeof(uint32_t) + 1));
+	if (!g.in)
+		return false;
+	g.out = g.in + g.cap;
+	g.used = (uint8_t *)(g.out + g.cap);
+	memset(g.used, 0, g.cap);
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->used[i])
+			continue;
+		j = fi_types_slot(&g, t->in[i]);
+		g.in[j] = t->in[i];
+		g.out[j] = t->out[i];
+		g.used[j] = 1;
+	}
+	g.n = t->n;
+	fi_types_free(t);
+	*t = g;
+	return true;
+}
+
+/* The rehash of @hash, computed once per pass (without memory: every time). */
+static __attribute__((noinline)) uint32_t fi_types_rehash(struct fi_pass *ps,
+							  uint32_t hash)
+{
+	struct fi_types *t = &ps->types;
+	size_t i;
+
+	if ((2 * (t->n + 1) > t->cap) && !fi_types_grow(t))
+		return fineibt_rehash(hash, &ps->o->key);
+	i = fi_types_slot(t, hash);
+	if (!t->used[i]) {
+		t->in[i] = hash;
+		t->out[i] = fineibt_rehash(hash, &ps->o->key);
+		t->used[i] = 1;
+		t->n++;
+	}
+	return t->out[i];
 }
 
 /* fi_patch_hash through the pass's memo. */
@@ -100,11 +178,11 @@ uint32_t fi_pass_hash(struct fi_pass *ps, uint32_t hash)
 	if (!(ps->o->cfg.flags & FINEIBT_F_RAND))
 		return hash;
 	if (!m)
-		return fineibt_rehash(hash, &ps->o->key);
+		return fi_types_rehash(ps, hash);
 	i = (hash * 0x9e3779b1u) >> (32 - FI_MEMO_BITS);
 	if (!m->ok[i] || m->key[i] != hash) {
 		m->key[i] = hash;
-		m->val[i] = fineibt_rehash(hash, &ps->o->key);
+		m->val[i] = fi_types_rehash(ps, hash);
 		m->ok[i] = 1;
 	}
 	return m->val[i];
@@ -616,28 +694,27 @@ static void fi_lane_init(struct fi_lane *ln, const struct fi_forms *fm)
 	memset(ln->knr.ok, 0, sizeof(ln->knr.ok));
 }
 
-/* @hash through @m: @f (of @hash and @key) computed once per value. */
+/* @hash through @m: @f (of @ps and @hash) computed once per value. */
 static inline __attribute__((always_inline))
-uint32_t fi_memo_get(struct fi_memo *m, uint32_t hash,
-		     const struct fineibt_key *key,
-		     uint32_t (*f)(uint32_t, const struct fineibt_key *))
+uint32_t fi_memo_get(struct fi_memo *m, struct fi_pass *ps, uint32_t hash,
+		     uint32_t (*f)(struct fi_pass *, uint32_t))
 {
 	uint32_t i = (hash * 0x9e3779b1u) >> (32 - FI_MEMO_BITS);
 
 	if (!m->ok[i] || m->key[i] != hash) {
 		m->key[i] = hash;
-		m->val[i] = f(hash, key);
+		m->val[i] = f(ps, hash);
 		m->ok[i] = 1;
 	}
 	return m->val[i];
 }
 
-static uint32_t fi_knr_rehash(uint32_t hash, const struct fineibt_key *key)
+static uint32_t fi_knr_rehash(struct fi_pass *ps, uint32_t hash)
 {
-	return fineibt_rehash(fi_knr_hash(hash), key);
+	return fi_types_rehash(ps, fi_knr_hash(hash));
 }
 
-static uint32_t fi_knr_only(uint32_t hash, const struct fineibt_key *key)
+static uint32_t fi_knr_only(struct fi_pass *ps, uint32_t hash)
 {
 	return fi_knr_hash(hash);
 }
@@ -663,7 +740,6 @@ static int fi_lane_preambles(struct fi_pass *ps, const struct fi_forms *fm,
 	const struct fi_func *funcs = im->funcs;
 	const size_t n = im->nfuncs;
 	const bool rand = ps->o->cfg.flags & FINEIBT_F_RAND, fineibt = ps->fineibt;
-	const struct fineibt_key *key = &ps->o->key;
 	const uint64_t pre_hi = ln->pre_hi, pre_top = ln->pre_lo_top;
 	const uint8_t op = ln->pre_op;
 	const bool words = fineibt && !ps->bhi && ln->pre_words;
@@ -685,8 +761,8 @@ static int fi_lane_preambles(struct fi_pass *ps, const struct fi_forms *fm,
 			continue;
 		}
 		arity = p[0] - op;
-		hash = fi_memo_get(&ln->knr, fi_load32(p + FI_KCFI_PREAMBLE_HASH),
-				   key, rand ? fi_knr_rehash : fi_knr_only);
+		hash = fi_memo_get(&ln->knr, ps, fi_load32(p + FI_KCFI_PREAMBLE_HASH),
+				   rand ? fi_knr_rehash : fi_knr_only);
 		if (words && fi_is_endbr(p + FI_PREAMBLE_SIZE)) {
 			/* fi_build_fineibt without BHI, on words */
 			uint64_t lo = ln->fine_lo | (uint64_t)hash << 56;
@@ -735,7 +811,6 @@ static int fi_lane_callers(struct fi_pass *ps, const struct fi_forms *fm,
 	const bool whole = fm->caller_len == FI_CALLSITE_SIZE;
 	const bool neg = fm->caller_neg;
 	const int hoff = fm->caller_hash;
-	const struct fineibt_key *key = &ps->o->key;
 	struct fi_window w = ps->win;
 	size_t written = 0, dethunked = 0;
 	int err = 0;
@@ -768,7 +843,7 @@ static int fi_lane_callers(struct fi_pass *ps, const struct fi_forms *fm,
 			memcpy(want + FI_KCFI_CALLER_CALL, p + FI_KCFI_CALLER_CALL,
 			       FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
 		}
-		hash = rand ? fi_memo_get(ps->memo, c->hash, key, fineibt_rehash) :
+		hash = rand ? fi_memo_get(ps->memo, ps, c->hash, fi_types_rehash) :
 			      c->hash;
 		fi_store32(want + hoff, neg ? -hash : hash);
 		dethunk = memcmp(p + FI_KCFI_CALLER_CALL, want + FI_KCFI_CALLER_CALL,
@@ -995,6 +1070,7 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		err = fi_pass_scall(&ps, &im->scalls[i]);
 	for (size_t i = 0; !err && o->dethunk && !o->coarse && i < im->ntcalls; i++)
 		err = fi_pass_tcall(&ps, &im->tcalls[i]);
+	fi_types_free(&ps.types);
 	return err;
 }
 
@@ -1096,5 +1172,6 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 					(const void *)(uintptr_t)cur, end - cur))
 			err = -EBADMSG;
 	}
+	fi_types_free(&ps.types);
 	return err;
 }

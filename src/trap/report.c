@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "insn.h"
 #include "rawsys.h"
 #include "report.h"
@@ -68,6 +69,35 @@ static bool fi_rep_read64(uint64_t addr, uint64_t *val)
 		       &remote, 1L, 0L) == (long)sizeof(*val);
 }
 
+/* -------------------------------------------------------------- types */
+
+struct fi_report_type fi_report_type_of(const struct fi_module *m, uint32_t rt)
+{
+	const struct fi_runtime *st = fi_rt();
+	const struct fineibt_config *cfg = m ? &m->cfg : &st->cfg;
+	struct fi_report_type ty = { .ct = rt, .rt = rt, .known = true };
+	const struct fineibt_key *key;
+
+	if (!(cfg->flags & FINEIBT_F_RAND))
+		return ty;	/* norand, off: the hashes are the compiler's */
+	/*
+	 * A module patched statically keeps the key of its note; every other
+	 * one, JIT regions included, was rehashed with the process's.
+	 */
+	key = m && m->img.note.present ? &m->rehash_key : &st->key;
+	ty.known = fi_rehash_inverse(rt, key, &ty.ct) != -EINVAL;
+	if (!ty.known)
+		ty.ct = rt;
+	return ty;
+}
+
+bool fi_report_show_runtime(void)
+{
+	const struct fi_runtime *st = fi_rt();
+
+	return (st->cfg.flags & FINEIBT_F_DEBUG) && !st->secure;
+}
+
 /* -------------------------------------------------------------- as in */
 
 static bool fi_rep_seen(const char **names, size_t n, const char *s)
@@ -86,7 +116,7 @@ static bool fi_rep_seen(const char **names, size_t n, const char *s)
 /*
  * Compare the hash each preamble holds now, not the one recorded at
  * discovery: the caller's expected type is a run-time value (rehashed
- * with the process seed), and so is what the preambles carry.
+ * with the process key), and so is what the preambles carry.
  */
 static size_t fi_rep_as_in(uint32_t hash, uint64_t skip, const char **names,
 			   size_t max, uint64_t *first)
@@ -266,9 +296,12 @@ void fi_report_collect(const struct fi_trap *t, uint64_t sp,
 	};
 	if (fi_rep_cached(&key, ri))
 		return;
+	ri->expected = fi_report_type_of(t->mod, t->type);
 	m = key.mod_target;
 	if (m)
-		ri->have_found = fi_rep_func_hash(m, t->target, &ri->found);
+		ri->have_found = fi_rep_func_hash(m, t->target, &ri->found.rt);
+	if (ri->have_found)
+		ri->found = fi_report_type_of(m, ri->found.rt);
 	/* A coarse stop had no type to check: no "as in". */
 	if (t->kind != FI_TRAP_COARSE)
 		ri->nas_in = fi_rep_as_in(t->type, t->target, ri->as_in,
@@ -344,29 +377,20 @@ static void fi_out_addr(struct fi_out *o, uint64_t addr)
 		fi_out_hex(o, addr, 1);
 }
 
-/* The mode and sequence set as the first line and the JSON record name them (report.h). */
-const char *fi_trap_mode_name(const struct fineibt_config *cfg)
+size_t fi_report_type_str(const struct fi_report_type *ty, char *buf,
+			  size_t len)
 {
-	bool par = cfg->flags & FINEIBT_F_PARANOID, bhi = cfg->flags & FINEIBT_F_BHI;
+	struct fi_out o = { .buf = buf, .cap = len };
 
-	switch (cfg->mode) {
-	case FINEIBT_MODE_AUTO:
-		return "auto";
-	case FINEIBT_MODE_OFF:
-		return "off";
-	case FINEIBT_MODE_KCFI:
-		return "kcfi";
-	case FINEIBT_MODE_FINEIBT:
-		if (par && bhi)
-			return "paranoid+bhi";
-		return par ? "paranoid" : bhi ? "bhi" : "fineibt";
+	fi_out_hex(&o, ty->known ? ty->ct : ty->rt, 8);
+	if (!ty->known)
+		fi_out_str(&o, " (no type of this process)");
+	else if (ty->ct != ty->rt && fi_report_show_runtime()) {
+		fi_out_str(&o, " (run-time ");
+		fi_out_hex(&o, ty->rt, 8);
+		fi_out_str(&o, ")");
 	}
-	return "?";
-}
-
-const char *fi_trap_set_name(const struct fineibt_config *cfg)
-{
-	return fi_set_name(cfg->flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 : FI_SET_V4);
+	return o.len;
 }
 
 size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri,
@@ -377,8 +401,11 @@ size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri
 	if (used >= len)
 		return used;
 	if (ri->nas_in) {
+		char ty[64];
+
+		fi_report_type_str(&ri->expected, ty, sizeof(ty));
 		fi_out_str(&o, "fineibt:   expected type ");
-		fi_out_hex(&o, t->type, 8);
+		fi_out_str(&o, ty);
 		fi_out_str(&o, ", as in: ");
 		for (size_t i = 0; i < ri->nas_in; i++) {
 			fi_out_str(&o, i ? ", " : "");
@@ -533,6 +560,39 @@ static void fi_out_jaddr(struct fi_out *o, const char *key, uint64_t addr,
 	fi_out_str(o, "\"");
 }
 
+/*
+ * ,"KEY":"0x<compile-time hash>" (null when not @have), and with run-time
+ * hashes shown (cfi=debug) ,"KEY_runtime":"0x<run-time hash>"; a value
+ * that is no rehash of a type: its "KEY" is null, "KEY_unknown" holds it.
+ */
+/* ,"KEY[SUFFIX]":"0x<@v>" */
+static void fi_out_jhash(struct fi_out *o, const char *key, const char *suffix,
+			 uint32_t v)
+{
+	fi_out_str(o, ",\"");
+	fi_out_str(o, key);
+	fi_out_str(o, suffix);
+	fi_out_str(o, "\":\"");
+	fi_out_hex(o, v, 8);
+	fi_out_str(o, "\"");
+}
+
+static void fi_out_jtype(struct fi_out *o, const char *key,
+			 const struct fi_report_type *ty, bool have)
+{
+	if (!have || !ty->known) {
+		fi_out_str(o, ",\"");
+		fi_out_str(o, key);
+		fi_out_str(o, "\":null");
+		if (have)
+			fi_out_jhash(o, key, "_unknown", ty->rt);
+		return;
+	}
+	fi_out_jhash(o, key, "", ty->ct);
+	if (fi_report_show_runtime())
+		fi_out_jhash(o, key, "_runtime", ty->rt);
+}
+
 static const char *const fi_kind_names[] = {
 	[FI_TRAP_NONE] = "none", [FI_TRAP_KCFI] = "kcfi",
 	[FI_TRAP_PREAMBLE] = "preamble", [FI_TRAP_PARANOID] = "paranoid",
@@ -544,11 +604,12 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 {
 	struct fi_out o = { .buf = buf, .cap = len };
 	struct timespec ts = { 0 };
+	char mode[64];
 
 	if (!len)
 		return 0;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	fi_out_str(&o, "{\"time\":");
+	fi_out_str(&o, "{\"version\":" FI_REPORT_JSON_VERSION ",\"time\":");
 	fi_out_dec(&o, (uint64_t)ts.tv_sec, 1);
 	fi_out_str(&o, ".");
 	fi_out_dec(&o, (uint64_t)ts.tv_nsec / 1000, 6);
@@ -557,21 +618,20 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 	fi_out_str(&o, ",\"exe\":");
 	fi_out_jstr(&o, fi_log_exe);
 	fi_out_str(&o, ",\"mode\":");
-	fi_out_jstr(&o, t->mod ? fi_trap_mode_name(&t->mod->cfg) : "?");
+	if (t->mod)
+		fineibt_config_str(&t->mod->cfg, mode, sizeof(mode));
+	fi_out_jstr(&o, t->mod ? mode : "?");
 	fi_out_str(&o, ",\"seq\":");
-	fi_out_jstr(&o, t->mod ? fi_trap_set_name(&t->mod->cfg) : "?");
+	fi_out_jstr(&o, !t->mod ? "?" : fi_set_name(t->mod->cfg.flags &
+						   FINEIBT_F_SEQ_V618 ?
+						   FI_SET_V618 : FI_SET_V4));
 	fi_out_str(&o, ",\"kind\":");
 	fi_out_jstr(&o, t->kind <= FI_TRAP_COARSE ? fi_kind_names[t->kind] : "?");
 	fi_out_jaddr(&o, "at", t->addr, t);
 	fi_out_jaddr(&o, "call_site", ri->site, NULL);
 	fi_out_jaddr(&o, "target", t->target, NULL);
-	fi_out_str(&o, ",\"expected\":\"");
-	fi_out_hex(&o, t->type, 8);
-	fi_out_str(&o, ri->have_found ? "\",\"found\":\"" : "\",\"found\":null");
-	if (ri->have_found) {
-		fi_out_hex(&o, ri->found, 8);
-		fi_out_str(&o, "\"");
-	}
+	fi_out_jtype(&o, "expected", &ri->expected, true);
+	fi_out_jtype(&o, "found", &ri->found, ri->have_found);
 	fi_out_str(&o, ",\"as_in\":[");
 	for (size_t i = 0; i < ri->nas_in; i++) {
 		fi_out_str(&o, i ? "," : "");

@@ -19,13 +19,49 @@
 #define FI_REPORT_NAMES	3
 #define FI_REPORT_PROTO	200
 
+/*
+ * A type as a report names it: the compile-time kCFI hash (the same in
+ * every process and on every machine: what a fleet groups failures by),
+ * and the run-time hash the check compared.
+ */
+struct fi_report_type {
+	uint32_t ct;		/* compile-time hash */
+	uint32_t rt;		/* run-time hash (shown only with cfi=debug) */
+	bool known;		/* ct is rt's preimage (false: rt is no rehash) */
+};
+
+/*
+ * Name run-time hash @rt of a check in module @m (NULL: the process's
+ * key) by its compile-time hash: the inverse of the keyed rehash under
+ * the key @m's sites were rehashed with (docs/traps.md, "Types in
+ * reports"). Async-signal-safe, no memory read but the sealed state.
+ */
+struct fi_report_type fi_report_type_of(const struct fi_module *m, uint32_t rt);
+
+/*
+ * Whether reports also show run-time hashes: only under cfi=debug, and
+ * never in a privileged (AT_SECURE) process (a compile-time/run-time pair
+ * is what a search for the key starts from).
+ */
+bool fi_report_show_runtime(void);
+
+/*
+ * "0x<ct>", or with run-time hashes shown "0x<ct> (run-time 0x<rt>)"; a
+ * value that is no rehash of any type: "0x<rt> (no type of this
+ * process)". Into @buf (at most @len - 1 bytes, NUL-ended); its length.
+ */
+size_t fi_report_type_str(const struct fi_report_type *ty, char *buf,
+			  size_t len);
+
 struct fi_report_info {
 	/* Up to three other functions whose run-time hash is the expected one. */
 	const char *as_in[FI_REPORT_NAMES];
 	size_t nas_in;
-	/* The type hash in the target's preamble, when it has one. */
+	/* The type in the target's preamble, when it has one. */
 	bool have_found;
-	uint32_t found;
+	struct fi_report_type found;
+	/* The type the caller expected (the trap's run-time t->type). */
+	struct fi_report_type expected;
 	/* The call site (run-time; 0 if unknown) and its source position. */
 	uint64_t site;
 	char file[192];		/* empty if no DWARF line for the site */
@@ -47,7 +83,8 @@ void fi_report_collect(const struct fi_trap *t, uint64_t sp,
 		       struct fi_report_info *ri);
 
 /*
- * Append the detail lines ("fineibt:   expected type 0x..., as in: a, b";
+ * Append the detail lines ("fineibt:   expected type 0x<compile-time
+ * hash>, as in: a, b";
  * with DWARF: "fineibt:   call site: file.c:42 (main+0x1c)", "fineibt:
  * target: int f(void *)", "fineibt:   expected: int g(struct s *)") for
  * @ri to @buf, which
@@ -62,6 +99,14 @@ size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri
  * start-up (nothing if none), with one non-blocking write. Async-signal-safe.
  */
 void fi_report_log(const struct fi_trap *t, const struct fi_report_info *ri);
+
+/*
+ * The FINEIBT_LOG record's "version" (docs/traps.md): 2 names types by
+ * their compile-time hash ("expected", "found"; "*_runtime" only with
+ * cfi=debug) and modes by their cfi= words. Version 1 (no field) named
+ * them by the run-time hash and "paranoid+bhi"-style names.
+ */
+#define FI_REPORT_JSON_VERSION	"2"
 
 /* Format the JSON record into @buf (for tests); returns its length. */
 size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
@@ -93,9 +138,5 @@ int fi_dwarf_line(const struct fi_image *im, uint64_t addr, char *file,
 int fi_dwarf_proto(const struct fi_image *im, uint64_t addr, char *buf,
 		   size_t len);
 
-/* "kcfi", "fineibt", "paranoid", "bhi", "paranoid+bhi", "off", "auto". */
-const char *fi_trap_mode_name(const struct fineibt_config *cfg);
-/* The sequence set @cfg selects: "v4" or "v6.18". */
-const char *fi_trap_set_name(const struct fineibt_config *cfg);
 
 #endif /* FI_REPORT_H */

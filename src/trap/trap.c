@@ -475,25 +475,37 @@ static bool fi_put_preamble_addr(struct fi_line *l, const struct fi_trap *t)
 	return true;
 }
 
+/* The expected type by its compile-time hash (report.h). */
+static void fi_put_type(struct fi_line *l, const struct fi_trap *t)
+{
+	struct fi_report_type ty = fi_report_type_of(t->mod, t->type);
+	char buf[64];
+
+	fi_report_type_str(&ty, buf, sizeof(buf));
+	fi_put(l, buf);
+}
+
+/*
+ * "; mode: <the cfi= list>)": the list of the module that trapped (with
+ * seq=v6.18 in that set: the bytes that trapped differ between sets; with
+ * warn when it goes on), or the process's for a coarse stop seen from no
+ * module.
+ */
 static void fi_put_mode(struct fi_line *l, const struct fi_trap *t)
 {
-	/* A coarse stop seen from no module: the process's mode. */
 	const struct fineibt_config *cfg = t->mod ? &t->mod->cfg :
 					   t->kind == FI_TRAP_COARSE ? &fi_rt()->cfg : NULL;
+	char mode[64];
 
 	fi_put(l, "; mode: ");
 	if (cfg) {
-		/* the set too: the bytes that trapped differ between sets */
-		fi_put(l, fi_trap_mode_name(cfg));
-		fi_put(l, "/");
-		fi_put(l, fi_trap_set_name(cfg));
+		fineibt_config_str(cfg, mode, sizeof(mode));
+		fi_put(l, mode);
 	} else {
 		fi_put(l, "?");
 	}
 	if (l->bare)
 		fi_put(l, "; small signal stack: no symbols");
-	if (t->warn)
-		fi_put(l, "; warn");
 	fi_put(l, ")\n");
 	/* Keep the newline even when the symbols were too long. */
 	if (l->len && l->buf[l->len - 1] != '\n')
@@ -502,7 +514,7 @@ static void fi_put_mode(struct fi_line *l, const struct fi_trap *t)
 
 /*
  * "fineibt: CFI failure at main+0x2a (target: work+0x5; unchecked call
- * site, coarse check; mode: kcfi/v4)": no type, there was none to check;
+ * site, coarse check; mode: kcfi)": no type, there was none to check;
  * a tail jump through a thunk leaves no site, only its caller's return
  * address.
  */
@@ -546,7 +558,7 @@ static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
 	fi_put(&l, " (target: ");
 	fi_put_addr(&l, t->target);
 	fi_put(&l, "; expected type: ");
-	fi_put_hex(&l, t->type, 8);
+	fi_put_type(&l, t);
 	fi_put_mode(&l, t);
 	return l.len;
 }
@@ -996,7 +1008,7 @@ static void fi_trap_say_nested(const struct fi_trap *t)
 	fi_put(&l, " (target: ");
 	fi_put_hex(&l, t->target, 1);
 	fi_put(&l, "; expected type: ");
-	fi_put_hex(&l, t->type, 8);
+	fi_put_type(&l, t);
 	fi_put(&l, t->warn ? "; warn" : "");
 	fi_put(&l, ") while reporting another: in a function the report "
 		   "called (interposed?)\n");

@@ -77,7 +77,7 @@ verify() {
 	done
 	for m in $(fi_with_sets auto fineibt fineibt,bhi kcfi); do
 		run_prog "$sys-confused-$m" "$m" "$prog" confused
-		re='^fineibt: CFI failure at [^ ]+ \(target: by_value\+0x0; expected type: 0x[0-9a-f]{8}; mode: [a-z+]+'"$(fi_report_set "$m")"'\)$'
+		re='^fineibt: CFI failure at [^ ]+ \(target: by_value\+0x0; expected type: 0x[0-9a-f]{8}; mode: '"$(fi_canon_re "$m")"'\)$'
 		if [ "$RC" = 132 ] && grep -Eq "$re" <<<"$STDERR"; then
 			pass "buildsys_$sys[caught,$m]"
 		else
@@ -106,7 +106,7 @@ verify() {
 	# warn: every failure reported and logged, the program goes on.
 	run_prog "$sys-warn" fineibt,paranoid,warn "$prog" confused
 	local nrep nlog nwarn
-	nrep=$(grep -c '^fineibt: CFI failure at .*; warn)$' "$OUT/$sys-warn.err")
+	nrep=$(grep -cE '^fineibt: CFI failure at .*mode: [^)]*,warn[,)]' "$OUT/$sys-warn.err")
 	nlog=$(wc -l <"$OUT/$sys-warn.log" 2>/dev/null || echo 0)
 	nwarn=$(grep -c '"action":"warn"}$' "$OUT/$sys-warn.log" 2>/dev/null)
 	if [ "$RC" = 0 ] && [ "$nrep" -gt 0 ] && [ "$nrep" = "$nlog" ] && [ "$nlog" = "$nwarn" ]; then

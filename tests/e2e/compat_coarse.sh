@@ -91,7 +91,7 @@ for m in kcfi,warn fineibt,warn fineibt,paranoid,warn fineibt,bhi,warn; do
 		want=${OFF[$bad]}
 		[ "$bad" = unwind ] && want=-1
 		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "$want" ] &&
-		   grep -Eq "${COARSE}[a-z+]+/v4; warn\)$" <<<"$RT_ERR_TXT" &&
+		   grep -Eq "${COARSE}[a-z,]+,warn\)$" <<<"$RT_ERR_TXT" &&
 		   [ "$(grep -c '^fineibt: CFI failure' <<<"$RT_ERR_TXT")" = 1 ]; then
 			rt_pass "coarse-warn-$bad[$m]"
 		else

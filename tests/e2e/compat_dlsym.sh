@@ -159,11 +159,10 @@ for m in $(fi_with_sets kcfi auto fineibt,paranoid,bhi); do
 	exec 3>&-
 	wait "$pid"
 	read -r _ mode _ calls _ <<<"$line"
-	want=$(rt_mode_name "$m" | tr -d '\\' | sed 's/^paranoid+bhi$/fineibt,paranoid,bhi/; s/^paranoid$/fineibt,paranoid/')
-	[ "$(fi_set_of "$m")" = v6.18 ] && want=$want,seq=v6.18
-	# v4 kcfi keeps the compiler's forms (only hashes change): 0/N is right
+	want=$(fi_canon "$m")
+	# v4 kcfi (and auto: kcfi) keeps the compiler's forms (only hashes change): 0/N is right
 	# (v6.18 rewrites the kCFI callers: N/N).
-	if [ "$mode" = "$want" ] && { [ "$m" = kcfi ] || [ "${calls%/*}" = "${calls#*/}" ]; }; then
+	if [ "$mode" = "$want" ] && { [ "$want" = kcfi ] || [ "${calls%/*}" = "${calls#*/}" ]; }; then
 		rt_pass "dlsym-inspect-pid[$m]: $mode, calls $calls"
 	else
 		rt_fail "dlsym-inspect-pid[$m]" "line='$line' want mode $want"

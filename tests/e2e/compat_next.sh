@@ -23,7 +23,7 @@ rt_build "$LB" -O2 -fPIC -shared -DNEXT_TAG='"b"' "$RT_SRC/compat_next_lib.c" ||
 	{ rt_fail build "fineibt-cc could not build the interposers"; exit 1; }
 
 for m in "${RT_MODES[@]}"; do
-	mode=$(rt_mode_name "$m") rmode=$(rt_report_mode "$m")
+	mode=$(rt_base "$m") rmode=$(rt_report_mode "$m")
 	for prog in "$P" "$PR"; do
 		k=${prog##*/}
 		LD_PRELOAD=$LA rt_run next-one "$m" "$prog"

@@ -8,7 +8,7 @@
 #  - conc_trap: 8 threads hit a CFI trap at once: warn reports all 8 and
 #    all continue; fatal dies once with status 132.
 #  - conc_fork: forked children inherit the rewritten text and the
-#    handler; an exec'd child rewrites itself again with a new seed.
+#    handler; an exec'd child rewrites itself again with a new key.
 . "$(dirname "$0")/progs/rt_lib.bash"
 # Reports per failure under warn: one in every mode. Paranoid modes check
 # at the caller and at the callee, but the handler resumes the caller so the
@@ -31,7 +31,7 @@ for m in $(fi_with_sets off kcfi fineibt fineibt,paranoid fineibt,paranoid,bhi a
 	rt_is_off "$m" && continue
 	rt_run conc_dl_warn "$m,warn" "$D/conc_dl" "$D/libconc.so" 30 bad
 	check "dlopen-loop-warn[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "conc_dl ok 30 30" ] &&
-		[ "$(nreports)" = $((30 * $(per_fail "$m"))) ] && ! grep -qvE "$RT_REPORT_RE.*warn\)$" <<<"$RT_ERR_TXT"; echo $?) \
+		[ "$(nreports)" = $((30 * $(per_fail "$m"))) ] && ! grep -qvE "$RT_REPORT_RE.*mode: [^)]*,warn[,)]" <<<"$RT_ERR_TXT"; echo $?) \
 		"rc=$RT_RC out=$RT_OUT_TXT reports=$(nreports)"
 	rt_run conc_dl_fatal "$m" "$D/conc_dl" "$D/libconc.so" 30 bad
 	check "dlopen-loop-fatal[$m]" $([ "$RT_RC" = 132 ] && [ -z "$RT_OUT_TXT" ] && [ "$(nreports)" = 1 ] &&
@@ -64,7 +64,7 @@ for m in $(fi_with_sets auto fineibt kcfi auto,norand); do
 	read -r w a b <<<"$RT_OUT_TXT"
 	ok=1
 	if [ "$RT_RC" = 0 ] && [ "$w" = exec ] && [ -n "$b" ] && [ "$a" != 00000000 ]; then
-		# A random seed per process: the two hashes differ (2^-32 chance
+		# A random key per process: the two hashes differ (2^-32 chance
 		# of a false failure); norand: both are the compiler's.
 		if [[ ,$m, == *,norand,* ]]; then [ "$a" = "$b" ] && ok=0; else [ "$a" != "$b" ] && ok=0; fi
 	fi

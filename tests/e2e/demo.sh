@@ -8,9 +8,9 @@ out=$("$BUILD/fineibt" demo 2>&1)
 rc=$?
 [ "$rc" = 0 ] && echo "PASS: demo exits 0" || echo "FAIL: demo exits 0: status $rc"
 
-# row MODE: the four cells, separated by '|'
+# row LABEL: the four cells, separated by '|' (labels are 22 wide)
 row() {
-	awk -v m="$1" '$1 == "mode" { t = 1; next } /^$/ { t = 0 } t && $1 == m { line = substr($0, 15); gsub(/  +/, "|", line); sub(/^\|/, "", line); sub(/\|$/, "", line); print line }' <<<"$out"
+	awk -v m="$1" '$1 == "mode" { t = 1; next } /^$/ { t = 0 } t && substr($0, 1, 22) ~ "^" m " *$" { line = substr($0, 23); gsub(/  +/, "|", line); sub(/^\|/, "", line); sub(/\|$/, "", line); print line }' <<<"$out"
 }
 expect() {
 	local mode=$1 want=$2 got
@@ -22,14 +22,28 @@ expect() {
 	fi
 }
 S=stopped N="NOT STOPPED" W="reported, ran on"
-expect off          "$N|$N|$N|$N"
-expect kcfi         "$S|$S|$S|$W"
-expect fineibt      "$S|$N|$S|$W"
-expect paranoid     "$S|$S|$S|$W"
-expect bhi          "$S|$N|$S|$W"
-expect paranoid+bhi "$S|$S|$S|$W"
-expect auto         "$S|$S|$S|$W"
-if grep -q 'CFI failure at call_it+0x[0-9a-f]* (target: gadget+0x10; expected type: 0x[0-9a-f]\{8\}; mode: paranoid/v4)' <<<"$out"; then
+# Rows are labelled by their cfi= words (the one spelling of modes).
+expect off                    "$N|$N|$N|$N"
+expect kcfi                   "$S|$S|$S|$W"
+expect fineibt                "$S|$N|$S|$W"
+expect fineibt,paranoid       "$S|$S|$S|$W"
+expect fineibt,bhi            "$S|$N|$S|$W"
+expect fineibt,paranoid,bhi   "$S|$S|$S|$W"
+expect auto                   "$S|$S|$S|$W"
+expect 'auto \(user IBT\)'     "$S|$S|$S|$W"
+# What auto became is read from the runs' reports: kcfi without user IBT,
+# fineibt,paranoid through the test hook (the kernel's rule).
+if grep -qx 'auto ran as: kcfi (this process: no user IBT); with user IBT (test hook FINEIBT_TEST_USER_IBT=1): fineibt,paranoid' <<<"$out"; then
+	echo "PASS: demo measures what auto became, in both branches"
+else
+	echo "FAIL: demo measures what auto became: $(grep '^auto ran as' <<<"$out")"
+fi
+if grep -q 'CFI failure at call_it+0x[0-9a-f]* (target: twice+0x0; expected type: 0x[0-9a-f]\{8\}; mode: kcfi)' <<<"$out"; then
+	echo "PASS: demo shows auto's report, in kcfi"
+else
+	echo "FAIL: demo shows auto's report, in kcfi"
+fi
+if grep -q 'CFI failure at call_it+0x[0-9a-f]* (target: gadget+0x10; expected type: 0x[0-9a-f]\{8\}; mode: fineibt,paranoid)' <<<"$out"; then
 	echo "PASS: demo shows the paranoid report of the pivot"
 else
 	echo "FAIL: demo shows the paranoid report of the pivot"

@@ -54,12 +54,12 @@ PY
 check "stripped-patch" $? "patch of prog_stripped failed"
 verify_patched "$P/prog_stripped" "$O/stripped.p" paranoid
 check "stripped-patch-bytes" $? "prog_stripped patched wrong"
-# Its DSO is kCFI: the runtime rewrites it with the seed the note records.
+# Its DSO is kCFI: the runtime rewrites it with the key the note records.
 if rt_ok stripped-run; then
 rt_run stripped-static auto "$FIBT" run -- "$O/stripped.p"
 check "stripped-patched-runs" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = ok ]; echo $?) "rc=$RT_RC err=$RT_ERR_TXT"
 rt_run stripped-pivot auto "$FIBT" run -- "$P/prog_stripped" pivot
-check "stripped-run-pivot-caught" $([ "$RT_RC" = 132 ] && grep -qE "$RT_REPORT_RE.*mode: paranoid" <<<"$RT_ERR_TXT"; echo $?) \
+check "stripped-run-pivot-caught" $([ "$RT_RC" = 132 ] && grep -qE "$RT_REPORT_RE.*mode: kcfi\)" <<<"$RT_ERR_TXT"; echo $?) \
 	"rc=$RT_RC err=$RT_ERR_TXT"
 fi
 
@@ -112,7 +112,7 @@ for v in "align32:-fpatchable-function-entry=11,11 -falign-functions=32" \
 	[ "$O/$n" -nt "$S/prog.c" ] || clang-22 $KCFI ${v#*:} --ld-path="$LLD" -fPIE -pie \
 		-o "$O/$n" "$S/prog.c" "$S/naked.S" "$S/thunk.S" || { rt_fail "$n-build" clang; continue; }
 	rm -f "$O/$n.p"
-	out=$("$FIBT" patch "$O/$n" -o "$O/$n.p" 2>&1); rc=$?
+	out=$("$FIBT" patch "$O/$n" -o "$O/$n.p" --cfi=fineibt,paranoid 2>&1); rc=$?
 	case $n in
 	align*)
 		check "$n-patched-bytes" $([ $rc = 0 ] && verify_patched "$O/$n" "$O/$n.p" paranoid; echo $?) "rc=$rc out=$out"
@@ -177,14 +177,14 @@ if rt_ok nothunk; then
 	done
 fi
 
-# ---- FINEIBT_CFI garbage: default mode (paranoid catches the pivot), messages
+# ---- FINEIBT_CFI garbage: default mode (auto = kcfi catches the pivot), messages
 long=$(head -c 20000 /dev/zero | tr '\0' 'x')
 i=0
 rt_ok cfi-garbage && for g in "$long" "$(printf 'caf\xc3\xa9,\xff\xfe\x01,\x1b[31m')" ",,,,,,,," "  ,  , " "paranoid,bhi,warp" "$long,$long"; do
 	i=$((i + 1))
 	rt_run garbage "$g" env FINEIBT_VERBOSE=1 "$FIBT" run -- "$P/prog_pie" pivot
-	ok=$([ "$RT_RC" = 132 ] && grep -q 'rewritten to fineibt,paranoid' <<<"$RT_ERR_TXT" &&
-	     grep -qE "$RT_REPORT_RE.*mode: paranoid" <<<"$RT_ERR_TXT"; echo $?)
+	ok=$([ "$RT_RC" = 132 ] && grep -q 'rewritten to kcfi ' <<<"$RT_ERR_TXT" &&
+	     grep -qE "$RT_REPORT_RE.*mode: kcfi\)" <<<"$RT_ERR_TXT"; echo $?)
 	# Words that are not empty are reported; each message stays one bounded line.
 	if [ "$ok" = 0 ] && [ "$i" != 3 ] && [ "$i" != 4 ]; then
 		grep -q "^fineibt: ignoring '" <<<"$RT_ERR_TXT" || ok=1
@@ -201,7 +201,7 @@ cp "$O/static.p" "$O/static.orig"
 if rt_ok static-plus-runtime; then
 rt_run static kcfi env FINEIBT_VERBOSE=1 "$FIBT" run -- "$O/static.p" naked
 check "static-plus-runtime" $([ "$RT_RC" = 132 ] && grep -q 'static.p: kept static fineibt,paranoid' <<<"$RT_ERR_TXT" &&
-	grep -qE "$RT_REPORT_RE"'naked_endbr\+0x0; .*mode: paranoid' <<<"$RT_ERR_TXT" && cmp -s "$O/static.p" "$O/static.orig"; echo $?) \
+	grep -qE "$RT_REPORT_RE"'naked_endbr\+0x0; .*mode: fineibt,paranoid\)' <<<"$RT_ERR_TXT" && cmp -s "$O/static.p" "$O/static.orig"; echo $?) \
 	"rc=$RT_RC err=$RT_ERR_TXT"
 rt_run static-ok auto "$FIBT" run -- "$O/static.p"
 check "static-plus-runtime-runs" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = ok ]; echo $?) "rc=$RT_RC err=$RT_ERR_TXT"
@@ -243,7 +243,7 @@ for e in "${bigs[@]}"; do
 	np=$(jfield "$big" 'j["preambles"]')
 	check "$n-inspect" $([ "${np:-0}" -ge 100000 ]; echo $?) "preambles=$np"
 	rm -f "$O/$n.p"
-	"$FIBT" patch "$big" -o "$O/$n.p" >/dev/null 2>&1
+	"$FIBT" patch "$big" -o "$O/$n.p" --cfi=fineibt,paranoid >/dev/null 2>&1
 	check "$n-patch" $? "patch failed"
 	r=$(jfield "$O/$n.p" 'str(j["preambles"]) + " " + j["mode"] + " " + str(len(j["unmatched"]))')
 	check "$n-patch-verified" $([ "$r" = "$np fineibt,paranoid 0" ]; echo $?) "got '$r'"

@@ -224,11 +224,11 @@ import json, sys
 got, orig, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
 v618 = m.endswith(",seq=v6.18")
 m = m.replace(",seq=v6.18", "")
-want = {"auto": "fineibt,paranoid", "fineibt": "fineibt", "fineibt,norand": "fineibt,norand",
+want = {"auto": "kcfi", "fineibt": "fineibt", "fineibt,norand": "fineibt,norand",
         "fineibt,paranoid,warn": "fineibt,paranoid,warn", "off": "off", "kcfi": "kcfi"}[m]
 want += ",seq=v6.18" if v618 else ""
 # off and kcfi in v4 keep the compiler's forms: no set shows in them
-assert got["seq"] == ("v6.18" if v618 else None if m in ("off", "kcfi") else "v4"), got["seq"]
+assert got["seq"] == ("v6.18" if v618 else None if m in ("off", "kcfi", "auto") else "v4"), got["seq"]
 assert got["patched"] is True, "not seen as patched"
 assert got["patched_cfi"] == want, got["patched_cfi"]
 assert got["mode"] == want, "mode from sites %r" % got["mode"]
@@ -236,7 +236,7 @@ assert got["key"] == (None if "norand" in m or m == "off" else "1234abcd" * 4), 
 for k in ("preambles", "call_sites", "tail_calls"):
     assert got[k] == orig[k], "%s %r != %r" % (k, got[k], orig[k])
 assert got["unmatched"] == [], got["unmatched"]
-if m.startswith("fineibt") or m == "auto":
+if m.startswith("fineibt"):
     assert got["arity_unknown"] == got["preambles"], "plain FineIBT has no arity"
 else:
     assert got["arity"] == orig["arity"]
@@ -246,7 +246,7 @@ PY
 			# the text report names the set too
 			case $m in
 			*seq=v6.18) want_set=v6.18 ;;
-			off|kcfi) want_set="either (no site in a set's own form)" ;;
+			off|kcfi|auto) want_set="either (no site in a set's own form)" ;;
 			*) want_set=v4 ;;
 			esac
 			if "$FI" inspect "$pf" | grep -qxF "sequence set:  $want_set"; then

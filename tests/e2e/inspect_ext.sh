@@ -65,7 +65,10 @@ EOF
 LPRE=$(jget "$OUT/lib.json" 'j["preambles"]')
 LPRE_ENDBR=$(jget "$OUT/lib.json" 'j["preambles"] - j["preambles_without_endbr"]')
 LCALL=$(jget "$OUT/lib.json" 'j["call_sites"]')
-"$FI" patch "$OUT/a" -o "$OUT/a.auto" --cfi=auto --key 1234abcd1234abcd1234abcd1234abcd -q
+# auto by the kernel's rule: fineibt,paranoid with user IBT (the test
+# hook: docs/runtime.md), kcfi without (a.autok).
+FINEIBT_TEST_USER_IBT=1 "$FI" patch "$OUT/a" -o "$OUT/a.auto" --cfi=auto --key 1234abcd1234abcd1234abcd1234abcd -q
+"$FI" patch "$OUT/a" -o "$OUT/a.autok" --cfi=auto --key 1234abcd1234abcd1234abcd1234abcd -q
 "$FI" patch "$OUT/a" -o "$OUT/a.kcfi" --cfi=kcfi --key 1234abcd1234abcd1234abcd1234abcd -q
 "$FI" patch "$OUT/a" -o "$OUT/a.norand" --cfi=kcfi,norand -q
 "$FI" inspect "$OUT/a" --json >"$OUT/a.json"
@@ -84,6 +87,9 @@ check diff_auto_calls "row: $(diff_row "$OUT/d.auto" call_sites)" \
 check diff_auto_modes "header: $(head -2 "$OUT/d.auto" | tr '\n' ' ')" \
 	sh -c "grep -q '^a: .*/a (kcfi)' '$OUT/d.auto' && grep -q '^b: .*/a.auto (fineibt,paranoid, patched)' '$OUT/d.auto'"
 
+"$FI" inspect --diff "$OUT/a" "$OUT/a.autok" >"$OUT/d.autok" 2>&1
+check diff_auto_no_ibt_is_kcfi "header: $(head -2 "$OUT/d.autok" | tr '\n' ' ')" \
+	grep -q '^b: .*/a.autok (kcfi, patched)' "$OUT/d.autok"
 "$FI" inspect --diff "$OUT/a" "$OUT/a.kcfi" >"$OUT/d.kcfi" 2>&1
 check diff_kcfi_rand_hash_only "row: $(diff_row "$OUT/d.kcfi" call_sites)" \
 	test "$(diff_row "$OUT/d.kcfi" call_sites)" = "$NCALL $NCALL 0 0 $NCALL 0 0"
@@ -135,6 +141,9 @@ pid_run() {
 pid_line() { awk -v p="${1:-$OUT/a}" '$1 == p { print $2, $3, $4, $5 }' "$OUT/pid.txt"; }
 
 pid_run auto
+check pid_auto_no_ibt "rc=$PID_RC row: $(pid_line)" \
+	test "$PID_RC $(pid_line)" = "0 kcfi 0/$NPRE 0/$NCALL present"
+FINEIBT_TEST_USER_IBT=1 pid_run auto
 check pid_auto "rc=$PID_RC row: $(pid_line)" \
 	test "$PID_RC $(pid_line)" = "0 fineibt,paranoid $NPRE_ENDBR/$NPRE $NCALL/$NCALL present"
 check pid_auto_library "row: $(pid_line "$OUT/liblib.so")" \

@@ -14,17 +14,6 @@ MODES=(off kcfi kcfi,norand fineibt fineibt,paranoid fineibt,bhi
        fineibt,paranoid,bhi auto auto,warn fineibt,bhi,warn)
 mapfile -t MODES < <(fi_with_sets "${MODES[@]}")	# both sequence sets
 
-mode_name() {
-	local m
-	m=$(fi_no_set "$1")
-	case ${m%,warn} in
-	kcfi*) echo kcfi ;;
-	fineibt) echo fineibt ;;
-	fineibt,paranoid|auto) echo paranoid ;;
-	fineibt,bhi) echo bhi ;;
-	fineibt,paranoid,bhi) echo 'paranoid\+bhi' ;;
-	esac
-}
 
 for prog in "$PROG" "$PROG_STATIC"; do
 	p=${prog##*/}
@@ -44,11 +33,11 @@ for prog in "$PROG" "$PROG_STATIC"; do
 			fi
 			continue
 		fi
-		re="${PR_REPORT_RE}twice\\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(mode_name "$m")$(fi_report_set "$m")"
+		re="${PR_REPORT_RE}twice\\+0x0; expected type: 0x[0-9a-f]{8}; mode: $(fi_canon_re "$m")\\)"
 		if [[ ,$m, == *,warn,* ]]; then
-			want_rc=0 want_out=$'dl ok\nsurvived dl' re="$re; warn\\)"
+			want_rc=0 want_out=$'dl ok\nsurvived dl'
 		else
-			want_rc=132 want_out="dl ok" re="$re\\)"
+			want_rc=132 want_out="dl ok"
 		fi
 		if [ "$PR_RC" = "$want_rc" ] && [ "$PR_OUT_TXT" = "$want_out" ] &&
 		   grep -Eq "$re" <<<"$PR_ERR_TXT"; then

@@ -5,8 +5,8 @@
 # constructor makes a type-confused call inside the library (no call
 # crosses modules); the hashes are not randomised (norand) on either side.
 #  - dl[MODE]: dlopen'ed after start-up by a process that enforces: warn
-#    refused (one line), the call fatal (132), reported without "; warn".
-#    Before the fix: "; warn", "survived ctor", exit 0.
+#    refused (one line), the call fatal (132), reported without ",warn".
+#    Before the fix: a warn report, "survived ctor", exit 0.
 #  - dl-warn: the process itself runs in warn: the library's warn stands.
 #  - linked: linked into the program (start-up): the process adopts the
 #    library's mode, warn included (the program's own choice).
@@ -34,8 +34,8 @@ cp "$D/libfi_warn_fineibt.so" "$D/linked/libfi_warn.so" ||
 	{ pr_fail build "could not build or patch the warn library"; exit 1; }
 
 REFUSED='was patched statically with warn, refused after start-up; its CFI failures are fatal$'
-NOWARN='^fineibt: CFI failure at .*; mode: [a-z+]+/v[0-9.]+\)$'
-WARN='^fineibt: CFI failure at .*; warn\)$'
+NOWARN='^fineibt: CFI failure at .*; mode: [a-z]+(,(paranoid|bhi|norand))*(,seq=v6\.18)?\)$'
+WARN='^fineibt: CFI failure at .*; mode: [^)]*,warn[,)]'
 
 # dl: the process enforces (its mode as the library's, without warn).
 for lm in fineibt:fineibt,norand paranoid:fineibt,paranoid,norand; do

@@ -231,7 +231,7 @@ ok [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "legal ok" ] &&
 rt_run unknown "bogus,fineibt" "$D/calls_noarity" confuse call2
 T="runtime-msg-unknown-word"; WHY="rc=$RT_RC err=$RT_ERR_TXT"
 ok [ "$RT_RC" = 132 ] && grep -q "^fineibt: ignoring 'bogus': unknown" <<<"$RT_ERR_TXT" &&
-	grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: fineibt/v4\\)" <<<"$RT_ERR_TXT"
+	grep -Eq "${RT_REPORT_RE}a2\\+0x0; .*mode: fineibt\\)" <<<"$RT_ERR_TXT"
 
 # GNU ld instead of lld: --wrap and the veneers work the same.
 if [ -x /usr/bin/ld.bfd ]; then

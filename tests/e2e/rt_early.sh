@@ -68,7 +68,8 @@ EARLY_MSG='runtime started before any constructor'
 REPORT_RE='CFI failure at (early_ctor|__cfi_early_twice|early_twice|__bhi_args)\+0x[0-9a-f]+ \(target: early_twice\+0x0; '
 
 for m in "${RT_MODES[@]}"; do
-	mode=$(rt_report_mode "$m")	# as the report names it (mode/set)
+	mode=$(rt_report_mode "$m")	# as the report names it (cfi= words)
+	wmode=$(rt_report_mode "$m,warn")
 	for kind in plain fcc fccs; do
 		early_cmd $kind early
 		rt_run early "$CFI" "${CMD[@]}"
@@ -95,7 +96,7 @@ for m in "${RT_MODES[@]}"; do
 		EARLY_CONFUSE=1 rt_run early-confuse-warn "$CFI" "${CMD[@]}"
 		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "ctor=10 same=1" ] &&
 		   [ "$(grep -c 'CFI failure' <<<"$RT_ERR_TXT")" = 1 ] &&
-		   grep -Eq "${REPORT_RE}.*mode: $mode; warn\)" <<<"$RT_ERR_TXT"; then
+		   grep -Eq "${REPORT_RE}.*mode: $wmode\)" <<<"$RT_ERR_TXT"; then
 			rt_pass "early-confuse-warn-$kind[$m]"
 		else
 			rt_fail "early-confuse-warn-$kind[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:800}'"
@@ -107,7 +108,8 @@ done
 # (the crt hook's included): the runtime starts before it too.
 PRE_RE='CFI failure at (pre_init|__cfi_pre_twice|pre_twice|__bhi_args)\+0x[0-9a-f]+ \(target: pre_twice\+0x0; '
 for m in "${RT_MODES[@]}"; do
-	mode=$(rt_report_mode "$m")	# as the report names it (mode/set)
+	mode=$(rt_report_mode "$m")	# as the report names it (cfi= words)
+	wmode=$(rt_report_mode "$m,warn")
 	for kind in plain fcc; do
 		early_cmd $kind preinit
 		rt_run preinit "$CFI" "${CMD[@]}"

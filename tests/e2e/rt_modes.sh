@@ -4,7 +4,8 @@
 # arity 0..8 and tail calls; type-confused calls (callee arity 1 and 2,
 # call and tail-jmp sites) caught with the report and status 132, or
 # reported once and survived with warn; the naked-ENDBR pivot; the program's
-# own SIGILL handler; per-process hash randomisation. All of it with the
+# own SIGILL handler; per-process hash randomisation (seen with debug;
+# reports name the compile-time hash otherwise). All of it with the
 # v4 and the v6.18 sequence sets.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
@@ -44,7 +45,7 @@ check_confuse() {
 	# One violation, one report: in paranoid modes the callee's preamble
 	# check must not report the call the caller already reported.
 	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "survived $c" ] &&
-	   grep -Eq "${re%\\)}; warn\\)" <<<"$RT_ERR_TXT" &&
+	   grep -Eq "${re%mode: *}mode: $(rt_report_mode "$m,warn")\\)" <<<"$RT_ERR_TXT" &&
 	   [ "$(grep -c 'CFI failure' <<<"$RT_ERR_TXT")" = 1 ]; then
 		rt_pass "warn-$c[$m]: reported once, continued"
 	else
@@ -85,22 +86,29 @@ check_sigill() {
 	rt_fail "own-sigill[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 }
 
-# Two runs: the expected type differs with rand, is identical with norand.
+# Two runs with debug: the run-time hash differs with rand (a key per
+# process) and not with norand, where it is the compile-time hash; the
+# compile-time hash the report names is the same in both runs (what
+# failures are grouped by). Without debug no run-time hash is printed.
 check_rand() {
-	local m=$1 t1 t2
+	local m=$1 c1 c2 r1 r2 re='expected type: (0x[0-9a-f]{8})( \(run-time (0x[0-9a-f]{8})\))?;'
 	rt_is_off "$m" && return
-	rt_run rand1 "$m" "$P" confuse call1
-	t1=$(grep -Eo 'expected type: 0x[0-9a-f]+' <<<"$RT_ERR_TXT")
-	rt_run rand2 "$m" "$P" confuse call1
-	t2=$(grep -Eo 'expected type: 0x[0-9a-f]+' <<<"$RT_ERR_TXT")
-	if [ -z "$t1" ] || [ -z "$t2" ]; then
-		rt_fail "seed[$m]" "no report"
-	elif [[ $m == *norand ]] && [ "$t1" = "$t2" ]; then
-		rt_pass "seed[$m]: same hash in every process"
-	elif [[ $m != *norand ]] && [ "$t1" != "$t2" ]; then
-		rt_pass "seed[$m]: hash differs per process"
+	rt_run rand1 "$m,debug" "$P" confuse call1
+	[[ $RT_ERR_TXT =~ $re ]] && c1=${BASH_REMATCH[1]} r1=${BASH_REMATCH[3]:-${BASH_REMATCH[1]}}
+	rt_run rand2 "$m,debug" "$P" confuse call1
+	[[ $RT_ERR_TXT =~ $re ]] && c2=${BASH_REMATCH[1]} r2=${BASH_REMATCH[3]:-${BASH_REMATCH[1]}}
+	rt_run rand3 "$m" "$P" confuse call1
+	if [ -z "${c1:-}" ] || [ -z "${c2:-}" ]; then
+		rt_fail "key[$m]" "no report"
+	elif [ "$c1" != "$c2" ] || grep -q 'run-time' <<<"$RT_ERR_TXT" ||
+	     ! grep -q "expected type: $c1; " <<<"$RT_ERR_TXT"; then
+		rt_fail "key[$m]" "compile-time hash '$c1' vs '$c2', or a run-time hash without debug: $RT_ERR_TXT"
+	elif [[ $m == *norand* ]] && [ "$r1" = "$r2" ] && [ "$r1" = "$c1" ]; then
+		rt_pass "key[$m]: same hash in every process, the compiler's"
+	elif [[ $m != *norand* ]] && [ "$r1" != "$r2" ] && [ "$r1" != "$c1" ]; then
+		rt_pass "key[$m]: run-time hash differs per process, compile-time hash the same"
 	else
-		rt_fail "seed[$m]" "'$t1' vs '$t2'"
+		rt_fail "key[$m]" "run-time '$r1' vs '$r2', compile-time '$c1'"
 	fi
 }
 

@@ -2,7 +2,7 @@
 # rt_modules: executable + kCFI shared library + dlopen'ed kCFI library,
 # all built with fineibt-cc, in every cfi= mode: every module is rewritten
 # into the same mode (FINEIBT_VERBOSE lines), calls through pointers
-# cross every pair of modules (so the hashes agree: same seed), the
+# cross every pair of modules (so the hashes agree: same key), the
 # dlopen'ed library's constructor already runs rewritten, and a confused
 # call into the dlopen'ed library is caught and symbolised there.
 . "$(dirname "$0")/progs/rt_lib.bash"
@@ -50,9 +50,9 @@ for m in "${RT_MODES[@]}"; do
 	rt_fail "modules-confuse[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 done
 
-# An executable patched statically (fineibt patch, random seed in its
+# An executable patched statically (fineibt patch, random key in its
 # note) with libraries rewritten at load time: the process adopts the
-# note's mode and seed, so every cross-module call still passes.
+# note's mode and key, so every cross-module call still passes.
 "$FIBT" patch "$D/rt_mods" -o "$D/rt_mods_static" --cfi=fineibt,paranoid -q >/dev/null 2>&1 ||
 	rt_fail static-patch "fineibt patch failed"
 for m in kcfi fineibt,bhi auto; do
@@ -60,7 +60,7 @@ for m in kcfi fineibt,bhi auto; do
 	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "modules ok" ] &&
 	   grep -q 'rt_mods_static: kept static fineibt,paranoid' <<<"$RT_ERR_TXT" &&
 	   [ "$(grep -c 'so: rewritten to fineibt,paranoid ' <<<"$RT_ERR_TXT")" = 2 ]; then
-		rt_pass "modules-static-exe[$m]: process adopts the note's mode and seed"
+		rt_pass "modules-static-exe[$m]: process adopts the note's mode and key"
 	else
 		rt_fail "modules-static-exe[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 	fi

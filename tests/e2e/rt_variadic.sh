@@ -26,7 +26,7 @@ for seq in v4 v6.18; do
 	export FINEIBT_SEQ=$seq
 	# The process really runs the set asked for (cfi=debug says which).
 	rt_run "debug-$seq" "auto,debug" "$P" calls
-	if [ "$RT_RC" = 0 ] && grep -q "^fineibt: cfi=debug: mode fineibt,paranoid,debug.*; sequence set $seq;" <<<"$RT_ERR_TXT" &&
+	if [ "$RT_RC" = 0 ] && grep -q "^fineibt: cfi=debug: mode kcfi,debug.*; sequence set $seq;" <<<"$RT_ERR_TXT" &&
 	   grep -q "rewritten to " <<<"$RT_ERR_TXT"; then
 		rt_pass "cfi=debug reports sequence set $seq"
 	else

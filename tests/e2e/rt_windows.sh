@@ -19,7 +19,7 @@
 # after start-up at most 2 here (the page of the small fields, and the
 # module table's when a module is registered), 3 in bhi modes (the stub
 # table), never the whole state; start-up's windows open the sealed page
-# too (page 0: mode, seed, code pointers; closed to later windows,
+# too (page 0: mode, key, code pointers; closed to later windows,
 # docs/protection.md "The sealed page"): one more.
 # No mprotect may repeat the one before it in its thread (same range and
 # protection, no mapping change between): a system call for nothing, as

@@ -234,29 +234,55 @@ static void test_print_hook(void)
 	fineibt_set_print(old);
 }
 
+/*
+ * auto follows the kernel's rule (seed 007, __apply_fineibt): kcfi
+ * without user IBT, fineibt,paranoid with it; other modes unchanged. The
+ * public resolver asks the process (no IBT; the test hook, when set and
+ * the process is not AT_SECURE, stands for it).
+ */
 static void test_resolve_auto(void)
 {
 	static const struct {
-		struct fineibt_config in, out;
+		struct fineibt_config in, out, out_ibt;
 	} v[] = {
-		{ { AUTO, R }, { FIBT, R | P } },
-		{ { AUTO, 0 }, { FIBT, P } },
-		{ { AUTO, R | W }, { FIBT, R | W | P } },
-		{ { FIBT, R }, { FIBT, R } },		/* explicit fineibt: no paranoid */
-		{ { FIBT, R | BH }, { FIBT, R | BH } },
-		{ { KCFI, R }, { KCFI, R } },
-		{ { OFF, 0 }, { OFF, 0 } },
+		{ { AUTO, R }, { KCFI, R }, { FIBT, R | P } },
+		{ { AUTO, 0 }, { KCFI, 0 }, { FIBT, P } },
+		{ { AUTO, R | W }, { KCFI, R | W }, { FIBT, R | W | P } },
+		/* explicit modes stay as they are, IBT or not */
+		{ { FIBT, R }, { FIBT, R }, { FIBT, R } },
+		{ { FIBT, R | BH }, { FIBT, R | BH }, { FIBT, R | BH } },
+		{ { KCFI, R }, { KCFI, R }, { KCFI, R } },
+		{ { OFF, 0 }, { OFF, 0 }, { OFF, 0 } },
 	};
+	bool ok = true, pub = true, hook = true;
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		struct fineibt_config c = v[i].in;
-		char name[80];
+		struct fineibt_config c = v[i].in, d = v[i].in, e = v[i].in, f = v[i].in;
 
-		fineibt_resolve_auto(&c);
-		snprintf(name, sizeof(name), "resolve_auto: mode %d flags %#x",
-			 v[i].in.mode, v[i].in.flags);
-		CHECK(name, c.mode == v[i].out.mode && c.flags == v[i].out.flags);
+		fi_resolve_auto(&c, false);
+		fi_resolve_auto(&d, true);
+		ok &= EXPECT("resolve_auto", c.mode == v[i].out.mode &&
+			     c.flags == v[i].out.flags && d.mode == v[i].out_ibt.mode &&
+			     d.flags == v[i].out_ibt.flags);
+		unsetenv(FI_USER_IBT_TEST_HOOK);
+		fineibt_resolve_auto(&e);
+		pub &= EXPECT("resolve_auto: no user IBT in this process",
+			      e.mode == v[i].out.mode && e.flags == v[i].out.flags);
+		setenv(FI_USER_IBT_TEST_HOOK, "1", 1);
+		fineibt_resolve_auto(&f);
+		hook &= EXPECT("resolve_auto: the test hook stands for user IBT",
+			       f.mode == v[i].out_ibt.mode && f.flags == v[i].out_ibt.flags);
+		unsetenv(FI_USER_IBT_TEST_HOOK);
 	}
+	CHECK("resolve_auto: kcfi without user IBT, fineibt,paranoid with it", ok);
+	CHECK("resolve_auto: public resolver, no IBT: kcfi", pub);
+	CHECK("resolve_auto: public resolver, test hook: fineibt,paranoid", hook);
+	setenv(FI_USER_IBT_TEST_HOOK, "yes", 1);
+	CHECK("user_ibt: only the exact value 1 sets the hook", !fi_user_ibt(false));
+	setenv(FI_USER_IBT_TEST_HOOK, "1", 1);
+	CHECK("user_ibt: the hook, not privileged", fi_user_ibt(false));
+	CHECK("user_ibt: never in a privileged (AT_SECURE) process", !fi_user_ibt(true));
+	unsetenv(FI_USER_IBT_TEST_HOOK);
 }
 
 static void test_config_str(void)

@@ -28,6 +28,7 @@
 #include "trap.h"
 
 #define R	FINEIBT_F_RAND
+#define KCFI	FINEIBT_MODE_KCFI
 #define W	FINEIBT_F_WARN
 #define P	FINEIBT_F_PARANOID
 #define BH	FINEIBT_F_BHI
@@ -46,31 +47,40 @@ struct sec_case {
 	const char *msgs;
 };
 
+/*
+ * The default is auto = kcfi, rehashed (a privileged process takes no
+ * user-IBT test hook). Refused: what weakens below it (off, warn, norand)
+ * or reveals anything (debug). Plain fineibt, without IBT weaker than
+ * kcfi (no caller check), becomes fineibt,paranoid.
+ */
 static const struct sec_case sec_cases[] = {
-	/* every weakening word, alone: refused, the default stays */
+	/* every refused word, alone: one message, the default stays */
 	{ "off", true, AUTO, R, 1, REFUSED("off") },
-	{ "kcfi", true, AUTO, R, 1, REFUSED("kcfi") },
 	{ "warn", true, AUTO, R, 1, REFUSED("warn") },
 	{ "norand", true, AUTO, R, 1, REFUSED("norand") },
+	{ "debug", true, AUTO, R, 1, REFUSED("debug") },
 	{ " WaRn ", true, AUTO, R, 1, REFUSED("WaRn") },
-	/* fineibt keeps the default's paranoid; bhi strengthens: honoured */
+	/* kcfi is the default; fineibt gets paranoid; bhi strengthens */
+	{ "kcfi", true, KCFI, R, 0, "" },
 	{ "fineibt", true, FIBT, R | P, 0, "" },
 	{ "fineibt,paranoid", true, FIBT, R | P, 0, "" },
 	{ "fineibt,bhi", true, FIBT, R | P | BH, 0, "" },
 	{ "auto", true, AUTO, R, 0, "" },
-	/* mixed: each weakening word once, the rest applies */
+	{ "kcfi,seq=v6.18", true, KCFI, R | FINEIBT_F_SEQ_V618, 0, "" },
+	/* mixed: each refused word once, the rest applies */
 	{ "fineibt,bhi,warn,norand", true, FIBT, R | P | BH, 2,
 	  REFUSED("warn") REFUSED("norand") },
-	{ "off,fineibt,kcfi,bhi,warn", true, FIBT, R | P | BH, 3,
-	  REFUSED("off") REFUSED("kcfi") REFUSED("warn") },
+	{ "off,fineibt,kcfi,bhi,warn", true, KCFI, R, 3,
+	  REFUSED("off") "fineibt: ignoring 'bhi': needs fineibt\n" REFUSED("warn") },
+	{ "kcfi,debug,warn", true, KCFI, R, 2, REFUSED("debug") REFUSED("warn") },
 	/* the grammar's own rules still hold */
 	{ "bhi", true, AUTO, R, 1, "fineibt: ignoring 'bhi': needs fineibt\n" },
-	{ "kcfi,paranoid", true, AUTO, R, 2,
-	  REFUSED("kcfi") "fineibt: ignoring 'paranoid': needs fineibt\n" },
+	{ "kcfi,paranoid", true, KCFI, R, 1, "fineibt: ignoring 'paranoid': needs fineibt\n" },
 	/* not privileged: everything as the user asked */
 	{ "off,warn", false, OFF, W, 0, "" },
 	{ "fineibt,norand", false, FIBT, 0, 0, "" },
 	{ "kcfi,warn", false, FINEIBT_MODE_KCFI, R | W, 0, "" },
+	{ "kcfi,debug", false, FINEIBT_MODE_KCFI, R | FINEIBT_F_DEBUG, 0, "" },
 };
 
 static void test_secure_grammar(void)

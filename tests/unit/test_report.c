@@ -132,9 +132,12 @@ static void test_json(void)
 {
 	struct fi_trap t = { .kind = FI_TRAP_KCFI, .addr = 0x1234, .target = 0xabc,
 			     .type = 0xdeadbeef };
-	struct fi_report_info ri = { .as_in = { "a\"b", "c\\d" }, .nas_in = 2,
-				     .have_found = true, .found = 0x1f,
-				     .site = 0x1228, .line = 42 };
+	/* Types: compile-time hash (ct) and the run-time one the check saw. */
+	struct fi_report_info ri = {
+		.as_in = { "a\"b", "c\\d" }, .nas_in = 2, .have_found = true,
+		.found = { .ct = 0x1f, .rt = 0x5eed001f, .known = true },
+		.expected = { .ct = 0xdeadbeef, .rt = 0x5eedbeef, .known = true },
+		.site = 0x1228, .line = 42 };
 	char buf[1536], small[64];
 	size_t n;
 
@@ -143,6 +146,9 @@ static void test_json(void)
 	strcpy(ri.expected_proto, "int g(struct \"q\" *)");
 	n = fi_report_json(&t, &ri, buf, sizeof(buf));
 	CHECK("json_one_line", n > 0 && buf[n - 1] == '\n' && !memchr(buf, '\n', n - 1));
+	CHECK("json_version_first", !strncmp(buf, "{\"version\":2,\"time\":", 20));
+	CHECK("json_no_runtime_hash_by_default", !strstr(buf, "5eed") &&
+	      !strstr(buf, "_runtime"));
 	CHECK("json_fields", strstr(buf, "\"kind\":\"kcfi\"") &&
 	      strstr(buf, "\"expected\":\"0xdeadbeef\"") &&
 	      strstr(buf, "\"found\":\"0x0000001f\"") &&
@@ -154,14 +160,17 @@ static void test_json(void)
 	{
 		/* the sequence set of the module that trapped, after its mode */
 		struct fi_module m = { .cfg = { .mode = FINEIBT_MODE_FINEIBT,
-			.flags = FINEIBT_F_PARANOID | FINEIBT_F_SEQ_V618 } };
+			.flags = FINEIBT_F_PARANOID | FINEIBT_F_SEQ_V618 |
+				 FINEIBT_F_RAND } };
 
 		t.mod = &m;
 		fi_report_json(&t, &ri, buf, sizeof(buf));
-		CHECK("json_mode_seq", strstr(buf, "\"mode\":\"paranoid\",\"seq\":\"v6.18\","));
+		/* The mode in its cfi= words, the set also on its own. */
+		CHECK("json_mode_seq", strstr(buf, "\"mode\":\"fineibt,paranoid,seq=v6.18\","
+					      "\"seq\":\"v6.18\","));
 		m.cfg.flags &= ~FINEIBT_F_SEQ_V618;
 		fi_report_json(&t, &ri, buf, sizeof(buf));
-		CHECK("json_mode_seq_v4", strstr(buf, "\"mode\":\"paranoid\",\"seq\":\"v4\","));
+		CHECK("json_mode_seq_v4", strstr(buf, "\"mode\":\"fineibt,paranoid\",\"seq\":\"v4\","));
 		t.mod = NULL;
 		n = fi_report_json(&t, &ri, buf, sizeof(buf));
 	}
@@ -170,6 +179,10 @@ static void test_json(void)
 	CHECK("json_prototypes",
 	      strstr(buf, "\"target_prototype\":\"int f(const void *)\","
 			  "\"expected_prototype\":\"int g(struct \\\"q\\\" *)\""));
+	ri.expected.known = false;
+	fi_report_json(&t, &ri, buf, sizeof(buf));
+	CHECK("json_expected_unknown", strstr(buf, "\"expected\":null,"
+					      "\"expected_unknown\":\"0x5eedbeef\""));
 	ri.have_found = false;
 	ri.file[0] = '\0';
 	ri.target_proto[0] = ri.expected_proto[0] = '\0';

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "hash.h"
 #include "insn.h"
 #include "runtime.h"
 #include "trap.h"
@@ -366,17 +367,29 @@ static void expect_line(char *out, size_t len, const char *addr_s,
 			uint64_t target, uint32_t type, const char *mode,
 			bool warn)
 {
+	static const struct fineibt_key zero;
+	uint32_t ct = 0;
 	char t[128];
 
+	/*
+	 * The modules are rehashed (cfg_of): the report names the type by
+	 * its compile-time hash, the preimage of @type under the process
+	 * key (never set here: zero), and the mode by its cfi= words
+	 * (fineibt_config_str's order).
+	 */
+	if (fi_rehash_inverse(type, &zero, &ct))
+		ct = ~type;	/* cannot happen for these hashes: fails the test */
 	snprintf(out, len,
-		 "fineibt: CFI failure at %s (target: %s; expected type: 0x%08x; mode: %s/%s%s)\n",
-		 addr_s, sym(target, t, sizeof(t)), type, mode, fi_set_name(test_set),
-		 warn ? "; warn" : "");
+		 "fineibt: CFI failure at %s (target: %s; expected type: 0x%08x; mode: %s%s%s)\n",
+		 addr_s, sym(target, t, sizeof(t)), ct, mode, warn ? ",warn" : "",
+		 test_set == FI_SET_V618 ? ",seq=v6.18" : "");
 }
 
 /* The module's configuration: @mode, @flags and the page's set. */
 static struct fineibt_config cfg_of(enum fineibt_mode mode, unsigned int flags)
 {
+	/* Rehashed, as the runtime's modules are unless norand. */
+	flags |= FINEIBT_F_RAND;
 	if (test_set == FI_SET_V618)
 		flags |= FINEIBT_F_SEQ_V618;
 	return (struct fineibt_config){ .mode = mode, .flags = flags };
@@ -501,11 +514,11 @@ static void test_traps(void)
 		{ "preamble", C_FINE_BAD, OFF_FINE, FINEIBT_MODE_FINEIBT, 0, "fineibt",
 		  FI_TRAP_PREAMBLE },
 		{ "paranoid", C_PAR_BAD, OFF_FINE, FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID,
-		  "paranoid", FI_TRAP_PARANOID },
-		{ "bhi", C_FINE_BAD, OFF_BHI, FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI, "bhi",
+		  "fineibt,paranoid", FI_TRAP_PARANOID },
+		{ "bhi", C_FINE_BAD, OFF_BHI, FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI, "fineibt,bhi",
 		  FI_TRAP_BHI },
 		{ "paranoid_bhi", C_PAR_BAD, OFF_BHI, FINEIBT_MODE_FINEIBT,
-		  FINEIBT_F_PARANOID | FINEIBT_F_BHI, "paranoid+bhi", FI_TRAP_PARANOID },
+		  FINEIBT_F_PARANOID | FINEIBT_F_BHI, "fineibt,paranoid,bhi", FI_TRAP_PARANOID },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -601,13 +614,13 @@ static void test_arity1(void)
 	struct child ch;
 
 	trap_site(kind, ca.c, ca.target, where, sizeof(where));
-	expect_line(line, sizeof(line), where, rt(OFF_BHI1), H_BAD, "bhi", false);
+	expect_line(line, sizeof(line), where, rt(OFF_BHI1), H_BAD, "fineibt,bhi", false);
 	if (run_child(&ch, cfg_of(FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI), do_call, &ca)) {
 		if (!CHECK(tagged("trap_arity1_fatal"), died_of_sigill(&ch) && !strcmp(ch.err, line)))
 			printf("  got status %#x stderr: %s  want: %s", ch.status, ch.err, line);
 	}
 	if (test_set == FI_SET_V618) {
-		expect_line(line, sizeof(line), where, rt(OFF_BHI1), H_BAD, "bhi", true);
+		expect_line(line, sizeof(line), where, rt(OFF_BHI1), H_BAD, "fineibt,bhi", true);
 		snprintf(both, sizeof(both), "%sresult 42\n", line);
 		if (run_child(&ch, cfg_of(FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI | FINEIBT_F_WARN),
 			      do_call, &ca)) {
@@ -771,7 +784,7 @@ static void test_chain(void)
 
 	/* A CFI trap is fineibt's even with a program handler: fatal, reported. */
 	trap_site(FI_TRAP_PREAMBLE, C_FINE_BAD, OFF_FINE, where, sizeof(where));
-	expect_line(line, sizeof(line), where, rt(OFF_FINE), H_BAD, "paranoid", false);
+	expect_line(line, sizeof(line), where, rt(OFF_FINE), H_BAD, "fineibt,paranoid", false);
 	if (run_child(&ch, fine, do_cfi_with_handler, NULL))
 		CHECK(tagged("chain_cfi_not_swallowed"), died_of_sigill(&ch) && !strcmp(ch.err, line));
 }
@@ -1056,36 +1069,95 @@ static void test_decode_v618(void)
 	fi_rt_del_module(&mod);
 }
 
+/*
+ * The expected type: by its compile-time hash, never the run-time one
+ * unless the process runs with cfi=debug (in a child: the setter is the
+ * process state's). Under norand the two are the same hash.
+ */
+static void test_format_types(struct fi_trap *t)
+{
+	const struct fineibt_key k = { { 0x11, 0x22, 0x33, 0x44, 0x55 } };
+	uint32_t ct = fi_rehash_prp_inverse(0x1f, &k) ^ 0x1000;
+	uint32_t rt = fineibt_rehash(ct, &k);
+	char buf[512], want[80];
+	int status = -1;
+	pid_t pid;
+
+	t->type = rt;
+	t->warn = false;
+	mod.cfg = (struct fineibt_config){ FINEIBT_MODE_KCFI, 0 };
+	fi_trap_format(t, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "; expected type: 0x%08x; mode: kcfi,norand", rt);
+	CHECK("format_type_norand: the hash as it is", strstr(buf, want));
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		struct fineibt_config proc = { FINEIBT_MODE_KCFI, FINEIBT_F_RAND };
+		int bad = 0;
+
+		mod.cfg = proc;
+		bad |= fi_rt_set_config(&proc, &k, false) != 0;
+		fi_trap_format(t, buf, sizeof(buf));
+		snprintf(want, sizeof(want), "; expected type: 0x%08x; mode: kcfi)", ct);
+		bad |= !strstr(buf, want) << 1;
+		/* No run-time hash by default: the pair would help a key search. */
+		snprintf(want, sizeof(want), "%08x", rt);
+		bad |= (strstr(buf, want) != NULL) << 2;
+		proc.flags |= FINEIBT_F_DEBUG;
+		bad |= fi_rt_set_config(&proc, &k, false) << 3;
+		fi_trap_format(t, buf, sizeof(buf));
+		snprintf(want, sizeof(want), "; expected type: 0x%08x (run-time 0x%08x); ",
+			 ct, rt);
+		bad |= !strstr(buf, want) << 4;
+		_exit(bad);
+	}
+	CHECK("format_type: compile-time hash by default, run-time only with debug",
+	      pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		printf("  child status %d\n", WEXITSTATUS(status));
+	t->type = 0x1f;
+}
+
 static void test_format(void)
 {
+	/* The mode as the cfi= words name it, one spelling (docs/traps.md). */
 	static const struct { enum fineibt_mode m; unsigned int f; const char *s; } names[] = {
-		{ FINEIBT_MODE_KCFI, 0, "kcfi" },
-		{ FINEIBT_MODE_FINEIBT, 0, "fineibt" },
-		{ FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID, "paranoid" },
-		{ FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI | FINEIBT_F_RAND, "bhi" },
-		{ FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID | FINEIBT_F_BHI, "paranoid+bhi" },
+		{ FINEIBT_MODE_KCFI, 0, "kcfi,norand" },
+		{ FINEIBT_MODE_KCFI, FINEIBT_F_RAND, "kcfi" },
+		{ FINEIBT_MODE_FINEIBT, 0, "fineibt,norand" },
+		{ FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID | FINEIBT_F_RAND, "fineibt,paranoid" },
+		{ FINEIBT_MODE_FINEIBT, FINEIBT_F_BHI | FINEIBT_F_RAND, "fineibt,bhi" },
+		{ FINEIBT_MODE_FINEIBT, FINEIBT_F_PARANOID | FINEIBT_F_BHI | FINEIBT_F_RAND,
+		  "fineibt,paranoid,bhi" },
+		{ FINEIBT_MODE_OFF, FINEIBT_F_WARN, "off,warn" },
 	};
 	struct fi_trap t = { .kind = FI_TRAP_KCFI, .addr = 0x1234, .target = 0xabc,
 			     .type = 0x1f, .mod = &mod };
-	char buf[512], small[24];
+	char buf[512], small[24], want[160];
 	bool ok = true;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		struct fineibt_config c = cfg_of(names[i].m, names[i].f);
+	const unsigned int set = test_set == FI_SET_V618 ? FINEIBT_F_SEQ_V618 : 0;
 
-		ok &= EXPECT("format_mode_names", !strcmp(fi_trap_mode_name(&c), names[i].s));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		mod.cfg = (struct fineibt_config){ names[i].m, names[i].f | set };
+		fi_trap_format(&t, buf, sizeof(buf));
+		snprintf(want, sizeof(want), "; mode: %s%s)\n", names[i].s,
+			 test_set == FI_SET_V618 ? ",seq=v6.18" : "");
+		ok &= EXPECT("format_mode_names", strstr(buf, want) != NULL);
 	}
-	CHECK("format_mode_names", ok);
-	mod.cfg = cfg_of(FINEIBT_MODE_KCFI, FINEIBT_F_WARN);
+	CHECK("format_mode_names: the cfi= words", ok);
+	mod.cfg = (struct fineibt_config){ FINEIBT_MODE_KCFI, FINEIBT_F_WARN | set };
 	t.warn = true;
 	fi_trap_format(&t, buf, sizeof(buf));
-	CHECK("format_unknown_addrs", !strcmp(buf,
-	      "fineibt: CFI failure at 0x1234 (target: 0xabc; expected type: 0x0000001f; "
-	      "mode: kcfi/v4; warn)\n"));
+	snprintf(want, sizeof(want), "fineibt: CFI failure at 0x1234 (target: 0xabc; "
+		 "expected type: 0x0000001f; mode: kcfi,warn,norand%s)\n",
+		 test_set == FI_SET_V618 ? ",seq=v6.18" : "");
+	CHECK("format_unknown_addrs", !strcmp(buf, want));
 	mod.cfg.flags |= FINEIBT_F_SEQ_V618;
 	fi_trap_format(&t, buf, sizeof(buf));
-	CHECK("format_set", strstr(buf, "; mode: kcfi/v6.18; warn)\n") &&
-	      !strcmp(fi_trap_set_name(&mod.cfg), "v6.18"));
+	CHECK("format_set", strstr(buf, "; mode: kcfi,warn,norand,seq=v6.18)\n"));
+	test_format_types(&t);
 	CHECK("format_truncated", fi_trap_format(&t, small, sizeof(small)) == sizeof(small) - 1 &&
 	      small[sizeof(small) - 2] == '\n' && small[sizeof(small) - 1] == '\0');
 	CHECK("format_symbol", !strcmp(sym(rt(OFF_FINE), buf, sizeof(buf)), "fn_fine+0x0"));

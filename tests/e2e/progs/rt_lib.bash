@@ -27,35 +27,30 @@ for m in "${RT_BASE_MODES[@]}"; do RT_MODES+=("$m,seq=v6.18"); done
 rt_pass() { echo "PASS: $1"; }
 rt_fail() { echo "FAIL: $1: $2"; }
 
-# The mode name the trap report prints for a cfi= list (as an ERE).
-rt_mode_name() {
+# The report's "mode: WORDS" for a cfi= list (as an ERE): its cfi= words
+# as the runtime spells them (fi_canon: auto is kcfi, warn and norand and
+# seq=v6.18 included).
+rt_report_mode() { fi_canon_re "$1"; }
+
+# The mode's checks: its cfi= list without norand and seq=, auto resolved
+# (kcfi: the kernel's rule without user IBT, docs/runtime.md).
+rt_base() {
 	local m
 	m=$(fi_no_set "$1")
-	case ${m%,norand} in
-	off) echo off ;;
-	kcfi) echo kcfi ;;
-	fineibt) echo fineibt ;;
-	fineibt,paranoid|auto) echo paranoid ;;
-	fineibt,bhi) echo bhi ;;
-	fineibt,paranoid,bhi) echo 'paranoid\+bhi' ;;
-	esac
+	m=${m%,norand}
+	[ "$m" = auto ] && m=kcfi
+	echo "$m"
 }
-
-# The report's "mode: NAME/SET" for a cfi= list (as an ERE).
-rt_report_mode() { echo "$(rt_mode_name "$1")$(fi_report_set "$1")"; }
-
-# The cfi= list without norand and seq= (the mode's checks).
-rt_base() { local m; m=$(fi_no_set "$1"); echo "${m%,norand}"; }
 rt_is_off() { [[ $(rt_base "$1") == off ]]; }
 # Modes whose caller checks the target's hash: kcfi and paranoid ones.
 rt_checks_caller() {
 	case $(rt_base "$1") in
-	kcfi|fineibt,paranoid|fineibt,paranoid,bhi|auto) return 0 ;;
+	kcfi|fineibt,paranoid|fineibt,paranoid,bhi) return 0 ;;
 	esac
 	return 1
 }
 # Modes where a caller jumps to target-16 (FineIBT callers).
-rt_is_fineibt() { local m; m=$(rt_base "$1"); [[ $m == fineibt* || $m == auto ]]; }
+rt_is_fineibt() { local m; m=$(rt_base "$1"); [[ $m == fineibt* ]]; }
 
 # rt_run NAME CFI CMD...: runs CMD with FINEIBT_CFI=CFI; sets RT_RC,
 # RT_OUT_TXT (stdout) and RT_ERR_TXT (stderr).

@@ -29,10 +29,40 @@ fi_no_set() {
 	echo "${m%,}"
 }
 
-# fi_report_set CFI: "/v4" or "/v6.18" as the report line's mode names it
-# after the mode ("mode: paranoid/v6.18"), as an ERE.
-fi_report_set() {
-	local s
-	s=$(fi_set_of "$1")
-	echo "/${s//./\\.}"
+# fi_canon CFI: the mode a cfi= list gives, spelled as the runtime spells
+# modes everywhere (fineibt_config_str: reports, inspect, FINEIBT_VERBOSE):
+# the words applied left to right as the runtime's parser does, auto
+# resolved by the kernel's rule without user IBT (kcfi), then the mode
+# word, paranoid, bhi, warn, norand (unless off), debug, seq=v6.18.
+fi_canon() {
+	local w mode=auto par=0 bhi=0 warn=0 rand=1 debug=0 set
+	set=$(fi_set_of "$1")
+	for w in ${1//,/ }; do
+		case $w in
+		auto | kcfi | fineibt) mode=$w ;;
+		off) mode=off rand=0 ;;
+		norand) rand=0 ;;
+		warn) warn=1 ;;
+		debug) debug=1 ;;
+		paranoid) [ "$mode" = fineibt ] && par=1 ;;
+		bhi) [ "$mode" = fineibt ] && bhi=1 ;;
+		esac
+	done
+	[ "$mode" = fineibt ] || par=0 bhi=0
+	[ "$mode" = auto ] && mode=kcfi
+	w=$mode
+	[ $par = 1 ] && w+=,paranoid
+	[ $bhi = 1 ] && w+=,bhi
+	[ $warn = 1 ] && w+=,warn
+	[ $rand = 0 ] && [ "$mode" != off ] && w+=,norand
+	[ $debug = 1 ] && w+=,debug
+	[ "$set" = v6.18 ] && w+=,seq=v6.18
+	echo "$w"
+}
+
+# fi_canon_re CFI: fi_canon as an ERE ("mode: $(fi_canon_re "$m")\)").
+fi_canon_re() {
+	local c
+	c=$(fi_canon "$1")
+	echo "${c//./\\.}"
 }
