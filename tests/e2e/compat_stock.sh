@@ -84,7 +84,7 @@ for m in $MODES; do
 	check "program-report[$m]" "err='$ERRT'" rep_ok "$ERRT" main
 	run "$m,warn" "$FIBT" run -- "$OUT/main" confuse
 	check "program-warn[$m]" "rc=$RC out='$OUTT' err='$ERRT'" \
-		bash -c '[ "$1" = 0 ] && grep -q "^confused " <<<"$2" && grep -qE "(; |,)warn\)$" <<<"$3"' _ "$RC" "$OUTT" "$ERRT"
+		bash -c '[ "$1" = 0 ] && grep -q "^confused " <<<"$2" && grep -qE "(; |,)warn(,norand)?\)$" <<<"$3"' _ "$RC" "$OUTT" "$ERRT"
 done
 run off "$FIBT" run -- "$OUT/main" confuse
 check "program-confused[off]" "rc=$RC out='$OUTT' err='$ERRT'" \
