@@ -140,8 +140,22 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 # executable stack (docs/protection.md, "No code pointer in writable memory").
 # src/load/rtalloc.c: the early start's allocations, not libc's malloc,
 # through --wrap of the shared runtime's calls (FI_SO_WRAP).
-FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort,-Wl,--wrap=$(f))
-$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o %/rtalloc.c.o,$(LIB_OBJ)) $(LIB_LIST)
+# src/load/rtlibc.c: the system-call wrappers and string functions the
+# shared runtime calls, its own instead of imports the loader would bind
+# at every start (FI_SO_LIBC; not under SAN=1, whose interceptors want
+# libc's). -Bsymbolic-functions: the library's calls to its own exported
+# functions (fineibt_*, the SIGILL and dlsym interposers) are bound at
+# link time, not looked up by the loader at every start.
+FI_SO_LIBC := close open pread write readlink fstat mmap munmap mprotect mremap \
+	madvise mincore getpid sched_yield process_vm_readv syscall getrlimit \
+	clock_gettime getpagesize sysconf sigemptyset sigfillset sigaddset \
+	sigismember sigprocmask pthread_sigmask memcpy memmove memset memcmp bcmp \
+	memchr strlen strnlen strcmp strncmp strchr strrchr strcspn strstr stpcpy \
+	strncpy
+FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort \
+	$(if $(SAN),,$(FI_SO_LIBC)),-Wl,--wrap=$(f)) -Wl,-Bsymbolic-functions
+$(BUILD)/obj/load/rtlibc.c.o: LIB_CFLAGS += -fno-builtin
+$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o %/rtalloc.c.o %/rtlibc.c.o,$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
 	ar rcs $@ $(filter %.o,$^)
 
