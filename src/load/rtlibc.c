@@ -9,11 +9,14 @@
  * imports when the process starts, whether or not the process ever calls
  * it: a symbol lookup through the whole scope (each module's hash table,
  * a string compare and a version check), about 600 instructions each.
- * These 40 were a third of what the loader spent on libfineibt.so in a
+ * These 39 were a third of what the loader spent on libfineibt.so in a
  * hello world (docs/bench.md, "A runtime that costs nothing"). Each is a
  * system call or a short loop; what stays imported is what needs libc's
  * own state (the allocator, stdio, the dynamic loader's lists, threads,
- * errno, the environment).
+ * errno, the environment), and strrchr, which the trap report calls to
+ * name an uninstrumented target's file: tests/e2e/trap_reentry.sh
+ * interposes it to make a report re-enter the handler, the one way left
+ * to reach that guard (docs/traps.md "Reports and interposers").
  *
  * It also means an LD_PRELOAD interposer of one of these (libfaketime
  * defines several) is never entered from inside the runtime, which
@@ -378,18 +381,6 @@ char *__wrap_strchr(const char *s, int c)
 			return (char *)s;
 		if (!*s)
 			return NULL;
-	}
-}
-
-char *__wrap_strrchr(const char *s, int c)
-{
-	const char *last = NULL;
-
-	for (;; s++) {
-		if (*s == (char)c)
-			last = s;
-		if (!*s)
-			return (char *)last;
 	}
 }
 
