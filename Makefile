@@ -60,7 +60,7 @@ LIB_LIST := $(BUILD)/.lib-objs
 $(shell mkdir -p $(BUILD) && { echo '$(LIB_OBJ)' | cmp -s - $(LIB_LIST) || echo '$(LIB_OBJ)' > $(LIB_LIST); })
 
 .PHONY: all check check-real clean demo deps
-all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(TOOLLIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
+all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt-link/libfineibt.so $(TOOLLIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
@@ -158,11 +158,30 @@ $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o %/rtalloc.c.o %
 	@rm -f $@
 	ar rcs $@ $(filter %.o,$^)
 
+# fi_so_link OUT SONAME: libfineibt.so from the objects.
+fi_so_link = $(CC) -shared -o $(1) $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,$(2) \
+	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
+	-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
-		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
-		-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
+	$(call fi_so_link,$@,libfineibt.so.$(SOVER))
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
+
+# The copy fineibt-cc links programs against (docs/runtime.md, "Where
+# the runtime is loaded from"): the same library whose soname is the
+# absolute path of the runtime, so that a program's DT_NEEDED names that
+# file and the loader opens it without searching a directory list.
+# `make install` links its own, named after $(LIBDIR).
+# `make runtime-link-copy LINKDIR=DIR` writes the one for a copy of the
+# runtime in DIR (tests/e2e/protect_runpath.sh).
+FI_LINK_DIR := fineibt-link
+$(BUILD)/$(FI_LINK_DIR)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
+	@mkdir -p $(@D)
+	$(call fi_so_link,$@,$(abspath $(BUILD))/libfineibt.so.$(SOVER))
+
+.PHONY: runtime-link-copy
+runtime-link-copy: $(LIB_OBJ) src/libfineibt.map
+	@mkdir -p $(LINKDIR)/$(FI_LINK_DIR)
+	$(call fi_so_link,$(LINKDIR)/$(FI_LINK_DIR)/libfineibt.so,$(abspath $(LINKDIR))/libfineibt.so.$(SOVER))
 
 $(TOOLLIB): $(TOOLLIB_OBJ)
 	@rm -f $@
@@ -257,6 +276,8 @@ install: all
 	ln -sf libfineibt.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libfineibt.so
 	install -m 644 $(BUILD)/libfineibt.a $(BUILD)/libfineibt_crt.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(BUILD)/libfineibt_audit.so $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR)
+	$(call fi_so_link,$(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR)/libfineibt.so,$(LIBDIR)/libfineibt.so.$(SOVER))
 	install -m 644 include/fineibt.h $(DESTDIR)$(INCDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
@@ -265,9 +286,10 @@ install: all
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN) fineibt-c++ fineibt-ld) \
-	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(INST_LIB)) \
+	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(INST_LIB) $(FI_LINK_DIR)/libfineibt.so) \
 	      $(DESTDIR)$(INCDIR)/fineibt.h $(DESTDIR)$(PCDIR)/fineibt.pc \
 	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN))
+	-rmdir $(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR)
 
 # make fuzz: libFuzzer harnesses (fuzz/fuzz.mk, docs/robustness.md).
 include fuzz/fuzz.mk

@@ -77,4 +77,12 @@ int fi_index_fill(const char *path);
  */
 int fi_direct_skip_endbr(const char *path);
 
+/*
+ * driver/runtime.c: the copy of libfineibt.so to link against so that the
+ * program's DT_NEEDED is the runtime's absolute path (@libdir/fineibt-link/
+ * libfineibt.so, whose soname names @libdir/libfineibt.so.0), written to
+ * @copy. False when there is none, or its soname is not that file.
+ */
+bool fi_runtime_link_copy(const char *libdir, char *copy, size_t len);
+
 #endif
