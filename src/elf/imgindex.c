@@ -122,8 +122,27 @@ static const uint32_t *fi_ix_scan_notes(const uint8_t *p, uint64_t size)
 	return fi_ix_scan_type(p, size, FI_INDEX_TYPE);
 }
 
-_Static_assert(FI_NOTE_SIZE <= FI_INDEX_RECORD_MAX,
-	       "the .fineibt record fits in the module index");
+/*
+ * The .fineibt record as the index holds it (src/elf/index.h): its first
+ * FI_IX_REC_HEAD bytes and its key; the counts between them stay in the
+ * file's section.
+ */
+#define FI_IX_REC_HEAD	32
+#define FI_IX_REC_KEY	(FI_NOTE_SIZE - FI_NOTE_KEY)
+_Static_assert(FI_IX_REC_HEAD <= FI_NOTE_KEY &&
+	       FI_IX_REC_HEAD + FI_IX_REC_KEY <= FI_INDEX_RECORD_MAX,
+	       "the .fineibt record's header and key fit in the module index");
+
+/* The record of a PATCHED index, as fi_note_decode reads a section. */
+static int fi_ix_record(const uint32_t *desc, struct fi_note *n)
+{
+	const uint8_t *w = (const uint8_t *)&desc[FI_INDEX_W_RECORD];
+	uint8_t rec[FI_NOTE_SIZE] = { 0 };
+
+	memcpy(rec, w, FI_IX_REC_HEAD);
+	memcpy(rec + FI_NOTE_KEY, w + FI_IX_REC_HEAD, FI_IX_REC_KEY);
+	return fi_note_decode(rec, sizeof(rec), n);
+}
 
 int fi_index_set_record(uint8_t *note, size_t size, const void *rec,
 			size_t len)
@@ -141,7 +160,7 @@ int fi_index_set_record(uint8_t *note, size_t size, const void *rec,
 	w = note + ((const uint8_t *)d - note);
 	flags = d[FI_INDEX_W_FLAGS];
 	if (d[FI_INDEX_W_VERSION] != FI_INDEX_VERSION ||
-	    !(flags & FI_INDEX_FILLED) || len > FI_INDEX_RECORD_MAX) {
+	    !(flags & FI_INDEX_FILLED) || len != FI_NOTE_SIZE) {
 		flags = 0;
 		memcpy(w + FI_INDEX_W_FLAGS * 4, &flags, sizeof(flags));
 		return 0;
@@ -153,7 +172,9 @@ int fi_index_set_record(uint8_t *note, size_t size, const void *rec,
 	 */
 	flags = (flags | FI_INDEX_PATCHED) & ~(uint32_t)FI_INDEX_TCALL_LIST;
 	memset(w + FI_INDEX_W_RECORD * 4, 0, FI_INDEX_RECORD_MAX);
-	memcpy(w + FI_INDEX_W_RECORD * 4, rec, len);
+	memcpy(w + FI_INDEX_W_RECORD * 4, rec, FI_IX_REC_HEAD);
+	memcpy(w + FI_INDEX_W_RECORD * 4 + FI_IX_REC_HEAD,
+	       (const uint8_t *)rec + FI_NOTE_KEY, FI_IX_REC_KEY);
 	memcpy(w + FI_INDEX_W_FLAGS * 4, &flags, sizeof(flags));
 	return 1;
 }
@@ -692,8 +713,7 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 	/* Patched statically: its record, as the file's section would give. */
 	if (desc[FI_INDEX_W_FLAGS] & FI_INDEX_PATCHED) {
 		if (desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION ||
-		    fi_note_decode(&desc[FI_INDEX_W_RECORD], FI_INDEX_RECORD_MAX,
-				   &im->note) == -EINVAL) {
+		    fi_ix_record(desc, &im->note) == -EINVAL) {
 			fi_image_close(im);
 			fi_ix_fail(err, errlen, "bad .fineibt record in the index");
 			return -EINVAL;

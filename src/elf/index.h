@@ -31,9 +31,11 @@
  *   words 23-38 version 2: off of each listed call's 2e e8/e9, increasing
  *
  * FI_INDEX_PATCHED (version 2, never with FI_INDEX_TCALL_LIST): `fineibt
- * patch` rewrote the module, and words 22-37 hold its .fineibt record
- * (src/elf/note.h: mode, flags, seed, BHI stubs), the same bytes as the
- * file's section, so that the runtime takes the module from memory too.
+ * patch` rewrote the module, and words 22-33 hold its .fineibt record
+ * (src/elf/note.h) without the counts only `inspect` prints: the record's
+ * bytes 0-31 (magic, version, size, mode, flags, BHI stubs), then its
+ * key (bytes FI_NOTE_KEY to the end), the same bytes as the file's
+ * section, so that the runtime takes the module from memory too.
  *
  * Only assembler-friendly definitions here: crt/index.S includes it.
  */

@@ -113,7 +113,7 @@ static bool fi_has_section(const uint8_t *file, const Elf64_Ehdr *eh,
 static struct fi_note fi_out_note(const struct fi_patch_opts *o)
 {
 	return (struct fi_note){ .present = true, .cfg = o->cfg,
-				 .seed = o->seed, .bhi_args = o->bhi_args };
+				 .key = o->key, .bhi_args = o->bhi_args };
 }
 
 /*

@@ -157,7 +157,8 @@ for cfi in kcfi fineibt fineibt,paranoid off; do
 		rt_fail "patched-unfilled[$tag]" "rc=$RT_RC $(cat "$D/unfilled.out" "$D/unfilled.err")"
 	fi
 done
-# The record in the index is the file's .fineibt section, byte for byte.
+# The record in the index is the file's .fineibt section, byte for byte,
+# but for its counts: bytes 0-31, then the key (bytes 64 to the end).
 python3 - "$P/rt_mods" <<'PY' && rt_pass "patched-record: the index holds the .fineibt section's bytes" || rt_fail patched-record "index record differs from the .fineibt section"
 import struct, subprocess, sys
 b = open(sys.argv[1], 'rb').read()
@@ -172,5 +173,7 @@ for l in out.splitlines():
         off, size = int(f[4], 16), int(f[5], 16)
         sec = b[off:off + size]
 assert flags & 8 and not flags & 4, flags
-assert sec and b[d + 22 * 4:d + 22 * 4 + len(sec)] == sec
+r = d + 22 * 4
+assert sec and len(sec) == 80
+assert b[r:r + 32] == sec[:32] and b[r + 32:r + 48] == sec[64:80]
 PY
