@@ -83,7 +83,7 @@ if [ "${COUNTS:-0}" = 1 ]; then
 		*) echo "unknown program $p" >&2; exit 2 ;;
 		esac
 		rm -f "$fi.patched"
-		"$BUILD/fineibt" patch -q "$fi" -o "$fi.patched" --cfi="$PATCH_CFI" --seed 1
+		"$BUILD/fineibt" patch -q "$fi" -o "$fi.patched" --cfi="$PATCH_CFI" --key 00112233445566778899aabbccddeeff
 		for m in ${MODES:-kcfi,norand auto patched}; do
 			counts_row "$p" "$m" "$fi" "$pl"
 		done
@@ -91,7 +91,7 @@ if [ "${COUNTS:-0}" = 1 ]; then
 	if [ -n "${SQLITE:-}" ]; then
 		read -r sfi spl sargs <<<"$SQLITE"
 		rm -f "$sfi.patched"
-		"$BUILD/fineibt" patch -q "$sfi" -o "$sfi.patched" --cfi="$PATCH_CFI" --seed 1
+		"$BUILD/fineibt" patch -q "$sfi" -o "$sfi.patched" --cfi="$PATCH_CFI" --key 00112233445566778899aabbccddeeff
 		for m in ${MODES:-kcfi,norand auto patched}; do
 			# shellcheck disable=SC2086
 			counts_row sqlite3 "$m" "$sfi" "$spl" ${sargs:---help}

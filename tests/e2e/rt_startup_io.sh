@@ -135,7 +135,7 @@ for cfi in kcfi fineibt fineibt,paranoid off; do
 	tag=${cfi//,/-}
 	ok=1
 	for f in rt_mods libfi_rta.so libfi_rtb.so; do
-		"$FIBT" patch -q "$D/$f" -o "$P/$f" --cfi="$cfi" --seed 1234abcd || ok=0
+		"$FIBT" patch -q "$D/$f" -o "$P/$f" --cfi="$cfi" --key 00112233445566778899aabbccddeeff || ok=0
 	done
 	[ $ok = 1 ] || { rt_fail "patched-build[$tag]" "fineibt patch failed"; continue; }
 	m=auto check_io "patched-startup-io[$tag]" "$P/rt_mods" "$P/libfi_rtb.so"
