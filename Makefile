@@ -60,7 +60,7 @@ LIB_LIST := $(BUILD)/.lib-objs
 $(shell mkdir -p $(BUILD) && { echo '$(LIB_OBJ)' | cmp -s - $(LIB_LIST) || echo '$(LIB_OBJ)' > $(LIB_LIST); })
 
 .PHONY: all check check-real clean demo deps
-all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(TOOLLIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
+all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt-link/libfineibt.so $(TOOLLIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
@@ -140,16 +140,48 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 # executable stack (docs/protection.md, "No code pointer in writable memory").
 # src/load/rtalloc.c: the early start's allocations, not libc's malloc,
 # through --wrap of the shared runtime's calls (FI_SO_WRAP).
-FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort,-Wl,--wrap=$(f))
-$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o %/rtalloc.c.o,$(LIB_OBJ)) $(LIB_LIST)
+# src/load/rtlibc.c: the system-call wrappers and string functions the
+# shared runtime calls, its own instead of imports the loader would bind
+# at every start (FI_SO_LIBC; not under SAN=1, whose interceptors want
+# libc's). -Bsymbolic-functions: the library's calls to its own exported
+# functions (fineibt_*, the SIGILL and dlsym interposers) are bound at
+# link time, not looked up by the loader at every start.
+FI_SO_LIBC := close open pread write readlink fstat mmap munmap mprotect mremap \
+	madvise mincore getpid sched_yield process_vm_readv syscall getrlimit \
+	clock_gettime getpagesize sysconf sigemptyset sigfillset sigaddset \
+	sigismember sigprocmask pthread_sigmask memcpy memmove memset memcmp bcmp \
+	memchr strlen strnlen strcmp strncmp strchr strcspn strstr stpcpy strncpy
+FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort \
+	$(if $(SAN),,$(FI_SO_LIBC)),-Wl,--wrap=$(f)) -Wl,-Bsymbolic-functions
+$(BUILD)/obj/load/rtlibc.c.o: LIB_CFLAGS += -fno-builtin
+$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o %/rtalloc.c.o %/rtlibc.c.o,$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
 	ar rcs $@ $(filter %.o,$^)
 
+# fi_so_link OUT SONAME: libfineibt.so from the objects.
+fi_so_link = $(CC) -shared -o $(1) $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,$(2) \
+	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
+	-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
-		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
-		-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
+	$(call fi_so_link,$@,libfineibt.so.$(SOVER))
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
+
+# The copy fineibt-cc links programs against (docs/runtime.md, "Where
+# the runtime is loaded from"): the same library whose soname is the
+# absolute path of the runtime, so that a program's DT_NEEDED names that
+# file and the loader opens it without searching a directory list.
+# `make install` links its own, named after $(LIBDIR).
+# `make runtime-link-copy LINKDIR=DIR` writes the one for a copy of the
+# runtime in DIR (tests/e2e/protect_runpath.sh).
+FI_LINK_DIR := fineibt-link
+$(BUILD)/$(FI_LINK_DIR)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
+	@mkdir -p $(@D)
+	$(call fi_so_link,$@,$(abspath $(BUILD))/libfineibt.so.$(SOVER))
+
+.PHONY: runtime-link-copy
+runtime-link-copy: $(LIB_OBJ) src/libfineibt.map
+	@mkdir -p $(LINKDIR)/$(FI_LINK_DIR)
+	$(call fi_so_link,$(LINKDIR)/$(FI_LINK_DIR)/libfineibt.so,$(abspath $(LINKDIR))/libfineibt.so.$(SOVER))
 
 $(TOOLLIB): $(TOOLLIB_OBJ)
 	@rm -f $@
@@ -244,6 +276,8 @@ install: all
 	ln -sf libfineibt.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libfineibt.so
 	install -m 644 $(BUILD)/libfineibt.a $(BUILD)/libfineibt_crt.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(BUILD)/libfineibt_audit.so $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR)
+	$(call fi_so_link,$(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR)/libfineibt.so,$(LIBDIR)/libfineibt.so.$(SOVER))
 	install -m 644 include/fineibt.h $(DESTDIR)$(INCDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
@@ -252,9 +286,10 @@ install: all
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN) fineibt-c++ fineibt-ld) \
-	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(INST_LIB)) \
+	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(INST_LIB) $(FI_LINK_DIR)/libfineibt.so) \
 	      $(DESTDIR)$(INCDIR)/fineibt.h $(DESTDIR)$(PCDIR)/fineibt.pc \
 	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN))
+	-rmdir $(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR)
 
 # make fuzz: libFuzzer harnesses (fuzz/fuzz.mk, docs/robustness.md).
 include fuzz/fuzz.mk

@@ -80,4 +80,12 @@ int fi_direct_skip_endbr(const char *path);
 /* Is the linker @ld lld (proc.c)? */
 bool fi_is_lld(const char *ld);
 
+/*
+ * driver/runtime.c: the copy of libfineibt.so to link against so that the
+ * program's DT_NEEDED is the runtime's absolute path (@libdir/fineibt-link/
+ * libfineibt.so, whose soname names @libdir/libfineibt.so.0), written to
+ * @copy. False when there is none, or its soname is not that file.
+ */
+bool fi_runtime_link_copy(const char *libdir, char *copy, size_t len);
+
 #endif

@@ -25,6 +25,9 @@
  *                                            direct calls keep landing on
  *                                            the ENDBR (driver/direct.c)
  *   --fineibt-help                           list these (fi_help)
+ *   FINEIBT_CC_RUNPATH=1    name the runtime by its soname and a RUNPATH
+ *                           (searched; LD_LIBRARY_PATH may then choose
+ *                           another copy) instead of by its absolute path
  *   FINEIBT_CC_CLANG=path   the compiler (default clang-22, clang++-22
  *                           when invoked as fineibt-c++)
  *   FINEIBT_CC_LD=path      the linker (default ld.lld-22 when present)
@@ -320,25 +323,36 @@ static void fi_add_kcfi_flags(const struct fi_drv *d, struct fi_argv *a,
 }
 
 /*
- * The RUNPATH written into the output is searched for every library the
- * program needs, in a setuid or setgid program too: the driver cannot
- * know whether the output will become one, so it warns whenever someone
+ * The output loads the runtime from @dir, in a setuid or setgid program
+ * too: by its absolute path, or (@runpath) through a RUNPATH that is
+ * searched for every library the program needs. The driver cannot know
+ * whether the output will become set-ID, so it warns whenever someone
  * other than root and the user linking could change that directory
  * (`fineibt inspect` flags such a setuid file: docs/protection.md).
  */
-static void fi_warn_runpath(const char *dir)
+static void fi_warn_runpath(const char *dir, bool runpath)
 {
 	char why[PATH_MAX + 64];
 
-	if (fi_dir_untrusted(dir, geteuid(), why, sizeof(why)) == 1)
+	if (fi_dir_untrusted(dir, geteuid(), why, sizeof(why)) != 1)
+		return;
+	if (runpath)
 		fprintf(stderr, "fineibt-cc: warning: RUNPATH %s: %s; a setuid or "
 			"setgid program linked now would load its libraries from "
 			"there (install fineibt where only root can write, or link "
 			"such programs with -static-fineibt)\n", dir, why);
+	else
+		fprintf(stderr, "fineibt-cc: warning: runtime directory %s: %s; "
+			"a setuid or setgid program linked now would load its "
+			"runtime from there (install fineibt where only root can "
+			"write, or link such programs with -static-fineibt)\n",
+			dir, why);
 }
 
 static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 {
+	char copy[PATH_MAX + 32];
+
 	/* Without the runtime the module still calls through the indirect
 	 * thunks (-mretpoline-external-thunk): the crt archive, not whole,
 	 * gives just those, and no module hook. A partial link (-r) leaves
@@ -379,9 +393,17 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 		}
 		return;
 	}
+	/* The runtime by its absolute path: loaded without a search
+	 * (driver/runtime.c), unless asked for the soname and a RUNPATH. */
+	if (!fi_env_on("FINEIBT_CC_RUNPATH") &&
+	    fi_runtime_link_copy(d->libdir, copy, sizeof(copy))) {
+		fi_argv_add(a, copy);
+		fi_warn_runpath(d->libdir, false);
+		return;
+	}
 	fi_argv_addf(a, "%s/libfineibt.so", d->libdir);
 	fi_argv_addf(a, "-Wl,-rpath,%s", d->libdir);
-	fi_warn_runpath(d->libdir);
+	fi_warn_runpath(d->libdir, true);
 }
 
 /* ------------------------------------------------------------- help */
@@ -422,6 +444,9 @@ static void fi_help(void)
 	      "  FINEIBT_CC_ARITY=0|1   -fsanitize-kcfi-arity off/on (default: probed)\n"
 	      "  FINEIBT_CC_VERBOSE=1   print each command\n"
 	      "  FINEIBT_CC_KEEP_TEMPS=1  keep the temporary directory\n"
+	      "  FINEIBT_CC_RUNPATH=1   name the runtime by soname + RUNPATH (a\n"
+	      "                         search; LD_LIBRARY_PATH can pick another\n"
+	      "                         copy) instead of by its absolute path\n"
 	      "Invoked as fineibt-ld (pkg-config's --ld-path), it is a linker\n"
 	      "wrapper that adds the veneers; FINEIBT_LD_REAL is the linker it runs.\n"
 	      "Programs read FINEIBT_CFI at start-up: see fineibt-cfi(7).\n",

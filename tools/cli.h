@@ -39,9 +39,11 @@ int cmd_inspect_ext(int argc, char **argv);
 struct insp_audit {
 	bool valid, dynamic, relro, bind_now, has_got, writable_got;
 	bool exec_stack, textrel;
-	/* Set-user/group-ID, with a RUNPATH/RPATH entry others can change. */
-	bool setid, unsafe_runpath;
-	char runpath_why[320];
+	/* Set-user/group-ID, with a RUNPATH/RPATH entry others can change;
+	 * with a library named by an absolute path in a directory others can
+	 * change (fineibt-cc names the runtime so: docs/runtime.md). */
+	bool setid, unsafe_runpath, unsafe_needed;
+	char runpath_why[320], needed_why[320];
 };
 int insp_audit(const char *path, struct insp_audit *a);
 const char *insp_relro_name(const struct insp_audit *a);

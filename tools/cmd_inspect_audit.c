@@ -10,10 +10,12 @@
  * been accepted by fi_image_open already, but is still untrusted.
  *
  * A set-user-ID or set-group-ID file loads its libraries from its RUNPATH
- * (or RPATH) directories with its privileges: an absolute entry that a
- * user other than root and the file's owner can change (fineibt-cc writes
- * the directory it found the runtime in, often a build directory) hands
- * that user the program's privileges (src/tool/trustdir.c).
+ * (or RPATH) directories, and a library named by an absolute path from
+ * that path's directory, with its privileges: such a directory that a
+ * user other than root and the file's owner can change (fineibt-cc names
+ * the runtime by its path, often in a build directory, or writes that
+ * directory as the RUNPATH) hands that user the program's privileges
+ * (src/tool/trustdir.c).
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -33,7 +35,11 @@ struct insp_elf {
 	/* From the dynamic section (0: absent); paths are offsets in strtab. */
 	uint64_t strtab, strsz, runpath, rpath;
 	bool has_runpath, has_rpath;
+	/* DT_NEEDED names (the first INSP_NEEDED_MAX), offsets in strtab. */
+	uint64_t needed[16];
+	size_t nneeded;
 };
+#define INSP_NEEDED_MAX	16
 
 /*
  * @n entries of @esz bytes at @off, inside the file. Tables of 8-byte
@@ -98,6 +104,10 @@ static void insp_dynamic(struct insp_elf *e, const Elf64_Phdr *dyn,
 		case DT_RPATH:
 			e->rpath = d[i].d_un.d_val;
 			e->has_rpath = true;
+			break;
+		case DT_NEEDED:
+			if (e->nneeded < INSP_NEEDED_MAX)
+				e->needed[e->nneeded++] = d[i].d_un.d_val;
 			break;
 		}
 		if (d[i].d_tag == DT_NULL)
@@ -189,11 +199,41 @@ static void insp_search_path(const char *list, uid_t owner, struct insp_audit *a
 	}
 }
 
+/*
+ * A library named by its absolute path (fineibt-cc names the runtime so)
+ * is loaded from that directory without a search, in a set-ID program too.
+ */
+static void insp_needed_paths(const struct insp_elf *e, const Elf64_Phdr *ph,
+			      uid_t owner, struct insp_audit *a)
+{
+	char dir[4096], why[sizeof(a->needed_why)];
+
+	for (size_t i = 0; i < e->nneeded && !a->unsafe_needed; i++) {
+		const char *lib = insp_dynstr(e, ph, e->needed[i]);
+		const char *slash = lib ? strrchr(lib, '/') : NULL;
+		size_t n;
+
+		if (!slash || lib[0] != '/' || strchr(lib, '$'))
+			continue;
+		n = slash == lib ? 1 : (size_t)(slash - lib);
+		if (n >= sizeof(dir))
+			continue;
+		memcpy(dir, lib, n);
+		dir[n] = '\0';
+		if (fi_dir_untrusted(dir, owner, why, sizeof(why)) == 1) {
+			a->unsafe_needed = true;
+			snprintf(a->needed_why, sizeof(a->needed_why), "%s: %s",
+				 lib, why);
+		}
+	}
+}
+
 static void insp_runpaths(const struct insp_elf *e, const Elf64_Phdr *ph,
 			  uid_t owner, struct insp_audit *a)
 {
 	if (!a->setid || !e->strtab)
 		return;
+	insp_needed_paths(e, ph, owner, a);
 	if (e->has_runpath)
 		insp_search_path(insp_dynstr(e, ph, e->runpath), owner, a);
 	/* The loader ignores DT_RPATH when DT_RUNPATH is present. */
@@ -276,6 +316,7 @@ static const char *const insp_finding_text[] = {
 	"executable stack: code can be written and run on it (link with -z noexecstack)",
 	"text relocations: the loader makes code writable (build with -fPIC)",
 	"setuid/setgid with a RUNPATH others can change",
+	"setuid/setgid loading a library from a directory others can change",
 };
 
 static bool insp_finding(const struct insp_audit *a, size_t i)
@@ -286,7 +327,8 @@ static bool insp_finding(const struct insp_audit *a, size_t i)
 	case 2: return !a->relro;
 	case 3: return a->exec_stack;
 	case 4: return a->textrel;
-	default: return a->unsafe_runpath;
+	case 5: return a->unsafe_runpath;
+	default: return a->unsafe_needed;
 	}
 }
 
@@ -305,20 +347,22 @@ static void insp_json_chars(const char *s)
 	}
 }
 
-/* The RUNPATH finding: which entry and why, then the fix. */
-static void insp_runpath_finding(const struct insp_audit *a, bool json)
+/* The RUNPATH (5) or library path (6) finding: where and why, the fix. */
+static void insp_runpath_finding(const struct insp_audit *a, size_t i,
+				 bool json)
 {
 	static const char fix[] = ": a user other than root and the owner "
 		"chooses the code this program runs with its privileges "
 		"(install fineibt where only root can write, or link it with "
 		"-static-fineibt)";
+	const char *why = i == 5 ? a->runpath_why : a->needed_why;
 
 	if (!json) {
-		printf("  audit: %s (%s)%s\n", insp_finding_text[5], a->runpath_why, fix);
+		printf("  audit: %s (%s)%s\n", insp_finding_text[i], why, fix);
 		return;
 	}
-	printf("\"%s (", insp_finding_text[5]);
-	insp_json_chars(a->runpath_why);
+	printf("\"%s (", insp_finding_text[i]);
+	insp_json_chars(why);
 	printf(")%s\"", fix);
 }
 
@@ -331,8 +375,8 @@ size_t insp_audit_print(const struct insp_audit *a, bool json)
 			continue;
 		if (json && n)
 			printf(", ");
-		if (i == 5)
-			insp_runpath_finding(a, json);
+		if (i >= 5)
+			insp_runpath_finding(a, i, json);
 		else if (json)
 			printf("\"%s\"", insp_finding_text[i]);
 		else

@@ -142,8 +142,10 @@ clang-lto|clang-cfi-icall)
 esac
 # Run against a snapshot of the runtime: others rebuild $BUILD/libfineibt.so
 # while a long run goes on ("file too short" halfway through a test suite).
-# LD_LIBRARY_PATH wins over the RUNPATH fineibt-cc records. Set
-# FINEIBT_REAL_SNAPSHOT=0 to load the one in $BUILD through the RUNPATH.
+# LD_LIBRARY_PATH wins over the RUNPATH fineibt-cc records when asked to
+# name the runtime by its soname (FINEIBT_CC_RUNPATH=1; by default it
+# names the file by its path, which LD_LIBRARY_PATH cannot replace). Set
+# FINEIBT_REAL_SNAPSHOT=0 to load the one in $BUILD.
 if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ "${FINEIBT_REAL_SNAPSHOT:-1}" = 1 ]; then
 	mkdir -p "$OUT/rt"
 	for _ in 1 2 3 4 5; do
@@ -153,6 +155,7 @@ if [ "$TEST_CC" = "$bdir/fineibt-cc" ] && [ "${FINEIBT_REAL_SNAPSHOT:-1}" = 1 ];
 	done
 	mv -f "$OUT/rt/.tmp.so" "$OUT/rt/libfineibt.so.0" || exit 1
 	export LD_LIBRARY_PATH=$OUT/rt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export FINEIBT_CC_RUNPATH=1
 fi
 REF_CC=clang-22
 # Results and outputs of --quick runs (make check) are kept apart from full

@@ -29,6 +29,7 @@
 #include "elf_int.h"
 #include "imgindex.h"
 #include "index.h"
+#include "note.h"
 
 /*
  * Functions sampled by fi_live_maybe_kcfi: 16 whose entry lies in the
@@ -121,20 +122,61 @@ static const uint32_t *fi_ix_scan_notes(const uint8_t *p, uint64_t size)
 	return fi_ix_scan_type(p, size, FI_INDEX_TYPE);
 }
 
-bool fi_index_unfill(uint8_t *note, size_t size)
+/*
+ * The .fineibt record as the index holds it (src/elf/index.h): its first
+ * FI_IX_REC_HEAD bytes and its key; the counts between them stay in the
+ * file's section.
+ */
+#define FI_IX_REC_HEAD	32
+#define FI_IX_REC_KEY	(FI_NOTE_SIZE - FI_NOTE_KEY)
+_Static_assert(FI_IX_REC_HEAD <= FI_NOTE_KEY &&
+	       FI_IX_REC_HEAD + FI_IX_REC_KEY <= FI_INDEX_RECORD_MAX,
+	       "the .fineibt record's header and key fit in the module index");
+
+/* The record of a PATCHED index, as fi_note_decode reads a section. */
+static int fi_ix_record(const uint32_t *desc, struct fi_note *n)
+{
+	const uint8_t *w = (const uint8_t *)&desc[FI_INDEX_W_RECORD];
+	uint8_t rec[FI_NOTE_SIZE] = { 0 };
+
+	memcpy(rec, w, FI_IX_REC_HEAD);
+	memcpy(rec + FI_NOTE_KEY, w + FI_IX_REC_HEAD, FI_IX_REC_KEY);
+	return fi_note_decode(rec, sizeof(rec), n);
+}
+
+int fi_index_set_record(uint8_t *note, size_t size, const void *rec,
+			size_t len)
 {
 	const uint32_t *d;
-	uint32_t flags = 0;
+	uint32_t flags;
+	uint8_t *w;
 
 	if ((uintptr_t)note & 3)
-		return false;
+		return -1;
 	d = fi_ix_scan_notes(note, size);
 	if (!d)
-		return false;
+		return -1;
 	/* The descriptor lies inside @note: write through our own pointer. */
-	memcpy(note + ((const uint8_t *)&d[FI_INDEX_W_FLAGS] - note), &flags,
-	       sizeof(flags));
-	return true;
+	w = note + ((const uint8_t *)d - note);
+	flags = d[FI_INDEX_W_FLAGS];
+	if (d[FI_INDEX_W_VERSION] != FI_INDEX_VERSION ||
+	    !(flags & FI_INDEX_FILLED) || len != FI_NOTE_SIZE) {
+		flags = 0;
+		memcpy(w + FI_INDEX_W_FLAGS * 4, &flags, sizeof(flags));
+		return 0;
+	}
+	/*
+	 * The words of the thunk-call list hold the record now: without the
+	 * list discovery scans the text for such calls (a patched module is
+	 * not rewritten again, so nothing depends on them but that scan).
+	 */
+	flags = (flags | FI_INDEX_PATCHED) & ~(uint32_t)FI_INDEX_TCALL_LIST;
+	memset(w + FI_INDEX_W_RECORD * 4, 0, FI_INDEX_RECORD_MAX);
+	memcpy(w + FI_INDEX_W_RECORD * 4, rec, FI_IX_REC_HEAD);
+	memcpy(w + FI_INDEX_W_RECORD * 4 + FI_IX_REC_HEAD,
+	       (const uint8_t *)rec + FI_NOTE_KEY, FI_IX_REC_KEY);
+	memcpy(w + FI_INDEX_W_FLAGS * 4, &flags, sizeof(flags));
+	return 1;
 }
 
 static const uint32_t *fi_ix_find_type(const Elf64_Phdr *ph, size_t phnum,
@@ -635,7 +677,7 @@ static void fi_ix_tcall_list(struct fi_image *im, const uint32_t *desc)
 
 	im->elf->no_tcalls = flags & FI_INDEX_NO_TCALLS;
 	if (im->elf->no_tcalls || desc[FI_INDEX_W_VERSION] < FI_INDEX_VERSION ||
-	    !(flags & FI_INDEX_TCALL_LIST))
+	    !(flags & FI_INDEX_TCALL_LIST) || (flags & FI_INDEX_PATCHED))
 		return;
 	im->elf->tcall_list = (const int32_t *)&desc[FI_INDEX_W_TCALLS];
 	im->elf->ntcall_list = desc[FI_INDEX_W_NTCALLS];
@@ -667,6 +709,15 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 		fi_image_close(im);
 		fi_ix_fail(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	/* Patched statically: its record, as the file's section would give. */
+	if (desc[FI_INDEX_W_FLAGS] & FI_INDEX_PATCHED) {
+		if (desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION ||
+		    fi_ix_record(desc, &im->note) == -EINVAL) {
+			fi_image_close(im);
+			fi_ix_fail(err, errlen, "bad .fineibt record in the index");
+			return -EINVAL;
+		}
 	}
 	im->live = true;
 	im->lazy_syms = true;

@@ -30,6 +30,13 @@
  *               FI_INDEX_TCALL_LIST)
  *   words 23-38 version 2: off of each listed call's 2e e8/e9, increasing
  *
+ * FI_INDEX_PATCHED (version 2, never with FI_INDEX_TCALL_LIST): `fineibt
+ * patch` rewrote the module, and words 22-33 hold its .fineibt record
+ * (src/elf/note.h) without the counts only `inspect` prints: the record's
+ * bytes 0-31 (magic, version, size, mode, flags, BHI stubs), then its
+ * key (bytes FI_NOTE_KEY to the end), the same bytes as the file's
+ * section, so that the runtime takes the module from memory too.
+ *
  * Only assembler-friendly definitions here: crt/index.S includes it.
  */
 #ifndef FI_INDEX_H
@@ -43,6 +50,7 @@
 #define FI_INDEX_FILLED		1
 #define FI_INDEX_NO_TCALLS	2
 #define FI_INDEX_TCALL_LIST	4
+#define FI_INDEX_PATCHED	8
 #define FI_INDEX_SECTION	".note.fineibt"
 
 #define FI_INDEX_W_VERSION	0
@@ -53,6 +61,8 @@
 #define FI_INDEX_W_NTCALLS	22
 #define FI_INDEX_W_TCALLS	23
 #define FI_INDEX_TCALLS_MAX	16
+#define FI_INDEX_W_RECORD	22
+#define FI_INDEX_RECORD_MAX	((39 - FI_INDEX_W_RECORD) * 4)
 #define FI_INDEX_WORDS		39
 #define FI_INDEX_DESCSZ		(FI_INDEX_WORDS * 4)
 #define FI_INDEX_WORDS_1	22

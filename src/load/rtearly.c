@@ -22,7 +22,7 @@
  *    module's index cannot be read: its file is);
  *  - every function libfineibt.so calls is bound into one of its own
  *    dependencies (libc, the loader): an executable or preload that
- *    interposes malloc, open, write... is not relocated yet, its code
+ *    interposes malloc, getenv, strerror... is not relocated yet, its code
  *    cannot run. The start then waits for our constructor, as before.
  *
  * libc is relocated but not initialised: environ is not set yet (set

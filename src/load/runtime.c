@@ -415,8 +415,8 @@ static const char *fi_rt_name(const struct fi_module *m)
  * Module @f from memory only, through the index fineibt-cc linked into it
  * (src/elf/imgindex.c): no file is opened. NULL with *@fall set when the file
  * must be read after all: the index was not filled in, or the sites are
- * not in compiler form (`fineibt patch` rewrote the file: its mode is in
- * a section only the file has).
+ * not in compiler form and the index has no .fineibt record (something
+ * other than this `fineibt patch` rewrote the file).
  */
 static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 					  const uint32_t *desc, bool *fall)
@@ -437,7 +437,9 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 		fi_rt_say("fineibt: warning: %s: the module index's list of "
 			  "thunk calls is refused (%s); scanning the text\n", path,
 			  fi_image_tcall_list_bad(&m->img));
-	if (!ret && fi_image_is_kcfi_mode(&m->img)) {
+	/* A module `fineibt patch` rewrote carries its record in the index
+	 * (src/elf/index.h): taken as it is, from memory too. */
+	if (!ret && (m->img.note.present || fi_image_is_kcfi_mode(&m->img))) {
 		*fall = false;
 		if (!fi_rt_image_is_kcfi(&m->img))
 			goto drop;

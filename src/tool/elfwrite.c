@@ -11,8 +11,8 @@
  * table and header table stay behind as unreferenced bytes: nothing that
  * is loaded moves, so every address, segment and offset the program uses
  * is unchanged, and a byte diff against the input shows only the patched
- * sites, the two header fields, the flags word of the module index (if
- * fineibt-cc linked one: cleared, see fi_unfill_index) and the tail.
+ * sites, the two header fields, the module index (if fineibt-cc linked
+ * one: it gets a copy of the record, see fi_index_patched) and the tail.
  *
  * The output is written to a temporary file in the destination directory,
  * fsync'd and renamed over the destination, so a reader never sees a
@@ -109,18 +109,34 @@ static bool fi_has_section(const uint8_t *file, const Elf64_Ehdr *eh,
 	return false;
 }
 
-/*
- * The runtime would take a file fineibt-cc linked by its module index,
- * from memory, and never see the .fineibt section added here: mark the
- * index as not filled so that it reads this file (src/elf/index.h).
- */
-static void fi_unfill_index(uint8_t *file, size_t size, const Elf64_Ehdr *eh)
+/* The record of the .fineibt section, as the tail and the index hold it. */
+static struct fi_note fi_out_note(const struct fi_patch_opts *o)
 {
+	return (struct fi_note){ .present = true, .cfg = o->cfg,
+				 .key = o->key, .bhi_args = o->bhi_args };
+}
+
+/*
+ * The runtime takes a file fineibt-cc linked by its module index, from
+ * memory, and would never see the .fineibt section added here: the index
+ * gets a copy of the record (src/elf/index.h, FI_INDEX_PATCHED), or, when
+ * it cannot hold one, is marked not filled so that the runtime reads this
+ * file.
+ */
+static int fi_index_patched(uint8_t *file, size_t size, const Elf64_Ehdr *eh,
+			    const struct fi_patch_opts *o,
+			    const struct fi_patch_stats *st)
+{
+	struct fi_note n = fi_out_note(o);
+	uint8_t rec[FI_NOTE_SIZE];
+	ssize_t rlen = fi_note_encode(&n, st, rec, sizeof(rec));
 	const Elf64_Shdr *shdrs = (const Elf64_Shdr *)(file + eh->e_shoff);
 	const Elf64_Shdr *str = &shdrs[eh->e_shstrndx];
 	const char *names = (const char *)file + str->sh_offset;
 	size_t len = strlen(FI_INDEX_SECTION);
 
+	if (rlen < 0)
+		return (int)rlen;
 	for (unsigned int i = 0; i < eh->e_shnum; i++) {
 		const Elf64_Shdr *sh = &shdrs[i];
 
@@ -129,8 +145,10 @@ static void fi_unfill_index(uint8_t *file, size_t size, const Elf64_Ehdr *eh)
 		    memcmp(names + sh->sh_name, FI_INDEX_SECTION, len + 1) ||
 		    sh->sh_offset > size || sh->sh_size > size - sh->sh_offset)
 			continue;
-		fi_index_unfill(file + sh->sh_offset, sh->sh_size);
+		fi_index_set_record(file + sh->sh_offset, sh->sh_size, rec,
+				    (size_t)rlen);
 	}
+	return 0;
 }
 
 /* Lay out the tail and the updated header (see the top of the file). */
@@ -140,8 +158,7 @@ static int fi_build_tail(const struct fi_image *im, const struct fi_patch_opts *
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->file;
 	const Elf64_Shdr *old = (const Elf64_Shdr *)(im->file + eh->e_shoff);
 	const Elf64_Shdr *ostr = &old[eh->e_shstrndx];
-	struct fi_note n = { .present = true, .cfg = o->cfg, .key = o->key,
-			     .bhi_args = o->bhi_args };
+	struct fi_note n = fi_out_note(o);
 	const size_t base = FI_ALIGN8(im->file_size);
 	size_t note_at, str_at, str_len, name_at, sh_at, nsh = eh->e_shnum;
 	Elf64_Shdr *sh;
@@ -273,8 +290,9 @@ int fi_image_write_file(struct fi_image *im, const struct fi_patch_opts *o,
 	if (fi_has_section(im->file, eh, FI_NOTE_SECTION))
 		return fi_werr(err, errlen, -EALREADY, "already has a %s section",
 			       FI_NOTE_SECTION);
-	fi_unfill_index(im->file, im->file_size, eh);
-	ret = fi_build_tail(im, o, st, &t);
+	ret = fi_index_patched(im->file, im->file_size, eh, o, st);
+	if (!ret)
+		ret = fi_build_tail(im, o, st, &t);
 	if (ret) {
 		free(t.buf);
 		return fi_werr(err, errlen, ret, "cannot build the %s section: %s",

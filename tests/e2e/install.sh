@@ -109,10 +109,15 @@ check installed_version "fineibt --version" \
 	test "$("$P/bin/fineibt" --version 2>&1)" = "fineibt $VER"
 check installed_cc_builds "installed fineibt-cc cannot build" \
 	"$P/bin/fineibt-cc" -O2 -o "$OUT/prog" "$OUT/prog.c"
-rpath=$(llvm-readelf-22 -d "$OUT/prog" 2>&1 | sed -n 's/.*R\(UN\)\{0,1\}PATH.*\[\(.*\)\]/\2/p' | head -n 1)
-check installed_cc_rpath "rpath '$rpath' is not the prefix's lib/" \
-	test "$(realpath -m "$rpath")" = "$(realpath -m "$P/lib")"
-rt=$(ldd "$OUT/prog" 2>&1 | awk '$1 == "libfineibt.so.0" { print $3 }')
+# The runtime by its absolute path in the prefix (no search, no RUNPATH:
+# docs/runtime.md "Where the runtime is loaded from").
+dyn=$(llvm-readelf-22 -d "$OUT/prog" 2>&1)
+needed=$(sed -n 's/.*NEEDED.*\[\(.*libfineibt[^]]*\)\]/\1/p' <<<"$dyn" | head -n 1)
+check installed_cc_needed "runtime named '$needed', not the prefix's lib/libfineibt.so.0" \
+	test "$needed" = "$P/lib/libfineibt.so.0"
+no_rpath() { ! grep -qE 'R(UN)?PATH' <<<"$dyn"; }
+check installed_cc_no_rpath "a RUNPATH was written: $(grep -E 'R(UN)?PATH' <<<"$dyn")" no_rpath
+rt=$(ldd "$OUT/prog" 2>&1 | awk '$1 ~ /libfineibt\.so\.0$/ { print ($3 ~ /^\// ? $3 : $1) }')
 check installed_cc_runtime "program loads '$rt', not the installed runtime" \
 	test "$(realpath -m "$rt")" = "$(realpath -m "$P/lib/libfineibt.so.$VER")"
 check installed_prog_runs "program fails in auto" \
@@ -123,12 +128,16 @@ check installed_prog_caught "rc=$rc err=$(cat "$OUT/prog.err")" \
 check installed_run_cmd "fineibt run in the prefix" \
 	test "$("$P/bin/fineibt" run --cfi=kcfi -- "$OUT/prog" 2>&1)" = 42
 
-# Move the prefix: the driver finds its files from where it is now.
+# Move the prefix: the driver finds its files from where it is now (its
+# link copy names the old place: the moved runtime through a RUNPATH).
 mv "$P" "$OUT/moved"
 check installed_relocated "moved prefix: fineibt-cc cannot build" \
 	"$OUT/moved/bin/fineibt-cc" -O2 -o "$OUT/prog2" "$OUT/prog.c"
 check installed_relocated_runs "moved prefix: program fails" \
 	test "$(FINEIBT_CFI=fineibt "$OUT/prog2" 2>&1)" = 42
+rpath=$(llvm-readelf-22 -d "$OUT/prog2" 2>&1 | sed -n 's/.*RUNPATH.*\[\(.*\)\]/\1/p')
+check installed_relocated_rpath "moved prefix: RUNPATH '$rpath', not the moved lib/" \
+	test "$(realpath -m "$rpath")" = "$(realpath -m "$OUT/moved/lib")"
 mv "$OUT/moved" "$P"
 
 # ------------------------------------------------------------- DESTDIR

@@ -23,10 +23,12 @@ ES_OUT=$ROOT/$BUILD/e2e/escape
 mkdir -p "$ES_OUT/copies"
 PROG=$ES_OUT/escape_prog
 LIB=$ES_OUT/libfi_escape.so
+# Named by soname (FINEIBT_CC_RUNPATH=1): mapfull runs them against the
+# test runtime through LD_LIBRARY_PATH (PR_DEBUG_ENV).
 { pr_fresh "$PROG" "$PR_SRC/escape_prog.c" ||
-  "$FCC" -O2 -Wall -I"$ROOT/include" "$PR_SRC/escape_prog.c" -o "$PROG" -lpthread; } &&
+  FINEIBT_CC_RUNPATH=1 "$FCC" -O2 -Wall -I"$ROOT/include" "$PR_SRC/escape_prog.c" -o "$PROG" -lpthread; } &&
 { pr_fresh "$LIB" "$PR_SRC/escape_lib.c" ||
-  "$FCC" -O2 -fPIC -shared "$PR_SRC/escape_lib.c" -o "$LIB"; } ||
+  FINEIBT_CC_RUNPATH=1 "$FCC" -O2 -fPIC -shared "$PR_SRC/escape_lib.c" -o "$LIB"; } ||
 	{ pr_fail build "could not build escape_prog"; exit 1; }
 COPIES=()
 for i in $(seq -w 0 259); do

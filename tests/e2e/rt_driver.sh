@@ -44,6 +44,38 @@ ok "$FCC" -O2 "$RT_SRC/rt_calls.c" "$D/naked.o" -o "$D/calls_many"
 T=driver-many-inputs-run; WHY="linked program fails"
 ok [ "$(FINEIBT_CFI=auto "$D/calls_many" legal 2>&1)" = "legal ok" ]
 
+# The runtime by its absolute path (driver/runtime.c): DT_NEEDED names
+# $BUILD/libfineibt.so.0, no RUNPATH, and the loader looks in no directory
+# for it (no failed open or stat at start-up). FINEIBT_CC_RUNPATH=1: the
+# soname and the directory as RUNPATH, as before.
+rt_by_path() {	# FILE: NEEDED is the build's runtime by path, no RUNPATH
+	local dyn need
+	dyn=$(llvm-readelf-22 -d "$1" 2>&1)
+	need=$(sed -n 's/.*NEEDED.*\[\(\/.*libfineibt\.so\.0\)\]/\1/p' <<<"$dyn")
+	[ -n "$need" ] && [ "$(realpath "$need")" = "$(realpath "$ROOT/$BUILD/libfineibt.so.0")" ] &&
+		! grep -qE 'R(UN)?PATH' <<<"$dyn"
+}
+rt_by_runpath() {	# FILE: NEEDED is the soname, with a RUNPATH
+	local dyn
+	dyn=$(llvm-readelf-22 -d "$1" 2>&1)
+	grep -q 'NEEDED.*\[libfineibt\.so\.0\]' <<<"$dyn" && grep -q RUNPATH <<<"$dyn"
+}
+T=driver-runtime-path; WHY="want NEEDED $ROOT/$BUILD/libfineibt.so.0 and no RUNPATH"
+ok rt_by_path "$D/calls_many"
+FINEIBT_CC_RUNPATH=1 "$FCC" -O2 "$RT_SRC/rt_calls.c" "$D/naked.o" -o "$D/calls_rp"
+T=driver-runtime-runpath; WHY="FINEIBT_CC_RUNPATH=1: want NEEDED libfineibt.so.0 and a RUNPATH"
+ok rt_by_runpath "$D/calls_rp"
+if command -v strace >/dev/null && [ -z "${FINEIBT_SAN:-}" ]; then
+	FINEIBT_CFI=auto strace -f -qq -e trace=open,openat,stat,newfstatat,access \
+		-o "$D/search.trace" "$D/calls_many" legal >/dev/null 2>&1
+	T=driver-runtime-no-search; WHY="failed look-ups at start-up: $(grep -- '= -1' "$D/search.trace" | head -5)"
+	ok sh -c "! grep -- '= -1' '$D/search.trace' | grep -v /etc/ld.so.preload | grep -q ."
+	FINEIBT_CFI=auto strace -f -qq -e trace=open,openat,stat,newfstatat,access \
+		-o "$D/search_rp.trace" "$D/calls_rp" legal >/dev/null 2>&1
+	T=driver-runtime-runpath-searches; WHY="the RUNPATH link made no failed look-up (is the check blind?)"
+	ok grep -q 'libfineibt.so.0.*= -1 ENOENT' "$D/search_rp.trace"
+fi
+
 # A configure-style probe: source on stdin with -x c.
 T=driver-conftest-stdin; WHY="probe from stdin failed"
 ok sh -c "printf 'int main(void){return 0;}\n' | '$FCC' -x c - -o '$D/conftest' && '$D/conftest'"

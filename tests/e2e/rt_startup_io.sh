@@ -123,3 +123,57 @@ for m in "${RT_MODES[@]}"; do
 		rt_fail "lazy-lib-gone[$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
 	fi
 done
+
+# Statically patched modules (`fineibt patch`, docs/patch.md): the index
+# carries the .fineibt record (src/elf/index.h, FI_INDEX_PATCHED), so the
+# runtime takes them from memory too: no open of the executable or of
+# /proc/self/exe, "kept static" in the file's mode. Control: the same file
+# with its index unfilled (what `fineibt patch` wrote before) is read.
+P=$D/patched
+mkdir -p "$P"
+for cfi in kcfi fineibt fineibt,paranoid off; do
+	tag=${cfi//,/-}
+	ok=1
+	for f in rt_mods libfi_rta.so libfi_rtb.so; do
+		"$FIBT" patch -q "$D/$f" -o "$P/$f" --cfi="$cfi" --key 00112233445566778899aabbccddeeff || ok=0
+	done
+	[ $ok = 1 ] || { rt_fail "patched-build[$tag]" "fineibt patch failed"; continue; }
+	m=auto check_io "patched-startup-io[$tag]" "$P/rt_mods" "$P/libfi_rtb.so"
+	err=$(FINEIBT_VERBOSE=1 "$P/rt_mods" "$P/libfi_rtb.so" 2>&1 >/dev/null)
+	if grep -q "^fineibt: $P/rt_mods: kept static $cfi$" <<<"$err" ||
+	   grep -q "^fineibt: /proc/self/exe: kept static $cfi$" <<<"$err"; then
+		rt_pass "patched-kept[$tag]: taken as patched, from memory"
+	else
+		rt_fail "patched-kept[$tag]" "$err"
+	fi
+	cp "$P/rt_mods" "$P/rt_mods_unfilled"
+	unfill "$P/rt_mods_unfilled"
+	{ strace -f -qq -e trace=open,openat -o "$D/unfilled.trace" \
+		"$P/rt_mods_unfilled" "$P/libfi_rtb.so" >"$D/unfilled.out" 2>"$D/unfilled.err" </dev/null; RT_RC=$?; } 2>/dev/null
+	if [ "$RT_RC" = 0 ] && [ "$(head -1 "$D/unfilled.out")" = "modules ok" ] &&
+	   opens "$D/unfilled.trace" | grep -q ' /proc/self/exe$'; then
+		rt_pass "patched-unfilled[$tag]: an unfilled index still reads the file"
+	else
+		rt_fail "patched-unfilled[$tag]" "rc=$RT_RC $(cat "$D/unfilled.out" "$D/unfilled.err")"
+	fi
+done
+# The record in the index is the file's .fineibt section, byte for byte,
+# but for its counts: bytes 0-31, then the key (bytes 64 to the end).
+python3 - "$P/rt_mods" <<'PY' && rt_pass "patched-record: the index holds the .fineibt section's bytes" || rt_fail patched-record "index record differs from the .fineibt section"
+import struct, subprocess, sys
+b = open(sys.argv[1], 'rb').read()
+i = b.find(b'FineIBT\0')
+d = i + 8
+flags = struct.unpack_from('<I', b, d + 4)[0]
+sec = None
+out = subprocess.run(['llvm-readelf-22', '-SW', sys.argv[1]], capture_output=True, text=True).stdout
+for l in out.splitlines():
+    f = l.replace('[ ', '[').split()
+    if len(f) > 5 and f[1] == '.fineibt':
+        off, size = int(f[4], 16), int(f[5], 16)
+        sec = b[off:off + size]
+assert flags & 8 and not flags & 4, flags
+r = d + 22 * 4
+assert sec and len(sec) == 80
+assert b[r:r + 32] == sec[:32] and b[r + 32:r + 48] == sec[64:80]
+PY

@@ -13,9 +13,10 @@
 D=$RT_OUT/traps_in_place
 mkdir -p "$D"
 # fineibt_debug_object is in the test build of the runtime only (Makefile,
-# TESTLIB): the programs run against it.
+# TESTLIB): the programs run against it (through LD_LIBRARY_PATH: linked
+# with the runtime's soname, FINEIBT_CC_RUNPATH=1).
 TESTLIB=$ROOT/$BUILD/testlib
-rt_build "$D/ktraps" -O1 "$RT_SRC/rt_ktraps.c" -ldl ||
+FINEIBT_CC_RUNPATH=1 rt_build "$D/ktraps" -O1 "$RT_SRC/rt_ktraps.c" -ldl ||
 	{ rt_fail build "fineibt-cc could not build the program"; exit 1; }
 
 # variant IN OUT writable|reversed

@@ -14,7 +14,9 @@ unset FINEIBT_CFI FINEIBT_VERBOSE FINEIBT_SEQ LD_PRELOAD
 . "$ROOT/tests/e2e/progs/sets.bash"
 # The test build of the runtime (Makefile, TESTLIB): the shipped one plus
 # the test-only fineibt_debug_object (tests/lib/rtdebug.c). Run a program
-# against it with: pr_run NAME CFI env "$PR_DEBUG_ENV" PROG...
+# against it with: pr_run NAME CFI env "$PR_DEBUG_ENV" PROG... (PROG and
+# LIB name the runtime by soname, FINEIBT_CC_RUNPATH=1, so that
+# LD_LIBRARY_PATH chooses the copy: the default absolute path would not).
 PR_TESTLIB=$ROOT/$BUILD/testlib
 PR_DEBUG_ENV=LD_LIBRARY_PATH=$PR_TESTLIB
 
@@ -38,11 +40,13 @@ pr_build() {
 	PROG_STATIC=$PR_OUT/protect_prog_static
 	LIB=$PR_OUT/libfi_protect.so
 	SCAN=$PR_OUT/protect_scan
-	{ pr_fresh "$PROG" "$p" || "$FCC" -O2 -Wall -I"$ROOT/include" "$p" -o "$PROG"; } &&
+	{ pr_fresh "$PROG" "$p" ||
+	  FINEIBT_CC_RUNPATH=1 "$FCC" -O2 -Wall -I"$ROOT/include" "$p" -o "$PROG"; } &&
 	{ pr_fresh "$PROG_STATIC" "$p" "$PR_TESTLIB/rtdebug.o" ||
 	  "$FCC" -O2 -Wall -static-fineibt -DPR_DEBUG_LINKED=1 -I"$ROOT/include" "$p" \
 		"$PR_TESTLIB/rtdebug.o" -o "$PROG_STATIC"; } &&
-	{ pr_fresh "$LIB" "$l" || "$FCC" -O2 -fPIC -shared "$l" -o "$LIB"; } &&
+	{ pr_fresh "$LIB" "$l" ||
+	  FINEIBT_CC_RUNPATH=1 "$FCC" -O2 -fPIC -shared "$l" -o "$LIB"; } &&
 	{ pr_fresh "$SCAN" "$s" ||
 	  clang-22 -O1 -Wall -D_GNU_SOURCE -I"$ROOT/include" $(printf -- '-I%s ' "$ROOT"/src/*/) "$s" \
 		"$ROOT/$BUILD/libfineibt.a" -ldl -lpthread -o "$SCAN"; }

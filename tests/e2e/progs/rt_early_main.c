@@ -17,14 +17,17 @@ int main(void)
 }
 
 #ifdef EARLY_INTERPOSE
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <stdio.h>
 
-/* The program's own write(2): the runtime's calls bind here, into an
- * executable the loader has not relocated when the runtime could start
- * early, so it must wait for its constructor. */
-ssize_t write(int fd, const void *buf, size_t n)
+/* The program's own strerror(3), a function libfineibt.so imports (its
+ * system calls are its own since src/load/rtlibc.c): the runtime's calls
+ * bind here, into an executable the loader has not relocated when the
+ * runtime could start early, so it must wait for its constructor. */
+char *strerror(int e)
 {
-	return syscall(SYS_write, fd, buf, n);
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), "error %d", e);
+	return buf;
 }
 #endif

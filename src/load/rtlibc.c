@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The system-call wrappers and string functions libfineibt.so calls, as
+ * its own code instead of imports from libc (libfineibt.so only, linked
+ * with --wrap for each name, FI_SO_LIBC in the Makefile).
+ *
+ * Why: libfineibt.so is linked with -z now (its GOT read-only once
+ * relocated: docs/protection.md), so the loader binds every function it
+ * imports when the process starts, whether or not the process ever calls
+ * it: a symbol lookup through the whole scope (each module's hash table,
+ * a string compare and a version check), about 600 instructions each.
+ * These 39 were a third of what the loader spent on libfineibt.so in a
+ * hello world (docs/bench.md, "A runtime that costs nothing"). Each is a
+ * system call or a short loop; what stays imported is what needs libc's
+ * own state (the allocator, stdio, the dynamic loader's lists, threads,
+ * errno, the environment), and strrchr, which the trap report calls to
+ * name an uninstrumented target's file: tests/e2e/trap_reentry.sh
+ * interposes it to make a report re-enter the handler, the one way left
+ * to reach that guard (docs/traps.md "Reports and interposers").
+ *
+ * It also means an LD_PRELOAD interposer of one of these (libfaketime
+ * defines several) is never entered from inside the runtime, which
+ * src/seq/rawsys.h already did by hand for the start-up's own calls.
+ *
+ * Conventions are libc's: -1 (MAP_FAILED) and errno on failure, the same
+ * system calls glibc makes. pthread_sigmask and sigfillset leave out the
+ * two signals glibc keeps for itself (cancellation and set*id), as glibc
+ * does. This file is built with -fno-builtin (Makefile) so that the
+ * compiler never turns a loop here back into a call to the function the
+ * loop implements; the bulk copies use rep movsq / rep stosq.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rawsys.h"
+
+/* glibc's internal signals: SIGCANCEL and SIGSETXID. */
+#define FI_SIGCANCEL	32
+#define FI_SIGSETXID	33
+/* The kernel's sigset: 64 signals. */
+#define FI_KSIGSET	8
+
+static long fi_ret(long r)
+{
+	if ((unsigned long)r > -4096UL) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+/* ---------------------------------------------------------- system calls */
+
+int __wrap_close(int fd)
+{
+	return (int)fi_ret(fi_sys3(SYS_close, fd, 0, 0));
+}
+
+int __wrap_open(const char *path, int flags, ...)
+{
+	int mode = 0;
+
+	if (flags & (O_CREAT | __O_TMPFILE)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = va_arg(ap, int);
+		va_end(ap);
+	}
+	return (int)fi_ret(fi_sys6(SYS_openat, AT_FDCWD, (long)path, flags,
+				   mode, 0, 0));
+}
+
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off)
+{
+	return fi_ret(fi_sys6(SYS_pread64, fd, (long)buf, (long)n, off, 0, 0));
+}
+
+ssize_t __wrap_write(int fd, const void *buf, size_t n)
+{
+	return fi_ret(fi_sys3(SYS_write, fd, (long)buf, (long)n));
+}
+
+ssize_t __wrap_readlink(const char *path, char *buf, size_t n)
+{
+	return fi_ret(fi_sys3(SYS_readlink, (long)path, (long)buf, (long)n));
+}
+
+int __wrap_fstat(int fd, struct stat *st)
+{
+	return (int)fi_ret(fi_sys3(SYS_fstat, fd, (long)st, 0));
+}
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	return (void *)fi_ret(fi_sys6(SYS_mmap, (long)addr, (long)len, prot,
+				      flags, fd, off));
+}
+
+int __wrap_munmap(void *addr, size_t len)
+{
+	return (int)fi_ret(fi_sys3(SYS_munmap, (long)addr, (long)len, 0));
+}
+
+int __wrap_mprotect(void *addr, size_t len, int prot)
+{
+	return (int)fi_ret(fi_sys3(SYS_mprotect, (long)addr, (long)len, prot));
+}
+
+void *__wrap_mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *to = NULL;
+
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		to = va_arg(ap, void *);
+		va_end(ap);
+	}
+	return (void *)fi_ret(fi_sys6(SYS_mremap, (long)old, (long)old_len,
+				      (long)new_len, flags, (long)to, 0));
+}
+
+int __wrap_madvise(void *addr, size_t len, int advice)
+{
+	return (int)fi_ret(fi_sys3(SYS_madvise, (long)addr, (long)len, advice));
+}
+
+int __wrap_mincore(void *addr, size_t len, unsigned char *vec)
+{
+	return (int)fi_ret(fi_sys3(SYS_mincore, (long)addr, (long)len,
+				   (long)vec));
+}
+
+pid_t __wrap_getpid(void)
+{
+	return (pid_t)fi_sys3(SYS_getpid, 0, 0, 0);
+}
+
+int __wrap_sched_yield(void)
+{
+	return (int)fi_ret(fi_sys3(SYS_sched_yield, 0, 0, 0));
+}
+
+ssize_t __wrap_process_vm_readv(pid_t pid, const struct iovec *local,
+				unsigned long nlocal,
+				const struct iovec *remote,
+				unsigned long nremote, unsigned long flags)
+{
+	return fi_ret(fi_sys6(SYS_process_vm_readv, pid, (long)local,
+			      (long)nlocal, (long)remote, (long)nremote,
+			      (long)flags));
+}
+
+long __wrap_syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	return fi_ret(fi_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+}
+
+int __wrap_getrlimit(int res, struct rlimit *rl)
+{
+	return (int)fi_ret(fi_sys6(SYS_prlimit64, 0, res, 0, (long)rl, 0, 0));
+}
+
+/* The report's timestamp only (not a hot path): no vDSO. */
+int __wrap_clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	return (int)fi_ret(fi_sys3(SYS_clock_gettime, clk, (long)ts, 0));
+}
+
+int __wrap_getpagesize(void)
+{
+	return (int)getauxval(AT_PAGESZ);
+}
+
+long __wrap_sysconf(int name)
+{
+	if (name == _SC_PAGESIZE)
+		return (long)getauxval(AT_PAGESZ);
+	errno = EINVAL;
+	return -1;
+}
+
+/* ---------------------------------------------------------------- signals */
+
+static int fi_sig_ok(int sig)
+{
+	if (sig > 0 && sig <= 64)
+		return 1;
+	errno = EINVAL;
+	return 0;
+}
+
+int __wrap_sigemptyset(sigset_t *set)
+{
+	memset(set, 0, sizeof(*set));
+	return 0;
+}
+
+int __wrap_sigfillset(sigset_t *set)
+{
+	memset(set, 0xff, sizeof(*set));
+	set->__val[0] &= ~((1ul << (FI_SIGCANCEL - 1)) |
+			   (1ul << (FI_SIGSETXID - 1)));
+	return 0;
+}
+
+int __wrap_sigaddset(sigset_t *set, int sig)
+{
+	if (!fi_sig_ok(sig))
+		return -1;
+	set->__val[0] |= 1ul << (sig - 1);
+	return 0;
+}
+
+int __wrap_sigismember(const sigset_t *set, int sig)
+{
+	if (!fi_sig_ok(sig))
+		return -1;
+	return (set->__val[0] >> (sig - 1)) & 1;
+}
+
+int __wrap_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return (int)fi_ret(fi_sys6(SYS_rt_sigprocmask, how, (long)set,
+				   (long)old, FI_KSIGSET, 0, 0));
+}
+
+int __wrap_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t s;
+	long r;
+
+	if (set && (set->__val[0] & ((1ul << (FI_SIGCANCEL - 1)) |
+				     (1ul << (FI_SIGSETXID - 1))))) {
+		s = *set;
+		s.__val[0] &= ~((1ul << (FI_SIGCANCEL - 1)) |
+				(1ul << (FI_SIGSETXID - 1)));
+		set = &s;
+	}
+	r = fi_sys6(SYS_rt_sigprocmask, how, (long)set, (long)old, FI_KSIGSET,
+		    0, 0);
+	return r < 0 ? (int)-r : 0;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+void *__wrap_memcpy(void *dst, const void *src, size_t n)
+{
+	void *d = dst;
+	size_t q = n / 8;
+
+	__asm__ volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(q) : : "memory");
+	q = n % 8;
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(q) : : "memory");
+	return dst;
+}
+
+void *__wrap_memmove(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	if (d <= s || d >= s + n)
+		return __wrap_memcpy(dst, src, n);
+	while (n--)
+		d[n] = s[n];
+	return dst;
+}
+
+void *__wrap_memset(void *dst, int c, size_t n)
+{
+	uint64_t w = 0x0101010101010101ull * (unsigned char)c;
+	void *d = dst;
+	size_t q = n / 8;
+
+	__asm__ volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(w) : "memory");
+	q = n % 8;
+	__asm__ volatile("rep stosb" : "+D"(d), "+c"(q) : "a"(w) : "memory");
+	return dst;
+}
+
+int __wrap_memcmp(const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+
+	for (; n >= 8; n -= 8, x += 8, y += 8) {
+		uint64_t u, v;
+
+		__builtin_memcpy(&u, x, 8);
+		__builtin_memcpy(&v, y, 8);
+		if (u != v)
+			break;
+	}
+	for (; n; n--, x++, y++) {
+		if (*x != *y)
+			return *x - *y;
+	}
+	return 0;
+}
+
+int __wrap_bcmp(const void *a, const void *b, size_t n)
+{
+	return __wrap_memcmp(a, b, n);
+}
+
+void *__wrap_memchr(const void *p, int c, size_t n)
+{
+	const unsigned char *s = p;
+
+	for (; n; n--, s++) {
+		if (*s == (unsigned char)c)
+			return (void *)s;
+	}
+	return NULL;
+}
+
+/* --------------------------------------------------------------- strings */
+
+size_t __wrap_strlen(const char *s)
+{
+	const char *p = s;
+
+	while (*p)
+		p++;
+	return (size_t)(p - s);
+}
+
+size_t __wrap_strnlen(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && s[n])
+		n++;
+	return n;
+}
+
+int __wrap_strcmp(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+int __wrap_strncmp(const char *a, const char *b, size_t n)
+{
+	for (; n; n--, a++, b++) {
+		if (*a != *b || !*a)
+			return (unsigned char)*a - (unsigned char)*b;
+	}
+	return 0;
+}
+
+char *__wrap_strchr(const char *s, int c)
+{
+	for (;; s++) {
+		if (*s == (char)c)
+			return (char *)s;
+		if (!*s)
+			return NULL;
+	}
+}
+
+size_t __wrap_strcspn(const char *s, const char *reject)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		for (const char *r = reject; *r; r++) {
+			if (s[n] == *r)
+				return n;
+		}
+	}
+	return n;
+}
+
+char *__wrap_strstr(const char *hay, const char *needle)
+{
+	size_t n = __wrap_strlen(needle);
+
+	for (; *hay; hay++) {
+		if (!__wrap_strncmp(hay, needle, n))
+			return (char *)hay;
+	}
+	return n ? NULL : (char *)hay;
+}
+
+char *__wrap_stpcpy(char *d, const char *s)
+{
+	while ((*d = *s)) {
+		d++;
+		s++;
+	}
+	return d;
+}
+
+char *__wrap_strncpy(char *d, const char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i < n && s[i]; i++)
+		d[i] = s[i];
+	for (; i < n; i++)
+		d[i] = '\0';
+	return d;
+}
