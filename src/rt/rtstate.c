@@ -30,10 +30,10 @@
  *
  * The state sits alone in page-aligned storage padded to whole pages (in
  * .bss, so it costs no file space), so its protection never touches
- * neighbouring data. A PROT_NONE guard page on either side (set up by the
- * first window) makes it a mapping of its own that never merges with its
- * neighbours: switching it between read-write and read-only then changes
- * a whole mapping, which needs no new one, so closing a window cannot fail
+ * neighbouring data. A read-only guard page on either side (set up by the
+ * first window; why not PROT_NONE: fi_rt_guard) makes it a mapping of its
+ * own that never merges with its read-write neighbours: closing a window
+ * then only merges mappings, which needs no new one, so it cannot fail
  * for want of a mapping slot (vm.max_map_count). Should closing fail all
  * the same, the process is terminated: the state never stays writable.
  */
@@ -112,22 +112,19 @@ const uint8_t *fi_bhi_stubs(size_t *size)
 /* ------------------------------------------------------------ the window */
 
 /*
- * LeakSanitizer reads every writable segment's pages at exit and dies on a
- * PROT_NONE page inside .bss: in sanitizer builds (SAN=1 tests, fuzz
- * harnesses) the guards are read-only instead. They still keep writes off
- * the state's neighbours, but merge with the read-only state, so opening a
- * window there needs a mapping slot (it fails cleanly when none is left).
+ * The guards are read-only, not PROT_NONE: they sit inside this module's
+ * writable PT_LOAD segment (.bss), and whatever walks a module's writable
+ * segments with dl_iterate_phdr takes every page there to be readable:
+ * LeakSanitizer's exit-time scan of globals (its stop-the-world tracer
+ * dies on the first unreadable page, so every -fsanitize=address program
+ * failed at exit), conservative collectors (Boehm GC), core dumpers.
+ * Read-only guards still keep every write off the state's neighbours and
+ * the neighbours' writes off the state; they merge with the read-only
+ * state into one mapping bounded by the read-write .bss around it, so
+ * closing a window still only merges mappings (a window's opening may
+ * need one more mapping slot, and fails cleanly when none is left).
  */
-#if defined(__SANITIZE_ADDRESS__)
 #define FI_GUARD_PROT	PROT_READ
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FI_GUARD_PROT	PROT_READ
-#endif
-#endif
-#ifndef FI_GUARD_PROT
-#define FI_GUARD_PROT	PROT_NONE
-#endif
 
 /* The guard pages around the state: done once, by the first window. */
 static int fi_rt_guard(void)
