@@ -185,6 +185,28 @@ static bool fi_is_query(const char *a)
 	       !strcmp(a, "--help");
 }
 
+/*
+ * -fsanitize=undefined includes -fsanitize=function, which clang refuses
+ * beside kcfi: both check the type of an indirect call's target, and
+ * kCFI is the check this driver is for. The rest of UBSan stays.
+ */
+static bool fi_wants_ubsan_function(const char *a)
+{
+	const char *p;
+
+	if (strncmp(a, "-fsanitize=", 11))
+		return false;
+	for (p = a + 11; *p; p += *p == ',') {
+		size_t n = strcspn(p, ",");
+
+		if ((n == 9 && !strncmp(p, "undefined", 9)) ||
+		    (n == 8 && !strncmp(p, "function", 8)))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
 static int fi_parse(struct fi_drv *d, int argc, char **argv)
 {
 	int inputs = 0;
@@ -228,6 +250,8 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 			continue;
 		}
 		fi_argv_add(&d->args, a);
+		if (fi_wants_ubsan_function(a))
+			fi_argv_add(&d->args, "-fno-sanitize=function");
 		if (fi_says_norelro(a, ""))
 			d->user_norelro = true;
 		if (strcmp(a, "-v"))
