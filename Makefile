@@ -52,6 +52,15 @@ CRT_OBJ  := $(patsubst crt/%,$(BUILD)/obj/crt/%.o,$(CRT_SRC))
 DRV_SRC  := $(sort $(wildcard driver/*.c))
 DRV_OBJ  := $(patsubst driver/%.c,$(BUILD)/obj/driver/%.o,$(DRV_SRC))
 
+# Quiet by default ("  CC      src/x.c"); make V=1 prints every command.
+ifeq ($(V),1)
+Q   :=
+say  = @:
+else
+Q   := @
+say  = @printf '  %-7s %s\n' '$(1)' '$(2)';
+endif
+
 DEPS_STAMP := $(BUILD)/.deps-ok
 # The library's object list, rewritten only when it changes: a source
 # removed from src/ must leave the libraries too (a prerequisite that is
@@ -80,55 +89,76 @@ LIB_CFLAGS := -ffunction-sections -fdata-sections -gdwarf-4
 
 $(BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.S.o: src/%.S | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tools/%.o: tools/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
 
 $(BUILD)/obj/crt/%.c.o: crt/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/crt/%.S.o: crt/%.S src/seq/thunks.S src/elf/index.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/driver/%.o: driver/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Idriver -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idriver -c $< -o $@
 
 $(BUILD)/libfineibt_crt.a: $(CRT_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/fineibt-cc: $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
-	$(CC) -o $@ $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # The program `fineibt demo` attacks, built like a user's program would be.
 $(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S include/fineibt.h \
 		$(BUILD)/fineibt-cc $(BUILD)/libfineibt.so $(BUILD)/libfineibt_crt.a
 	@mkdir -p $(@D)
-	$(BUILD)/fineibt-cc -O2 -Iinclude -o $@ examples/demo/attack.c examples/demo/attack_gadget.S
+	$(call say,FIBTCC,$@)
+	$(Q)$(BUILD)/fineibt-cc -O2 -Iinclude -o $@ examples/demo/attack.c examples/demo/attack_gadget.S
+
+# The copy `make install` puts in PREFIX/libexec/fineibt/, where the
+# installed `fineibt demo` looks for it: the runtime linked in
+# (-static-fineibt), so it needs no RUNPATH into the build tree.
+$(BUILD)/demo/libexec/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S include/fineibt.h \
+		$(BUILD)/fineibt-cc $(BUILD)/libfineibt.a $(BUILD)/libfineibt_crt.a
+	@mkdir -p $(@D)
+	$(call say,FIBTCC,$@)
+	$(Q)$(BUILD)/fineibt-cc -O2 -Iinclude -static-fineibt -o $@ examples/demo/attack.c examples/demo/attack_gadget.S
 
 # The same driver; invoked as fineibt-c++ it compiles and links with clang++-22.
 $(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
-	ln -sf fineibt-cc $@
+	$(call say,LN,$@)
+	$(Q)ln -sf fineibt-cc $@
 
 # The same binary as a linker wrapper (driver/ld.c) for stock clang builds.
 $(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
-	ln -sf fineibt-cc $@
+	$(call say,LN,$@)
+	$(Q)ln -sf fineibt-cc $@
 
 # The LD_AUDIT library `fineibt run` loads (src/load/audit.c): its own small
 # object, never sanitized (the loader calls it before anything is set up).
 # Full RELRO as libfineibt.so: the loader calls into it at every dlopen,
 # and a lazily bound GOT would be code pointers in writable memory.
 $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
-	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
+	$(call say,LD,$@)
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
 		-fno-sanitize=kcfi -D_GNU_SOURCE -shared -Wl,-z,noexecstack \
 		-Wl,-z,relro -Wl,-z,now -o $@ $<
 
@@ -143,24 +173,29 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort,-Wl,--wrap=$(f))
 $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o %/rtalloc.c.o,$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
-	ar rcs $@ $(filter %.o,$^)
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $(filter %.o,$^)
 
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,libfineibt.so.$(SOVER) \
 		-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
 		-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
 
 $(TOOLLIB): $(TOOLLIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/fineibt: $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
-	$(CC) -o $@ $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # Test-only (make check): the runtime, linked as libfineibt.so is, plus
 # tests/lib/rtdebug.c, whose fineibt_debug_object the shipped library does
@@ -170,10 +205,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
 TESTLIB  := $(BUILD)/testlib
 $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
 		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
@@ -220,22 +257,28 @@ clean:
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: CLI, driver, runtime
 # (libfineibt.so.$(VERSION) + soname and dev links, .a), crt, header,
-# pkg-config file, man pages. The driver finds the libraries in ../lib
-# (docs/ecosystem.md). make uninstall removes exactly these files.
+# pkg-config file, man pages, the demo program (libexec/fineibt/) and the
+# documentation (share/doc/fineibt/). The driver finds the libraries in
+# ../lib (docs/ecosystem.md). make uninstall removes exactly these files.
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
+LIBEXECDIR ?= $(PREFIX)/libexec
+DOCDIR  ?= $(PREFIX)/share/doc/fineibt
 PCDIR   ?= $(LIBDIR)/pkgconfig
 INST_BIN := fineibt fineibt-cc
 INST_LIB := libfineibt.a libfineibt_crt.a libfineibt_audit.so libfineibt.so libfineibt.so.$(SOVER) libfineibt.so.$(VERSION)
 INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7
+# Every page of docs/ (the man pages and messages cite them by name).
+INST_DOC := $(sort $(wildcard docs/*.md docs/*.png))
 
 .PHONY: install uninstall
-install: all
+install: all $(BUILD)/demo/libexec/fi-attack
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
-		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(LIBEXECDIR)/fineibt $(DESTDIR)$(DOCDIR)
 	install -m 755 $(BUILD)/fineibt $(BUILD)/fineibt-cc $(DESTDIR)$(BINDIR)/
 	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-c++
 	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-ld
@@ -249,12 +292,17 @@ install: all
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    pkgconfig/fineibt.pc.in >$(DESTDIR)$(PCDIR)/fineibt.pc
 	for m in $(INST_MAN); do install -m 644 man/$${m#*/} $(DESTDIR)$(MANDIR)/$$m || exit 1; done
+	install -m 755 $(BUILD)/demo/libexec/fi-attack $(DESTDIR)$(LIBEXECDIR)/fineibt/
+	install -m 644 $(INST_DOC) $(DESTDIR)$(DOCDIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN) fineibt-c++ fineibt-ld) \
 	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(INST_LIB)) \
 	      $(DESTDIR)$(INCDIR)/fineibt.h $(DESTDIR)$(PCDIR)/fineibt.pc \
-	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN))
+	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN)) \
+	      $(DESTDIR)$(LIBEXECDIR)/fineibt/fi-attack \
+	      $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INST_DOC)))
+	rmdir $(DESTDIR)$(LIBEXECDIR)/fineibt $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 # make fuzz: libFuzzer harnesses (fuzz/fuzz.mk, docs/robustness.md).
 include fuzz/fuzz.mk

@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fineibt.h"
@@ -17,9 +18,9 @@
 #include "cli.h"
 
 struct insp_opts {
-	const char *path;
-	bool json;
-	bool list;
+	const char *path, *path_b;	/* FILE, or --diff A B */
+	int pid;			/* --pid PID, else 0 */
+	bool json, list, diff;
 };
 
 int cmd_inspect_help(void)
@@ -96,7 +97,7 @@ void insp_mode(const struct fi_image *im, char *buf, size_t len)
 	/* Randomisation cannot be seen in the bytes: only the note knows. */
 	if (!im->note.present)
 		cfg.flags |= FINEIBT_F_RAND;
-	fineibt_config_str(&cfg, buf, len);
+	cli_mode_str(&cfg, buf, len);
 }
 
 static size_t insp_tail_calls(const struct fi_image *im)
@@ -202,7 +203,7 @@ static void text_summary(const struct fi_image *im, const char *mode)
 		       "fineibt (it reads %u): patch the original again\n",
 		       im->note.version, FI_NOTE_VERSION);
 	} else if (im->note.present) {
-		fineibt_config_str(&im->note.cfg, cfg, sizeof(cfg));
+		cli_mode_str(&im->note.cfg, cfg, sizeof(cfg));
 		printf("patched:       cfi=%s", cfg);
 		if (im->note.cfg.flags & FINEIBT_F_RAND)
 			printf(" seed %#010x", im->note.seed);
@@ -370,7 +371,7 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	json_key("patched", &first);
 	printf("%s", im->note.present ? "true" : "false");
 	if (im->note.present) {
-		fineibt_config_str(&im->note.cfg, cfg, sizeof(cfg));
+		cli_mode_str(&im->note.cfg, cfg, sizeof(cfg));
 		json_key("patched_cfi", &first);
 		json_str(cfg);
 		json_key("seed", &first);
@@ -409,28 +410,53 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 
 /* ----------------------------------------------------------------- main */
 
+/*
+ * The three forms share one parser: FILE; --diff A B; --pid PID. Returns
+ * 0, CLI_USAGE, or -1 after --help.
+ */
 static int insp_args(int argc, char **argv, struct insp_opts *o)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			o->json = true;
-		} else if (!strcmp(argv[i], "--list")) {
-			o->list = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "Error: inspect: unknown option '%s'; try 'fineibt inspect --help'\n",
-				argv[i]);
-			return 2;
-		} else if (o->path) {
-			fprintf(stderr, "Error: inspect: one FILE at a time\n");
-			return 2;
-		} else {
-			o->path = argv[i];
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "diff", no_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, want;
+	char *end;
+	long pid;
+
+	cli_getopt_reset();
+	while ((c = cli_getopt("inspect", argc, argv, "h", opts)) != -1) {
+		switch (c) {
+		case 'j': o->json = true; break;
+		case 'l': o->list = true; break;
+		case 'd': o->diff = true; break;
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (*end || end == optarg || pid <= 0 || pid > INT32_MAX)
+				return cli_usage("inspect", "--pid needs a process id, got '%s'",
+						 optarg);
+			o->pid = (int)pid;
+			break;
+		case 'h': cmd_inspect_help(); return -1;
+		default: return CLI_USAGE;
 		}
 	}
-	if (!o->path) {
-		fprintf(stderr, "Error: inspect: no FILE; usage: fineibt inspect FILE [--json] [--list]\n");
-		return 2;
-	}
+	if (o->diff && o->pid)
+		return cli_usage("inspect", "--diff and --pid do not go together");
+	if (o->pid && o->list)
+		return cli_usage("inspect", "--list does not go with --pid");
+	want = o->diff ? 2 : o->pid ? 0 : 1;
+	if (argc - optind != want)
+		return cli_usage("inspect", "%s",
+				 o->diff ? "--diff needs two files, A and B" :
+				 o->pid ? "--pid takes no FILE" :
+				 optind < argc ? "one FILE at a time" : "no FILE");
+	o->path = want > 0 ? argv[optind] : NULL;
+	o->path_b = want > 1 ? argv[optind + 1] : NULL;
 	return 0;
 }
 
@@ -442,15 +468,16 @@ int cmd_inspect(int argc, char **argv)
 	char err[256] = "", mode[128];
 	int ret;
 
-	ret = cmd_inspect_ext(argc, argv);	/* --diff, --pid */
-	if (ret >= 0)
-		return ret;
 	ret = insp_args(argc, argv, &o);
 	if (ret)
-		return ret;
+		return ret < 0 ? CLI_OK : ret;
+	if (o.diff)
+		return insp_diff(o.path, o.path_b, o.list, o.json);
+	if (o.pid)
+		return insp_pid(o.pid, o.json);
 	ret = fi_image_open(&im, o.path, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "Error: %s: %s\n", o.path, err[0] ? err : "cannot read");
+		cli_error("%s: %s", o.path, err[0] ? err : "cannot read");
 		return 1;
 	}
 	insp_mode(&im, mode, sizeof(mode));

@@ -44,6 +44,42 @@ int cmd_patch_help(void)
 	return 0;
 }
 
+static int patch_parse_seed(const char *s, uint32_t *seed)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 16);
+	if (errno || end == s || *end || v > UINT32_MAX)
+		return -1;
+	*seed = (uint32_t)v;
+	return 0;
+}
+
+/* --cfi, --seq and --seed are checked here, before any file is read. */
+static int patch_check_words(const struct patch_args *a)
+{
+	struct fineibt_config cfg;
+	char msgs[2048], bad[64], words[256];
+	uint32_t seed;
+
+	if (a->cfi && fi_parse_cfi_cli(a->cfi, true, &cfg, msgs, sizeof(msgs),
+				       bad, sizeof(bad)) < 0) {
+		fi_cfi_word_list(words, sizeof(words));
+		return cli_usage("patch", "--cfi: unknown word '%s' (valid: %s)",
+				 bad, words);
+	}
+	if (a->seq && fi_seq_apply(a->seq, strlen(a->seq), &cfg) < 0)
+		return cli_usage("patch", "--seq: unknown sequence set '%s' (v4, v6.18)",
+				 a->seq);
+	if (a->seed && patch_parse_seed(a->seed, &seed))
+		return cli_usage("patch", "--seed '%s': want a 32-bit hex number",
+				 a->seed);
+	return 0;
+}
+
+/* 0: go on; CLI_USAGE; -1: --help was printed. */
 static int patch_parse(int argc, char **argv, struct patch_args *a)
 {
 	static const struct option opts[] = {
@@ -59,8 +95,8 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 	};
 	int c;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+	cli_getopt_reset();
+	while ((c = cli_getopt("patch", argc, argv, "o:qh", opts)) != -1) {
 		switch (c) {
 		case 'o': a->out = optarg; break;
 		case 'c': a->cfi = optarg; break;
@@ -69,37 +105,18 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 		case 'i': a->in_place = true; break;
 		case 'n': a->no_dethunk = true; break;
 		case 'q': a->quiet = true; break;
-		case 'h': cmd_patch_help(); return 1;
-		default: return -1;
+		case 'h': cmd_patch_help(); return -1;
+		default: return CLI_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "Error: patch needs exactly one FILE; try 'fineibt patch --help'\n");
-		return -1;
-	}
+	if (optind != argc - 1)
+		return cli_usage("patch", optind < argc ? "one FILE at a time" : "no FILE");
 	a->in = argv[optind];
 	if (!a->out && a->in_place)
 		a->out = a->in;
-	if (!a->out) {
-		fprintf(stderr, "Error: patch needs -o OUT (or --in-place)\n");
-		return -1;
-	}
-	return 0;
-}
-
-static int patch_parse_seed(const char *s, uint32_t *seed)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 16);
-	if (errno || end == s || *end || v > UINT32_MAX) {
-		fprintf(stderr, "Error: --seed '%s': want a 32-bit hex number\n", s);
-		return -1;
-	}
-	*seed = (uint32_t)v;
-	return 0;
+	if (!a->out)
+		return cli_usage("patch", "no -o OUT (or --in-place)");
+	return patch_check_words(a);
 }
 
 /* OUT must not be FILE (by name or by inode) unless --in-place. */
@@ -112,7 +129,7 @@ static int patch_check_paths(const struct patch_args *a, const struct stat *in)
 	if (!strcmp(a->in, a->out) ||
 	    (!stat(a->out, &out) && out.st_dev == in->st_dev &&
 	     out.st_ino == in->st_ino)) {
-		fprintf(stderr, "Error: %s: output is the input file; use --in-place to replace it\n",
+		cli_error("%s: output is the input file; use --in-place to replace it",
 			a->out);
 		return -1;
 	}
@@ -124,8 +141,8 @@ static void patch_already(const char *path, const struct fineibt_config *cfg)
 	char mode[64] = "mixed";
 
 	if (cfg)
-		fineibt_config_str(cfg, mode, sizeof(mode));
-	fprintf(stderr, "Error: %s: already patched (mode %s); patch the original kCFI build\n",
+		cli_mode_str(cfg, mode, sizeof(mode));
+	cli_error("%s: already patched (mode %s); patch the original kCFI build",
 		path, mode);
 }
 
@@ -153,31 +170,27 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 {
 	char msgs[1024], bad[64];
 
+	/* The words were checked by patch_check_words. */
 	if (fi_parse_cfi_cli(a->cfi ? a->cfi : "auto", patch_have_arity(im),
-			     &o->cfg, msgs, sizeof(msgs), bad, sizeof(bad)) < 0) {
-		fprintf(stderr, "Error: --cfi: unknown word '%s' (want auto, off, kcfi, "
-			"fineibt, norand, warn, paranoid, bhi, debug, seq=SET)\n", bad);
+			     &o->cfg, msgs, sizeof(msgs), bad, sizeof(bad)) < 0)
 		return -1;
-	}
 	if (msgs[0])
 		fputs(msgs, stderr);
-	if (a->seq && fi_seq_apply(a->seq, strlen(a->seq), &o->cfg) < 0) {
-		fprintf(stderr, "Error: unknown sequence set '%s' (v4, v6.18)\n", a->seq);
+	if (a->seq && fi_seq_apply(a->seq, strlen(a->seq), &o->cfg) < 0)
 		return -1;
-	}
 	/* Start-up diagnostics are the runtime's business, not the file's. */
 	o->cfg.flags &= ~FINEIBT_F_DEBUG;
 	fineibt_resolve_auto(&o->cfg);
 	if ((o->cfg.flags & FINEIBT_F_BHI) && !im->bhi_args) {
-		fprintf(stderr, "Error: %s: cfi=bhi needs the BHI stubs (__bhi_args) in the image: "
-			"link the program with libfineibt (fineibt-cc does) or drop bhi\n", a->in);
+		cli_error("%s: cfi=bhi needs the BHI stubs (__bhi_args) in the image: "
+			"link the program with libfineibt (fineibt-cc does) or drop bhi", a->in);
 		return -1;
 	}
 	if (a->seed) {
 		if (patch_parse_seed(a->seed, &o->seed))
 			return -1;
 	} else if (fineibt_random_seed(&o->seed)) {
-		fprintf(stderr, "Error: cannot draw a random seed; pass --seed HEX\n");
+		cli_error("cannot draw a random seed; pass --seed HEX");
 		return -1;
 	}
 	o->bhi_args = im->bhi_args;
@@ -191,7 +204,7 @@ static void patch_summary(const struct patch_args *a, const struct fi_patch_opts
 {
 	char mode[64];
 
-	fineibt_config_str(&o->cfg, mode, sizeof(mode));
+	cli_mode_str(&o->cfg, mode, sizeof(mode));
 	fprintf(stderr, "fineibt: %s -> %s: cfi=%s", a->in, a->out, mode);
 	if (o->cfg.flags & FINEIBT_F_RAND)
 		fprintf(stderr, " seed=0x%08x", o->seed);
@@ -214,7 +227,7 @@ static int patch_run(const struct patch_args *a, const struct stat *in,
 
 	ret = fi_image_open(im, a->in, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "Error: %s: %s\n", a->in, err[0] ? err : strerror(-ret));
+		cli_error("%s: %s", a->in, err[0] ? err : strerror(-ret));
 		return 1;
 	}
 	if (im->note.present) {
@@ -222,13 +235,13 @@ static int patch_run(const struct patch_args *a, const struct stat *in,
 		return 1;
 	}
 	if (fi_image_kcfi_unprefixed(im)) {
-		fprintf(stderr, "Error: %s: %zu kCFI checks in a layout that cannot be rewritten: "
-			FI_UNPREFIXED_HINT "\n", a->in, im->ntraps);
+		cli_error("%s: %zu kCFI checks in a layout that cannot be rewritten: "
+			FI_UNPREFIXED_HINT "", a->in, im->ntraps);
 		return 1;
 	}
 	if (!patch_kcfi_funcs(im) && !im->ncalls) {
-		fprintf(stderr, "Error: %s: no kCFI sites (no kCFI preamble and no call site matching the kCFI pattern): "
-			"build it with clang -fsanitize=kcfi (fineibt-cc does)\n", a->in);
+		cli_error("%s: no kCFI sites (no kCFI preamble and no call site matching the kCFI pattern): "
+			"build it with clang -fsanitize=kcfi (fineibt-cc does)", a->in);
 		return 1;
 	}
 	if (patch_options(a, im, &o))
@@ -239,13 +252,13 @@ static int patch_run(const struct patch_args *a, const struct stat *in,
 		return 1;
 	}
 	if (ret) {
-		fprintf(stderr, "Error: %s: cannot patch: %s\n", a->in, strerror(-ret));
+		cli_error("%s: cannot patch: %s", a->in, strerror(-ret));
 		return 1;
 	}
 	ret = fi_image_write_file(im, &o, &st, a->out, in->st_mode & 0777,
 				  err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "Error: %s: %s\n", a->out, err);
+		cli_error("%s: %s", a->out, err);
 		return 1;
 	}
 	if (!a->quiet)
@@ -262,9 +275,9 @@ int cmd_patch(int argc, char **argv)
 
 	ret = patch_parse(argc, argv, &a);
 	if (ret)
-		return ret > 0 ? 0 : 2;
+		return ret > 0 ? ret : CLI_OK;
 	if (stat(a.in, &in)) {
-		fprintf(stderr, "Error: %s: %s\n", a.in, strerror(errno));
+		cli_error("%s: %s", a.in, strerror(errno));
 		return 1;
 	}
 	if (patch_check_paths(&a, &in))

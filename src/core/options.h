@@ -38,4 +38,11 @@ int fi_parse_cfi_cli(const char *list, bool have_arity,
 		     struct fineibt_config *cfg, char *msgs, size_t msgs_len,
 		     char *bad, size_t bad_len);
 
+/*
+ * The valid cfi= words, comma-separated ("auto, off, kcfi, ..."), into
+ * @buf; returns the length written. FINEIBT_CFI=help prints them with a
+ * line of help each; an unknown word gets this list in its message once.
+ */
+size_t fi_cfi_word_list(char *buf, size_t len);
+
 #endif

@@ -50,7 +50,7 @@
 #include "runtime.h"
 #include "trap.h"
 
-#define FI_MSG_MAX	512
+#define FI_MSG_MAX	2048	/* FINEIBT_CFI=help: the word list */
 #define FI_SEEN_WORDS	(FI_MAX_SEEN / 64)
 
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;

@@ -286,7 +286,7 @@ fi
 
 # Errors: one line on stderr, exit 1; usage errors exit 2
 err=$("$FI" inspect "$out/does-not-exist" 2>&1 >/dev/null); rc=$?
-if [ $rc = 1 ] && [ "$err" = "Error: $out/does-not-exist: No such file or directory" ]; then
+if [ $rc = 1 ] && [ "$err" = "fineibt: error: $out/does-not-exist: No such file or directory" ]; then
 	pass inspect_error_missing_file
 else
 	fail inspect_error_missing_file "status $rc, stderr '$err'"

@@ -434,7 +434,7 @@ run_prog v618_off_lets_libc_through "$W/v618_pie_off/prog_pie" "libc ok rc=0" li
 mkdir -p "$W/v618_bad"
 if $FI patch "$P/prog_pie" -o "$W/v618_bad/out" --seq=v5 2>"$W/v618_bad/err"; then
 	fail patch_rejects_unknown_seq "exit 0"
-elif grep -qx "Error: unknown sequence set 'v5' (v4, v6.18)" "$W/v618_bad/err" &&
+elif grep -qx "fineibt: error: patch: --seq: unknown sequence set 'v5' (v4, v6.18); try 'fineibt help patch'" "$W/v618_bad/err" &&
      [ ! -e "$W/v618_bad/out" ]; then
 	pass patch_rejects_unknown_seq
 else
@@ -498,13 +498,13 @@ run_prog in_place_runs "$W/inplace/prog" "ok rc=0"
 # expect_error NAME OUT MESSAGE-REGEX -- patch args...: exit 1, message,
 # no OUT and no temporary file left in OUT's directory.
 expect_error() {
-	local name=$1 out=$2 re=$3 err rc dir
+	local name=$1 out=$2 re=$3 err rc dir want=${WANT_RC:-1}
 	shift 4
 	dir=$(dirname "$out")
 	err=$($FI patch "$@" 2>&1 >/dev/null)
 	rc=$?
-	if [ $rc != 1 ]; then
-		fail "$name" "exit $rc, want 1 ($err)"
+	if [ $rc != "$want" ]; then
+		fail "$name" "exit $rc, want $want ($err)"
 	elif ! echo "$err" | grep -Eq -- "$re"; then
 		fail "$name" "message '$err' does not match '$re'"
 	elif [ -e "$out" ] && [ "${KEEP_OUT:-0}" = 0 ]; then
@@ -535,23 +535,24 @@ expect_error error_already_patched_kcfi "$E/twice2" \
 expect_error error_not_kcfi "$E/plain" "no kCFI sites" -- \
 	"$P/prog_plain" -o "$E/plain" --cfi=fineibt
 head -c 1000 "$P/prog_pie" >"$E/truncated"
-expect_error error_truncated "$E/trunc.out" "^Error: .*truncated" -- \
+expect_error error_truncated "$E/trunc.out" "^fineibt: error: .*truncated" -- \
 	"$E/truncated" -o "$E/trunc.out"
 head -c 4096 /dev/zero >"$E/zeros"
-expect_error error_not_elf "$E/zeros.out" "^Error: .*zeros" -- "$E/zeros" -o "$E/zeros.out"
-expect_error error_missing "$E/missing.out" "^Error: .*missing" -- \
+expect_error error_not_elf "$E/zeros.out" "^fineibt: error: .*zeros" -- "$E/zeros" -o "$E/zeros.out"
+expect_error error_missing "$E/missing.out" "^fineibt: error: .*missing" -- \
 	"$E/missing" -o "$E/missing.out"
 expect_error error_bhi_without_stubs "$E/bhi.out" \
 	"cfi=bhi needs the BHI stubs \(__bhi_args\) in the image: link the program with libfineibt \(fineibt-cc does\) or drop bhi" -- \
 	"$P/prog_pie" -o "$E/bhi.out" --cfi=fineibt,bhi
-expect_error error_bad_seed "$E/seed.out" "want a 32-bit hex number" -- \
+# A bad --seed, --seq or --cfi is a usage error (exit 2), before any file is read.
+WANT_RC=2 expect_error error_bad_seed "$E/seed.out" "want a 32-bit hex number" -- \
 	"$P/prog_pie" -o "$E/seed.out" --seed xyz
-expect_error error_out_dir_missing "$E/nodir/out" "^Error: " -- \
+expect_error error_out_dir_missing "$E/nodir/out" "^fineibt: error: " -- \
 	"$P/prog_pie" -o "$E/nodir/out"
 # e_shnum = 0 (no section headers): refused, never half-written
 cp "$P/prog_pie" "$E/noshdr"
 printf '\0\0' | dd of="$E/noshdr" bs=1 seek=$((0x3c)) conv=notrunc status=none
-expect_error error_no_section_headers "$E/noshdr.out" "^Error: " -- \
+expect_error error_no_section_headers "$E/noshdr.out" "^fineibt: error: " -- \
 	"$E/noshdr" -o "$E/noshdr.out"
 
 # words whose dependency is missing are reported, not fatal
@@ -561,15 +562,15 @@ if [ $? = 0 ] && echo "$msg" | grep -q "ignoring 'paranoid'" && [ -x "$E/ign" ];
 else
 	fail ignored_words_not_fatal "$msg"
 fi
-# an unknown word on the command line is an error: exit 1, one line, no
+# an unknown word on the command line is a usage error: exit 2, one line, no
 # output (FINEIBT_CFI keeps "ignore with a message": tests/unit/test_options)
 for bad in bogus "kcfi,paranoia" "fineibt,,warn,bh1"; do
 	n=${bad//[^a-z]/_}
 	err=$($FI patch "$P/prog_pie" -o "$E/unk_$n" --cfi="$bad" --seed 1 2>&1)
 	rc=$?
 	want=${bad##*,}
-	if [ $rc = 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
-	   [[ $err == "Error: --cfi: unknown word '$want' "* ]] && [ ! -e "$E/unk_$n" ]; then
+	if [ $rc = 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
+	   [[ $err == "fineibt: error: patch: --cfi: unknown word '$want' (valid: auto, "* ]] && [ ! -e "$E/unk_$n" ]; then
 		pass "unknown_word_error[$bad]"
 	else
 		fail "unknown_word_error[$bad]" "rc=$rc, '$err'"
