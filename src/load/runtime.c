@@ -48,6 +48,7 @@
 #include "rawsys.h"
 #include "rtlive.h"
 #include "runtime.h"
+#include "logsink.h"
 #include "trap.h"
 
 #define FI_MSG_MAX	2048	/* FINEIBT_CFI=help: the word list */
@@ -1084,6 +1085,7 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	}
 	fi_rt_adopt_note(mods, n, &cfg, &seed, secure);
 	fi_rt_set_config(&cfg, seed, have_arity);
+	fi_logsink_open(secure);
 	if (cfg.flags & FINEIBT_F_DEBUG)
 		fi_rt_debug_config(&cfg, have_arity, n);
 }

@@ -37,6 +37,7 @@
 #include "rawsys.h"
 #include "print.h"
 #include "report.h"
+#include "logsink.h"
 #include "trap.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
@@ -505,6 +506,7 @@ fi_trap_report_text(const struct fi_trap *t, const struct fi_report_info *ri)
 	do {
 		w = fi_sys3(SYS_write, STDERR_FILENO, (long)line, (long)n);
 	} while (w == -EINTR);
+	fi_logsink_send(t->warn, line, n);
 }
 
 /* Not inlined: its frame is not the handler's on the other paths. */
