@@ -289,9 +289,11 @@ install: all $(BUILD)/demo/libexec/fi-attack
 	install -m 755 $(BUILD)/libfineibt_audit.so $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/fineibt.h $(DESTDIR)$(INCDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
-	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	    pkgconfig/fineibt.pc.in >$(DESTDIR)$(PCDIR)/fineibt.pc
-	for m in $(INST_MAN); do install -m 644 man/$${m#*/} $(DESTDIR)$(MANDIR)/$$m || exit 1; done
+	for m in $(INST_MAN); do \
+		sed 's|@DOCDIR@|$(DOCDIR)|g' man/$${m#*/} >$(DESTDIR)$(MANDIR)/$$m && \
+		chmod 644 $(DESTDIR)$(MANDIR)/$$m || exit 1; done
 	install -m 755 $(BUILD)/demo/libexec/fi-attack $(DESTDIR)$(LIBEXECDIR)/fineibt/
 	install -m 644 $(INST_DOC) $(DESTDIR)$(DOCDIR)/
 

@@ -432,8 +432,6 @@ static void fi_help(void)
 	      "                         makes the GOT read-only after start-up)\n"
 	      "  --fineibt-no-skip-endbr  direct calls land on func+0's ENDBR (the\n"
 	      "                         default moves them past it after the link)\n"
-	      "  --fineibt-no-skip-endbr  direct calls land on func+0's ENDBR (the\n"
-	      "                         default moves them past it after the link)\n"
 	      "  --fineibt-version      print the driver's version\n"
 	      "  --fineibt-help         this list (--help is clang's)\n"
 	      "Environment:\n"
@@ -466,6 +464,35 @@ static int fi_exec_clang(const struct fi_drv *d, bool kcfi, bool arity)
 	fprintf(stderr, "fineibt-cc: error: cannot run %s: %s\n", d->cc,
 		strerror(errno));
 	return 127;
+}
+
+static bool fi_asks_version(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--version"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * --version: clang's lines first (build systems read the first line to
+ * name the compiler), then the driver's own.
+ */
+static int fi_version(const struct fi_drv *d)
+{
+	struct fi_argv a = { 0 };
+	int rc;
+
+	fi_argv_add(&a, d->cc);
+	for (size_t i = 0; i < d->args.n; i++)
+		fi_argv_add(&a, d->args.v[i]);
+	fflush(stdout);
+	rc = fi_run(&a, false);
+	fi_argv_free(&a);
+	printf("fineibt-cc: fineibt %s (kCFI flags, crt and runtime of fineibt)\n",
+	       fineibt_version());
+	return rc;
 }
 
 /* Compile @src to @obj with every user flag except inputs and -o. */
@@ -743,6 +770,8 @@ int main(int argc, char **argv)
 				"driver's own: fineibt-cc --fineibt-help\n");
 	if (fi_env_on("FINEIBT_CC_EXACT"))
 		d.exact = true;
+	if (d.passthrough && fi_asks_version(argc, argv))
+		return fi_version(&d);
 	if (d.passthrough)
 		return fi_exec_clang(&d, false, false);
 	arity = fi_probe_arity(&d);

@@ -993,7 +993,11 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 			continue;
 		fi_rt_note_readable(mods[i]);
 		cfg->flags &= ~FINEIBT_F_DEBUG;
-		if (memcmp(&note->cfg, cfg, sizeof(*cfg))) {
+		/* Said when FINEIBT_CFI asked for another mode, or verbosely:
+		 * not on every run of a program nobody asked anything of. */
+		if (memcmp(&note->cfg, cfg, sizeof(*cfg)) &&
+		    ((getenv("FINEIBT_CFI") && *getenv("FINEIBT_CFI")) ||
+		     fi_verbose_on())) {
 			fineibt_config_str(cfg, want, sizeof(want));
 			fineibt_config_str(&note->cfg, got, sizeof(got));
 			fi_rt_say("fineibt: note: %s was patched statically "

@@ -617,4 +617,27 @@ then
 else
 	fail note_old_version "could not patch or edit the record"
 fi
+# A patched program that carries the runtime (fineibt-cc's demo) runs in
+# its file's mode: it says so when FINEIBT_CFI asked for another mode, or
+# under FINEIBT_VERBOSE, never on a plain run.
+DEMO=$BUILD/demo/fi-attack
+if [ -x "$DEMO" ] && $FI patch "$DEMO" -o "$E/demo_kcfi" --cfi=kcfi -q; then
+	NOTE="^fineibt: note: .*demo_kcfi was patched statically \\(kcfi\\); the process uses that mode, not "
+	for how in plain asked verbose; do
+		case $how in
+		plain) err=$(env -u FINEIBT_CFI -u FINEIBT_VERBOSE "$E/demo_kcfi" 2>&1 >/dev/null) ;;
+		asked) err=$(FINEIBT_CFI=fineibt "$E/demo_kcfi" 2>&1 >/dev/null) ;;
+		verbose) err=$(env -u FINEIBT_CFI FINEIBT_VERBOSE=1 "$E/demo_kcfi" 2>&1 >/dev/null) ;;
+		esac
+		if [ $how = plain ] && [ -z "$err" ]; then
+			pass "static_note_quiet"
+		elif [ $how != plain ] && grep -Eq "$NOTE" <<<"$err"; then
+			pass "static_note_$how"
+		else
+			fail "static_note_$how" "stderr: $err"
+		fi
+	done
+elif [ -z "${FINEIBT_SAN:-}" ]; then
+	fail static_note "cannot patch $DEMO"
+fi
 exit 0
