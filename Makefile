@@ -61,7 +61,10 @@ Q   := @
 say  = @printf '  %-7s %s\n' '$(1)' '$(2)';
 endif
 
+# scripts/deps.sh build: what `make` needs; deps.sh test: what `make check`
+# needs too (quiet and quick when everything is installed).
 DEPS_STAMP := $(BUILD)/.deps-ok
+DEPS_TEST_STAMP := $(BUILD)/.deps-test-ok
 # The library's object list, rewritten only when it changes: a source
 # removed from src/ must leave the libraries too (a prerequisite that is
 # gone triggers no relink by itself).
@@ -73,11 +76,13 @@ all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(TOOLLIB) $(BUILD)/libfineibt
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
-# scripts/deps.sh is quiet and quick when everything is installed.
 $(DEPS_STAMP): scripts/deps.sh
-	@bash scripts/deps.sh
+	@bash scripts/deps.sh build
 	@mkdir -p $(@D) && touch $@
-deps: $(DEPS_STAMP)
+$(DEPS_TEST_STAMP): scripts/deps.sh $(DEPS_STAMP)
+	@bash scripts/deps.sh test
+	@mkdir -p $(@D) && touch $@
+deps: $(DEPS_TEST_STAMP)
 
 # One section per function and object, so that linking libfineibt.so with
 # --gc-sections leaves out what no process reaches: the whole-file ELF
@@ -216,7 +221,7 @@ $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
 
 # make check [T=name]: every test, or those whose name contains T.
-check: all $(UNIT_BIN) $(TESTLIB)/libfineibt.so
+check: $(DEPS_TEST_STAMP) all $(UNIT_BIN) $(TESTLIB)/libfineibt.so
 	@BUILD=$(BUILD) FINEIBT_SAN=$(SAN) bash tests/run.sh $(T)
 
 # make check-real [REAL="prog ..."]: real programs from Debian source packages
