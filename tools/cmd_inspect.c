@@ -35,10 +35,10 @@ int cmd_inspect_help(void)
 	       "  text relocations and a setuid/setgid file's RUNPATH that others can\n"
 	       "  change, one 'audit:' line per hole no CFI check covers.\n"
 	       "  --list  also list every site: address, symbol+offset, hash, arity/form\n"
-	       "  --json  one JSON object on stdout (see docs/inspect.md)\n"
+	       "  --json  one JSON object on stdout (fields: fineibt(1), inspect)\n"
 	       "  fineibt inspect --diff A B [--list] [--json]: what changed between\n"
 	       "  two images; fineibt inspect --pid PID [--json]: the kCFI modules of\n"
-	       "  a running process (docs/ecosystem.md)\n"
+	       "  a running process\n"
 	       "  Exit status: 0 (also for a file without kCFI), 1 on error, 2 on usage.\n");
 	return 0;
 }

@@ -31,16 +31,17 @@ int cmd_patch_help(void)
 	       "into the cfi= mode LIST and write the result to OUT, with a .fineibt\n"
 	       "section recording the mode, flags and seed. FILE is never modified.\n\n"
 	       "  -o, --output OUT   where to write (must not be FILE)\n"
-	       "  --cfi=LIST         cfi= words: auto (default; = fineibt,paranoid),\n"
-	       "                     off, kcfi, fineibt, norand, warn, paranoid, bhi;\n"
-	       "                     an unknown word is an error\n"
-	       "  --seq=SET          sequence set: v4 (default) or v6.18 (docs/sequences.md)\n"
+	       "  --cfi=LIST         cfi= words (fineibt-cfi(7); default auto):\n"
+	       "                     auto, off, kcfi, fineibt, paranoid, bhi, norand,\n"
+	       "                     warn; an unknown word is a usage error (exit 2)\n"
+	       "  --seq=SET          sequence set: v4 (default) or v6.18 (fineibt-cfi(7))\n"
 	       "  --seed HEX         rehash seed (default: random); for reproducible output\n"
 	       "  --in-place         replace FILE (atomically, through a new file)\n"
 	       "  --no-dethunk       keep 'cs call __x86_indirect_thunk_*' calls\n"
 	       "  -q, --quiet        no summary, no per-site warnings\n\n"
 	       "A file already patched is refused: patch the original kCFI build.\n"
-	       "bhi needs the __bhi_args stubs linked into FILE (fineibt-cc does).\n");
+	       "bhi needs the __bhi_args stubs linked into FILE (fineibt-cc does).\n"
+	       "Exit status: 0 written, 1 failed (nothing written), 2 usage error.\n");
 	return 0;
 }
 

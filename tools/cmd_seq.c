@@ -42,7 +42,7 @@ static int seq_help(void)
 	       "  fineibt_bhi_preamble.aN[.warn] (preamble with its BHI tail; the\n"
 	       "  arity-1 inline form is 20 bytes, running into func+0..3),\n"
 	       "  then plt_direct and plt_sec_direct (a PLT entry made direct,\n"
-	       "  jumping to --thunk; docs/protection.md).\n"
+	       "  jumping to --thunk).\n"
 	       "  --hash HEX   type hash written into every hash slot (default 12345678)\n"
 	       "  --arity N    only arity N (0..7) for the per-arity forms\n"
 	       "  --ip HEX     run-time address of each sequence's first byte\n"

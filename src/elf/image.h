@@ -243,7 +243,7 @@ uint64_t fi_image_trap(const struct fi_image *im, size_t i);
  */
 bool fi_image_kcfi_unprefixed(const struct fi_image *im);
 #define FI_UNPREFIXED_HINT						\
-	"built with -fsanitize=kcfi but not with all the flags of docs/runtime.md " \
+	"built with -fsanitize=kcfi but not with all the flags of fineibt-cc(1) " \
 	"(-fpatchable-function-entry=11,11, -mretpoline-external-thunk, ...; " \
 	"fineibt-cc adds them)"
 
