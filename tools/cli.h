@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CLI_OK		0
 #define CLI_FAIL	1	/* the command could not do its job */
@@ -78,6 +79,14 @@ int insp_audit(const char *path, struct insp_audit *a);
 const char *insp_relro_name(const struct insp_audit *a);
 /* Print the findings ("  audit: ..." lines, or JSON strings); their count. */
 size_t insp_audit_print(const struct insp_audit *a, bool json);
+/* tools/cmd_inspect_load.c: what a file becomes at load. */
+struct fineibt_config;
+bool insp_has_runtime(const struct fi_image *im);
+bool insp_load_cfg(const struct fi_image *im, struct fineibt_config *cfg);
+void insp_load_str(const struct fi_image *im, char *buf, size_t len);
+const char *insp_naked_origin(const struct fi_image *im, uint64_t addr);
+bool insp_naked_matters(const struct fineibt_config *cfg);
+void insp_naked_verdict(const struct fineibt_config *cfg, char *buf, size_t len);
 int cmd_run(int argc, char **argv);
 int cmd_run_help(void);
 

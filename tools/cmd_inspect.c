@@ -191,10 +191,20 @@ static void text_summary(const struct fi_image *im, const char *mode)
 {
 	char sym[256], cfg[128];
 
+	struct fineibt_config load;
+	bool have_load = insp_load_cfg(im, &load);
+	char at_load[256], verdict[256];
+
+	insp_load_str(im, at_load, sizeof(at_load));
 	printf("%s: %s\n", im->path, insp_type(im));
-	printf("mode:          %s\n", mode);
+	printf("mode:          %s%s\n", mode, at_load[0] ? " (on disk)" : "");
+	if (at_load[0])
+		printf("at load:       %s\n", at_load);
 	printf("sequence set:  %s\n", insp_set(im) ? insp_set(im) :
-	       "either (no site in a set's own form)");
+	       im->note.present ? "v4 and v6.18 alike (these sites keep the "
+	       "compiler's bytes, the same in both)" :
+	       "none yet: the compiler's kCFI form is the same in v4 and v6.18; "
+	       "the runtime writes FINEIBT_SEQ's set (unset: v4)");
 	if (fi_image_kcfi_unprefixed(im))
 		printf("layout:        %zu kCFI checks that cannot be rewritten: "
 		       FI_UNPREFIXED_HINT "\n", im->ntraps);
@@ -221,9 +231,19 @@ static void text_summary(const struct fi_image *im, const char *mode)
 	printf("\ntypeids:       %zu\n", im->ntypeids);
 	for (size_t i = 0; i < im->ntypeids; i++)
 		printf("  %#010x %s\n", im->typeids[i].hash, im->typeids[i].name);
-	printf("naked ENDBRs:  %zu\n", im->nnaked);
-	for (size_t i = 0; i < im->nnaked; i++)
-		printf("  %#10" PRIx64 " %s\n", im->naked[i], insp_name(im, im->naked[i]));
+	printf("naked ENDBRs:  %zu", im->nnaked);
+	if (im->nnaked && have_load) {
+		insp_naked_verdict(&load, verdict, sizeof(verdict));
+		printf(" (entries with ENDBR and no hash check; %s)", verdict);
+	}
+	printf("\n");
+	for (size_t i = 0; i < im->nnaked; i++) {
+		const char *why = insp_naked_origin(im, im->naked[i]);
+
+		printf("  %#10" PRIx64 " %s%s%s%s\n", im->naked[i],
+		       insp_name(im, im->naked[i]), why ? " (" : "", why ? why : "",
+		       why ? ")" : "");
+	}
 	printf("unmatched:     %zu\n", im->nbad);
 	for (size_t i = 0; i < im->nbad; i++) {
 		fi_image_symbolize(im, im->bad[i].addr, sym, sizeof(sym));
@@ -301,11 +321,22 @@ static void json_lists(const struct fi_image *im)
 	char sym[256];
 	bool first = true;
 
+	struct fineibt_config load;
+	bool have_load = insp_load_cfg(im, &load);
+
 	printf("[");
 	for (size_t i = 0; i < im->nnaked; i++) {
+		const char *why = insp_naked_origin(im, im->naked[i]);
+
 		printf("%s{\"symbol\": ", i ? ", " : "");
 		json_str(insp_name(im, im->naked[i]));
-		printf(", \"address\": \"%#" PRIx64 "\"}", im->naked[i]);
+		printf(", \"address\": \"%#" PRIx64 "\", \"origin\": ", im->naked[i]);
+		if (why)
+			json_str(why);
+		else
+			printf("null");
+		printf(", \"matters_at_load\": %s}", !have_load ? "null" :
+		       insp_naked_matters(&load) ? "true" : "false");
 	}
 	printf("],\n  \"typeids\": [");
 	for (size_t i = 0; i < im->ntypeids; i++) {
@@ -350,7 +381,8 @@ static void json_audit(const struct insp_audit *a, bool *first)
 static void json_report(const struct fi_image *im, const char *mode, bool list,
 			const struct insp_audit *a)
 {
-	char cfg[128];
+	struct fineibt_config load;
+	char cfg[128], lmode[128];
 	bool first = true;
 
 	json_key("file", &first);
@@ -359,6 +391,15 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	json_str(insp_type(im));
 	json_key("mode", &first);
 	json_str(mode);
+	json_key("mode_at_load", &first);
+	if (insp_load_cfg(im, &load)) {
+		cli_mode_str(&load, lmode, sizeof(lmode));
+		json_str(lmode);
+	} else {
+		printf("null");
+	}
+	json_key("runtime", &first);
+	printf("%s", insp_has_runtime(im) ? "true" : "false");
 	json_key("seq", &first);
 	if (insp_set(im))
 		json_str(insp_set(im));
