@@ -246,7 +246,7 @@ bench: all
 # check-real against its peers (plain -O2/-flto, CFI-icall, kCFI as
 # compiled, every mode): callgrind instructions and pinned, interleaved wall
 # time (bench/real.py, docs/bench.md); hours, never part of check. With
-# REAL_ARGS=--readme it rewrites README.md's table.
+# REAL_ARGS=--readme it rewrites docs/bench.md's table.
 .PHONY: bench-real
 bench-real: all
 	@BUILD=$(BUILD) python3 bench/real.py $(REAL_ARGS)
