@@ -119,10 +119,10 @@ const uint8_t *fi_bhi_stubs(size_t *size)
  * dies on the first unreadable page, so every -fsanitize=address program
  * failed at exit), conservative collectors (Boehm GC), core dumpers.
  * Read-only guards still keep every write off the state's neighbours and
- * the neighbours' writes off the state; they merge with the read-only
- * state into one mapping bounded by the read-write .bss around it, so
- * closing a window still only merges mappings (a window's opening may
- * need one more mapping slot, and fails cleanly when none is left).
+ * the neighbours' writes off the state. MADV_DONTDUMP keeps them mappings
+ * of their own (the kernel merges no two mappings whose flags differ, and
+ * a guard holds only zeros, which no core dump needs): the state between
+ * them is still a mapping that merges with nothing, as with PROT_NONE.
  */
 #define FI_GUARD_PROT	PROT_READ
 
@@ -134,6 +134,10 @@ static int fi_rt_guard(void)
 	if (mprotect(fi_rt_area.guard_lo, FI_PAGE, FI_GUARD_PROT) ||
 	    mprotect(fi_rt_area.guard_hi, FI_PAGE, FI_GUARD_PROT))
 		return -1;
+	/* Without it (a kernel before 3.4) the guards merge with the state:
+	 * still read-only around it, only a window may need more slots. */
+	madvise(fi_rt_area.guard_lo, FI_PAGE, MADV_DONTDUMP);
+	madvise(fi_rt_area.guard_hi, FI_PAGE, MADV_DONTDUMP);
 	fi_rt_guarded = true;
 	return 0;
 }
