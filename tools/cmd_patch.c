@@ -16,26 +16,28 @@
 #include "options.h"
 #include "patch.h"
 #include "elfwrite.h"
+#include "noteenc.h"
 #include "cli.h"
 
 struct patch_args {
-	const char *in, *out, *cfi, *seed, *seq;
+	const char *in, *out, *cfi, *key, *seq;
 	bool in_place, no_dethunk, quiet;
 };
 
 int cmd_patch_help(void)
 {
-	printf("Usage: fineibt patch FILE -o OUT [--cfi=LIST] [--seq=SET] [--seed HEX] [--no-dethunk] [-q]\n"
+	printf("Usage: fineibt patch FILE -o OUT [--cfi=LIST] [--seq=SET] [--key HEX] [--no-dethunk] [-q]\n"
 	       "       fineibt patch FILE --in-place [--cfi=LIST] ...\n\n"
 	       "Rewrite the kCFI sequences of FILE (built with clang -fsanitize=kcfi)\n"
 	       "into the cfi= mode LIST and write the result to OUT, with a .fineibt\n"
-	       "section recording the mode, flags and seed. FILE is never modified.\n\n"
+	       "section recording the mode, flags and key. FILE is never modified.\n\n"
 	       "  -o, --output OUT   where to write (must not be FILE)\n"
 	       "  --cfi=LIST         cfi= words (fineibt-cfi(7); default auto):\n"
 	       "                     auto, off, kcfi, fineibt, paranoid, bhi, norand,\n"
 	       "                     warn; an unknown word is a usage error (exit 2)\n"
 	       "  --seq=SET          sequence set: v4 (default) or v6.18 (fineibt-cfi(7))\n"
-	       "  --seed HEX         rehash seed (default: random); for reproducible output\n"
+	       "  --key HEX          rehash key, 32 hex digits (128 bits; default: random);\n"
+	       "                     for reproducible output\n"
 	       "  --in-place         replace FILE (atomically, through a new file)\n"
 	       "  --no-dethunk       keep 'cs call __x86_indirect_thunk_*' calls\n"
 	       "  -q, --quiet        no summary, no per-site warnings\n\n"
@@ -45,25 +47,12 @@ int cmd_patch_help(void)
 	return 0;
 }
 
-static int patch_parse_seed(const char *s, uint32_t *seed)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 16);
-	if (errno || end == s || *end || v > UINT32_MAX)
-		return -1;
-	*seed = (uint32_t)v;
-	return 0;
-}
-
-/* --cfi, --seq and --seed are checked here, before any file is read. */
+/* --cfi, --seq and --key are checked here, before any file is read. */
 static int patch_check_words(const struct patch_args *a)
 {
 	struct fineibt_config cfg;
+	struct fineibt_key key;
 	char msgs[2048], bad[64], words[256];
-	uint32_t seed;
 
 	if (a->cfi && fi_parse_cfi_cli(a->cfi, true, &cfg, msgs, sizeof(msgs),
 				       bad, sizeof(bad)) < 0) {
@@ -74,9 +63,9 @@ static int patch_check_words(const struct patch_args *a)
 	if (a->seq && fi_seq_apply(a->seq, strlen(a->seq), &cfg) < 0)
 		return cli_usage("patch", "--seq: unknown sequence set '%s' (v4, v6.18)",
 				 a->seq);
-	if (a->seed && patch_parse_seed(a->seed, &seed))
-		return cli_usage("patch", "--seed '%s': want a 32-bit hex number",
-				 a->seed);
+	if (a->key && fi_key_parse(a->key, &key))
+		return cli_usage("patch", "--key '%s': want 32 hex digits (128 bits)",
+				 a->key);
 	return 0;
 }
 
@@ -86,6 +75,7 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "cfi", required_argument, NULL, 'c' },
+		{ "key", required_argument, NULL, 'k' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "seq", required_argument, NULL, 'S' },
 		{ "in-place", no_argument, NULL, 'i' },
@@ -101,7 +91,10 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 		switch (c) {
 		case 'o': a->out = optarg; break;
 		case 'c': a->cfi = optarg; break;
-		case 's': a->seed = optarg; break;
+		case 'k': a->key = optarg; break;
+		case 's':
+			return cli_usage("patch", "--seed: the rehash key has 128 bits "
+					 "now; pass --key with 32 hex digits");
 		case 'S': a->seq = optarg; break;
 		case 'i': a->in_place = true; break;
 		case 'n': a->no_dethunk = true; break;
@@ -165,11 +158,11 @@ static size_t patch_kcfi_funcs(const struct fi_image *im)
 	return n;
 }
 
-/* The options from --cfi and --seed, checked against what the image holds. */
+/* The options from --cfi and --key, checked against what the image holds. */
 static int patch_options(const struct patch_args *a, const struct fi_image *im,
 			 struct fi_patch_opts *o)
 {
-	char msgs[1024], bad[64];
+	char msgs[2048], bad[64];
 
 	/* The words were checked by patch_check_words. */
 	if (fi_parse_cfi_cli(a->cfi ? a->cfi : "auto", patch_have_arity(im),
@@ -187,11 +180,11 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 			"link the program with libfineibt (fineibt-cc does) or drop bhi", a->in);
 		return -1;
 	}
-	if (a->seed) {
-		if (patch_parse_seed(a->seed, &o->seed))
+	if (a->key) {
+		if (fi_key_parse(a->key, &o->key))
 			return -1;
-	} else if (fineibt_random_seed(&o->seed)) {
-		cli_error("cannot draw a random seed; pass --seed HEX");
+	} else if (fineibt_random_key(&o->key)) {
+		cli_error("cannot draw a random key (getrandom failed); pass --key HEX");
 		return -1;
 	}
 	o->bhi_args = im->bhi_args;
@@ -203,12 +196,14 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 static void patch_summary(const struct patch_args *a, const struct fi_patch_opts *o,
 			  const struct fi_patch_stats *st)
 {
-	char mode[64];
+	char mode[64], key[FI_KEY_HEX_LEN + 1];
 
 	cli_mode_str(&o->cfg, mode, sizeof(mode));
 	fprintf(stderr, "fineibt: %s -> %s: cfi=%s", a->in, a->out, mode);
-	if (o->cfg.flags & FINEIBT_F_RAND)
-		fprintf(stderr, " seed=0x%08x", o->seed);
+	if (o->cfg.flags & FINEIBT_F_RAND) {
+		fi_key_hex(&o->key, key);
+		fprintf(stderr, " key=%s", key);
+	}
 	fprintf(stderr, ": %zu preambles, %zu call sites rewritten; %zu indirect "
 		"calls de-thunked; %zu ENDBR poisoned; %zu BHI calls, %zu arity-1 "
 		"inline; %zu skipped\n",

@@ -42,7 +42,8 @@ usage patch-two-files "one FILE at a time" patch a b -o y
 usage patch-no-output "no -o OUT \(or --in-place\)" patch x
 usage patch-bad-cfi "--cfi: unknown word 'bogus' \(valid: auto, off, kcfi, fineibt, paranoid, bhi, norand, warn, debug, seq=v4\|v6.18, help\)" patch "$F" -o y --cfi=kcfi,bogus
 usage patch-bad-seq "--seq: unknown sequence set 'v5' \(v4, v6.18\)" patch "$F" -o y --seq=v5
-usage patch-bad-seed "--seed 'zz': want a 32-bit hex number" patch "$F" -o y --seed zz
+usage patch-bad-key "--key 'zz': want 32 hex digits \(128 bits\)" patch "$F" -o y --key zz
+usage patch-seed-gone "--seed: the rehash key has 128 bits now; pass --key with 32 hex digits" patch "$F" -o y --seed 1
 usage run-unknown-option "unknown option '--bogus'" run --bogus true
 usage run-missing-arg "option '--cfi' needs an argument" run --cfi
 usage run-no-prog "no PROG to run" run --cfi=kcfi
