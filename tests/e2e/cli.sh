@@ -94,9 +94,12 @@ if [ $rc = 127 ] && grep -q "^fineibt: error: run: $F: not found or not executab
 else
 	fail run-not-found-127 "rc=$rc $(cat "$OUT/err")"
 fi
-"$FI" run --cfi=kcfi -- sh -c 'exit 7'
-rc=$?
-[ $rc = 7 ] && pass run-program-status || fail run-program-status "rc=$rc"
+# (Not under SAN=1: the sanitized runtime cannot be preloaded into sh.)
+if [ -z "${FINEIBT_SAN:-}" ]; then
+	"$FI" run --cfi=kcfi -- sh -c 'exit 7'
+	rc=$?
+	[ $rc = 7 ] && pass run-program-status || fail run-program-status "rc=$rc"
+fi
 
 # --help and `help CMD`: the same text, on stdout, exit 0.
 for c in patch inspect seq run demo version help; do
