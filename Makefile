@@ -52,7 +52,19 @@ CRT_OBJ  := $(patsubst crt/%,$(BUILD)/obj/crt/%.o,$(CRT_SRC))
 DRV_SRC  := $(sort $(wildcard driver/*.c))
 DRV_OBJ  := $(patsubst driver/%.c,$(BUILD)/obj/driver/%.o,$(DRV_SRC))
 
+# Quiet by default ("  CC      src/x.c"); make V=1 prints every command.
+ifeq ($(V),1)
+Q   :=
+say  = @:
+else
+Q   := @
+say  = @printf '  %-7s %s\n' '$(1)' '$(2)';
+endif
+
+# scripts/deps.sh build: what `make` needs; deps.sh test: what `make check`
+# needs too (quiet and quick when everything is installed).
 DEPS_STAMP := $(BUILD)/.deps-ok
+DEPS_TEST_STAMP := $(BUILD)/.deps-test-ok
 # The library's object list, rewritten only when it changes: a source
 # removed from src/ must leave the libraries too (a prerequisite that is
 # gone triggers no relink by itself).
@@ -64,11 +76,13 @@ all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt-link/libfinei
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
-# scripts/deps.sh is quiet and quick when everything is installed.
 $(DEPS_STAMP): scripts/deps.sh
-	@bash scripts/deps.sh
+	@bash scripts/deps.sh build
 	@mkdir -p $(@D) && touch $@
-deps: $(DEPS_STAMP)
+$(DEPS_TEST_STAMP): scripts/deps.sh $(DEPS_STAMP)
+	@bash scripts/deps.sh test
+	@mkdir -p $(@D) && touch $@
+deps: $(DEPS_TEST_STAMP)
 
 # One section per function and object, so that linking libfineibt.so with
 # --gc-sections leaves out what no process reaches: the whole-file ELF
@@ -80,55 +94,76 @@ LIB_CFLAGS := -ffunction-sections -fdata-sections -gdwarf-4
 
 $(BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.S.o: src/%.S | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tools/%.o: tools/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
 
 $(BUILD)/obj/crt/%.c.o: crt/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/crt/%.S.o: crt/%.S src/seq/thunks.S src/elf/index.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/driver/%.o: driver/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Idriver -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idriver -c $< -o $@
 
 $(BUILD)/libfineibt_crt.a: $(CRT_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/fineibt-cc: $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
-	$(CC) -o $@ $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # The program `fineibt demo` attacks, built like a user's program would be.
 $(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S include/fineibt.h \
 		$(BUILD)/fineibt-cc $(BUILD)/libfineibt.so $(BUILD)/libfineibt_crt.a
 	@mkdir -p $(@D)
-	$(BUILD)/fineibt-cc -O2 -Iinclude -o $@ examples/demo/attack.c examples/demo/attack_gadget.S
+	$(call say,FIBTCC,$@)
+	$(Q)$(BUILD)/fineibt-cc -O2 -Iinclude -o $@ examples/demo/attack.c examples/demo/attack_gadget.S
+
+# The copy `make install` puts in PREFIX/libexec/fineibt/, where the
+# installed `fineibt demo` looks for it: the runtime linked in
+# (-static-fineibt), so it needs no RUNPATH into the build tree.
+$(BUILD)/demo/libexec/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S include/fineibt.h \
+		$(BUILD)/fineibt-cc $(BUILD)/libfineibt.a $(BUILD)/libfineibt_crt.a
+	@mkdir -p $(@D)
+	$(call say,FIBTCC,$@)
+	$(Q)$(BUILD)/fineibt-cc -O2 -Iinclude -static-fineibt -o $@ examples/demo/attack.c examples/demo/attack_gadget.S
 
 # The same driver; invoked as fineibt-c++ it compiles and links with clang++-22.
 $(BUILD)/fineibt-c++: $(BUILD)/fineibt-cc
-	ln -sf fineibt-cc $@
+	$(call say,LN,$@)
+	$(Q)ln -sf fineibt-cc $@
 
 # The same binary as a linker wrapper (driver/ld.c) for stock clang builds.
 $(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
-	ln -sf fineibt-cc $@
+	$(call say,LN,$@)
+	$(Q)ln -sf fineibt-cc $@
 
 # The LD_AUDIT library `fineibt run` loads (src/load/audit.c): its own small
 # object, never sanitized (the loader calls it before anything is set up).
 # Full RELRO as libfineibt.so: the loader calls into it at every dlopen,
 # and a lazily bound GOT would be code pointers in writable memory.
 $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
-	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
+	$(call say,LD,$@)
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
 		-fno-sanitize=kcfi -D_GNU_SOURCE -shared -Wl,-z,noexecstack \
 		-Wl,-z,relro -Wl,-z,now -o $@ $<
 
@@ -156,14 +191,16 @@ FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort \
 $(BUILD)/obj/load/rtlibc.c.o: LIB_CFLAGS += -fno-builtin
 $(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o %/rtalloc.c.o %/rtlibc.c.o,$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
-	ar rcs $@ $(filter %.o,$^)
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $(filter %.o,$^)
 
 # fi_so_link OUT SONAME: libfineibt.so from the objects.
 fi_so_link = $(CC) -shared -o $(1) $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,$(2) \
 	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
 	-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
-	$(call fi_so_link,$@,libfineibt.so.$(SOVER))
+	$(call say,LD,$@)
+	$(Q)$(call fi_so_link,$@,libfineibt.so.$(SOVER))
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
 
 # The copy fineibt-cc links programs against (docs/runtime.md, "Where
@@ -176,7 +213,8 @@ $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
 FI_LINK_DIR := fineibt-link
 $(BUILD)/$(FI_LINK_DIR)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
 	@mkdir -p $(@D)
-	$(call fi_so_link,$@,$(abspath $(BUILD))/libfineibt.so.$(SOVER))
+	$(call say,LD,$@)
+	$(Q)$(call fi_so_link,$@,$(abspath $(BUILD))/libfineibt.so.$(SOVER))
 
 .PHONY: runtime-link-copy
 runtime-link-copy: $(LIB_OBJ) src/libfineibt.map
@@ -185,14 +223,17 @@ runtime-link-copy: $(LIB_OBJ) src/libfineibt.map
 
 $(TOOLLIB): $(TOOLLIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/fineibt: $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
-	$(CC) -o $@ $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # Test-only (make check): the runtime, linked as libfineibt.so is, plus
 # tests/lib/rtdebug.c, whose fineibt_debug_object the shipped library does
@@ -202,16 +243,18 @@ $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
 TESTLIB  := $(BUILD)/testlib
 $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
-	$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
 		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
 
 # make check [T=name]: every test, or those whose name contains T.
-check: all $(UNIT_BIN) $(TESTLIB)/libfineibt.so
+check: $(DEPS_TEST_STAMP) all $(UNIT_BIN) $(TESTLIB)/libfineibt.so
 	@BUILD=$(BUILD) FINEIBT_SAN=$(SAN) bash tests/run.sh $(T)
 
 # make check-real [REAL="prog ..."]: real programs from Debian source packages
@@ -236,7 +279,7 @@ bench: all
 # check-real against its peers (plain -O2/-flto, CFI-icall, kCFI as
 # compiled, every mode): callgrind instructions and pinned, interleaved wall
 # time (bench/real.py, docs/bench.md); hours, never part of check. With
-# REAL_ARGS=--readme it rewrites README.md's table.
+# REAL_ARGS=--readme it rewrites docs/bench.md's table.
 .PHONY: bench-real
 bench-real: all
 	@BUILD=$(BUILD) python3 bench/real.py $(REAL_ARGS)
@@ -252,22 +295,28 @@ clean:
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: CLI, driver, runtime
 # (libfineibt.so.$(VERSION) + soname and dev links, .a), crt, header,
-# pkg-config file, man pages. The driver finds the libraries in ../lib
-# (docs/ecosystem.md). make uninstall removes exactly these files.
+# pkg-config file, man pages, the demo program (libexec/fineibt/) and the
+# documentation (share/doc/fineibt/). The driver finds the libraries in
+# ../lib (docs/ecosystem.md). make uninstall removes exactly these files.
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
+LIBEXECDIR ?= $(PREFIX)/libexec
+DOCDIR  ?= $(PREFIX)/share/doc/fineibt
 PCDIR   ?= $(LIBDIR)/pkgconfig
 INST_BIN := fineibt fineibt-cc
 INST_LIB := libfineibt.a libfineibt_crt.a libfineibt_audit.so libfineibt.so libfineibt.so.$(SOVER) libfineibt.so.$(VERSION)
 INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7
+# Every page of docs/ (the man pages and messages cite them by name).
+INST_DOC := $(sort $(wildcard docs/*.md docs/*.png))
 
 .PHONY: install uninstall
-install: all
+install: all $(BUILD)/demo/libexec/fi-attack
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
-		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(LIBEXECDIR)/fineibt $(DESTDIR)$(DOCDIR)
 	install -m 755 $(BUILD)/fineibt $(BUILD)/fineibt-cc $(DESTDIR)$(BINDIR)/
 	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-c++
 	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-ld
@@ -280,16 +329,22 @@ install: all
 	$(call fi_so_link,$(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR)/libfineibt.so,$(LIBDIR)/libfineibt.so.$(SOVER))
 	install -m 644 include/fineibt.h $(DESTDIR)$(INCDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
-	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	    pkgconfig/fineibt.pc.in >$(DESTDIR)$(PCDIR)/fineibt.pc
-	for m in $(INST_MAN); do install -m 644 man/$${m#*/} $(DESTDIR)$(MANDIR)/$$m || exit 1; done
+	for m in $(INST_MAN); do \
+		sed 's|@DOCDIR@|$(DOCDIR)|g' man/$${m#*/} >$(DESTDIR)$(MANDIR)/$$m && \
+		chmod 644 $(DESTDIR)$(MANDIR)/$$m || exit 1; done
+	install -m 755 $(BUILD)/demo/libexec/fi-attack $(DESTDIR)$(LIBEXECDIR)/fineibt/
+	install -m 644 $(INST_DOC) $(DESTDIR)$(DOCDIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN) fineibt-c++ fineibt-ld) \
 	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(INST_LIB) $(FI_LINK_DIR)/libfineibt.so) \
 	      $(DESTDIR)$(INCDIR)/fineibt.h $(DESTDIR)$(PCDIR)/fineibt.pc \
-	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN))
-	-rmdir $(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR)
+	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN)) \
+	      $(DESTDIR)$(LIBEXECDIR)/fineibt/fi-attack \
+	      $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INST_DOC)))
+	rmdir $(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR) $(DESTDIR)$(LIBEXECDIR)/fineibt $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 # make fuzz: libFuzzer harnesses (fuzz/fuzz.mk, docs/robustness.md).
 include fuzz/fuzz.mk

@@ -18,7 +18,7 @@ Variants: plain clang-22 -O2 (the reference, `ref`), plain -flto,
 clang's CFI-icall (LTO, trap mode), kCFI as compiled (scripts/real/
 standin-cc without veneers: no runtime) and fineibt-cc in every FINEIBT_CFI
 mode. Output: $BUILD/bench/real.csv, $BUILD/bench/real.md (the tables of
-README.md's "Against the peers"), and with --readme that README section.
+docs/bench.md's "Against the peers"), and with --readme that section.
 """
 import argparse
 import csv
@@ -253,9 +253,9 @@ def main():
                          "table names: off,kcfi,fineibt,paranoid,bhi,"
                          "paranoid+bhi,auto; default: all)")
     ap.add_argument("--readme", action="store_true",
-                    help="replace README.md's bench-real section with the tables")
-    ap.add_argument("--readme-file", default=os.path.join(ROOT, "README.md"),
-                    help="the file --readme rewrites (default: README.md)")
+                    help="replace the bench-real section of docs/bench.md with the tables")
+    ap.add_argument("--readme-file", default=os.path.join(ROOT, "docs", "bench.md"),
+                    help="the file --readme rewrites (default: docs/bench.md)")
     ap.add_argument("--out", default=os.environ.get("FINEIBT_REAL_OUT",
                                                     os.path.join(BUILD, "real")),
                     help="run.sh's output dir; DIR:DIR2:... also looks for "

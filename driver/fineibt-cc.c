@@ -188,6 +188,28 @@ static bool fi_is_query(const char *a)
 	       !strcmp(a, "--help");
 }
 
+/*
+ * -fsanitize=undefined includes -fsanitize=function, which clang refuses
+ * beside kcfi: both check the type of an indirect call's target, and
+ * kCFI is the check this driver is for. The rest of UBSan stays.
+ */
+static bool fi_wants_ubsan_function(const char *a)
+{
+	const char *p;
+
+	if (strncmp(a, "-fsanitize=", 11))
+		return false;
+	for (p = a + 11; *p; p += *p == ',') {
+		size_t n = strcspn(p, ",");
+
+		if ((n == 9 && !strncmp(p, "undefined", 9)) ||
+		    (n == 8 && !strncmp(p, "function", 8)))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
 static int fi_parse(struct fi_drv *d, int argc, char **argv)
 {
 	int inputs = 0;
@@ -231,6 +253,8 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 			continue;
 		}
 		fi_argv_add(&d->args, a);
+		if (fi_wants_ubsan_function(a))
+			fi_argv_add(&d->args, "-fno-sanitize=function");
 		if (fi_says_norelro(a, ""))
 			d->user_norelro = true;
 		if (strcmp(a, "-v"))
@@ -432,8 +456,6 @@ static void fi_help(void)
 	      "                         makes the GOT read-only after start-up)\n"
 	      "  --fineibt-no-skip-endbr  direct calls land on func+0's ENDBR (the\n"
 	      "                         default moves them past it after the link)\n"
-	      "  --fineibt-no-skip-endbr  direct calls land on func+0's ENDBR (the\n"
-	      "                         default moves them past it after the link)\n"
 	      "  --fineibt-version      print the driver's version\n"
 	      "  --fineibt-help         this list (--help is clang's)\n"
 	      "Environment:\n"
@@ -469,6 +491,35 @@ static int fi_exec_clang(const struct fi_drv *d, bool kcfi, bool arity)
 	fprintf(stderr, "fineibt-cc: error: cannot run %s: %s\n", d->cc,
 		strerror(errno));
 	return 127;
+}
+
+static bool fi_asks_version(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--version"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * --version: clang's lines first (build systems read the first line to
+ * name the compiler), then the driver's own.
+ */
+static int fi_version(const struct fi_drv *d)
+{
+	struct fi_argv a = { 0 };
+	int rc;
+
+	fi_argv_add(&a, d->cc);
+	for (size_t i = 0; i < d->args.n; i++)
+		fi_argv_add(&a, d->args.v[i]);
+	fflush(stdout);
+	rc = fi_run(&a, false);
+	fi_argv_free(&a);
+	printf("fineibt-cc: fineibt %s (kCFI flags, crt and runtime of fineibt)\n",
+	       fineibt_version());
+	return rc;
 }
 
 /* Compile @src to @obj with every user flag except inputs and -o. */
@@ -751,6 +802,8 @@ int main(int argc, char **argv)
 				"driver's own: fineibt-cc --fineibt-help\n");
 	if (fi_env_on("FINEIBT_CC_EXACT"))
 		d.exact = true;
+	if (d.passthrough && fi_asks_version(argc, argv))
+		return fi_version(&d);
 	if (d.passthrough)
 		return fi_exec_clang(&d, false, false);
 	arity = fi_probe_arity(&d);

@@ -153,6 +153,8 @@ static int fi_nm_scan(const char *nm, const struct fi_argv *objs,
 	fi_argv_add(&cmd, nm);
 	fi_argv_add(&cmd, "-P");
 	fi_argv_add(&cmd, "--no-sort");
+	/* Objects without symbols (crtn.o of every link) are no news. */
+	fi_argv_add(&cmd, "--quiet");
 	for (size_t i = 0; i < objs->n; i++)
 		fi_argv_add(&cmd, objs->v[i]);
 	fd = fi_tmpfile();

@@ -33,9 +33,14 @@ $(FUZZ_BUILD)/obj/cmd_%.o: tools/cmd_%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(FUZZ_CFLAGS) -c $< -o $@
 
+$(FUZZ_BUILD)/obj/cli.o: tools/cli.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(FUZZ_CFLAGS) -c $< -o $@
+
 # fuzz_inspect runs the CLI's own cmd_inspect() (its --diff/--pid part and
-# its hardening audit too): every tools/cmd_inspect*.c.
-$(FUZZ_BUILD)/fuzz_inspect: $(patsubst tools/%.c,$(FUZZ_BUILD)/obj/%.o,$(wildcard tools/cmd_inspect*.c))
+# its hardening audit too): every tools/cmd_inspect*.c, and tools/cli.c
+# (the parser and the messages).
+$(FUZZ_BUILD)/fuzz_inspect: $(patsubst tools/%.c,$(FUZZ_BUILD)/obj/%.o,$(wildcard tools/cmd_inspect*.c) tools/cli.c)
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(HDRS) $(FUZZ_BUILD)/libfineibt-fuzz.a
 	$(CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
 		$(filter %.o,$^) $(FUZZ_BUILD)/libfineibt-fuzz.a -ldl -lpthread

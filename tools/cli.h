@@ -1,11 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CLI's commands. Each lives in tools/cmd_<name>.c and is listed in
- * FI_EXTRA_CMDS below; main() in fineibt.c dispatches. Commands print
- * "Error: ..." on stderr and return non-zero on failure.
+ * FI_EXTRA_CMDS below; main() in fineibt.c dispatches. Commands parse
+ * with cli_getopt, print "fineibt: error: ..." on stderr (cli_error,
+ * cli_usage) and return CLI_FAIL or CLI_USAGE (tools/cli.c).
  */
 #ifndef FI_CLI_H
 #define FI_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLI_OK		0
+#define CLI_FAIL	1	/* the command could not do its job */
+#define CLI_USAGE	2	/* the command line is wrong */
+
+/* "fineibt: error: <fmt>" / "fineibt: warning: <fmt>" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "fineibt: error: CMD: <fmt>; try 'fineibt help CMD'"; returns CLI_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/*
+ * getopt_long for command @cmd, with cli_usage's messages for an unknown
+ * option, a missing argument or an argument given to a flag; returns '?'
+ * after printing one. A leading '+' in @shortopts stops at the first
+ * operand (fineibt run: the program's own options follow). Call
+ * cli_getopt_reset() before the first call.
+ */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts);
+void cli_getopt_reset(void);
+/*
+ * The canonical cfi= spelling of a mode, for what the CLI prints (one
+ * place, so that the spelling has one definition: tools/cli.c).
+ */
+struct fineibt_config;
+void cli_mode_str(const struct fineibt_config *cfg, char *buf, size_t len);
 
 struct fi_cmd {
 	const char *name;
@@ -25,8 +58,9 @@ int cmd_inspect_help(void);
 /* tools/cmd_inspect.c: the mode an image's sites are in, as a cfi= list. */
 struct fi_image;
 void insp_mode(const struct fi_image *im, char *buf, size_t len);
-/* tools/cmd_inspect_ext.c: --diff and --pid; -1 if neither is asked for. */
-int cmd_inspect_ext(int argc, char **argv);
+/* tools/cmd_inspect_ext.c: inspect --diff A B and inspect --pid PID. */
+int insp_diff(const char *a, const char *b, bool list, bool json);
+int insp_pid(int pid, bool json);
 /*
  * tools/cmd_inspect_audit.c: the forward-edge holes of a file no CFI
  * check covers (RELRO, BIND_NOW, writable GOT, executable stack, text
@@ -34,8 +68,6 @@ int cmd_inspect_ext(int argc, char **argv);
  * insp_audit returns 0 or -1 (cannot read); valid is false
  * for a file that is not an executable or shared object.
  */
-#include <stdbool.h>
-#include <stddef.h>
 struct insp_audit {
 	bool valid, dynamic, relro, bind_now, has_got, writable_got;
 	bool exec_stack, textrel;
@@ -49,6 +81,14 @@ int insp_audit(const char *path, struct insp_audit *a);
 const char *insp_relro_name(const struct insp_audit *a);
 /* Print the findings ("  audit: ..." lines, or JSON strings); their count. */
 size_t insp_audit_print(const struct insp_audit *a, bool json);
+/* tools/cmd_inspect_load.c: what a file becomes at load. */
+struct fineibt_config;
+bool insp_has_runtime(const struct fi_image *im);
+bool insp_load_cfg(const struct fi_image *im, struct fineibt_config *cfg);
+void insp_load_str(const struct fi_image *im, char *buf, size_t len);
+const char *insp_naked_origin(const struct fi_image *im, uint64_t addr);
+bool insp_naked_matters(const struct fineibt_config *cfg);
+void insp_naked_verdict(const struct fineibt_config *cfg, char *buf, size_t len);
 int cmd_run(int argc, char **argv);
 int cmd_run_help(void);
 

@@ -18,7 +18,8 @@
 
 #include "cli.h"
 
-#define DEMO_PROG	"demo/fi-attack"	/* beside the fineibt binary */
+#define DEMO_PROG	"demo/fi-attack"	/* beside build/fineibt */
+#define DEMO_INST	"../libexec/fineibt/fi-attack"	/* make install */
 #define DEMO_OUT_MAX	4096
 
 struct demo_mode {
@@ -86,7 +87,7 @@ static int demo_find_prog(char *path, size_t len)
 	snprintf(path, len, "%s/%s", self, DEMO_PROG);
 	if (!access(path, X_OK))
 		return 0;
-	snprintf(path, len, "%s/../libexec/fineibt/fi-attack", self);
+	snprintf(path, len, "%s/" DEMO_INST, self);
 	return access(path, X_OK) ? -ENOENT : 0;
 }
 
@@ -193,14 +194,14 @@ int cmd_demo(int argc, char **argv)
 	const size_t natt = sizeof(demo_attacks) / sizeof(demo_attacks[0]);
 	struct demo_run r;
 
-	if (argc > 1) {
-		fprintf(stderr, "Error: demo takes no arguments; try 'fineibt help demo'\n");
-		return 2;
-	}
+	if (argc > 1)
+		return cli_usage("demo", "takes no arguments");
 	if (demo_find_prog(prog, sizeof(prog))) {
-		fprintf(stderr, "Error: the demo program (%s) is not built; run 'make demo'\n",
-			DEMO_PROG);
-		return 1;
+		cli_error("demo: no demo program beside this fineibt (%s in a build "
+			  "tree, %s once installed) and FINEIBT_DEMO_PROG unset: "
+			  "run 'make' (build tree) or 'make install' again", DEMO_PROG,
+			  DEMO_INST);
+		return CLI_FAIL;
 	}
 	printf("fineibt demo: %s, built with fineibt-cc, attacked in every mode.\n"
 	       "Each cell is what one real run did (stopped = CFI trap, exit by SIGILL).\n\n",

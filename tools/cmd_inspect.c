@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fineibt.h"
@@ -18,9 +19,9 @@
 #include "cli.h"
 
 struct insp_opts {
-	const char *path;
-	bool json;
-	bool list;
+	const char *path, *path_b;	/* FILE, or --diff A B */
+	int pid;			/* --pid PID, else 0 */
+	bool json, list, diff;
 };
 
 int cmd_inspect_help(void)
@@ -35,10 +36,10 @@ int cmd_inspect_help(void)
 	       "  text relocations and a setuid/setgid file's RUNPATH that others can\n"
 	       "  change, one 'audit:' line per hole no CFI check covers.\n"
 	       "  --list  also list every site: address, symbol+offset, hash, arity/form\n"
-	       "  --json  one JSON object on stdout (see docs/inspect.md)\n"
+	       "  --json  one JSON object on stdout (fields: fineibt(1), inspect)\n"
 	       "  fineibt inspect --diff A B [--list] [--json]: what changed between\n"
 	       "  two images; fineibt inspect --pid PID [--json]: the kCFI modules of\n"
-	       "  a running process (docs/ecosystem.md)\n"
+	       "  a running process\n"
 	       "  Exit status: 0 (also for a file without kCFI), 1 on error, 2 on usage.\n");
 	return 0;
 }
@@ -97,7 +98,7 @@ void insp_mode(const struct fi_image *im, char *buf, size_t len)
 	/* Randomisation cannot be seen in the bytes: only the note knows. */
 	if (!im->note.present)
 		cfg.flags |= FINEIBT_F_RAND;
-	fineibt_config_str(&cfg, buf, len);
+	cli_mode_str(&cfg, buf, len);
 }
 
 static size_t insp_tail_calls(const struct fi_image *im)
@@ -227,11 +228,20 @@ static void text_audit(const struct insp_audit *a)
 static void text_summary(const struct fi_image *im, const char *mode)
 {
 	char sym[256], cfg[128], key[FI_KEY_HEX_LEN + 1];
+	struct fineibt_config load;
+	bool have_load = insp_load_cfg(im, &load);
+	char at_load[256], verdict[256];
 
+	insp_load_str(im, at_load, sizeof(at_load));
 	printf("%s: %s\n", im->path, insp_type(im));
-	printf("mode:          %s\n", mode);
+	printf("mode:          %s%s\n", mode, at_load[0] ? " (on disk)" : "");
+	if (at_load[0])
+		printf("at load:       %s\n", at_load);
 	printf("sequence set:  %s\n", insp_set(im) ? insp_set(im) :
-	       "either (no site in a set's own form)");
+	       im->note.present ? "v4 and v6.18 alike (these sites keep the "
+	       "compiler's bytes, the same in both)" :
+	       "none yet: the compiler's kCFI form is the same in v4 and v6.18; "
+	       "the runtime writes FINEIBT_SEQ's set (unset: v4)");
 	if (fi_image_stock(im))
 		text_stock(im);
 	else if (fi_image_kcfi_unprefixed(im))
@@ -242,7 +252,7 @@ static void text_summary(const struct fi_image *im, const char *mode)
 		       "fineibt (it reads %u): patch the original again\n",
 		       im->note.version, FI_NOTE_VERSION);
 	} else if (im->note.present) {
-		fineibt_config_str(&im->note.cfg, cfg, sizeof(cfg));
+		cli_mode_str(&im->note.cfg, cfg, sizeof(cfg));
 		printf("patched:       cfi=%s", cfg);
 		if (im->note.cfg.flags & FINEIBT_F_RAND) {
 			fi_key_hex(&im->note.key, key);
@@ -265,9 +275,19 @@ static void text_summary(const struct fi_image *im, const char *mode)
 	printf("\ntypeids:       %zu\n", im->ntypeids);
 	for (size_t i = 0; i < im->ntypeids; i++)
 		printf("  %#010x %s\n", im->typeids[i].hash, im->typeids[i].name);
-	printf("naked ENDBRs:  %zu\n", im->nnaked);
-	for (size_t i = 0; i < im->nnaked; i++)
-		printf("  %#10" PRIx64 " %s\n", im->naked[i], insp_name(im, im->naked[i]));
+	printf("naked ENDBRs:  %zu", im->nnaked);
+	if (im->nnaked && have_load) {
+		insp_naked_verdict(&load, verdict, sizeof(verdict));
+		printf(" (entries with ENDBR and no hash check; %s)", verdict);
+	}
+	printf("\n");
+	for (size_t i = 0; i < im->nnaked; i++) {
+		const char *why = insp_naked_origin(im, im->naked[i]);
+
+		printf("  %#10" PRIx64 " %s%s%s%s\n", im->naked[i],
+		       insp_name(im, im->naked[i]), why ? " (" : "", why ? why : "",
+		       why ? ")" : "");
+	}
 	printf("unmatched:     %zu\n", im->nbad);
 	for (size_t i = 0; i < im->nbad; i++) {
 		fi_image_symbolize(im, im->bad[i].addr, sym, sizeof(sym));
@@ -345,11 +365,22 @@ static void json_lists(const struct fi_image *im)
 	char sym[256];
 	bool first = true;
 
+	struct fineibt_config load;
+	bool have_load = insp_load_cfg(im, &load);
+
 	printf("[");
 	for (size_t i = 0; i < im->nnaked; i++) {
+		const char *why = insp_naked_origin(im, im->naked[i]);
+
 		printf("%s{\"symbol\": ", i ? ", " : "");
 		json_str(insp_name(im, im->naked[i]));
-		printf(", \"address\": \"%#" PRIx64 "\"}", im->naked[i]);
+		printf(", \"address\": \"%#" PRIx64 "\", \"origin\": ", im->naked[i]);
+		if (why)
+			json_str(why);
+		else
+			printf("null");
+		printf(", \"matters_at_load\": %s}", !have_load ? "null" :
+		       insp_naked_matters(&load) ? "true" : "false");
 	}
 	printf("],\n  \"typeids\": [");
 	for (size_t i = 0; i < im->ntypeids; i++) {
@@ -394,7 +425,8 @@ static void json_audit(const struct insp_audit *a, bool *first)
 static void json_report(const struct fi_image *im, const char *mode, bool list,
 			const struct insp_audit *a)
 {
-	char cfg[128], key[FI_KEY_HEX_LEN + 1];
+	struct fineibt_config load;
+	char cfg[128], lmode[128], key[FI_KEY_HEX_LEN + 1];
 	bool first = true;
 
 	json_key("file", &first);
@@ -403,6 +435,15 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	json_str(insp_type(im));
 	json_key("mode", &first);
 	json_str(mode);
+	json_key("mode_at_load", &first);
+	if (insp_load_cfg(im, &load)) {
+		cli_mode_str(&load, lmode, sizeof(lmode));
+		json_str(lmode);
+	} else {
+		printf("null");
+	}
+	json_key("runtime", &first);
+	printf("%s", insp_has_runtime(im) ? "true" : "false");
 	json_key("seq", &first);
 	if (insp_set(im))
 		json_str(insp_set(im));
@@ -424,7 +465,7 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	json_key("patched", &first);
 	printf("%s", im->note.present ? "true" : "false");
 	if (im->note.present) {
-		fineibt_config_str(&im->note.cfg, cfg, sizeof(cfg));
+		cli_mode_str(&im->note.cfg, cfg, sizeof(cfg));
 		json_key("patched_cfi", &first);
 		json_str(cfg);
 		json_key("key", &first);
@@ -466,28 +507,53 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 
 /* ----------------------------------------------------------------- main */
 
+/*
+ * The three forms share one parser: FILE; --diff A B; --pid PID. Returns
+ * 0, CLI_USAGE, or -1 after --help.
+ */
 static int insp_args(int argc, char **argv, struct insp_opts *o)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			o->json = true;
-		} else if (!strcmp(argv[i], "--list")) {
-			o->list = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "Error: inspect: unknown option '%s'; try 'fineibt inspect --help'\n",
-				argv[i]);
-			return 2;
-		} else if (o->path) {
-			fprintf(stderr, "Error: inspect: one FILE at a time\n");
-			return 2;
-		} else {
-			o->path = argv[i];
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "diff", no_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, want;
+	char *end;
+	long pid;
+
+	cli_getopt_reset();
+	while ((c = cli_getopt("inspect", argc, argv, "h", opts)) != -1) {
+		switch (c) {
+		case 'j': o->json = true; break;
+		case 'l': o->list = true; break;
+		case 'd': o->diff = true; break;
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (*end || end == optarg || pid <= 0 || pid > INT32_MAX)
+				return cli_usage("inspect", "--pid needs a process id, got '%s'",
+						 optarg);
+			o->pid = (int)pid;
+			break;
+		case 'h': cmd_inspect_help(); return -1;
+		default: return CLI_USAGE;
 		}
 	}
-	if (!o->path) {
-		fprintf(stderr, "Error: inspect: no FILE; usage: fineibt inspect FILE [--json] [--list]\n");
-		return 2;
-	}
+	if (o->diff && o->pid)
+		return cli_usage("inspect", "--diff and --pid do not go together");
+	if (o->pid && o->list)
+		return cli_usage("inspect", "--list does not go with --pid");
+	want = o->diff ? 2 : o->pid ? 0 : 1;
+	if (argc - optind != want)
+		return cli_usage("inspect", "%s",
+				 o->diff ? "--diff needs two files, A and B" :
+				 o->pid ? "--pid takes no FILE" :
+				 optind < argc ? "one FILE at a time" : "no FILE");
+	o->path = want > 0 ? argv[optind] : NULL;
+	o->path_b = want > 1 ? argv[optind + 1] : NULL;
 	return 0;
 }
 
@@ -499,15 +565,16 @@ int cmd_inspect(int argc, char **argv)
 	char err[256] = "", mode[128];
 	int ret;
 
-	ret = cmd_inspect_ext(argc, argv);	/* --diff, --pid */
-	if (ret >= 0)
-		return ret;
 	ret = insp_args(argc, argv, &o);
 	if (ret)
-		return ret;
+		return ret < 0 ? CLI_OK : ret;
+	if (o.diff)
+		return insp_diff(o.path, o.path_b, o.list, o.json);
+	if (o.pid)
+		return insp_pid(o.pid, o.json);
 	ret = fi_image_open(&im, o.path, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "Error: %s: %s\n", o.path, err[0] ? err : "cannot read");
+		cli_error("%s: %s", o.path, err[0] ? err : "cannot read");
 		return 1;
 	}
 	insp_mode(&im, mode, sizeof(mode));

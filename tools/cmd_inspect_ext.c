@@ -270,32 +270,6 @@ static void diff_kind(const struct diff_opts *o, enum ext_kind k,
 	}
 }
 
-static int diff_args(int argc, char **argv, struct diff_opts *o)
-{
-	int bad = 0;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--diff"))
-			continue;
-		if (!strcmp(argv[i], "--json"))
-			o->json = true;
-		else if (!strcmp(argv[i], "--list"))
-			o->list = true;
-		else if (argv[i][0] == '-' && argv[i][1])
-			bad++;
-		else if (!o->a)
-			o->a = argv[i];
-		else if (!o->b)
-			o->b = argv[i];
-		else
-			bad++;
-	}
-	if (!bad && o->a && o->b)
-		return 0;
-	fprintf(stderr, "Error: inspect: usage: fineibt inspect --diff A B [--list] [--json]\n");
-	return 2;
-}
-
 static void diff_output(const struct diff_opts *o, struct fi_image im[2],
 			struct ext_sites s[2][K_NKINDS])
 {
@@ -341,28 +315,26 @@ static void diff_output(const struct diff_opts *o, struct fi_image im[2],
 		       c[k].hash, c[k].only_a, c[k].only_b);
 }
 
-static int cmd_inspect_diff(int argc, char **argv)
+int insp_diff(const char *a, const char *b, bool list, bool json)
 {
-	struct diff_opts o = { 0 };
+	struct diff_opts o = { .a = a, .b = b, .list = list, .json = json };
 	struct fi_image im[2];
 	struct ext_sites s[2][K_NKINDS] = { 0 };
 	char err[256];
-	int ret = diff_args(argc, argv, &o), opened = 0;
+	int ret = 0, opened = 0;
 
-	if (ret)
-		return ret;
 	for (; opened < 2; opened++) {
 		const char *p = opened ? o.b : o.a;
 
 		err[0] = '\0';
 		if (fi_image_open(&im[opened], p, err, sizeof(err))) {
-			fprintf(stderr, "Error: %s: %s\n", p, err[0] ? err : "cannot read");
+			cli_error("%s: %s", p, err[0] ? err : "cannot read");
 			ret = 1;
 			goto out;
 		}
 		for (int k = 0; k < K_NKINDS; k++) {
 			if (ext_collect(&im[opened], k, &s[opened][k])) {
-				fprintf(stderr, "Error: inspect: out of memory\n");
+				cli_error("inspect: out of memory");
 				ret = 1;
 				opened++;
 				goto out;
@@ -560,7 +532,7 @@ static int pid_summarise(struct fi_image *im, uint8_t **bufs, uint64_t bias,
 			cfg.flags |= FINEIBT_F_RAND;
 		else
 			cfg.flags &= ~FINEIBT_F_RAND;
-		fineibt_config_str(&cfg, ps->mode, sizeof(ps->mode));
+		cli_mode_str(&cfg, ps->mode, sizeof(ps->mode));
 	}
 	free(funcs);
 	free(calls);
@@ -653,39 +625,30 @@ static int pid_module(const struct pid_mod *pm, int memfd, bool json, bool *firs
 	free(bufs);
 	fi_image_close(&im);
 	if (ret)
-		fprintf(stderr, "Error: inspect: %s: cannot read its text from the process (%s)\n",
+		cli_error("inspect: %s: cannot read its text from the process (%s)",
 			pm->path, strerror(-ret));
 	return ret ? 1 : 0;
 }
 
-static int cmd_inspect_pid(int argc, char **argv)
+int insp_pid(int pid, bool json)
 {
 	struct pid_mod *mods = calloc(PID_MAX_MODS, sizeof(*mods));
-	bool json = false, first = true;
+	bool first = true;
 	char path[64], cfi[256];
-	int pid = 0, memfd, ret = 0;
+	int memfd, ret = 0;
 	size_t n = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--pid") && i + 1 < argc)
-			pid = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--json"))
-			json = true;
-		else
-			pid = -1;
-	}
-	if (pid <= 0 || !mods) {
-		fprintf(stderr, "Error: inspect: usage: fineibt inspect --pid PID [--json]\n");
-		free(mods);
-		return 2;
+	if (!mods) {
+		cli_error("inspect: out of memory");
+		return CLI_FAIL;
 	}
 	ret = pid_maps(pid, mods, &n);
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	memfd = ret ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	if (ret || memfd < 0) {
-		fprintf(stderr, "Error: inspect: cannot read process %d (%s): it must exist "
+		cli_error("inspect: cannot read process %d (%s): it must exist "
 			"and you need ptrace rights over it (same user; see "
-			"kernel.yama.ptrace_scope)\n", pid, strerror(ret ? -ret : errno));
+			"kernel.yama.ptrace_scope)", pid, strerror(ret ? -ret : errno));
 		free(mods);
 		return 1;
 	}
@@ -713,17 +676,4 @@ static int cmd_inspect_pid(int argc, char **argv)
 	close(memfd);
 	free(mods);
 	return ret;
-}
-
-/* ------------------------------------------------------------- dispatch */
-
-int cmd_inspect_ext(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--diff"))
-			return cmd_inspect_diff(argc, argv);
-		if (!strcmp(argv[i], "--pid"))
-			return cmd_inspect_pid(argc, argv);
-	}
-	return -1;
 }

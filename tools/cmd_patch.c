@@ -32,21 +32,45 @@ int cmd_patch_help(void)
 	       "into the cfi= mode LIST and write the result to OUT, with a .fineibt\n"
 	       "section recording the mode, flags and key. FILE is never modified.\n\n"
 	       "  -o, --output OUT   where to write (must not be FILE)\n"
-	       "  --cfi=LIST         cfi= words: auto (default: kcfi without user IBT,\n"
-	       "                     fineibt,paranoid with it; fineibt-cfi(7)),\n"
-	       "                     off, kcfi, fineibt, norand, warn, paranoid, bhi;\n"
-	       "                     an unknown word is an error\n"
-	       "  --seq=SET          sequence set: v4 (default) or v6.18 (docs/sequences.md)\n"
+	       "  --cfi=LIST         cfi= words (fineibt-cfi(7)): auto (default: kcfi\n"
+	       "                     without user IBT, fineibt,paranoid with it), off,\n"
+	       "                     kcfi, fineibt, paranoid, bhi, norand, warn; an\n"
+	       "                     unknown word is a usage error (exit 2)\n"
+	       "  --seq=SET          sequence set: v4 (default) or v6.18 (fineibt-cfi(7))\n"
 	       "  --key HEX          rehash key, 32 hex digits (128 bits; default: random);\n"
 	       "                     for reproducible output\n"
 	       "  --in-place         replace FILE (atomically, through a new file)\n"
 	       "  --no-dethunk       keep 'cs call __x86_indirect_thunk_*' calls\n"
 	       "  -q, --quiet        no summary, no per-site warnings\n\n"
 	       "A file already patched is refused: patch the original kCFI build.\n"
-	       "bhi needs the __bhi_args stubs linked into FILE (fineibt-cc does).\n");
+	       "bhi needs the __bhi_args stubs linked into FILE (fineibt-cc does).\n"
+	       "Exit status: 0 written, 1 failed (nothing written), 2 usage error.\n");
 	return 0;
 }
 
+/* --cfi, --seq and --key are checked here, before any file is read. */
+static int patch_check_words(const struct patch_args *a)
+{
+	struct fineibt_config cfg;
+	struct fineibt_key key;
+	char msgs[2048], bad[64], words[256];
+
+	if (a->cfi && fi_parse_cfi_cli(a->cfi, true, &cfg, msgs, sizeof(msgs),
+				       bad, sizeof(bad)) < 0) {
+		fi_cfi_word_list(words, sizeof(words));
+		return cli_usage("patch", "--cfi: unknown word '%s' (valid: %s)",
+				 bad, words);
+	}
+	if (a->seq && fi_seq_apply(a->seq, strlen(a->seq), &cfg) < 0)
+		return cli_usage("patch", "--seq: unknown sequence set '%s' (v4, v6.18)",
+				 a->seq);
+	if (a->key && fi_key_parse(a->key, &key))
+		return cli_usage("patch", "--key '%s': want 32 hex digits (128 bits)",
+				 a->key);
+	return 0;
+}
+
+/* 0: go on; CLI_USAGE; -1: --help was printed. */
 static int patch_parse(int argc, char **argv, struct patch_args *a)
 {
 	static const struct option opts[] = {
@@ -63,36 +87,31 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 	};
 	int c;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+	cli_getopt_reset();
+	while ((c = cli_getopt("patch", argc, argv, "o:qh", opts)) != -1) {
 		switch (c) {
 		case 'o': a->out = optarg; break;
 		case 'c': a->cfi = optarg; break;
 		case 'k': a->key = optarg; break;
 		case 's':
-			fprintf(stderr, "Error: --seed: the rehash key has 128 bits now; "
-				"pass --key with 32 hex digits\n");
-			return -1;
+			return cli_usage("patch", "--seed: the rehash key has 128 bits "
+					 "now; pass --key with 32 hex digits");
 		case 'S': a->seq = optarg; break;
 		case 'i': a->in_place = true; break;
 		case 'n': a->no_dethunk = true; break;
 		case 'q': a->quiet = true; break;
-		case 'h': cmd_patch_help(); return 1;
-		default: return -1;
+		case 'h': cmd_patch_help(); return -1;
+		default: return CLI_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "Error: patch needs exactly one FILE; try 'fineibt patch --help'\n");
-		return -1;
-	}
+	if (optind != argc - 1)
+		return cli_usage("patch", optind < argc ? "one FILE at a time" : "no FILE");
 	a->in = argv[optind];
 	if (!a->out && a->in_place)
 		a->out = a->in;
-	if (!a->out) {
-		fprintf(stderr, "Error: patch needs -o OUT (or --in-place)\n");
-		return -1;
-	}
-	return 0;
+	if (!a->out)
+		return cli_usage("patch", "no -o OUT (or --in-place)");
+	return patch_check_words(a);
 }
 
 /* OUT must not be FILE (by name or by inode) unless --in-place. */
@@ -105,7 +124,7 @@ static int patch_check_paths(const struct patch_args *a, const struct stat *in)
 	if (!strcmp(a->in, a->out) ||
 	    (!stat(a->out, &out) && out.st_dev == in->st_dev &&
 	     out.st_ino == in->st_ino)) {
-		fprintf(stderr, "Error: %s: output is the input file; use --in-place to replace it\n",
+		cli_error("%s: output is the input file; use --in-place to replace it",
 			a->out);
 		return -1;
 	}
@@ -117,8 +136,8 @@ static void patch_already(const char *path, const struct fineibt_config *cfg)
 	char mode[64] = "mixed";
 
 	if (cfg)
-		fineibt_config_str(cfg, mode, sizeof(mode));
-	fprintf(stderr, "Error: %s: already patched (mode %s); patch the original kCFI build\n",
+		cli_mode_str(cfg, mode, sizeof(mode));
+	cli_error("%s: already patched (mode %s); patch the original kCFI build",
 		path, mode);
 }
 
@@ -144,36 +163,29 @@ static size_t patch_kcfi_funcs(const struct fi_image *im)
 static int patch_options(const struct patch_args *a, const struct fi_image *im,
 			 struct fi_patch_opts *o)
 {
-	char msgs[1024], bad[64];
+	char msgs[2048], bad[64];
 
+	/* The words were checked by patch_check_words. */
 	if (fi_parse_cfi_cli(a->cfi ? a->cfi : "auto", patch_have_arity(im),
-			     &o->cfg, msgs, sizeof(msgs), bad, sizeof(bad)) < 0) {
-		fprintf(stderr, "Error: --cfi: unknown word '%s' (want auto, off, kcfi, "
-			"fineibt, norand, warn, paranoid, bhi, debug, seq=SET)\n", bad);
+			     &o->cfg, msgs, sizeof(msgs), bad, sizeof(bad)) < 0)
 		return -1;
-	}
 	if (msgs[0])
 		fputs(msgs, stderr);
-	if (a->seq && fi_seq_apply(a->seq, strlen(a->seq), &o->cfg) < 0) {
-		fprintf(stderr, "Error: unknown sequence set '%s' (v4, v6.18)\n", a->seq);
+	if (a->seq && fi_seq_apply(a->seq, strlen(a->seq), &o->cfg) < 0)
 		return -1;
-	}
 	/* Start-up diagnostics are the runtime's business, not the file's. */
 	o->cfg.flags &= ~FINEIBT_F_DEBUG;
 	fineibt_resolve_auto(&o->cfg);
 	if ((o->cfg.flags & FINEIBT_F_BHI) && !im->bhi_args) {
-		fprintf(stderr, "Error: %s: cfi=bhi needs the BHI stubs (__bhi_args) in the image: "
-			"link the program with libfineibt (fineibt-cc does) or drop bhi\n", a->in);
+		cli_error("%s: cfi=bhi needs the BHI stubs (__bhi_args) in the image: "
+			"link the program with libfineibt (fineibt-cc does) or drop bhi", a->in);
 		return -1;
 	}
 	if (a->key) {
-		if (fi_key_parse(a->key, &o->key)) {
-			fprintf(stderr, "Error: --key '%s': want 32 hex digits (128 bits)\n",
-				a->key);
+		if (fi_key_parse(a->key, &o->key))
 			return -1;
-		}
 	} else if (fineibt_random_key(&o->key)) {
-		fprintf(stderr, "Error: cannot draw a random key; pass --key HEX\n");
+		cli_error("cannot draw a random key (getrandom failed); pass --key HEX");
 		return -1;
 	}
 	o->bhi_args = im->bhi_args;
@@ -189,7 +201,7 @@ static void patch_summary(const struct patch_args *a, const struct fi_patch_opts
 {
 	char mode[64], key[FI_KEY_HEX_LEN + 1];
 
-	fineibt_config_str(&o->cfg, mode, sizeof(mode));
+	cli_mode_str(&o->cfg, mode, sizeof(mode));
 	fprintf(stderr, "fineibt: %s -> %s: cfi=%s", a->in, a->out, mode);
 	if (o->cfg.flags & FINEIBT_F_RAND) {
 		fi_key_hex(&o->key, key);
@@ -214,7 +226,7 @@ static int patch_run(const struct patch_args *a, const struct stat *in,
 
 	ret = fi_image_open(im, a->in, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "Error: %s: %s\n", a->in, err[0] ? err : strerror(-ret));
+		cli_error("%s: %s", a->in, err[0] ? err : strerror(-ret));
 		return 1;
 	}
 	if (im->note.present) {
@@ -222,13 +234,13 @@ static int patch_run(const struct patch_args *a, const struct stat *in,
 		return 1;
 	}
 	if (fi_image_kcfi_unprefixed(im)) {
-		fprintf(stderr, "Error: %s: %zu kCFI checks in a layout that cannot be rewritten: "
-			FI_UNPREFIXED_HINT "\n", a->in, im->ntraps);
+		cli_error("%s: %zu kCFI checks in a layout that cannot be rewritten: "
+			FI_UNPREFIXED_HINT "", a->in, im->ntraps);
 		return 1;
 	}
 	if (!patch_kcfi_funcs(im) && !im->ncalls) {
-		fprintf(stderr, "Error: %s: no kCFI sites (no kCFI preamble and no call site matching the kCFI pattern): "
-			"build it with clang -fsanitize=kcfi (fineibt-cc does)\n", a->in);
+		cli_error("%s: no kCFI sites (no kCFI preamble and no call site matching the kCFI pattern): "
+			"build it with clang -fsanitize=kcfi (fineibt-cc does)", a->in);
 		return 1;
 	}
 	if (patch_options(a, im, &o))
@@ -239,13 +251,13 @@ static int patch_run(const struct patch_args *a, const struct stat *in,
 		return 1;
 	}
 	if (ret) {
-		fprintf(stderr, "Error: %s: cannot patch: %s\n", a->in, strerror(-ret));
+		cli_error("%s: cannot patch: %s", a->in, strerror(-ret));
 		return 1;
 	}
 	ret = fi_image_write_file(im, &o, &st, a->out, in->st_mode & 0777,
 				  err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "Error: %s: %s\n", a->out, err);
+		cli_error("%s: %s", a->out, err);
 		return 1;
 	}
 	if (!a->quiet)
@@ -262,9 +274,9 @@ int cmd_patch(int argc, char **argv)
 
 	ret = patch_parse(argc, argv, &a);
 	if (ret)
-		return ret > 0 ? 0 : 2;
+		return ret > 0 ? ret : CLI_OK;
 	if (stat(a.in, &in)) {
-		fprintf(stderr, "Error: %s: %s\n", a.in, strerror(errno));
+		cli_error("%s: %s", a.in, strerror(errno));
 		return 1;
 	}
 	if (patch_check_paths(&a, &in))

@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "fineibt.h"
+#include "options.h"
 
 static int run_usage(FILE *f)
 {
@@ -34,8 +35,10 @@ static int run_usage(FILE *f)
 		"  set unless the environment has LD_BIND_NOW: a module whose\n"
 		"  GOT stays writable then gets direct PLT entries.\n"
 		"  --verbose   FINEIBT_VERBOSE=1: one line per module rewritten\n"
-		"  LIST        comma-separated: auto off kcfi fineibt norand warn\n"
-		"              paranoid bhi (see docs/runtime.md)\n");
+		"  LIST        comma-separated cfi= words (fineibt-cfi(7));\n"
+		"              an unknown word is a usage error\n"
+		"  Exit status: PROG's; 1 or 2 as other commands when fineibt\n"
+		"  itself fails; 126 PROG cannot run, 127 PROG not found (as env(1)).\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -168,48 +171,73 @@ static int run_preload(const char *lib)
 	return setenv("LD_PRELOAD", lib, 1);
 }
 
+/*
+ * The options: --cfi=LIST is checked as patch checks it (an unknown word
+ * is a usage error here, not the runtime's "ignoring" message later).
+ * Returns the index of PROG in @argv, or -CLI_USAGE / -CLI_OK (--help).
+ */
+static int run_parse(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cfi", required_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fineibt_config cfg;
+	char bad[64], msgs[2048], words[256];
+	int c;
+
+	cli_getopt_reset();
+	while ((c = cli_getopt("run", argc, argv, "+h", opts)) != -1) {
+		switch (c) {
+		case 'c':
+			if (fi_parse_cfi_cli(optarg, true, &cfg, msgs, sizeof(msgs),
+					     bad, sizeof(bad)) < 0) {
+				fi_cfi_word_list(words, sizeof(words));
+				return -cli_usage("run", "--cfi: unknown word '%s' (valid: %s)",
+						  bad, words);
+			}
+			setenv("FINEIBT_CFI", optarg, 1);
+			break;
+		case 'v':
+			setenv("FINEIBT_VERBOSE", "1", 1);
+			break;
+		case 'h':
+			run_usage(stdout);
+			return -CLI_OK;
+		default:
+			return -CLI_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return -cli_usage("run", "no PROG to run");
+	return optind;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	char prog[PATH_MAX], lib[PATH_MAX];
-	int i;
+	int i = run_parse(argc, argv);
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (!strncmp(a, "--cfi=", 6)) {
-			setenv("FINEIBT_CFI", a + 6, 1);
-		} else if (!strcmp(a, "--verbose")) {
-			setenv("FINEIBT_VERBOSE", "1", 1);
-		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			return run_usage(stdout);
-		} else if (a[0] == '-') {
-			fprintf(stderr, "Error: run: unknown option '%s'\n", a);
-			return run_usage(stderr);
-		} else {
-			break;
-		}
-	}
-	if (i >= argc)
-		return run_usage(stderr);
+	if (i <= 0)
+		return -i;
 	if (!run_resolve(argv[i], prog, sizeof(prog))) {
-		fprintf(stderr, "Error: run: %s: not found or not executable\n",
-			argv[i]);
+		cli_error("run: %s: not found or not executable (searched PATH "
+			  "unless it has a '/')", argv[i]);
 		return 127;
 	}
 	if (!run_dynstr_has(prog, "libfineibt.so") &&
 	    !run_dynstr_has(prog, "fineibt_rt_hook")) {
 		if (!run_find_lib(lib, sizeof(lib))) {
-			fprintf(stderr, "Error: run: cannot find libfineibt.so "
-					"next to this fineibt binary\n");
-			return 1;
+			cli_error("run: cannot find libfineibt.so beside this fineibt "
+				  "(same directory, ../lib/fineibt or ../lib): "
+				  "reinstall fineibt");
+			return CLI_FAIL;
 		}
 		if (run_preload(lib) || run_audit(lib)) {
-			fprintf(stderr, "Error: run: cannot set LD_PRELOAD/LD_AUDIT\n");
-			return 1;
+			cli_error("run: cannot set LD_PRELOAD/LD_AUDIT: out of memory");
+			return CLI_FAIL;
 		}
 	}
 	/*
@@ -219,11 +247,10 @@ int cmd_run(int argc, char **argv)
 	 * already in the environment (even empty: lazy) is the user's choice.
 	 */
 	if (!getenv("LD_BIND_NOW") && setenv("LD_BIND_NOW", "1", 1)) {
-		fprintf(stderr, "Error: run: cannot set LD_BIND_NOW\n");
-		return 1;
+		cli_error("run: cannot set LD_BIND_NOW: out of memory");
+		return CLI_FAIL;
 	}
 	execv(prog, argv + i);
-	fprintf(stderr, "Error: run: cannot execute %s: %s\n", prog,
-		strerror(errno));
+	cli_error("run: cannot execute %s: %s", prog, strerror(errno));
 	return 126;
 }

@@ -42,7 +42,7 @@ static int seq_help(void)
 	       "  fineibt_bhi_preamble.aN[.warn] (preamble with its BHI tail; the\n"
 	       "  arity-1 inline form is 20 bytes, running into func+0..3),\n"
 	       "  then plt_direct and plt_sec_direct (a PLT entry made direct,\n"
-	       "  jumping to --thunk; docs/protection.md).\n"
+	       "  jumping to --thunk).\n"
 	       "  --hash HEX   type hash written into every hash slot (default 12345678)\n"
 	       "  --arity N    only arity N (0..7) for the per-arity forms\n"
 	       "  --ip HEX     run-time address of each sequence's first byte\n"
@@ -122,7 +122,7 @@ static int seq_disasm(const char *mc, const uint8_t *p, size_t n)
 	close(out[1]);
 	/* A few hundred bytes: fits the pipe, no need to interleave. */
 	if (write(in[1], text, at) != (ssize_t)at)
-		fprintf(stderr, "Error: writing to %s failed\n", mc);
+		cli_error("writing to %s failed", mc);
 	close(in[1]);
 	f = fdopen(out[0], "r");
 	while (f && fgets(line, sizeof(line), f)) {
@@ -144,12 +144,12 @@ static int seq_print(const struct seq_opts *o, const char *name,
 		     const struct fi_buf *b)
 {
 	if (b->err == -ERANGE) {
-		fprintf(stderr, "Error: %s: --thunk or --stubs is out of rel32 reach (+-2 GiB) of --ip\n",
+		cli_error("%s: --thunk or --stubs is out of rel32 reach (+-2 GiB) of --ip",
 			name);
 		return b->err;
 	}
 	if (b->err) {
-		fprintf(stderr, "Error: %s: cannot encode: %s\n", name,
+		cli_error("%s: cannot encode: %s", name,
 			strerror(-b->err));
 		return b->err;
 	}
@@ -160,7 +160,7 @@ static int seq_print(const struct seq_opts *o, const char *name,
 	if (!o->as_asm)
 		return 0;
 	if (seq_disasm(o->mc, b->mem, b->len)) {
-		fprintf(stderr, "Error: %s failed on %s\n", o->mc, name);
+		cli_error("%s failed on %s", o->mc, name);
 		return -EIO;
 	}
 	return 0;
@@ -280,55 +280,73 @@ static int seq_plt(const struct seq_opts *o, uint8_t *mem)
 	return seq_print(o, "plt_sec_direct", &b);
 }
 
+/* 0, CLI_USAGE, or -1 after --help. */
 static int seq_parse_args(int argc, char **argv, struct seq_opts *o)
 {
+	static const struct option opts[] = {
+		{ "hash", required_argument, NULL, 'H' },
+		{ "arity", required_argument, NULL, 'a' },
+		{ "ip", required_argument, NULL, 'i' },
+		{ "thunk", required_argument, NULL, 't' },
+		{ "stubs", required_argument, NULL, 's' },
+		{ "seq", required_argument, NULL, 'S' },
+		{ "asm", no_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	uint64_t v;
+	int c;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+	cli_getopt_reset();
+	while ((c = cli_getopt("seq", argc, argv, "h", opts)) != -1) {
 		bool ok = true;
 
-		if (!strcmp(a, "--asm")) {
+		switch (c) {
+		case 'A':
 			o->as_asm = true;
 			continue;
-		}
-		if (!strncmp(a, "--seq=", 6)) {
-			val = a + 6;
-			i--;		/* no separate value to skip */
-		}
-		if (!strcmp(a, "--seq") || !strncmp(a, "--seq=", 6)) {
-			o->set = val ? fi_set_parse(val) : -1;
-			if (o->set < 0) {
-				fprintf(stderr, "Error: --seq needs v4 or v6.18, got '%s'\n",
-					val ? val : "nothing");
-				return -EINVAL;
-			}
-			i++;
+		case 'h':
+			seq_help();
+			return -1;
+		case 'S':
+			o->set = fi_set_parse(optarg);
+			if (o->set < 0)
+				return cli_usage("seq", "--seq needs v4 or v6.18, got '%s'",
+						 optarg);
 			continue;
-		}
-		if (!strcmp(a, "--hash"))
-			ok = seq_parse_hex(val, UINT32_MAX, &v) && ((o->hash = (uint32_t)v), 1);
-		else if (!strcmp(a, "--arity"))
-			ok = val && strlen(val) == 1 && val[0] >= '0' &&
-			     val[0] <= '0' + FI_MAX_ARITY && ((o->arity = val[0] - '0'), 1);
-		else if (!strcmp(a, "--ip"))
-			ok = seq_parse_hex(val, UINT64_MAX, &o->ip);
-		else if (!strcmp(a, "--thunk"))
-			ok = seq_parse_hex(val, UINT64_MAX, &o->thunk);
-		else if (!strcmp(a, "--stubs"))
-			ok = seq_parse_hex(val, UINT64_MAX, &o->stubs);
-		else {
-			fprintf(stderr, "Error: unknown option '%s'; try 'fineibt seq --help'\n", a);
-			return -EINVAL;
+		case 'H':
+			ok = seq_parse_hex(optarg, UINT32_MAX, &v) &&
+			     ((o->hash = (uint32_t)v), 1);
+			break;
+		case 'a':
+			ok = strlen(optarg) == 1 && optarg[0] >= '0' &&
+			     optarg[0] <= '0' + FI_MAX_ARITY &&
+			     ((o->arity = optarg[0] - '0'), 1);
+			break;
+		case 'i':
+			ok = seq_parse_hex(optarg, UINT64_MAX, &o->ip);
+			break;
+		case 't':
+			ok = seq_parse_hex(optarg, UINT64_MAX, &o->thunk);
+			break;
+		case 's':
+			ok = seq_parse_hex(optarg, UINT64_MAX, &o->stubs);
+			break;
+		default:
+			return CLI_USAGE;
 		}
 		if (!ok) {
-			fprintf(stderr, "Error: %s needs %s, got '%s'\n", a,
-				!strcmp(a, "--arity") ? "a number 0..7" : "a hex number",
-				val ? val : "nothing");
-			return -EINVAL;
+			const struct option *l = opts;
+
+			while (l->val != c)
+				l++;
+			return cli_usage("seq", "--%s needs %s, got '%s'", l->name,
+					 c == 'a' ? "a number 0..7" : "a hex number",
+					 optarg);
 		}
-		i++;
 	}
+	if (optind < argc)
+		return cli_usage("seq", "unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 
@@ -341,12 +359,13 @@ int cmd_seq(int argc, char **argv)
 	uint8_t mem[SEQ_MAX];
 	int err;
 
-	if (seq_parse_args(argc, argv, &o))
-		return 2;
+	err = seq_parse_args(argc, argv, &o);
+	if (err)
+		return err < 0 ? CLI_OK : err;
 	if (o.as_asm) {
 		o.mc = seq_find_in_path(SEQ_MC);
 		if (!o.mc) {
-			fprintf(stderr, "Error: --asm needs %s in PATH (Debian: apt-get install llvm-22, or run scripts/deps.sh)\n",
+			cli_error("seq: --asm needs %s in PATH (Debian: apt-get install llvm-22)",
 				SEQ_MC);
 			return 1;
 		}

@@ -8,6 +8,8 @@
 
 static int cmd_version(int argc, char **argv)
 {
+	if (argc > 1)
+		return cli_usage("version", "takes no arguments");
 	printf("fineibt %s\n", fineibt_version());
 	return 0;
 }
@@ -35,12 +37,12 @@ static int cmd_help(int argc, char **argv)
 {
 	const struct fi_cmd *c;
 
+	if (argc > 2)
+		return cli_usage("help", "one COMMAND at a time");
 	if (argc > 1) {
 		c = fi_find_cmd(argv[1]);
-		if (!c) {
-			fprintf(stderr, "Error: unknown command '%s'; try 'fineibt help'\n", argv[1]);
-			return 2;
-		}
+		if (!c)
+			return cli_usage(NULL, "unknown command '%s'", argv[1]);
 		if (c->help_fn)
 			return c->help_fn();
 		printf("Usage: fineibt %s %s\n  %s\n", c->name, c->args, c->summary);
@@ -56,7 +58,9 @@ static int cmd_help(int argc, char **argv)
 		else
 			printf("  %-8s %-28s %s\n", c->name, c->args, c->summary);
 	}
-	printf("\n'fineibt help COMMAND' or 'fineibt COMMAND --help' for details.\n");
+	printf("\n'fineibt help COMMAND' or 'fineibt COMMAND --help' for details;\n"
+	       "manuals: fineibt(1), fineibt-cc(1), fineibt-cfi(7).\n"
+	       "Exit status: 0 done, 1 failed, 2 usage error.\n");
 	return 0;
 }
 
@@ -65,16 +69,14 @@ int main(int argc, char **argv)
 	const struct fi_cmd *c;
 
 	if (argc < 2)
-		return cmd_help(1, argv), 2;
+		return cli_usage(NULL, "no command");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(1, argv);
 	if (!strcmp(argv[1], "--version"))
 		return cmd_version(1, argv);
 	c = fi_find_cmd(argv[1]);
-	if (!c) {
-		fprintf(stderr, "Error: unknown command '%s'; try 'fineibt help'\n", argv[1]);
-		return 2;
-	}
+	if (!c)
+		return cli_usage(NULL, "unknown command '%s'", argv[1]);
 	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
 		char *hargv[] = { "help", argv[1], NULL };
 

@@ -24,6 +24,8 @@ struct fi_msgs {
 	size_t len;
 	size_t used;
 	int count;
+	/* The valid words were listed (FINEIBT_CFI=help, an unknown word). */
+	bool listed;
 	/* Command line (fi_parse_cfi_cli): the first unknown word, shown. */
 	bool strict;
 	char *bad;
@@ -44,6 +46,65 @@ static void fi_msgs_add(struct fi_msgs *m, const char *s)
 	memcpy(m->buf + m->used, s, n);
 	m->used += n;
 	m->buf[m->used] = '\0';
+}
+
+/*
+ * Every cfi= word, with one line of help: FINEIBT_CFI=help prints the
+ * table, an unknown word names the words, the CLI's --cfi= errors too,
+ * and tests/e2e/cli_docs.sh checks fineibt-cfi(7) against it.
+ */
+static const struct {
+	const char *word, *help;
+} fi_cfi_words[] = {
+	{ "auto", "the default: the kernel's rule for this machine (fineibt-cfi(7))" },
+	{ "off", "no checks: every call site skips its check" },
+	{ "kcfi", "the compiler's kCFI: the caller checks the target's type hash" },
+	{ "fineibt", "FineIBT: the callee checks the hash after its ENDBR" },
+	{ "paranoid", "with fineibt: the caller checks too (stops naked-ENDBR pivots)" },
+	{ "bhi", "with fineibt and kCFI arity: clobber argument registers on a mismatch" },
+	{ "norand", "keep the compiler's hashes (default: random per process)" },
+	{ "warn", "report a failure and continue (default: report, die of SIGILL)" },
+	{ "debug", "verbose start-up: mode, sequence set, one line per module" },
+	{ "seq=v4|v6.18", "the sequence set (default v4; also FINEIBT_SEQ)" },
+	{ "help", "print this list, then apply the other words" },
+};
+#define FI_NWORDS (sizeof(fi_cfi_words) / sizeof(fi_cfi_words[0]))
+
+size_t fi_cfi_word_list(char *buf, size_t len)
+{
+	struct fi_msgs m = { .buf = buf, .len = len };
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < FI_NWORDS; i++) {
+		fi_msgs_add(&m, i ? ", " : "");
+		fi_msgs_add(&m, fi_cfi_words[i].word);
+	}
+	return m.used;
+}
+
+static void fi_msgs_help(struct fi_msgs *m)
+{
+	static const char pad[] = "              ";
+
+	m->listed = true;
+	if (!m->buf) {
+		for (size_t i = 0; i < FI_NWORDS; i++)
+			fi_warn("cfi word %s: %s\n", fi_cfi_words[i].word,
+				fi_cfi_words[i].help);
+		return;
+	}
+	fi_msgs_add(m, "fineibt: cfi= words (comma-separated, applied left to "
+		    "right; fineibt-cfi(7)):\n");
+	for (size_t i = 0; i < FI_NWORDS; i++) {
+		size_t n = strlen(fi_cfi_words[i].word);
+
+		fi_msgs_add(m, "  ");
+		fi_msgs_add(m, fi_cfi_words[i].word);
+		fi_msgs_add(m, n < sizeof(pad) - 1 ? pad + n : " ");
+		fi_msgs_add(m, fi_cfi_words[i].help);
+		fi_msgs_add(m, "\n");
+	}
 }
 
 /* @word cut to a sane length, without terminal escapes (it comes from
@@ -200,10 +261,21 @@ static void fi_apply_word(const char *w, size_t n, bool have_arity,
 			cfg->flags |= FINEIBT_F_BHI;
 		else
 			fi_msgs_ignore(m, w, n, "needs fineibt");
+	} else if (fi_word_is(w, n, "help")) {
+		if (!m->listed)
+			fi_msgs_help(m);
 	} else if (m->strict) {
 		fi_msgs_unknown(m, w, n);
-	} else {
+	} else if (m->listed) {
 		fi_msgs_ignore(m, w, n, "unknown cfi option");
+	} else {
+		char why[256] = "unknown cfi option (valid: ";
+		size_t at = strlen(why);
+
+		at += fi_cfi_word_list(why + at, sizeof(why) - at - 1);
+		memcpy(why + at, ")", 2);
+		m->listed = true;
+		fi_msgs_ignore(m, w, n, why);
 	}
 }
 

@@ -59,4 +59,11 @@ bool fi_user_ibt(bool secure);
  */
 void fi_resolve_auto(struct fineibt_config *cfg, bool user_ibt);
 
+/*
+ * The valid cfi= words, comma-separated ("auto, off, kcfi, ..."), into
+ * @buf; returns the length written. FINEIBT_CFI=help prints them with a
+ * line of help each; an unknown word gets this list in its message once.
+ */
+size_t fi_cfi_word_list(char *buf, size_t len);
+
 #endif

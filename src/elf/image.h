@@ -267,7 +267,7 @@ bool fi_image_kcfi_unprefixed(const struct fi_image *im);
 bool fi_image_stock(const struct fi_image *im);
 const char *fi_image_stock_refused(const struct fi_image *im);
 #define FI_UNPREFIXED_HINT						\
-	"built with -fsanitize=kcfi but not with all the flags of docs/runtime.md " \
+	"built with -fsanitize=kcfi but not with all the flags of fineibt-cc(1) " \
 	"(-fpatchable-function-entry=11,11, -mretpoline-external-thunk, ...; " \
 	"fineibt-cc adds them)"
 

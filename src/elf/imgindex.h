@@ -68,7 +68,6 @@ const char *fi_image_tcall_list_bad(const struct fi_image *im);
 bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias);
 
 /*
-<<<<<<< HEAD
  * `fineibt patch`, on the bytes @note (@size) of the .note.fineibt
  * section of a file it writes: the module's .fineibt record (@rec, @len
  * bytes: its mode and key, which the file alone has otherwise; all but
@@ -78,12 +77,6 @@ bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias);
  * An index that cannot hold it (version 1, not filled) is marked not
  * filled instead: the runtime then reads the file. Returns 1 (record
  * written), 0 (index unfilled) or -1 (no index).
-=======
- * Mark the module index in the bytes @note (@size) of a file's
- * .note.fineibt section as not filled, so that the runtime reads that
- * file: `fineibt patch` does it to the files it writes, whose mode and
- * key live in a non-allocated section. Returns true if an index was found.
->>>>>>> main
  */
 int fi_index_set_record(uint8_t *note, size_t size, const void *rec,
 			size_t len);

@@ -183,25 +183,48 @@ void fi_early_forget(void)
 	fi_early_nplain = 0;
 }
 
-/* The load ranges of the modules named in @d: libfineibt.so itself, its
- * DT_NEEDED and the loader. */
-static int fi_early_deps_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/*
+ * The load ranges of the modules named in @d (libfineibt.so itself, its
+ * DT_NEEDED and the loader), read from their ELF headers through the
+ * loader's list of modules: no function call, since the very functions
+ * that would list them (dl_iterate_phdr, dladdr1) are the ones a
+ * sanitizer runtime in the executable intercepts, and its interceptors
+ * crash when called before the sanitizer's own start (ThreadSanitizer's
+ * dl_iterate_phdr, MemorySanitizer's dladdr1). A module whose ELF header
+ * is not at its load bias (not a module of the usual layout) adds no
+ * range: its slots then count as unsafe, and the start waits.
+ */
+static void fi_early_deps_add(struct fi_early_deps *d, const struct link_map *l)
 {
-	struct fi_early_deps *d = arg;
-	const char *base = fi_early_base(info->dlpi_name ? info->dlpi_name : "");
-	bool dep = false;
+	const ElfW(Ehdr) *eh = (const void *)(uintptr_t)l->l_addr;
+	const ElfW(Phdr) *ph;
 
-	for (size_t i = 0; i < d->nnames; i++)
-		dep |= fi_early_eq(base, d->names[i]);
-	for (int i = 0; dep && i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD || d->n == FI_EARLY_DEPS * 4)
+	if (!l->l_addr || eh->e_ident[EI_MAG0] != ELFMAG0 ||
+	    eh->e_ident[EI_MAG1] != ELFMAG1 || eh->e_ident[EI_MAG2] != ELFMAG2 ||
+	    eh->e_ident[EI_MAG3] != ELFMAG3 ||
+	    eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > 4096)
+		return;
+	ph = (const void *)(uintptr_t)(l->l_addr + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || d->n == FI_EARLY_DEPS * 4)
 			continue;
-		d->lo[d->n] = info->dlpi_addr + ph->p_vaddr;
-		d->hi[d->n++] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		d->lo[d->n] = l->l_addr + ph[i].p_vaddr;
+		d->hi[d->n++] = l->l_addr + ph[i].p_vaddr + ph[i].p_memsz;
 	}
-	return 0;
+}
+
+static void fi_early_deps_scan(struct fi_early_deps *d)
+{
+	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
+		const char *base = fi_early_base(l->l_name ? l->l_name : "");
+		bool dep = false;
+
+		for (size_t i = 0; i < d->nnames; i++)
+			dep |= fi_early_eq(base, d->names[i]);
+		if (dep)
+			fi_early_deps_add(d, l);
+	}
 }
 
 static bool fi_early_in_deps(const struct fi_early_deps *d, uint64_t a)
@@ -239,7 +262,7 @@ static bool fi_early_bound_safely(const struct link_map *lm)
 			deps.names[deps.nnames++] =
 				(const char *)(uintptr_t)(strtab + d->d_un.d_val);
 	}
-	dl_iterate_phdr(fi_early_deps_cb, &deps);
+	fi_early_deps_scan(&deps);
 	for (uint64_t off = 0; jmprel && off + sizeof(ElfW(Rela)) <= pltsz;
 	     off += sizeof(ElfW(Rela))) {
 		const ElfW(Rela) *r = (const void *)(uintptr_t)(jmprel + off);
@@ -252,21 +275,30 @@ static bool fi_early_bound_safely(const struct link_map *lm)
 	return true;
 }
 
+/*
+ * libfineibt.so's own entry in the loader's list of the initial namespace,
+ * found by its dynamic section; NULL in another namespace, whose copy of
+ * the runtime defers to the process's (src/rt/rtone.c) and starts from
+ * its constructor, as before.
+ */
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((visibility("hidden")));
+
+static const struct link_map *fi_early_self(void)
+{
+	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
+		if (l->l_ld == _DYNAMIC)
+			return l;
+	}
+	return NULL;
+}
+
 /* Safe first (the probe may call libc's memcpy & co.), then useful. */
 static bool fi_early_wanted(void)
 {
-	struct link_map *lm = NULL;
+	const struct link_map *lm = fi_early_self();
 	bool foreign = false;
-	Dl_info info;
-	Lmid_t ns = LM_ID_BASE;
 
-	if (!dladdr1((void *)(uintptr_t)fi_early_wanted, &info, (void **)&lm,
-		     RTLD_DL_LINKMAP) || !lm || !lm->l_name)
-		return false;
-	/* Another namespace's instance defers to the process's runtime
-	 * (src/rt/rtone.c): it starts from its constructor, as before. */
-	if (dlinfo(lm, RTLD_DI_LMID, &ns) || ns != LM_ID_BASE ||
-	    !fi_early_bound_safely(lm))
+	if (!lm || !lm->l_name || !fi_early_bound_safely(lm))
 		return false;
 	dl_iterate_phdr(fi_early_foreign_cb, &foreign);
 	return foreign;

@@ -49,9 +49,10 @@
 #include "rtlive.h"
 #include "runtime.h"
 #include "stockven.h"
+#include "logsink.h"
 #include "trap.h"
 
-#define FI_MSG_MAX	512
+#define FI_MSG_MAX	2048	/* FINEIBT_CFI=help: the word list */
 #define FI_SEEN_WORDS	(FI_MAX_SEEN / 64)
 
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -1012,7 +1013,11 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 			continue;
 		fi_rt_note_readable(mods[i]);
 		cfg->flags &= ~FINEIBT_F_DEBUG;
-		if (memcmp(&note->cfg, cfg, sizeof(*cfg))) {
+		/* Said when FINEIBT_CFI asked for another mode, or verbosely:
+		 * not on every run of a program nobody asked anything of. */
+		if (memcmp(&note->cfg, cfg, sizeof(*cfg)) &&
+		    ((getenv("FINEIBT_CFI") && *getenv("FINEIBT_CFI")) ||
+		     fi_verbose_on())) {
 			fineibt_config_str(cfg, want, sizeof(want));
 			fineibt_config_str(&note->cfg, got, sizeof(got));
 			fi_rt_say("fineibt: note: %s was patched statically "
@@ -1110,6 +1115,7 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	}
 	fi_rt_adopt_note(mods, n, &cfg, &key, secure);
 	fi_rt_set_config(&cfg, &key, have_arity);
+	fi_logsink_open(secure);
 	if (cfg.flags & FINEIBT_F_DEBUG)
 		fi_rt_debug_config(&cfg, have_arity, ibt, n);
 }

@@ -30,10 +30,10 @@
  *
  * The state sits alone in page-aligned storage padded to whole pages (in
  * .bss, so it costs no file space), so its protection never touches
- * neighbouring data. A PROT_NONE guard page on either side (set up by the
- * first window) makes it a mapping of its own that never merges with its
- * neighbours: switching it between read-write and read-only then changes
- * a whole mapping, which needs no new one, so closing a window cannot fail
+ * neighbouring data. A read-only guard page on either side (set up by the
+ * first window; why not PROT_NONE: fi_rt_guard) makes it a mapping of its
+ * own that never merges with its read-write neighbours: closing a window
+ * then only merges mappings, which needs no new one, so it cannot fail
  * for want of a mapping slot (vm.max_map_count). Should closing fail all
  * the same, the process is terminated: the state never stays writable.
  */
@@ -119,22 +119,19 @@ const uint8_t *fi_bhi_stubs(size_t *size)
 /* ------------------------------------------------------------ the window */
 
 /*
- * LeakSanitizer reads every writable segment's pages at exit and dies on a
- * PROT_NONE page inside .bss: in sanitizer builds (SAN=1 tests, fuzz
- * harnesses) the guards are read-only instead. They still keep writes off
- * the state's neighbours, but merge with the read-only state, so opening a
- * window there needs a mapping slot (it fails cleanly when none is left).
+ * The guards are read-only, not PROT_NONE: they sit inside this module's
+ * writable PT_LOAD segment (.bss), and whatever walks a module's writable
+ * segments with dl_iterate_phdr takes every page there to be readable:
+ * LeakSanitizer's exit-time scan of globals (its stop-the-world tracer
+ * dies on the first unreadable page, so every -fsanitize=address program
+ * failed at exit), conservative collectors (Boehm GC), core dumpers.
+ * Read-only guards still keep every write off the state's neighbours and
+ * the neighbours' writes off the state. MADV_DONTDUMP keeps them mappings
+ * of their own (the kernel merges no two mappings whose flags differ, and
+ * a guard holds only zeros, which no core dump needs): the state between
+ * them is still a mapping that merges with nothing, as with PROT_NONE.
  */
-#if defined(__SANITIZE_ADDRESS__)
 #define FI_GUARD_PROT	PROT_READ
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FI_GUARD_PROT	PROT_READ
-#endif
-#endif
-#ifndef FI_GUARD_PROT
-#define FI_GUARD_PROT	PROT_NONE
-#endif
 
 /* The guard pages around the state: done once, by the first window. */
 static int fi_rt_guard(void)
@@ -144,6 +141,10 @@ static int fi_rt_guard(void)
 	if (mprotect(fi_rt_area.guard_lo, FI_PAGE, FI_GUARD_PROT) ||
 	    mprotect(fi_rt_area.guard_hi, FI_PAGE, FI_GUARD_PROT))
 		return -1;
+	/* Without it (a kernel before 3.4) the guards merge with the state:
+	 * still read-only around it, only a window may need more slots. */
+	madvise(fi_rt_area.guard_lo, FI_PAGE, MADV_DONTDUMP);
+	madvise(fi_rt_area.guard_hi, FI_PAGE, MADV_DONTDUMP);
 	fi_rt_guarded = true;
 	return 0;
 }
@@ -376,6 +377,23 @@ int fi_rt_set_config(const struct fineibt_config *cfg,
 		rt->secure = getauxval(AT_SECURE) != 0;
 		rt->configured = true;
 	}
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
+int fi_rt_set_syslog(const struct fi_rt_syslog *s)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = 0;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (rt->sealed)
+		ret = -EPERM;
+	else
+		rt->syslog = *s;
 	fi_rt_write_end(&saved);
 	return ret;
 }

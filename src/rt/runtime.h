@@ -210,6 +210,18 @@ struct fi_rt_self {
  * fields every window opens, the record (its first entries share that
  * page), the tables.
  */
+/*
+ * FINEIBT_LOG=syslog (src/trap/logsink.c): the socket the SIGILL handler
+ * sends reports to, read-only like the rest (a forged fd would send them
+ * elsewhere). sock1 is the descriptor + 1: 0, the storage's initial
+ * value, is "no system log".
+ */
+struct fi_rt_syslog {
+	int sock1;
+	char path[108];			/* sun_path it was connected to */
+	char ident[32];			/* the program's name in each line */
+};
+
 struct fi_runtime {
 	struct fi_rt_self self;		/* first: read before anything else */
 	/* A second instance: the process's runtime it defers to, or NULL. */
@@ -224,6 +236,7 @@ struct fi_runtime {
 	struct fineibt_key key;		/* the rehash key (cfg has RAND) */
 	struct fi_rt_sig sig;
 	struct fi_rt_calls calls;
+	struct fi_rt_syslog syslog;
 	/* ---- page 1: what every window opens ---- */
 	/* Written by fi_rt_write_open: faults outside a real window. */
 	bool wprobe __attribute__((aligned(4096)));
@@ -253,6 +266,9 @@ struct fi_runtime {
 	/* The copies of the stubs the runtime mapped itself (rtlive.c). */
 	uint64_t stub_copies[FI_MAX_MODULES];
 };
+
+/* Record the FINEIBT_LOG=syslog socket (before the state is sealed). */
+int fi_rt_set_syslog(const struct fi_rt_syslog *s);
 
 /* The process state (never NULL; .active false when not started). */
 const struct fi_runtime *fi_rt(void);

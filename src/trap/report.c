@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -24,6 +25,8 @@
 #include "insn.h"
 #include "rawsys.h"
 #include "report.h"
+#include "logsink.h"
+#include "print.h"
 
 /* ------------------------------------------------------ live text reads */
 
@@ -462,14 +465,19 @@ __attribute__((constructor(101))) static void fi_report_open_log(void)
 	const char *path = secure_getenv("FINEIBT_LOG");
 	struct stat st;
 	ssize_t n;
+	long r;
 	int fd;
 
-	if (!path || !*path || fi_log_fd >= 0)
+	if (!path || !*path || fi_log_fd >= 0 || fi_logsink_is_syslog(path))
 		return;
-	fd = fi_raw_open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK |
-			 O_CLOEXEC, 0600);
-	if (fd < 0)
+	r = fi_sys3(SYS_open, (long)path, O_WRONLY | O_CREAT | O_APPEND |
+		    O_NONBLOCK | O_CLOEXEC, 0600);
+	if (r < 0) {
+		fi_warn("warning: FINEIBT_LOG=%.200s: cannot open (%s); CFI failures are "
+			"reported on stderr only\n", path, strerror((int)-r));
 		return;
+	}
+	fd = (int)r;
 	if (fi_raw_fstat(fd, &st)) {
 		fi_raw_close(fd);
 		return;

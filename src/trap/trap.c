@@ -39,6 +39,7 @@
 #include "print.h"
 #include "report.h"
 #include "stockven.h"
+#include "logsink.h"
 #include "trap.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
@@ -601,6 +602,7 @@ fi_trap_report_text(const struct fi_trap *t, const struct fi_report_info *ri)
 	do {
 		w = fi_sys3(SYS_write, STDERR_FILENO, (long)line, (long)n);
 	} while (w == -EINTR);
+	fi_logsink_send(t->warn, line, n);
 }
 
 /* Not inlined: its frame is not the handler's on the other paths. */

@@ -3,7 +3,7 @@
 # corpus from a good kCFI program (truncations, wrong class/machine/type,
 # headers and sections past EOF, huge counts, bad string tables,
 # overlapping tables, bad segments, non-ELF, empty file, a directory).
-# err-* cases: `fineibt inspect` exits 1 with exactly one "Error: FILE: ..."
+# err-* cases: `fineibt inspect` exits 1 with exactly one "fineibt: error: FILE: ..."
 # line on stderr and nothing on stdout. any-* cases (valid ELF, garbage kCFI
 # metadata): exit 0 or 1, valid JSON when 0. Never a signal, never a hang.
 set -u
@@ -36,7 +36,7 @@ for f in "$corpus"/err-*; do
 	rc=$?
 	lines=$(wc -l <"$out/stderr")
 	if [ $rc = 1 ] && [ "$lines" = 1 ] && [ ! -s "$out/stdout" ] &&
-	   grep -q "^Error: $f: [^ ]" "$out/stderr"; then
+	   grep -q "^fineibt: error: $f: [^ ]" "$out/stderr"; then
 		pass "$name"
 	else
 		fail "$name" "status $rc, $lines stderr lines: $(head -c 160 "$out/stderr")"

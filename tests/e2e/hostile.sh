@@ -68,7 +68,7 @@ out=$("$FIBT" inspect "$P/prog_plain" 2>&1); rc=$?
 check "nokcfi-inspect" $([ $rc = 0 ] && grep -q 'no kCFI sites: nothing to do' <<<"$out"; echo $?) "rc=$rc out=$out"
 rm -f "$O/plain.p"
 out=$("$FIBT" patch "$P/prog_plain" -o "$O/plain.p" 2>&1); rc=$?
-check "nokcfi-patch-refused" $([ $rc = 1 ] && [ ! -e "$O/plain.p" ] && grep -q '^Error: .*no kCFI sites' <<<"$out"; echo $?) \
+check "nokcfi-patch-refused" $([ $rc = 1 ] && [ ! -e "$O/plain.p" ] && grep -q '^fineibt: error: .*no kCFI sites' <<<"$out"; echo $?) \
 	"rc=$rc out=$out"
 rt_ok nokcfi-run && for m in $(fi_with_sets auto kcfi off fineibt,bhi); do
 	rt_run plain "$m" "$FIBT" run -- "$P/prog_plain"
@@ -122,7 +122,7 @@ for v in "align32:-fpatchable-function-entry=11,11 -falign-functions=32" \
 		# Refused with the reason (the layout, not "no kCFI"), and
 		# inspect names it too.
 		check "$n-refused" $([ $rc = 1 ] && [ ! -e "$O/$n.p" ] &&
-			grep -q '^Error: .*cannot be rewritten: .*-fpatchable-function-entry=11,11' <<<"$out"; echo $?) "rc=$rc out=$out"
+			grep -q '^fineibt: error: .*cannot be rewritten: .*-fpatchable-function-entry=11,11' <<<"$out"; echo $?) "rc=$rc out=$out"
 		out=$("$FIBT" inspect "$O/$n" 2>&1); rc=$?
 		check "$n-inspect-layout" $([ $rc = 0 ] && grep -q '^layout: .*cannot be rewritten' <<<"$out" &&
 			"$FIBT" inspect --json "$O/$n" | grep -q '"rewritable": false'; echo $?) "rc=$rc out=$out" ;;

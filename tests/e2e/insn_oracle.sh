@@ -252,7 +252,7 @@ for f in "$GOLD"/*.txt; do
 done
 if "$FI" seq --seq v9 >/dev/null 2>"$OUT/bad.err"; then
 	fail "seq --seq v9" "exited 0"
-elif grep -q "^Error: --seq needs v4 or v6.18, got 'v9'" "$OUT/bad.err"; then
+elif grep -q "^fineibt: error: seq: --seq needs v4 or v6.18, got 'v9'; try 'fineibt help seq'$" "$OUT/bad.err"; then
 	pass "seq rejects --seq v9"
 else
 	fail "seq --seq v9" "$(cat "$OUT/bad.err")"
@@ -272,7 +272,7 @@ fi
 fi_abs=$(cd "$(dirname "$FI")" && pwd)/$(basename "$FI")
 if (PATH=/nonexistent "$fi_abs" seq --asm >/dev/null 2>"$OUT/nomc.err"); then
 	fail "seq --asm without llvm-mc-22" "exited 0"
-elif grep -q "^Error: --asm needs llvm-mc-22 in PATH" "$OUT/nomc.err"; then
+elif grep -q "^fineibt: error: seq: --asm needs llvm-mc-22 in PATH" "$OUT/nomc.err"; then
 	pass "seq --asm without llvm-mc-22"
 else
 	fail "seq --asm without llvm-mc-22" "$(cat "$OUT/nomc.err")"
@@ -281,7 +281,7 @@ for bad in "--arity 8" "--hash xyz" "--hash 100000000" "--bogus"; do
 	# shellcheck disable=SC2086
 	"$FI" seq $bad >/dev/null 2>"$OUT/bad.err"
 	rc=$?
-	if [ "$rc" = 2 ] && grep -q '^Error: ' "$OUT/bad.err"; then
+	if [ "$rc" = 2 ] && grep -q '^fineibt: error: ' "$OUT/bad.err"; then
 		pass "seq rejects $bad"
 	else
 		fail "seq rejects $bad" "status $rc: $(cat "$OUT/bad.err")"
@@ -294,7 +294,7 @@ else
 fi
 if "$FI" seq --ip 0 --thunk ffffffff00000000 >/dev/null 2>"$OUT/far.err"; then
 	fail "seq: far thunk" "exited 0"
-elif grep -q "^Error: kcfi_caller.call: --thunk or --stubs is out of rel32 reach" "$OUT/far.err"; then
+elif grep -q "^fineibt: error: kcfi_caller.call: --thunk or --stubs is out of rel32 reach" "$OUT/far.err"; then
 	pass "seq: far thunk is an error"
 else
 	fail "seq: far thunk" "$(cat "$OUT/far.err")"

@@ -172,8 +172,8 @@ fi
 
 # Text report
 txt=$("$FI" inspect "$progs/prog_pie" 2>&1)
-if grep -q '^mode: *kcfi$' <<<"$txt" && grep -q '^preambles: ' <<<"$txt" &&
-   grep -q "^sequence set: *either (no site in a set's own form)$" <<<"$txt" &&
+if grep -q '^mode: *kcfi (on disk)$' <<<"$txt" && grep -q '^preambles: ' <<<"$txt" &&
+   grep -q "^sequence set: *none yet: the compiler's kCFI form is the same in v4 and v6.18; " <<<"$txt" &&
    grep -q 'naked_endbr' <<<"$txt" && grep -q '^call sites: ' <<<"$txt"; then
 	pass inspect_text_report
 else
@@ -246,7 +246,7 @@ PY
 			# the text report names the set too
 			case $m in
 			*seq=v6.18) want_set=v6.18 ;;
-			off|kcfi|auto) want_set="either (no site in a set's own form)" ;;
+			off|kcfi|auto) want_set="v4 and v6.18 alike (these sites keep the compiler's bytes, the same in both)" ;;
 			*) want_set=v4 ;;
 			esac
 			if "$FI" inspect "$pf" | grep -qxF "sequence set:  $want_set"; then
@@ -286,7 +286,7 @@ fi
 
 # Errors: one line on stderr, exit 1; usage errors exit 2
 err=$("$FI" inspect "$out/does-not-exist" 2>&1 >/dev/null); rc=$?
-if [ $rc = 1 ] && [ "$err" = "Error: $out/does-not-exist: No such file or directory" ]; then
+if [ $rc = 1 ] && [ "$err" = "fineibt: error: $out/does-not-exist: No such file or directory" ]; then
 	pass inspect_error_missing_file
 else
 	fail inspect_error_missing_file "status $rc, stderr '$err'"
@@ -299,5 +299,65 @@ if "$FI" inspect --help | grep -q '^Usage: fineibt inspect FILE'; then
 	pass inspect_help
 else
 	fail inspect_help "no usage line"
+fi
+# What a file becomes at load, and whether its naked ENDBRs matter there.
+# A fineibt-cc build (the demo program carries the runtime): kcfi on
+# disk, FINEIBT_CFI's mode at load; frame_dummy is libc's, from
+# .init_array; the verdict follows the mode at load.
+DEMO=$BUILD/demo/fi-attack
+if [ -x "$DEMO" ]; then
+	t=$("$FI" inspect "$DEMO")
+	auto=$(FINEIBT_CFI=debug "$DEMO" 2>&1 >/dev/null | sed -n 's/^fineibt: cfi=debug: mode \([^;]*\);.*/\1/p')
+	auto=${auto%,debug}
+	if grep -qx 'mode:          kcfi (on disk)' <<<"$t" &&
+	   grep -qxF "at load:       FINEIBT_CFI, unset: auto -> $auto (the runtime linked in rewrites it before main)" <<<"$t"; then
+		pass inspect_at_load_runtime
+	else
+		fail inspect_at_load_runtime "auto=$auto: $(head -n 4 <<<"$t")"
+	fi
+	if grep -Eq '^ +0x[0-9a-f]+ frame_dummy \(in \.init_array: libc calls it at start-up\)$' <<<"$t" &&
+	   grep -Eq '^ +0x[0-9a-f]+ gadget$' <<<"$t"; then
+		pass inspect_naked_origin
+	else
+		fail inspect_naked_origin "$(grep -A4 '^naked' <<<"$t")"
+	fi
+	case $auto in
+	fineibt|fineibt,bhi*) want='each is a landing pad for any indirect call' ;;
+	*) want='none is the target of a checked call' ;;
+	esac
+	if grep -q "^naked ENDBRs:  3 (entries with ENDBR and no hash check; at load ($auto) $want" <<<"$t"; then
+		pass inspect_naked_verdict
+	else
+		fail inspect_naked_verdict "$(grep '^naked' <<<"$t")"
+	fi
+	# The verdict of plain fineibt, on a copy patched into it.
+	if "$FI" patch "$DEMO" -o "$out/demo_fineibt" --cfi=fineibt -q &&
+	   t=$("$FI" inspect "$out/demo_fineibt") &&
+	   grep -qx 'at load:       stays fineibt (patched statically)' <<<"$t" &&
+	   grep -q '^naked ENDBRs:  3 (.*at load (fineibt) each is a landing pad for any indirect call' <<<"$t"; then
+		pass inspect_naked_verdict_fineibt
+	else
+		fail inspect_naked_verdict_fineibt "$(head -n 3 <<<"$t"; grep '^naked' <<<"$t")"
+	fi
+	j=$("$FI" inspect --json "$out/demo_fineibt")
+	if python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+assert d["mode"] == "fineibt" and d["mode_at_load"] == "fineibt" and d["runtime"] is True
+n = {e["symbol"]: e for e in d["naked_endbr"]}
+assert n["frame_dummy"]["origin"].startswith("in .init_array")
+assert n["gadget"]["origin"] is None and n["gadget"]["matters_at_load"] is True
+' <<<"$j"; then
+		pass inspect_json_at_load
+	else
+		fail inspect_json_at_load "$(head -c 400 <<<"$j")"
+	fi
+fi
+# A kCFI file without the runtime runs as compiled.
+t=$("$FI" inspect "$progs/prog_pie")
+if grep -q "^at load:       kcfi as compiled; 'fineibt run' rewrites it" <<<"$t"; then
+	pass inspect_at_load_no_runtime
+else
+	fail inspect_at_load_no_runtime "$(head -n 3 <<<"$t")"
 fi
 exit 0

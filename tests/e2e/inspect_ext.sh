@@ -115,8 +115,8 @@ check diff_builds_list "no '+ preamble extra' line" grep -Eq '^  \+ preamble ext
 "$FI" inspect --diff "$OUT/a" >/dev/null 2>&1
 check diff_usage "one file: exit $?, want 2" test $? = 2
 "$FI" inspect --diff "$OUT/a" "$OUT/nope" >/dev/null 2>"$OUT/d.err"
-check diff_missing "missing file: exit $?, want 1 + Error" \
-	sh -c "[ $? = 1 ] && grep -q '^Error: ' '$OUT/d.err'"
+check diff_missing "missing file: exit $?, want 1 + fineibt: error" \
+	sh -c "[ $? = 1 ] && grep -q '^fineibt: error: ' '$OUT/d.err'"
 
 # ------------------------------------------------------------------ --pid
 # pid_run CFI: start the program paused on a FIFO, inspect it, let it go.
@@ -159,6 +159,6 @@ pid_run kcfi
 check pid_kcfi_rand "row: $(pid_line)" test "$(pid_line)" = "kcfi 0/$NPRE 0/$NCALL present"
 pid_run kcfi,norand
 check pid_kcfi_norand "row: $(pid_line)" test "$(pid_line)" = "kcfi,norand 0/$NPRE 0/$NCALL none"
-check pid_no_such "want exit 1 + Error" \
-	sh -c "'$FI' inspect --pid 999999999 2>&1 | grep -q '^Error: '"
+check pid_no_such "want exit 1 + fineibt: error" \
+	sh -c "'$FI' inspect --pid 999999999 2>&1 | grep -q '^fineibt: error: '"
 exit 0

@@ -2,8 +2,10 @@
 # install: `make install` into a temporary prefix (and with DESTDIR), the
 # layout (versioned soname, links, exported symbols limited by the
 # version script), pkg-config, man pages; the installed fineibt-cc builds
-# from its own prefix, also after the prefix is moved; `make uninstall`
-# removes everything it installed. docs/ecosystem.md.
+# from its own prefix, also after the prefix is moved; `fineibt demo`
+# works from the prefix; no installed file or message names a file that
+# is not installed; `make uninstall` removes everything it installed.
+# docs/ecosystem.md.
 set -u
 BUILD=${BUILD:-build}
 ROOT=${FINEIBT_ROOT:-$PWD}
@@ -33,7 +35,8 @@ pass install
 # ------------------------------------------------------------- layout
 for f in bin/fineibt bin/fineibt-cc lib/libfineibt.a lib/libfineibt_crt.a \
 	 include/fineibt.h lib/pkgconfig/fineibt.pc share/man/man1/fineibt.1 \
-	 share/man/man1/fineibt-cc.1 share/man/man7/fineibt-cfi.7; do
+	 share/man/man1/fineibt-cc.1 share/man/man7/fineibt-cfi.7 \
+	 libexec/fineibt/fi-attack share/doc/fineibt/index.md; do
 	check "install_file[$f]" "missing" test -f "$P/$f"
 done
 check install_cxx_link "bin/fineibt-c++ is not a link to fineibt-cc" \
@@ -128,6 +131,46 @@ check installed_prog_caught "rc=$rc err=$(cat "$OUT/prog.err")" \
 check installed_run_cmd "fineibt run in the prefix" \
 	test "$("$P/bin/fineibt" run --cfi=kcfi -- "$OUT/prog" 2>&1)" = 42
 
+# `fineibt demo` from the prefix: the installed demo program, in every mode.
+demo_ok() {	# demo_ok PREFIX
+	local out rc
+	out=$("$1/bin/fineibt" demo 2>&1)
+	rc=$?
+	[ $rc = 0 ] && grep -Eq '^kcfi +stopped +stopped +stopped +reported, ran on' <<<"$out" &&
+		grep -Eq '^off +NOT STOPPED' <<<"$out"
+}
+check installed_demo "fineibt demo fails: $("$P/bin/fineibt" demo 2>&1 | tail -n 3)" demo_ok "$P"
+if command -v man >/dev/null 2>&1; then
+	MANWIDTH=200 man -l "$P/share/man/man1/fineibt.1" >"$OUT/man1.txt" 2>/dev/null
+	check man_demo "fineibt(1) does not describe demo as it is" \
+		grep -Eq 'Attack +a +small +program +built +with' "$OUT/man1.txt"
+fi
+
+# ------------------------- no reference to a file that is not installed
+# Every text a user of the prefix reads: man pages, fineibt.pc, every
+# --help, and the messages compiled into the programs and libraries.
+{
+	cat "$P"/share/man/man*/* "$P/lib/pkgconfig/fineibt.pc"
+	"$P/bin/fineibt" help
+	for c in help version demo patch inspect seq run; do "$P/bin/fineibt" help "$c"; done
+	"$P/bin/fineibt-cc" --fineibt-help
+	# The messages: read-only strings, not the debug info's source names.
+	for f in "$P"/bin/fineibt "$P"/bin/fineibt-cc "$P"/lib/libfineibt.so.* \
+		 "$P"/lib/libfineibt_audit.so "$P"/libexec/fineibt/fi-attack; do
+		llvm-readelf-22 -p .rodata "$f"
+	done
+} >"$OUT/texts" 2>&1
+grep -Eo '(docs|scripts|tests|src)/[A-Za-z0-9_./-]+|DESIGN[A-Za-z.]*|README[A-Za-z.]*|@[A-Z]+@' \
+	"$OUT/texts" | sort -u >"$OUT/badrefs"
+check installed_refs_only_installed "names files not installed: $(tr '\n' ' ' <"$OUT/badrefs")" \
+	test ! -s "$OUT/badrefs"
+grep -Eo "$P/share/doc/fineibt/[A-Za-z0-9_.-]*[A-Za-z0-9_]" "$OUT/texts" | sort -u >"$OUT/docrefs"
+missing=$(while read -r f; do [ -e "$f" ] || echo "$f"; done <"$OUT/docrefs")
+check installed_doc_refs_exist "cited but not installed: $missing" \
+	sh -c "[ -s '$OUT/docrefs' ] && [ -z '$missing' ]"
+check installed_docs_no_design "installed docs cite DESIGN: $(grep -l DESIGN "$P"/share/doc/fineibt/* 2>/dev/null)" \
+	sh -c "! grep -q DESIGN '$P'/share/doc/fineibt/*"
+
 # Move the prefix: the driver finds its files from where it is now (its
 # link copy names the old place: the moved runtime through a RUNPATH).
 mv "$P" "$OUT/moved"
@@ -138,6 +181,7 @@ check installed_relocated_runs "moved prefix: program fails" \
 rpath=$(llvm-readelf-22 -d "$OUT/prog2" 2>&1 | sed -n 's/.*RUNPATH.*\[\(.*\)\]/\1/p')
 check installed_relocated_rpath "moved prefix: RUNPATH '$rpath', not the moved lib/" \
 	test "$(realpath -m "$rpath")" = "$(realpath -m "$OUT/moved/lib")"
+check installed_relocated_demo "moved prefix: fineibt demo fails" demo_ok "$OUT/moved"
 mv "$OUT/moved" "$P"
 
 # ------------------------------------------------------------- DESTDIR

@@ -458,7 +458,7 @@ run_prog v618_off_lets_libc_through "$W/v618_pie_off/prog_pie" "libc ok rc=0" li
 mkdir -p "$W/v618_bad"
 if $FI patch "$P/prog_pie" -o "$W/v618_bad/out" --seq=v5 2>"$W/v618_bad/err"; then
 	fail patch_rejects_unknown_seq "exit 0"
-elif grep -qx "Error: unknown sequence set 'v5' (v4, v6.18)" "$W/v618_bad/err" &&
+elif grep -qx "fineibt: error: patch: --seq: unknown sequence set 'v5' (v4, v6.18); try 'fineibt help patch'" "$W/v618_bad/err" &&
      [ ! -e "$W/v618_bad/out" ]; then
 	pass patch_rejects_unknown_seq
 else
@@ -525,13 +525,13 @@ run_prog in_place_runs "$W/inplace/prog" "ok rc=0"
 # expect_error NAME OUT MESSAGE-REGEX -- patch args...: exit 1, message,
 # no OUT and no temporary file left in OUT's directory.
 expect_error() {
-	local name=$1 out=$2 re=$3 err rc dir
+	local name=$1 out=$2 re=$3 err rc dir want=${WANT_RC:-1}
 	shift 4
 	dir=$(dirname "$out")
 	err=$($FI patch "$@" 2>&1 >/dev/null)
 	rc=$?
-	if [ $rc != 1 ]; then
-		fail "$name" "exit $rc, want 1 ($err)"
+	if [ $rc != "$want" ]; then
+		fail "$name" "exit $rc, want $want ($err)"
 	elif ! echo "$err" | grep -Eq -- "$re"; then
 		fail "$name" "message '$err' does not match '$re'"
 	elif [ -e "$out" ] && [ "${KEEP_OUT:-0}" = 0 ]; then
@@ -562,34 +562,35 @@ expect_error error_already_patched_kcfi "$E/twice2" \
 expect_error error_not_kcfi "$E/plain" "no kCFI sites" -- \
 	"$P/prog_plain" -o "$E/plain" --cfi=fineibt
 head -c 1000 "$P/prog_pie" >"$E/truncated"
-expect_error error_truncated "$E/trunc.out" "^Error: .*truncated" -- \
+expect_error error_truncated "$E/trunc.out" "^fineibt: error: .*truncated" -- \
 	"$E/truncated" -o "$E/trunc.out"
 head -c 4096 /dev/zero >"$E/zeros"
-expect_error error_not_elf "$E/zeros.out" "^Error: .*zeros" -- "$E/zeros" -o "$E/zeros.out"
-expect_error error_missing "$E/missing.out" "^Error: .*missing" -- \
+expect_error error_not_elf "$E/zeros.out" "^fineibt: error: .*zeros" -- "$E/zeros" -o "$E/zeros.out"
+expect_error error_missing "$E/missing.out" "^fineibt: error: .*missing" -- \
 	"$E/missing" -o "$E/missing.out"
 expect_error error_bhi_without_stubs "$E/bhi.out" \
 	"cfi=bhi needs the BHI stubs \(__bhi_args\) in the image: link the program with libfineibt \(fineibt-cc does\) or drop bhi" -- \
 	"$P/prog_pie" -o "$E/bhi.out" --cfi=fineibt,bhi
-expect_error error_bad_key "$E/key.out" "want 32 hex digits \(128 bits\)" -- \
+# A bad --key, --seq or --cfi is a usage error (exit 2), before any file is read.
+WANT_RC=2 expect_error error_bad_key "$E/key.out" "want 32 hex digits \(128 bits\)" -- \
 	"$P/prog_pie" -o "$E/key.out" --key 9e3779b9
-expect_error error_bad_key_digit "$E/key.out" "want 32 hex digits \(128 bits\)" -- \
+WANT_RC=2 expect_error error_bad_key_digit "$E/key.out" "want 32 hex digits \(128 bits\)" -- \
 	"$P/prog_pie" -o "$E/key.out" --key 9e3779b97f4a7c15f39cc0605cedc83x
 # --seed (a 32-bit seed, before the 128-bit key): a usage error (exit 2)
 # that says what replaced it; nothing written.
 err=$($FI patch "$P/prog_pie" -o "$E/seed.out" --seed 1234 2>&1 >/dev/null); rc=$?
-if [ $rc = 2 ] && [ "$err" = "Error: --seed: the rehash key has 128 bits now; pass --key with 32 hex digits" ] &&
+if [ $rc = 2 ] && [ "$err" = "fineibt: error: patch: --seed: the rehash key has 128 bits now; pass --key with 32 hex digits; try 'fineibt help patch'" ] &&
    [ ! -e "$E/seed.out" ]; then
 	pass error_seed_gone
 else
 	fail error_seed_gone "rc=$rc, '$err'"
 fi
-expect_error error_out_dir_missing "$E/nodir/out" "^Error: " -- \
+expect_error error_out_dir_missing "$E/nodir/out" "^fineibt: error: " -- \
 	"$P/prog_pie" -o "$E/nodir/out"
 # e_shnum = 0 (no section headers): refused, never half-written
 cp "$P/prog_pie" "$E/noshdr"
 printf '\0\0' | dd of="$E/noshdr" bs=1 seek=$((0x3c)) conv=notrunc status=none
-expect_error error_no_section_headers "$E/noshdr.out" "^Error: " -- \
+expect_error error_no_section_headers "$E/noshdr.out" "^fineibt: error: " -- \
 	"$E/noshdr" -o "$E/noshdr.out"
 
 # words whose dependency is missing are reported, not fatal
@@ -599,15 +600,15 @@ if [ $? = 0 ] && echo "$msg" | grep -q "ignoring 'paranoid'" && [ -x "$E/ign" ];
 else
 	fail ignored_words_not_fatal "$msg"
 fi
-# an unknown word on the command line is an error: exit 1, one line, no
+# an unknown word on the command line is a usage error: exit 2, one line, no
 # output (FINEIBT_CFI keeps "ignore with a message": tests/unit/test_options)
 for bad in bogus "kcfi,paranoia" "fineibt,,warn,bh1"; do
 	n=${bad//[^a-z]/_}
 	err=$($FI patch "$P/prog_pie" -o "$E/unk_$n" --cfi="$bad" --key $KEY 2>&1)
 	rc=$?
 	want=${bad##*,}
-	if [ $rc = 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
-	   [[ $err == "Error: --cfi: unknown word '$want' "* ]] && [ ! -e "$E/unk_$n" ]; then
+	if [ $rc = 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
+	   [[ $err == "fineibt: error: patch: --cfi: unknown word '$want' (valid: auto, "* ]] && [ ! -e "$E/unk_$n" ]; then
 		pass "unknown_word_error[$bad]"
 	else
 		fail "unknown_word_error[$bad]" "rc=$rc, '$err'"
@@ -653,5 +654,28 @@ then
 	fi
 else
 	fail note_old_version "could not patch or edit the record"
+fi
+# A patched program that carries the runtime (fineibt-cc's demo) runs in
+# its file's mode: it says so when FINEIBT_CFI asked for another mode, or
+# under FINEIBT_VERBOSE, never on a plain run.
+DEMO=$BUILD/demo/fi-attack
+if [ -x "$DEMO" ] && $FI patch "$DEMO" -o "$E/demo_kcfi" --cfi=kcfi -q; then
+	NOTE="^fineibt: note: .*demo_kcfi was patched statically \\(kcfi\\); the process uses that mode, not "
+	for how in plain asked verbose; do
+		case $how in
+		plain) err=$(env -u FINEIBT_CFI -u FINEIBT_VERBOSE "$E/demo_kcfi" 2>&1 >/dev/null) ;;
+		asked) err=$(FINEIBT_CFI=fineibt "$E/demo_kcfi" 2>&1 >/dev/null) ;;
+		verbose) err=$(env -u FINEIBT_CFI FINEIBT_VERBOSE=1 "$E/demo_kcfi" 2>&1 >/dev/null) ;;
+		esac
+		if [ $how = plain ] && [ -z "$err" ]; then
+			pass "static_note_quiet"
+		elif [ $how != plain ] && grep -Eq "$NOTE" <<<"$err"; then
+			pass "static_note_$how"
+		else
+			fail "static_note_$how" "stderr: $err"
+		fi
+	done
+elif [ -z "${FINEIBT_SAN:-}" ]; then
+	fail static_note "cannot patch $DEMO"
 fi
 exit 0

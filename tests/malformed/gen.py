@@ -4,7 +4,7 @@
 Usage: gen.py SEED OUTDIR
 
 Writes OUTDIR/err-<case>: inputs every reader entry point must refuse with
-an error (fineibt inspect: exit 1, one "Error: ..." line), and
+an error (fineibt inspect: exit 1, one "fineibt: error: ..." line), and
 OUTDIR/any-<case>: inputs that are well-formed ELF with garbage kCFI
 metadata, which must not crash (exit 0 or 1). Also OUTDIR/err-directory/
 (a directory). Deterministic: same seed file, same corpus. The fuzzing

@@ -25,7 +25,10 @@
 
 #define NEEDS_FIBT(w)	"fineibt: ignoring '" w "': needs fineibt\n"
 #define NEEDS_ARITY	"fineibt: ignoring 'bhi': needs kCFI arity and no loaded function carries one (build with clang >= 21, -fsanitize-kcfi-arity; with only arity-0 functions bhi has nothing to do)\n"
+/* The first unknown word of a list names the valid ones; later ones do not. */
+#define VALID		" (valid: auto, off, kcfi, fineibt, paranoid, bhi, norand, warn, debug, seq=v4|v6.18, help)"
 #define UNKNOWN(w)	"fineibt: ignoring '" w "': unknown cfi option\n"
+#define UNKNOWN1(w)	"fineibt: ignoring '" w "': unknown cfi option" VALID "\n"
 #define LEFT(w)		"fineibt: ignoring '" w "': a later word left fineibt\n"
 
 struct opt_case {
@@ -54,7 +57,7 @@ static const struct opt_case cases[] = {
 	{ "bhi", true, AUTO, R, 1, NEEDS_FIBT("bhi") },
 	{ "bhi", false, AUTO, R, 1, NEEDS_ARITY },
 	/* bytes from the environment never reach the terminal raw */
-	{ "x\x1b[2Jy\xc3\xa9", true, AUTO, R, 1, UNKNOWN("x?[2Jy??") },
+	{ "x\x1b[2Jy\xc3\xa9", true, AUTO, R, 1, UNKNOWN1("x?[2Jy??") },
 	/* refinements of fineibt, and their order */
 	{ "fineibt,paranoid", true, FIBT, R | P, 0, "" },
 	{ "paranoid,fineibt", true, FIBT, R, 1, NEEDS_FIBT("paranoid") },
@@ -83,15 +86,15 @@ static const struct opt_case cases[] = {
 	{ "fineibt,,,paranoid,", true, FIBT, R | P, 0, "" },
 	{ ",fineibt", true, FIBT, R, 0, "" },
 	/* unknown words are reported, in their own spelling, and ignored */
-	{ "bogus", true, AUTO, R, 1, UNKNOWN("bogus") },
-	{ "fine ibt", true, AUTO, R, 1, UNKNOWN("fine ibt") },
-	{ "fineibt2", true, AUTO, R, 1, UNKNOWN("fineibt2") },
-	{ "finei", true, AUTO, R, 1, UNKNOWN("finei") },
-	{ "Off=1", true, AUTO, R, 1, UNKNOWN("Off=1") },
-	{ "cfi=fineibt", true, AUTO, R, 1, UNKNOWN("cfi=fineibt") },
+	{ "bogus", true, AUTO, R, 1, UNKNOWN1("bogus") },
+	{ "fine ibt", true, AUTO, R, 1, UNKNOWN1("fine ibt") },
+	{ "fineibt2", true, AUTO, R, 1, UNKNOWN1("fineibt2") },
+	{ "finei", true, AUTO, R, 1, UNKNOWN1("finei") },
+	{ "Off=1", true, AUTO, R, 1, UNKNOWN1("Off=1") },
+	{ "cfi=fineibt", true, AUTO, R, 1, UNKNOWN1("cfi=fineibt") },
 	{ "off,Bogus,paranoid", true, OFF, 0, 2,
-	  UNKNOWN("Bogus") NEEDS_FIBT("paranoid") },
-	{ "fineibt;paranoid", true, AUTO, R, 1, UNKNOWN("fineibt;paranoid") },
+	  UNKNOWN1("Bogus") NEEDS_FIBT("paranoid") },
+	{ "fineibt;paranoid", true, AUTO, R, 1, UNKNOWN1("fineibt;paranoid") },
 };
 
 static void test_table(void)
@@ -148,7 +151,8 @@ static void test_long_inputs(void)
 	n = fineibt_parse_cfi(s, true, &cfg, msgs, 200);
 	CHECK("10 KB of unknown words: all counted, messages cut at the buffer",
 	      n == 3500 && strlen(msgs) == 199 && msgs[250] == 'Z' &&
-	      !strncmp(msgs, UNKNOWN("xy") UNKNOWN("xy"), 2 * strlen(UNKNOWN("xy"))) &&
+	      !strncmp(msgs, UNKNOWN1("xy") UNKNOWN("xy"),
+		       strlen(UNKNOWN1("xy") UNKNOWN("xy"))) &&
 	      cfg.mode == AUTO && cfg.flags == R);
 	free(s);
 
@@ -159,12 +163,12 @@ static void test_long_inputs(void)
 	n = fineibt_parse_cfi(s, true, &cfg, msgs, sizeof(msgs));
 	CHECK("a 1000-character word: one message, the word cut to 32 + '...'",
 	      n == 1 && cfg.mode == FIBT && cfg.flags == (R | P) &&
-	      !strcmp(msgs, "fineibt: ignoring 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...': unknown cfi option\n"));
+	      !strcmp(msgs, "fineibt: ignoring 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...': unknown cfi option" VALID "\n"));
 	/* 32 characters exactly are shown whole. */
 	w[32] = '\0';
 	n = fineibt_parse_cfi(w, true, &cfg, msgs, sizeof(msgs));
 	CHECK("a 32-character word is shown whole",
-	      n == 1 && !strcmp(msgs, UNKNOWN("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")));
+	      n == 1 && !strcmp(msgs, UNKNOWN1("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")));
 	free(s);
 	free(w);
 }
@@ -173,7 +177,7 @@ static void test_long_inputs(void)
 static void test_small_msgs(void)
 {
 	const char *in = "paranoid,bogus,fineibt,paranoid,kcfi";
-	const char *full = NEEDS_FIBT("paranoid") UNKNOWN("bogus") LEFT("paranoid");
+	const char *full = NEEDS_FIBT("paranoid") UNKNOWN1("bogus") LEFT("paranoid");
 	size_t flen = strlen(full);
 	bool ok = true;
 
@@ -222,7 +226,7 @@ static void test_print_hook(void)
 	n = fineibt_parse_cfi("paranoid,nope", true, &cfg, NULL, 0);
 	CHECK("msgs NULL: messages go to the print hook as warnings",
 	      n == 2 && hook_calls == 2 && hook_level == FINEIBT_WARN &&
-	      !strcmp(hook_text, NEEDS_FIBT("paranoid") UNKNOWN("nope")));
+	      !strcmp(hook_text, NEEDS_FIBT("paranoid") UNKNOWN1("nope")));
 	hook_text[0] = '\0';
 	hook_calls = 0;
 	n = fineibt_parse_cfi("fineibt,paranoid", true, &cfg, NULL, 0);
@@ -387,11 +391,50 @@ static void test_cli_strict(void)
 	      n == -EINVAL && bad[0] == '?' && strlen(bad) == 32 + 3);
 	n = fineibt_parse_cfi("nope", true, &cfg, msgs, sizeof(msgs));
 	CHECK("environment: still ignored with a message",
-	      n == 1 && !strcmp(msgs, UNKNOWN("nope")));
+	      n == 1 && !strcmp(msgs, UNKNOWN1("nope")));
+}
+
+/* FINEIBT_CFI=help: the words, one line each, then the other words apply. */
+static void test_help(void)
+{
+	static const char *const words[] = { "auto", "off", "kcfi", "fineibt",
+		"paranoid", "bhi", "norand", "warn", "debug", "seq=v4|v6.18", "help" };
+	struct fineibt_config cfg;
+	char msgs[2048], line[64], list[256];
+	const char *p;
+	bool all = true;
+	int n;
+
+	n = fineibt_parse_cfi("help,kcfi", true, &cfg, msgs, sizeof(msgs));
+	CHECK("help: no message counted, the other words apply",
+	      n == 0 && cfg.mode == KCFI && cfg.flags == R);
+	p = "fineibt: cfi= words (comma-separated, applied left to right; fineibt-cfi(7)):\n";
+	CHECK("help: a title line first", !strncmp(msgs, p, strlen(p)));
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		snprintf(line, sizeof(line), "\n  %s ", words[i]);
+		all &= strstr(msgs, line) != NULL;
+	}
+	CHECK("help: one line for every word", all);
+	p = msgs;
+	n = 0;
+	while ((p = strstr(p, "\n  ")) != NULL) {
+		n++;
+		p++;
+	}
+	CHECK("help: exactly as many lines as words", n == 11);
+	fineibt_parse_cfi("help,help,bogus", true, &cfg, msgs, sizeof(msgs));
+	CHECK("help twice: listed once; a later unknown word without the list",
+	      strstr(msgs, "cfi= words") &&
+	      !strstr(strstr(msgs, "cfi= words") + 1, "cfi= words") &&
+	      strstr(msgs, UNKNOWN("bogus")) && !strstr(msgs, UNKNOWN1("bogus")));
+	fi_cfi_word_list(list, sizeof(list));
+	CHECK("the word list as an unknown word's message gives it",
+	      !strcmp(list, "auto, off, kcfi, fineibt, paranoid, bhi, norand, warn, debug, seq=v4|v6.18, help"));
 }
 
 int main(void)
 {
+	test_help();
 	test_table();
 	test_long_inputs();
 	test_small_msgs();

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * FINEIBT_LOG=syslog[:PATH]: the CFI failure reports of a program whose
+ * stderr goes nowhere (a daemon, a service) reach the system log, as the
+ * kernel's CFI reports reach its log (docs/traps.md, "The system log").
+ *
+ * syslog(3) is not async-signal-safe (it takes a lock and formats with
+ * stdio), and the report is written from the SIGILL handler. So the
+ * socket is opened at start-up, before main, and kept in the read-only
+ * runtime state with the path it was connected to and the program's
+ * name; the handler sends one datagram per report line with sendmsg(2),
+ * the "<PRI>name[pid]: " prefix and the line as two iovecs (no copy, a
+ * small stack). A log daemon restarted since start-up has a new socket:
+ * the handler connects again once and resends.
+ *
+ * Raw system calls throughout: at start-up a program's interposer of
+ * socket or connect is not rewritten yet, and the handler runs none.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "logsink.h"
+#include "print.h"
+#include "rawsys.h"
+#include "runtime.h"
+
+#define FI_SYSLOG_PATH	"/dev/log"
+#define FI_LOG_USER	(1 << 3)	/* facility LOG_USER */
+#define FI_LOG_CRIT	2
+#define FI_LOG_WARNING	4
+
+bool fi_logsink_is_syslog(const char *v)
+{
+	return v && !strncmp(v, "syslog", 6) && (!v[6] || v[6] == ':');
+}
+
+static int fi_logsink_connect(int fd, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	memcpy(sa.sun_path, path, strnlen(path, sizeof(sa.sun_path) - 1));
+	return (int)fi_sys3(SYS_connect, fd, (long)&sa, sizeof(sa));
+}
+
+int fi_logsink_open(bool secure)
+{
+	const char *v = getenv("FINEIBT_LOG");
+	const char *path = FI_SYSLOG_PATH;
+	struct fi_rt_syslog s = { 0 };
+	long fd;
+	int err;
+
+	if (!fi_logsink_is_syslog(v))
+		return 0;
+	if (v[6] == ':' && secure)
+		fi_warn("warning: FINEIBT_LOG=%.64s: a privileged (AT_SECURE) process "
+			"logs to " FI_SYSLOG_PATH " only; PATH ignored\n", v);
+	else if (v[6] == ':')
+		path = v + 7;
+	if (strlen(path) >= sizeof(s.path)) {
+		fi_warn("warning: FINEIBT_LOG=%.64s...: socket path longer than %zu "
+			"bytes; CFI failures are reported on stderr only\n", v,
+			sizeof(s.path) - 1);
+		return -ENAMETOOLONG;
+	}
+	fd = fi_sys3(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	err = fd < 0 ? (int)fd : fi_logsink_connect((int)fd, path);
+	if (err < 0) {
+		if (fd >= 0)
+			fi_raw_close((int)fd);
+		fi_warn("warning: FINEIBT_LOG=%.64s: cannot reach the system log at %s "
+			"(%s); CFI failures are reported on stderr only\n", v,
+			path, strerror(-err));
+		return err;
+	}
+	s.sock1 = (int)fd + 1;
+	memcpy(s.path, path, strlen(path) + 1);
+	strncpy(s.ident, program_invocation_short_name, sizeof(s.ident) - 1);
+	err = fi_rt_set_syslog(&s);
+	if (err)
+		fi_raw_close((int)fd);
+	return err;
+}
+
+static size_t fi_logsink_dec(char *p, unsigned long v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/* "<PRI>ident[pid]: " into @p (at least 96 bytes); its length. */
+static size_t fi_logsink_prefix(char *p, const struct fi_rt_syslog *s, bool warn)
+{
+	size_t n = 0, id = strnlen(s->ident, sizeof(s->ident));
+
+	p[n++] = '<';
+	n += fi_logsink_dec(p + n, FI_LOG_USER | (warn ? FI_LOG_WARNING : FI_LOG_CRIT));
+	p[n++] = '>';
+	memcpy(p + n, s->ident, id);
+	n += id;
+	p[n++] = '[';
+	n += fi_logsink_dec(p + n, (unsigned long)fi_sys3(SYS_getpid, 0, 0, 0));
+	memcpy(p + n, "]: ", 3);
+	return n + 3;
+}
+
+static long fi_logsink_sendmsg(int fd, struct iovec *iov)
+{
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	return fi_sys3(SYS_sendmsg, fd, (long)&mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void fi_logsink_send(bool warn, const char *text, size_t n)
+{
+	static bool warned;
+	const struct fi_rt_syslog *s = &fi_rt()->syslog;
+	int fd = s->sock1 - 1;
+	char pre[96];
+	struct iovec iov[2] = { { pre, 0 } };
+	size_t at = 0;
+	long r = 0;
+
+	if (fd < 0)
+		return;
+	iov[0].iov_len = fi_logsink_prefix(pre, s, warn);
+	while (at < n && r >= 0) {
+		const char *nl = memchr(text + at, '\n', n - at);
+		size_t len = (nl ? (size_t)(nl - text) : n) - at;
+
+		iov[1].iov_base = (void *)(text + at);
+		iov[1].iov_len = len;
+		r = fi_logsink_sendmsg(fd, iov);
+		/* The log daemon restarted: its socket is a new one. */
+		if (r == -ECONNREFUSED || r == -ENOTCONN)
+			r = fi_logsink_connect(fd, s->path) < 0 ? r :
+			    fi_logsink_sendmsg(fd, iov);
+		at += len + 1;
+	}
+	if (r < 0 && !__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED)) {
+		static const char msg[] = "fineibt: warning: FINEIBT_LOG=syslog: "
+			"the system log did not take the report; it is on stderr only\n";
+
+		fi_raw_write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	}
+}

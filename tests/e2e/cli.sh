@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The CLI's one parser and one message format (man/fineibt.1, EXIT
+# STATUS): every command's unknown option, missing argument, bad value
+# and missing or extra operand is a usage error: exit 2, one line
+#   fineibt: error: CMD: WHAT; try 'fineibt help CMD'
+# on stderr, nothing on stdout; a failure is exit 1 with one
+# "fineibt: error: " line. --help and `help CMD` print the same usage.
+set -u
+BUILD=${BUILD:-build}
+ROOT=${FINEIBT_ROOT:-$PWD}
+FI=$ROOT/$BUILD/fineibt
+OUT=$ROOT/$BUILD/e2e/cli
+rm -rf "$OUT"
+mkdir -p "$OUT"
+unset FINEIBT_CFI FINEIBT_LOG
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; }
+
+# usage NAME WHAT-ERE ARGS...: exit 2, one line naming the command
+usage() {
+	local name=$1 what=$2 cmd rc
+	shift 2
+	cmd=${1:-}
+	"$FI" "$@" >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	local want="^fineibt: error: $cmd: $what; try 'fineibt help $cmd'\$"
+	if [ $rc = 2 ] && [ ! -s "$OUT/out" ] && [ "$(wc -l <"$OUT/err")" = 1 ] &&
+	   grep -Eq "$want" "$OUT/err"; then
+		pass "$name"
+	else
+		fail "$name" "rc=$rc out=$(head -c 100 "$OUT/out") err=$(cat "$OUT/err")"
+	fi
+}
+F=$OUT/nothing-here
+usage patch-unknown-option "unknown option '--bogus'" patch x -o y --bogus
+usage patch-unknown-short "unknown option '-Z'" patch x -o y -Z
+usage patch-missing-arg "option '-o' needs an argument" patch x -o
+usage patch-missing-long-arg "option '--cfi' needs an argument" patch x -o y --cfi
+usage patch-flag-with-value "option '--quiet' takes no argument" patch x -o y --quiet=1
+usage patch-no-file "no FILE" patch
+usage patch-two-files "one FILE at a time" patch a b -o y
+usage patch-no-output "no -o OUT \(or --in-place\)" patch x
+usage patch-bad-cfi "--cfi: unknown word 'bogus' \(valid: auto, off, kcfi, fineibt, paranoid, bhi, norand, warn, debug, seq=v4\|v6.18, help\)" patch "$F" -o y --cfi=kcfi,bogus
+usage patch-bad-seq "--seq: unknown sequence set 'v5' \(v4, v6.18\)" patch "$F" -o y --seq=v5
+usage patch-bad-key "--key 'zz': want 32 hex digits \(128 bits\)" patch "$F" -o y --key zz
+usage patch-seed-gone "--seed: the rehash key has 128 bits now; pass --key with 32 hex digits" patch "$F" -o y --seed 1
+usage run-unknown-option "unknown option '--bogus'" run --bogus true
+usage run-missing-arg "option '--cfi' needs an argument" run --cfi
+usage run-no-prog "no PROG to run" run --cfi=kcfi
+usage run-bad-cfi "--cfi: unknown word 'bogus' \(valid: auto, .*\)" run --cfi=bogus -- true
+usage inspect-unknown-option "unknown option '--bogus'" inspect --bogus x
+usage inspect-no-file "no FILE" inspect
+usage inspect-two-files "one FILE at a time" inspect a b
+usage inspect-diff-one "--diff needs two files, A and B" inspect --diff a
+usage inspect-pid-missing "option '--pid' needs an argument" inspect --pid
+usage inspect-pid-bad "--pid needs a process id, got 'x'" inspect --pid x
+usage inspect-pid-file "--pid takes no FILE" inspect --pid 1 x
+usage inspect-diff-pid "--diff and --pid do not go together" inspect --diff --pid 1 a b
+usage seq-unknown-option "unknown option '--bogus'" seq --bogus
+usage seq-missing-arg "option '--hash' needs an argument" seq --hash
+usage seq-bad-hash "--hash needs a hex number, got 'zz'" seq --hash zz
+usage seq-bad-arity "--arity needs a number 0..7, got '9'" seq --arity 9
+usage seq-bad-set "--seq needs v4 or v6.18, got 'v9'" seq --seq v9
+usage seq-operand "unexpected argument 'x'" seq x
+usage demo-operand "takes no arguments" demo x
+usage version-operand "takes no arguments" version x
+usage help-two "one COMMAND at a time" help a b
+
+# No command, an unknown one: the general usage error.
+for a in "" frob; do
+	"$FI" $a >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	if [ $rc = 2 ] && [ ! -s "$OUT/out" ] &&
+	   grep -Eq "^fineibt: error: (no command|unknown command 'frob'); try 'fineibt help'$" "$OUT/err"; then
+		pass "no-or-unknown-command[${a:-none}]"
+	else
+		fail "no-or-unknown-command[${a:-none}]" "rc=$rc $(cat "$OUT/err")"
+	fi
+done
+
+# A failure (not a usage error): exit 1, one line naming the file.
+"$FI" inspect "$F" >"$OUT/out" 2>"$OUT/err"
+rc=$?
+if [ $rc = 1 ] && [ "$(cat "$OUT/err")" = "fineibt: error: $F: No such file or directory" ]; then
+	pass failure-exit-1
+else
+	fail failure-exit-1 "rc=$rc $(cat "$OUT/err")"
+fi
+# run: the program's status; 127 when it is not found (as env(1)).
+"$FI" run -- "$F" 2>"$OUT/err"
+rc=$?
+if [ $rc = 127 ] && grep -q "^fineibt: error: run: $F: not found or not executable" "$OUT/err"; then
+	pass run-not-found-127
+else
+	fail run-not-found-127 "rc=$rc $(cat "$OUT/err")"
+fi
+# (Not under SAN=1: the sanitized runtime cannot be preloaded into sh.)
+if [ -z "${FINEIBT_SAN:-}" ]; then
+	"$FI" run --cfi=kcfi -- sh -c 'exit 7'
+	rc=$?
+	[ $rc = 7 ] && pass run-program-status || fail run-program-status "rc=$rc"
+fi
+
+# --help and `help CMD`: the same text, on stdout, exit 0.
+for c in patch inspect seq run demo version help; do
+	a=$("$FI" "$c" --help 2>&1); ra=$?
+	b=$("$FI" help "$c" 2>&1); rb=$?
+	if [ $ra = 0 ] && [ $rb = 0 ] && [ "$a" = "$b" ] && grep -q "fineibt $c" <<<"$a"; then
+		pass "help-$c"
+	else
+		fail "help-$c" "rc=$ra/$rb"
+	fi
+done
+exit 0

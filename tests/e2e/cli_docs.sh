@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The man pages and what the programs print agree (one is not generated
+# from the other, so this compares them):
+#  - every cfi= word FINEIBT_CFI=help lists has an entry in fineibt-cfi(7),
+#    and every entry there is a word the runtime knows;
+#  - every FINEIBT_* variable the runtime reads is in fineibt-cfi(7)'s
+#    ENVIRONMENT, and every one listed there is read;
+#  - every long option of every `fineibt COMMAND --help` is in fineibt(1),
+#    and every one fineibt(1) names is in some --help;
+#  - the words a privileged process refuses are the ones fineibt-cfi(7)
+#    names.
+# (fineibt-cc's options: tests/e2e/compat_build.sh.)
+set -u
+BUILD=${BUILD:-build}
+ROOT=${FINEIBT_ROOT:-$PWD}
+FI=$ROOT/$BUILD/fineibt
+OUT=$ROOT/$BUILD/e2e/cli_docs
+rm -rf "$OUT"
+mkdir -p "$OUT"
+unset FINEIBT_CFI FINEIBT_LOG FINEIBT_VERBOSE FINEIBT_SEQ
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; }
+CFI7=$ROOT/man/fineibt-cfi.7
+FI1=$ROOT/man/fineibt.1
+# same SET-A SET-B NAME: two sorted lists, equal
+same() {
+	local extra_a extra_b
+	extra_a=$(comm -23 "$1" "$2" | tr '\n' ' ')
+	extra_b=$(comm -13 "$1" "$2" | tr '\n' ' ')
+	if [ -z "$extra_a$extra_b" ]; then pass "$3"
+	else fail "$3" "only in the first: '$extra_a'; only in the second: '$extra_b'"; fi
+}
+
+# ------------------------------------------------------------ cfi= words
+# What the runtime prints (the demo program carries it; any fineibt-cc
+# program would do).
+PROG=$ROOT/$BUILD/demo/fi-attack
+if [ ! -x "$PROG" ]; then
+	echo "PASS: cli_docs (skipped: no $PROG in this build)"
+	exit 0
+fi
+FINEIBT_CFI=help "$PROG" >/dev/null 2>"$OUT/help"
+sed -n 's/^  \([a-z][a-z0-9=.|]*\)  .*/\1/p' "$OUT/help" | tr '|' '\n' |
+	sed 's/^v6\.18$/seq=v6.18/' | sort -u >"$OUT/words.help"
+# The man page: the .TP entries between DESCRIPTION and FAILURE REPORT.
+awk '/^\.SH DESCRIPTION/ { d = 1 } /^\.SH FAILURE/ { d = 0 }
+     d && prev == ".TP" { print } { prev = $0 }' "$CFI7" |
+	sed 's/^\.BR\? //; s/ "*, "* /\n/g; s/"//g' | tr ' ' '\n' | grep -v '^$' |
+	sort -u >"$OUT/words.man"
+same "$OUT/words.help" "$OUT/words.man" cfi-words-help-vs-man
+if [ "$(wc -l <"$OUT/words.help")" -ge 11 ]; then pass cfi-words-listed
+else fail cfi-words-listed "$(cat "$OUT/help")"; fi
+
+# ------------------------------------------------- FINEIBT_* variables
+for f in "$ROOT/$BUILD/libfineibt.so" "$ROOT/$BUILD/libfineibt_audit.so"; do
+	llvm-readelf-22 -p .rodata "$f"
+done | grep -Eo '\bFINEIBT_[A-Z_]+\b' | sort -u >"$OUT/env.read"
+sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$CFI7" | grep -Eo '\bFINEIBT_[A-Z_]+\b' |
+	sort -u >"$OUT/env.man"
+same "$OUT/env.read" "$OUT/env.man" env-read-vs-man
+
+# ----------------------------------------------- the CLI's long options
+{ "$FI" help; for c in patch inspect seq run demo version help; do "$FI" help "$c"; done; } |
+	grep -Eo -- '--[a-z][a-z-]+' | sort -u >"$OUT/opts.help"
+sed 's/\\-/-/g' "$FI1" | grep -Eo -- '--[a-z][a-z-]+' | sort -u >"$OUT/opts.man"
+same "$OUT/opts.help" "$OUT/opts.man" cli-options-help-vs-man
+
+# ------------------------------------- what a privileged process refuses
+# The words src/core/options.c refuses (its weak[] list; the unit test
+# test_options checks the behaviour) are the ones fineibt-cfi(7) names.
+grep -A1 'const weak\[\] = ' "$ROOT/src/core/options.c" | grep -Eo '"[a-z]+"' |
+	tr -d '"' | sort -u >"$OUT/secure.code"
+sed -n '/words that weaken protection/,/are ignored/p' "$CFI7" |
+	grep -Eo '^\.(RB \(|BR|B) [a-z]+' | awk '{ print $NF }' | sort -u >"$OUT/secure.man"
+if [ -s "$OUT/secure.code" ]; then
+	same "$OUT/secure.code" "$OUT/secure.man" secure-words-code-vs-man
+else
+	fail secure-words-code-vs-man "no weak[] list found in src/core/options.c"
+fi
+exit 0
