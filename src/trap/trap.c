@@ -1360,30 +1360,39 @@ static const void *fi_trap_object_of(const void *p)
 /* sigset and sigignore are ours here; libc marks its declarations deprecated. */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
+static const struct { const char *name; void *fn; } fi_sig_entries[] = {
+	{ "sigaction", (void *)sigaction },
+	{ "__sigaction", (void *)__sigaction },
+	{ "signal", (void *)signal },
+	{ "bsd_signal", (void *)bsd_signal },
+	{ "ssignal", (void *)ssignal },
+	{ "sysv_signal", (void *)sysv_signal },
+	{ "__sysv_signal", (void *)__sysv_signal },
+	{ "sigset", (void *)sigset },
+	{ "sigignore", (void *)sigignore },
+	{ "sigvec", (void *)fi_sigvec },
+};
+
 void *fi_trap_sig_own(const char *name)
 {
-	static const struct { const char *name; void *fn; } entries[] = {
-		{ "sigaction", (void *)sigaction },
-		{ "__sigaction", (void *)__sigaction },
-		{ "signal", (void *)signal },
-		{ "bsd_signal", (void *)bsd_signal },
-		{ "ssignal", (void *)ssignal },
-		{ "sysv_signal", (void *)sysv_signal },
-		{ "__sysv_signal", (void *)__sysv_signal },
-		{ "sigset", (void *)sigset },
-		{ "sigignore", (void *)sigignore },
-		{ "sigvec", (void *)fi_sigvec },
-	};
-
 	/* Every name above starts with 's', '_' or 'b': the others without
 	 * a call (asked for each PLT slot of each module at start-up). */
 	if (!name || (name[0] != 's' && name[0] != '_' && name[0] != 'b'))
 		return NULL;
-	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-		if (!strcmp(name, entries[i].name))
-			return entries[i].fn;
+	for (size_t i = 0; i < sizeof(fi_sig_entries) / sizeof(fi_sig_entries[0]); i++) {
+		if (!strcmp(name, fi_sig_entries[i].name))
+			return fi_sig_entries[i].fn;
 	}
 	return NULL;
+}
+
+bool fi_trap_sig_is_own(uint64_t addr)
+{
+	for (size_t i = 0; i < sizeof(fi_sig_entries) / sizeof(fi_sig_entries[0]); i++) {
+		if ((uint64_t)(uintptr_t)fi_sig_entries[i].fn == addr)
+			return true;
+	}
+	return false;
 }
 #pragma clang diagnostic pop
 

@@ -52,6 +52,9 @@ bool fi_trap_installed(void);
 void *fi_trap_sig_entry(const char *name, void *p);
 /* The interposer of that name, or NULL; libc's base (its sigaction's). */
 void *fi_trap_sig_own(const char *name);
+/* True if @addr is the entry of one of the interposers above: the address
+ * dlsym hands out for libc's name under the static runtime. */
+bool fi_trap_sig_is_own(uint64_t addr);
 const void *fi_trap_libc_base(void);
 
 /*

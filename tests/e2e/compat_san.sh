@@ -48,7 +48,7 @@ if build "$A" -fsanitize=address; then
 	# One leak only: the runtime's own memory is not reported.
 	san_case asan-leak-only-the-programs auto "$A" leak 1 '100 byte\(s\) leaked in 1 allocation'
 	san_case asan-cfi-stops auto "$A" confused 132 "$CFI_ERE"
-	san_case asan-cfi-warn auto,warn "$A" confused 0 "$CFI_ERE.*; warn\)"
+	san_case asan-cfi-warn auto,warn "$A" confused 0 "$CFI_ERE.*[;,] ?warn\)"
 fi
 # The static runtime: the same state, in the executable's .bss.
 AS=$RT_OUT/san_asan_static
@@ -65,7 +65,7 @@ U=$RT_OUT/san_ubsan
 if build "$U" -fsanitize=undefined; then
 	san_case ubsan-clean auto "$U" "" 0 ""
 	san_case ubsan-reports auto "$U" ubsan 0 'runtime error: signed integer overflow'
-	san_case ubsan-cfi-warn auto,warn "$U" confused 0 "$CFI_ERE.*; warn\)"
+	san_case ubsan-cfi-warn auto,warn "$U" confused 0 "$CFI_ERE.*[;,] ?warn\)"
 	san_case ubsan-cfi-stops auto "$U" confused 132 "$CFI_ERE"
 fi
 

@@ -69,7 +69,7 @@ if grep -Eq "^<10>$name\[[0-9]+\]: fineibt:   [a-z]" "$S/got"; then
 else
 	rt_fail syslog-detail-lines "$(head -c 600 "$S/got")"
 fi
-if [ "$warn_rc" = 0 ] && grep -Eq "^<12>$name\[[0-9]+\]: fineibt: CFI failure at .*; warn\)$" "$S/got"; then
+if [ "$warn_rc" = 0 ] && grep -Eq "^<12>$name\[[0-9]+\]: fineibt: CFI failure at .*[;,] ?warn\)$" "$S/got"; then
 	rt_pass syslog-warn-line-warning
 else
 	rt_fail syslog-warn-line-warning "rc=$warn_rc: $(head -c 600 "$S/got")"
