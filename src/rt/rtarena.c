@@ -24,6 +24,7 @@
  * otherwise have its bytes published.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,7 @@ static size_t fi_arena_round(size_t n, size_t to)
 	return (n + to - 1) & ~(to - 1);
 }
 
-/* A new chunk for at least @len bytes, in the table; NULL if none. */
+/* A new chunk holding @len bytes already taken, in the table; NULL if none. */
 static const struct fi_arena_chunk *fi_arena_grow(const struct fi_arena *a,
 						  size_t len)
 {
@@ -57,9 +58,23 @@ static const struct fi_arena_chunk *fi_arena_grow(const struct fi_arena *a,
 	if (n == FI_ARENA_CHUNKS)
 		return NULL;
 	size = fi_arena_round(len > size ? len : size, 4096);
-	c = (struct fi_arena_chunk){ .base = fi_rt_map_sealed(size), .size = size };
-	if (!c.base || fi_rt_put(&a->chunk[n], &c, sizeof(c)) ||
-	    FI_RT_PUT(a->nchunks, n + 1))
+	c = (struct fi_arena_chunk){ .base = fi_rt_map_sealed(size), .size = size,
+				     .used = len };
+	if (!c.base)
+		return NULL;
+	/*
+	 * The first chunk and the count side by side in one put: a reader
+	 * that sees the count before the chunk sees an empty one, which owns
+	 * nothing (and nothing points into it yet).
+	 */
+	if (!n) {
+		struct { size_t n; struct fi_arena_chunk c; } first = { 1, c };
+
+		_Static_assert(offsetof(struct fi_arena, chunk) == sizeof(size_t),
+			       "nchunks, then chunk[0]");
+		return fi_rt_put(a, &first, sizeof(first)) ? NULL : &a->chunk[0];
+	}
+	if (fi_rt_put(&a->chunk[n], &c, sizeof(c)) || FI_RT_PUT(a->nchunks, n + 1))
 		return NULL;	/* an unused mapping stays: harmless */
 	return &a->chunk[n];
 }
@@ -70,10 +85,10 @@ void *fi_arena_alloc(const struct fi_arena *a, size_t len)
 	void *p;
 
 	len = fi_arena_round(len ? len : 1, FI_ARENA_ALIGN);
-	if (!c || c->size - c->used < len)
+	if (!c || c->size - c->used < len) {
 		c = fi_arena_grow(a, len);
-	if (!c)
-		return NULL;
+		return c ? c->base : NULL;
+	}
 	p = c->base + c->used;
 	if (FI_RT_PUT(c->used, c->used + len))
 		return NULL;

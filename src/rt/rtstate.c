@@ -49,19 +49,34 @@ int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
 		     bool have_arity)
 {
 	const struct fi_runtime *rt;
-	struct fineibt_config c = *cfg;
+	/*
+	 * From configured to the seed, in one put: nothing reads them before
+	 * start-up's first window ends (the one that writes them).
+	 */
+	enum {
+		lo = offsetof(struct fi_runtime, configured),
+		hi = offsetof(struct fi_runtime, seed) + sizeof(uint32_t),
+	};
+	uint8_t span[hi - lo];
+	bool secure = getauxval(AT_SECURE) != 0, yes = true;
 	sigset_t saved;
 	int ret = -EPERM;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return -errno;
-	if (!rt->sealed &&
-	    !(ret = fi_rt_put(&rt->cfg, &c, sizeof(c))) &&
-	    !(ret = FI_RT_PUT(rt->seed, seed)) &&
-	    !(ret = FI_RT_PUT(rt->have_arity, have_arity)) &&
-	    !(ret = FI_RT_PUT(rt->secure, getauxval(AT_SECURE) != 0)))
-		ret = FI_RT_PUT(rt->configured, true);
+	memcpy(span, (const uint8_t *)rt + lo, sizeof(span));
+#define FI_SPAN_SET(field, v) \
+	memcpy(span + offsetof(struct fi_runtime, field) - lo, (v), sizeof(rt->field))
+	FI_SPAN_SET(configured, &yes);
+	FI_SPAN_SET(have_arity, &have_arity);
+	FI_SPAN_SET(secure, &secure);
+	FI_SPAN_SET(cfg, cfg);
+	FI_SPAN_SET(seed, &seed);
+#undef FI_SPAN_SET
+	if (!rt->sealed)
+		ret = fi_rt_put((const uint8_t *)rt + lo, span, sizeof(span));
+	explicit_bzero(span, sizeof(span));
 	fi_rt_write_end(&saved);
 	return ret;
 }
@@ -256,9 +271,11 @@ const struct fi_module *fi_rt_module_at(uint64_t addr)
  * writable array by the scan: docs/protection.md.)
  */
 static bool fi_rt_seen_ok(const struct fi_runtime *rt,
-			  const struct fi_rt_seen *e, uint64_t key)
+			  const struct fi_rt_seen *e, uint64_t key, bool kernel)
 {
 	bool mod = !e->mod;
+	struct fi_vma v;
+	int err;
 
 	fi_rt_park("verify", NULL, 0);
 	for (size_t i = 0; !mod && i < rt->nmods && i < FI_MAX_MODULES; i++)
@@ -272,25 +289,32 @@ static bool fi_rt_seen_ok(const struct fi_runtime *rt,
 		if (e->ctraps[i] <= e->ctraps[i - 1])
 			return false;
 	}
-	return fi_rt_vma_text(key, key + 1, true, NULL) != -EACCES &&
-	       (e->lo == e->hi ||
-		fi_rt_vma_text(e->lo, e->hi, true, NULL) != -EACCES);
+	if (!kernel)
+		return true;
+	/* One question, most often: the kCFI range is in the same mapping. */
+	err = fi_rt_vma(key, &v);
+	if (err && err != -ENOENT)
+		return true;	/* the kernel cannot be asked: docs/protection.md */
+	if (err || !v.x || v.w)
+		return false;
+	return e->lo == e->hi || (e->lo >= v.lo && e->hi <= v.hi) ||
+	       fi_rt_vma_text(e->lo, e->hi, true, NULL) != -EACCES;
 }
 
 /*
- * Entry @i, in place: the whole entry, then the key that makes readers
- * look. A record that does not verify stops the process: the module
- * would otherwise run rewritten without a record of it, and its checks
- * would reach the program's SIGILL handler.
+ * A record that does not verify stops the process: the module would
+ * otherwise run rewritten without a record of it, and its checks would
+ * reach the program's SIGILL handler.
  */
 static void fi_rt_seen_check(const struct fi_runtime *rt, size_t i,
-			      uint64_t key)
+			     uint64_t key, bool kernel)
 {
-	if (!fi_rt_seen_ok(rt, &rt->seen[i], key))
+	if (!fi_rt_seen_ok(rt, &rt->seen[i], key, kernel))
 		fi_rt_die("a module's record changed while it was written "
 			  "(another thread wrote into the runtime's scratch)");
 }
 
+/* Entry @i, a free one below nseen: the whole entry, then its key. */
 static int fi_rt_seen_put(const struct fi_runtime *rt, size_t i,
 			  const struct fi_rt_seen *e)
 {
@@ -302,8 +326,26 @@ static int fi_rt_seen_put(const struct fi_runtime *rt, size_t i,
 	err = fi_rt_put_scratch(&rt->seen[i], &v, sizeof(v));
 	if (err)
 		return err;
-	fi_rt_seen_check(rt, i, key);
+	fi_rt_seen_check(rt, i, key, true);
 	return FI_RT_PUT(rt->seen[i].key, key);
+}
+
+/*
+ * @e[0..@n) after the last entry in use, in one put (readers do not look
+ * past nseen), checked, then published by the count. How many.
+ */
+static size_t fi_rt_seen_append(const struct fi_runtime *rt,
+				const struct fi_rt_seen *e, size_t n)
+{
+	size_t at = rt->nseen, k = 0;
+
+	while (k < n && k < FI_MAX_SEEN - at && e[k].key)
+		k++;
+	if (!k || fi_rt_put_scratch(&rt->seen[at], e, k * sizeof(*e)))
+		return 0;
+	for (size_t i = at; i < at + k; i++)
+		fi_rt_seen_check(rt, i, rt->seen[i].key, true);
+	return FI_RT_PUT(rt->nseen, at + k) ? 0 : k;
 }
 
 size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
@@ -315,13 +357,15 @@ size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return 0;
+	/* Free entries below nseen first (withdrawn modules'). */
 	for (; done < n && e[done].key; done++) {
-		while (i < FI_MAX_SEEN && i < rt->nseen && rt->seen[i].key)
+		while (i < rt->nseen && rt->seen[i].key)
 			i++;
-		if (i == FI_MAX_SEEN || fi_rt_seen_put(rt, i, &e[done]) ||
-		    (i >= rt->nseen && FI_RT_PUT(rt->nseen, i + 1)))
+		if (i >= rt->nseen || fi_rt_seen_put(rt, i, &e[done]))
 			break;
 	}
+	if (done < n && i >= rt->nseen)
+		done += fi_rt_seen_append(rt, e + done, n - done);
 	fi_rt_write_end(&saved);
 	return done;
 }
@@ -337,13 +381,24 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
 		return 0;
 	for (size_t k = 0; k < n; k++) {
 		for (size_t i = 0; e[k].key && i < rt->nseen; i++) {
+			struct fi_rt_seen v;
+			size_t off = offsetof(struct fi_rt_seen, fp);
+
 			if (rt->seen[i].key != e[k].key)
 				continue;
-			/* The entry stays published: its fields one by one. */
-			if (!FI_RT_PUT(rt->seen[i].mod, e[k].mod) &&
-			    !FI_RT_PUT(rt->seen[i].fp, e[k].fp) &&
-			    !FI_RT_PUT(rt->seen[i].fp_set, true)) {
-				fi_rt_seen_check(rt, i, rt->seen[i].key);
+			/*
+			 * The entry stays published: from fp on, in one put
+			 * (what a reader reads there, the compiled traps, is
+			 * rewritten with the bytes it holds).
+			 */
+			v = rt->seen[i];
+			v.mod = e[k].mod;
+			v.fp = e[k].fp;
+			v.fp_set = true;
+			if (!fi_rt_put_scratch((const uint8_t *)&rt->seen[i] + off,
+					       (const uint8_t *)&v + off,
+					       sizeof(v) - off)) {
+				fi_rt_seen_check(rt, i, rt->seen[i].key, false);
 				done++;
 			}
 			break;

@@ -69,17 +69,17 @@ struct fi_procmap_query {
 #define FI_PQ_W			0x02
 #define FI_PQ_X			0x04
 
-/* The runtime's maps descriptor if it is still that file, else -1. */
+/*
+ * The runtime's maps descriptor if this process opened it, else -1. Not
+ * asked whether it is still that file: only PROCMAP_QUERY is ever sent
+ * to it, which nothing but a maps file answers (any other error, and the
+ * query is asked of a fresh /proc/self/maps).
+ */
 static int fi_vma_kept_fd(void)
 {
 	const struct fi_rt_wr *w = &fi_rt()->wr;
-	struct stat st;
 
-	if (w->how != FI_RT_KERNEL || w->maps_fd < 0 ||
-	    fi_raw_fstat(w->maps_fd, &st) || (uint64_t)st.st_dev != w->maps_dev ||
-	    (uint64_t)st.st_ino != w->maps_ino)
-		return -1;
-	return w->maps_fd;
+	return w->maps_fd >= 0 && fi_rt_own_here() ? w->maps_fd : -1;
 }
 
 /* The maps file's line for @addr, parsed (kernels before PROCMAP_QUERY). */
@@ -126,12 +126,13 @@ static int fi_vma_parse(int fd, uint64_t addr, struct fi_vma *v)
 	return ret;
 }
 
-static int fi_vma_ask(int fd, uint64_t addr, struct fi_vma *v)
+/* @parse: @fd is a maps file this call opened (the text is ours to read). */
+static int fi_vma_ask(int fd, uint64_t addr, struct fi_vma *v, bool parse)
 {
 	struct fi_procmap_query q = { .size = sizeof(q), .query_addr = addr };
 	long r = fi_sys3(SYS_ioctl, fd, (long)FI_PROCMAP_QUERY, (long)&q);
 
-	if (r == -ENOTTY || r == -EINVAL)
+	if (parse && (r == -ENOTTY || r == -EINVAL))
 		return fi_vma_parse(fd, addr, v);
 	if (r)
 		return (int)r;
@@ -148,16 +149,18 @@ static int fi_vma_ask(int fd, uint64_t addr, struct fi_vma *v)
 int fi_rt_vma(uint64_t addr, struct fi_vma *v)
 {
 	int fd = fi_vma_kept_fd(), ret;
-	bool own = fd < 0;
 
-	if (own)
-		fd = (int)fi_sys3(SYS_open, (long)"/proc/self/maps",
-				  O_RDONLY | O_CLOEXEC, 0);
+	/* -ENOENT: nothing mapped there; any other answer is not the
+	 * maps file's, or no answer at all (a kernel before 6.11). */
+	if (fd >= 0 && ((ret = fi_vma_ask(fd, addr, v, false)) == 0 ||
+			ret == -ENOENT))
+		return ret;
+	fd = (int)fi_sys3(SYS_open, (long)"/proc/self/maps",
+			  O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
-	ret = fi_vma_ask(fd, addr, v);
-	if (own)
-		fi_raw_close(fd);
+	ret = fi_vma_ask(fd, addr, v, true);
+	fi_raw_close(fd);
 	return ret;
 }
 
@@ -278,12 +281,30 @@ static bool fi_ver_text_parts(const struct fi_module *c)
 	return true;
 }
 
-/* Read-only to the kernel (not writable, mapped), [@p, @p + @n)? */
-static bool fi_ver_readonly(const void *p, size_t n)
+/*
+ * Read-only to the kernel (not writable, mapped), [@p, @p + @n)? @last:
+ * the mapping the previous question found (a module's headers, index and
+ * trap list usually share one), so it is asked once.
+ */
+static bool fi_ver_readonly(const void *p, size_t n, struct fi_vma *last)
 {
 	uint64_t a = (uint64_t)(uintptr_t)p;
+	int err;
 
-	return p && n && fi_rt_vma_text(a, a + n, false, NULL) != -EACCES;
+	if (!p || !n || a + n < a)
+		return false;
+	if (last->hi && a >= last->lo && a + n <= last->hi)
+		return last->r && !last->w;
+	err = fi_rt_vma(a, last);
+	if (err == -ENOENT)
+		return false;
+	if (err) {
+		*last = (struct fi_vma){ 0 };
+		return true;	/* the kernel cannot be asked */
+	}
+	if (a + n <= last->hi)
+		return last->r && !last->w;
+	return fi_rt_vma_text(a, a + n, false, NULL) != -EACCES;
 }
 
 /*
@@ -295,18 +316,18 @@ static bool fi_ver_ktraps(const struct fi_module *c)
 {
 	const struct fi_image *im = &c->img;
 	const Elf64_Phdr *ph = im->phdr;
+	struct fi_vma last = { 0 };
 	const uint32_t *desc;
 	int32_t off;
 
 	/* Program headers of the module (lazy symbols compare them with
 	 * its file): read-only. */
 	if (ph && (!im->phnum || im->phnum > 256 ||
-		   !fi_ver_readonly(ph, im->phnum * sizeof(*ph))))
+		   !fi_ver_readonly(ph, im->phnum * sizeof(*ph), &last)))
 		return false;
 	if (!im->ktraps)
 		return !im->nktraps;
-	if (!ph || !im->phnum || im->phnum > 256 ||
-	    !fi_ver_readonly(ph, im->phnum * sizeof(*ph)))
+	if (!ph)
 		return false;
 	for (size_t i = 0, k = 0; i < im->phnum; i++) {
 		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
@@ -317,13 +338,20 @@ static bool fi_ver_ktraps(const struct fi_module *c)
 			return false;
 		k++;
 	}
+	/* Where the index is looked for must be there to read. */
+	for (size_t i = 0; i < im->phnum; i++) {
+		if (ph[i].p_type == PT_NOTE &&
+		    !fi_ver_readonly((const void *)(uintptr_t)(ph[i].p_vaddr + im->bias),
+				     ph[i].p_memsz, &last))
+			return false;
+	}
 	desc = fi_index_find(ph, im->phnum, im->bias);
-	if (!desc || !fi_ver_readonly(desc, FI_INDEX_DESCSZ_1))
+	if (!desc || !fi_ver_readonly(desc, FI_INDEX_DESCSZ_1, &last))
 		return false;
 	off = (int32_t)desc[FI_INDEX_W_TRAPS];
 	return (const uint8_t *)desc + off == im->ktraps &&
 	       desc[FI_INDEX_W_TRAPS + 1] / 4 == im->nktraps &&
-	       fi_ver_readonly(im->ktraps, im->nktraps * 4);
+	       fi_ver_readonly(im->ktraps, im->nktraps * 4, &last);
 }
 
 /* No other registered module claims any of [@lo, @hi). */
@@ -381,10 +409,13 @@ int fi_rt_verify_module(const struct fi_module *c, size_t len,
 	if (!fi_ver_ktraps(c))
 		return -EBADMSG;
 	/*
-	 * The kernel's view: executable (a JIT region: readable, as
-	 * fineibt_jit_register asks), never writable. Not asked of a kernel
-	 * that cannot be (no /proc at all): docs/protection.md.
+	 * The kernel's view: executable, never writable. Not asked of a
+	 * kernel that cannot be (no /proc at all): docs/protection.md. A JIT
+	 * region's text is its caller's arguments (checked above), which
+	 * fineibt_jit_register has just asked the kernel about.
 	 */
-	err = fi_rt_vma_text(c->text_lo, c->text_hi, !jit, NULL);
+	if (jit)
+		return 0;
+	err = fi_rt_vma_text(c->text_lo, c->text_hi, true, NULL);
 	return err == -EACCES ? -EBADMSG : 0;
 }

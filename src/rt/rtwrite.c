@@ -240,31 +240,40 @@ static void fi_rt_drop_inherited(void)
 {
 	const struct fi_rt_wr *w = &fi_rt_store.rt.wr;
 
-	if (fi_rt_same_file(w->mem_fd, w->mem_dev, w->mem_ino))
+	/* Not asked what it is (only PROCMAP_QUERY is sent to it): the
+	 * number is closed when the mem one was the inherited file. */
+	if (fi_rt_same_file(w->mem_fd, w->mem_dev, w->mem_ino)) {
 		fi_raw_close(w->mem_fd);
-	if (fi_rt_same_file(w->maps_fd, w->maps_dev, w->maps_ino))
-		fi_raw_close(w->maps_fd);
+		if (w->maps_fd >= 0)
+			fi_raw_close(w->maps_fd);
+	}
+}
+
+bool fi_rt_own_here(void)
+{
+	const struct fi_rt_own *o = &fi_rt_area.o.own;
+
+	return fi_rt_store.rt.wr.how == FI_RT_KERNEL &&
+	       __atomic_load_n(&o->magic, __ATOMIC_ACQUIRE) == FI_OWN_MAGIC &&
+	       (!o->pid || o->pid == (int32_t)fi_sys3(SYS_getpid, 0, 0, 0));
 }
 
 /* Are the descriptors in the state this process's, and still open? */
 static bool fi_rt_own_ok(void)
 {
-	const struct fi_rt_own *o = &fi_rt_area.o.own;
 	const struct fi_rt_wr *w = &fi_rt_store.rt.wr;
 
-	if (__atomic_load_n(&o->magic, __ATOMIC_ACQUIRE) != FI_OWN_MAGIC)
-		return false;
-	if (o->pid && o->pid != (int32_t)fi_sys3(SYS_getpid, 0, 0, 0))
-		return false;
-	return fi_rt_same_file(w->mem_fd, w->mem_dev, w->mem_ino);
+	return fi_rt_own_here() &&
+	       fi_rt_same_file(w->mem_fd, w->mem_dev, w->mem_ino);
 }
 
 /*
  * (Re)open the descriptors and record them, inside a window. In a fork
- * child (no token) the inherited ones are closed first. -errno when
- * /proc/self/mem cannot be opened or written through.
+ * child (no token) the inherited ones are closed first. The first time,
+ * also the mode and the seal. -errno when /proc/self/mem cannot be opened
+ * or written through.
  */
-static int fi_rt_own_open(bool wipe)
+static int fi_rt_own_open(bool wipe, bool first)
 {
 	const struct fi_runtime *rt = &fi_rt_store.rt;
 	struct fi_rt_wr w = rt->wr;
@@ -281,12 +290,19 @@ static int fi_rt_own_open(bool wipe)
 		return fd;
 	w.mem_fd = fd;
 	/* For the kernel's view of mappings (rtverify.c); not required. */
-	fd = fi_rt_keep_open("/proc/self/maps", O_RDONLY, &w.maps_dev, &w.maps_ino);
+	fd = (int)fi_sys3(SYS_open, (long)"/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	w.maps_fd = fd >= 0 ? fd : -1;
 	if (!wipe)
 		o.pid = (int32_t)fi_sys3(SYS_getpid, 0, 0, 0);
 	/* The token first: it is also the probe that such writes work. */
 	err = fi_rt_pwrite(w.mem_fd, &o, sizeof(o), &fi_rt_area.o.own);
+	if (!err && first) {
+		/* Sealed (Linux 6.10+): no mprotect, munmap or mremap can
+		 * take these pages away or make them writable again. */
+		w.how = FI_RT_KERNEL;
+		w.sealed = !fi_sys3(SYS_mseal, (long)&fi_rt_area,
+				    sizeof(fi_rt_area), 0);
+	}
 	if (!err)
 		err = fi_rt_pwrite(w.mem_fd, &w, sizeof(w), &rt->wr);
 	if (err) {
@@ -448,26 +464,14 @@ static int fi_rt_setup(void)
 	bool wipe;
 	int err;
 
-	if (mprotect(fi_rt_area.guard_lo, FI_PAGE, FI_GUARD_PROT) ||
-	    mprotect(fi_rt_area.guard_hi, FI_PAGE, FI_GUARD_PROT) ||
+	/* The guards' protection over all of it, then the middle. */
+	if (mprotect(&fi_rt_area, sizeof(fi_rt_area), FI_GUARD_PROT) ||
 	    mprotect(&fi_rt_store, FI_RT_BYTES + FI_PAGE, PROT_READ))
 		return -errno;
 	wipe = !madvise(&fi_rt_area.o, FI_PAGE, MADV_WIPEONFORK);
-	err = fi_rt_own_open(wipe);
-	if (!err) {
-		/* Sealed (Linux 6.10+): no mprotect, munmap or mremap can
-		 * take these pages away or make them writable again. */
-		bool sealed = !fi_sys3(SYS_mseal, (long)&fi_rt_area,
-				       sizeof(fi_rt_area), 0);
-		uint8_t how = FI_RT_KERNEL;
-
-		/* fi_rt_put needs the mode first: through the descriptor
-		 * fi_rt_own_open recorded. */
-		err = (int)fi_rt_pwrite(fi_rt_store.rt.wr.mem_fd, &how,
-					sizeof(how), &fi_rt_store.rt.wr.how);
-		if (!err)
-			return FI_RT_PUT(fi_rt_store.rt.wr.sealed, sealed);
-	}
+	err = fi_rt_own_open(wipe, true);
+	if (!err)
+		return 0;
 	/* The weaker windows: said once, at start-up (runtime.c). */
 	w.err = -err;
 	fi_rt_wopen[0] = 1;
@@ -507,7 +511,7 @@ const struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 	if (!rt->wr.how)
 		err = fi_rt_setup();
 	else if (rt->wr.how == FI_RT_KERNEL && !fi_rt_own_ok())
-		err = fi_rt_own_open(!fi_rt_area.o.own.pid);
+		err = fi_rt_own_open(!fi_rt_area.o.own.pid, false);
 	if (err) {
 		/* Nothing was written: the state stays as it was. */
 		fi_rt_unpoke();

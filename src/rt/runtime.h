@@ -155,7 +155,7 @@ struct fi_rt_wr {
 	bool sealed;			/* mseal held (Linux 6.10+) */
 	int err;			/* FI_RT_WINDOWS: why (errno) */
 	int mem_fd, maps_fd;		/* /proc/self/mem, /proc/self/maps */
-	uint64_t mem_dev, mem_ino, maps_dev, maps_ino;
+	uint64_t mem_dev, mem_ino;	/* the mem descriptor's file (fstat) */
 	size_t nregions;
 	struct { uint64_t base, size; } region[FI_RT_REGIONS];
 };
@@ -290,6 +290,12 @@ int fi_rt_put_scratch(const void *dst, const void *src, size_t len);
 })
 /* Is this thread inside a window? */
 bool fi_rt_writing(void);
+/*
+ * Were the descriptors in the state (fi_rt()->wr) opened by this process
+ * (not inherited across fork)? Whether each is still open is asked
+ * separately.
+ */
+bool fi_rt_own_here(void);
 #define fi_rt_batch_begin	fi_rt_write_begin
 #define fi_rt_batch_end		fi_rt_write_end
 /*

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -603,8 +604,11 @@ __attribute__((constructor)) static void fi_trap_resolve(void)
 	if (!rt)
 		return;
 	/* sigaction last: it says the others are there. */
-	if (!FI_RT_PUT(rt->sig.real_signal, sig) &&
-	    !FI_RT_PUT(rt->sig.real_sysv_signal, sysv))
+	_Static_assert(offsetof(struct fi_rt_sig, real_sysv_signal) ==
+		       offsetof(struct fi_rt_sig, real_signal) + sizeof(void *),
+		       "signal and sysv_signal side by side: one put");
+	if (!fi_rt_put(&rt->sig.real_signal, (void *[]){ sig, sysv },
+		       2 * sizeof(void *)))
 		FI_RT_PUT(rt->sig.real_sigaction, sa);
 	fi_rt_write_end(&saved);
 }
@@ -687,6 +691,9 @@ static int fi_user_set(const struct fi_rt_sig *s, const struct sigaction *act)
 	unsigned int seq = s->user_seq;
 	int err;
 
+	/* No handler reads it before fineibt's holds SIGILL: one put. */
+	if (!s->installed)
+		return fi_rt_put(&s->user_act, &a, sizeof(a));
 	if ((err = FI_RT_PUT(s->user_seq, seq + 1)))
 		return err;
 	err = fi_rt_put(&s->user_act, &a, sizeof(a));
