@@ -977,6 +977,11 @@ static void fi_rt_register(struct fi_module *m)
 		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
 			  "CFI failures will not be decoded (they stay "
 			  "fatal)\n", fi_rt_name(m), strerror(-err));
+	/* "Stay fatal" holds only while the read-only record covers its text. */
+	if (err && err != -EEXIST && m->patched &&
+	    (!fi_rt_rewritten_at(m->text_lo) || !fi_rt_rewritten_at(m->text_hi - 1)))
+		fi_rt_die("a module's record changed while it was written "
+			  "(another thread wrote into the runtime's scratch)");
 	/* The registered copy has the sites: ours would be private memory
 	 * kept for nothing (m stays, as the module's key). */
 	if (!err) {
@@ -1351,6 +1356,11 @@ static void fi_rt_start_locked(void)
 			  "modules of %zu)\n",
 			  (unsigned long long)(fi_rt_now_us() - t0), nmods,
 			  nseen);
+		/* docs/protection.md, "Writing the state through the kernel". */
+		if (fi_rt()->wr.how == FI_RT_WINDOWS)
+			fi_rt_say("fineibt: the runtime state is written through "
+				  "windows (/proc/self/mem: %s): a write racing "
+				  "one may land\n", strerror(fi_rt()->wr.err));
 	}
 }
 

@@ -280,6 +280,9 @@ static bool fi_rt_seen_ok(const struct fi_runtime *rt,
 	fi_rt_park("verify", NULL, 0);
 	for (size_t i = 0; !mod && i < rt->nmods && i < FI_MAX_MODULES; i++)
 		mod = rt->mods[i] == e->mod;
+	/* With its registered copy: the kCFI range is the copy's text. */
+	if (mod && e->mod && (e->lo != e->mod->text_lo || e->hi != e->mod->text_hi))
+		return false;
 	if (!key || !e->size || e->lo > e->hi || !mod ||
 	    (e->ctraps && !fi_arena_owns(&rt->arena, e->ctraps,
 					 e->nctraps * sizeof(*e->ctraps))) ||

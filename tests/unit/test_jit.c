@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -641,6 +642,10 @@ static void test_register_race(void)
 		goto out;
 	memset(race_mem, 0xcc, RACE_SIZE);
 	pthread_create(&t, NULL, race_writer, NULL);
+	/* The writer is writing before the registrations start (they ask
+	 * the kernel once each and may all be done before it would be). */
+	while (!__atomic_load_n(&race_landed, __ATOMIC_RELAXED))
+		sched_yield();
 	for (i = 0; i < 300; i++) {
 		int err = fineibt_jit_register(race_mem, RACE_SIZE);
 
