@@ -113,6 +113,11 @@ static sigset_t fi_rt_fork_mask;
  */
 #define FI_RT_WIN_BITS	(1 + FI_ARENA_CHUNKS + FI_RT_REGIONS)
 static uint64_t fi_rt_wopen[(FI_RT_WIN_BITS + 63) / 64];
+/* The state's pages it opened (bit i: page i), and the last page range
+ * opened in any other region: a put there needs no mprotect of its own. */
+static uint64_t fi_rt_wpages;
+static uintptr_t fi_rt_wlast_lo, fi_rt_wlast_hi;
+_Static_assert(FI_RT_PAGES <= 64, "a bit per page of the state");
 
 const struct fi_runtime *fi_rt(void)
 {
@@ -361,17 +366,42 @@ static int fi_rt_region_of(const void *p, size_t len, uintptr_t *base,
  * (vm.max_map_count) the whole region is opened, a whole mapping between
  * guard pages, which needs none.
  */
+static bool fi_rt_poke_open(int bit, uintptr_t lo, uintptr_t hi, uintptr_t base)
+{
+	uint64_t pages = 0;
+
+	if (bit) {
+		if (fi_rt_wlast_lo <= lo && hi <= fi_rt_wlast_hi)
+			return true;
+		fi_rt_wlast_lo = lo;
+		fi_rt_wlast_hi = hi;
+		return false;
+	}
+	for (uintptr_t p = lo; p < hi; p += FI_PAGE)
+		pages |= 1ull << ((p - base) / FI_PAGE);
+	if ((fi_rt_wpages & pages) == pages)
+		return true;
+	fi_rt_wpages |= pages;
+	return false;
+}
+
 static int fi_rt_poke(int bit, uintptr_t base, size_t size, void *dst,
 		      const void *src, size_t len)
 {
 	uintptr_t lo = (uintptr_t)dst & ~(uintptr_t)(FI_PAGE - 1);
 	uintptr_t hi = ((uintptr_t)dst + len + FI_PAGE - 1) & ~(uintptr_t)(FI_PAGE - 1);
 
-	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) &&
-	    (errno != ENOMEM ||
-	     mprotect((void *)base, size, PROT_READ | PROT_WRITE)))
-		return -errno;
-	fi_rt_wopen[bit / 64] |= 1ull << (bit % 64);
+	if (!fi_rt_poke_open(bit, lo, hi, base)) {
+		fi_rt_wopen[bit / 64] |= 1ull << (bit % 64);
+		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) &&
+		    (errno != ENOMEM ||
+		     mprotect((void *)base, size, PROT_READ | PROT_WRITE)))
+			return -errno;
+		if (bit) {
+			fi_rt_wlast_lo = lo;
+			fi_rt_wlast_hi = hi;
+		}
+	}
 	memcpy(dst, src, len);
 	return 0;
 }
@@ -402,6 +432,8 @@ static int fi_rt_unpoke(void)
 			ret = -1;
 	}
 	memset(fi_rt_wopen, 0, sizeof(fi_rt_wopen));
+	fi_rt_wpages = 0;
+	fi_rt_wlast_lo = fi_rt_wlast_hi = 0;
 	return ret;
 }
 
@@ -475,6 +507,7 @@ static int fi_rt_setup(void)
 	/* The weaker windows: said once, at start-up (runtime.c). */
 	w.err = -err;
 	fi_rt_wopen[0] = 1;
+	fi_rt_wpages = ~0ull;
 	if (mprotect(&fi_rt_store, FI_RT_BYTES, PROT_READ | PROT_WRITE))
 		return -errno;
 	fi_rt_store.rt.wr = w;
@@ -506,6 +539,8 @@ const struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
 	memset(fi_rt_wopen, 0, sizeof(fi_rt_wopen));
+	fi_rt_wpages = 0;
+	fi_rt_wlast_lo = fi_rt_wlast_hi = 0;
 	fi_rt_wdepth = 1;
 	__atomic_store_n(&fi_rt_wowner, fi_rt_tid(), __ATOMIC_RELAXED);
 	if (!rt->wr.how)

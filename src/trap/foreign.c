@@ -61,8 +61,8 @@
  */
 #define FI_FX()		(&fi_rt()->foreign)
 #define fi_fven_names	((struct fi_fven_name *)FI_FX()->fven_names)
-/* The name dlsym was asked for, per slot, for reports; @fn (stored
- * last, release) says the slot is published; never changed after. */
+/* The name dlsym was asked for, per slot, for reports; @fn says the
+ * slot is published; never changed after. */
 struct fi_fven_name {
 	uint64_t fn;
 	char name[56];
@@ -275,20 +275,21 @@ static bool fi_fx_reserve(void)
 	return true;
 }
 
-/* Record slot @n's name, then its function: that publishes it. */
+/*
+ * Record slot @n: its function, which publishes it, and its name, in one
+ * put. A report racing the put may find the function before the name (a
+ * name is only ever printed): the handler's decision reads the function.
+ */
 static int fi_fx_record(uint64_t n, uint64_t fn, const char *name)
 {
-	const struct fi_fven_name *e = &fi_fven_names[n];
-	char line[sizeof(e->name)];
+	struct fi_fven_name e = { .fn = fn };
 	sigset_t saved;
 	int err;
 
-	snprintf(line, sizeof(line), "%s", name);
+	snprintf(e.name, sizeof(e.name), "%s", name);
 	if (!fi_rt_write_begin(&saved))
 		return -errno;
-	err = fi_rt_put(e->name, line, sizeof(line));
-	if (!err)
-		err = fi_rt_put(&e->fn, &fn, sizeof(fn));
+	err = fi_rt_put(&fi_fven_names[n], &e, sizeof(e));
 	fi_rt_write_end(&saved);
 	return err;
 }

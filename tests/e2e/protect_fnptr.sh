@@ -94,7 +94,7 @@ for m in "${MODES[@]}"; do
 	check_scan "$m" "$FP_STATIC" planted '\? \(__patchable_function_entries\)'
 done
 
-# Finding 3 of issue 29: the writable mapping that holds libfineibt's
+# docs/protection.md, "What stays writable": the writable mapping that holds libfineibt's
 # .bss runs on past it (the kernel merges the next anonymous mapping, ld.so's
 # first allocation, into it). Scanned whole: nothing of libfineibt's points
 # into code, and each hit past its end is ld.so's record of a module (the

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# protect_trust (issue 29): nothing the runtime trusts is writable while
+# protect_trust (docs/protection.md, "Writing the state through the
+# kernel"): nothing the runtime trusts is writable while
 # another thread runs. tests/e2e/progs/trust_prog.c parks the runtime's
 # writer inside every window, before every put of a record built in
 # scratch and inside every check of one (the test build's hook,
@@ -29,8 +30,8 @@
 #             some); without an attacker (none) the confused call stays
 #             fatal
 # In auto, kcfi and fineibt,paranoid,bhi, shared runtime and
-# -static-fineibt. Before this change (the windows of mprotect) the
-# attacker of "state" landed thousands of stores in every mode.
+# -static-fineibt. Written through windows (the design before, the
+# fallback now: case windows), the state takes the same attacker's stores.
 . "$(dirname "$0")/progs/protect_common.bash"
 
 T_OUT=$ROOT/$BUILD/e2e/trust

@@ -123,7 +123,8 @@ const void *fineibt_debug_object(const char *name)
 /* --------------------------------------------- the writer's park hook */
 
 /*
- * Test builds only (issue 29): the runtime parks the writing thread here
+ * Test builds only (docs/protection.md, "Writing the state through the
+ * kernel"): the runtime parks the writing thread here
  * inside every window ("window"), before every put of a record built in
  * writable scratch ("put", with the scratch: what it is about to write)
  * and inside every check of a record where it landed ("verify"), so that

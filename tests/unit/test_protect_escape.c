@@ -282,7 +282,7 @@ static void test_race_pointer(void)
 	      !writable(fi_rt_storage(NULL)));
 }
 
-/* ------------------------------------- nothing opens (redteam2, issue 29) */
+/* ------------------------------------------------------- nothing opens */
 
 /*
  * After the seal, the windows a running program opens (here module

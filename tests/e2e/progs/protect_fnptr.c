@@ -26,7 +26,7 @@
  *                    the whole writable mappings that hold libfineibt.so's
  *                    writable segment, past the segment's end too (the
  *                    kernel merges the next anonymous mapping into its .bss:
- *                    issue 29's finding 3). A hit past the end is printed as
+ *                    docs/protection.md, "What stays writable"). A hit past the end is printed as
  *                      beyond 0xADDR -> WHAT
  *                    WHAT: "entry NAME" (the value is the entry point of a
  *                    loaded module: ld.so's record of it), "string 'S'" (a

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * tests/e2e/protect_trust.sh's program (issue 29): an attacker thread that
+ * tests/e2e/protect_trust.sh's program (docs/protection.md, "Writing the state
+ * through the kernel"): an attacker thread that
  * knows every address of the runtime's trusted memory writes into it, at
  * leisure, while the runtime's writer is parked inside each of its windows
  * and checks (the test build's hook, tests/lib/rtdebug.c). Built with
