@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The process-wide runtime state (runtime.h): mode, seed, the table of
+ * The process-wide runtime state (runtime.h): mode, key, the table of
  * registered modules and of BHI stub arrays, the program's SIGILL
  * disposition, and the arena holding the registered modules.
  *
  * A CFI runtime is only as strong as its own state: one write to a mode
  * byte would switch every check off. So, as the kernel keeps cfi_mode and
- * the seed __ro_after_init, the state is read-only, and more: it is never
- * writable in this process at all. Every update below is a fi_rt_put
- * inside a window (rtwrite.c: signals blocked, one lock), which the
- * kernel writes into the read-only pages; nothing here keeps a writable
- * copy of anything that decides whether or how a check is enforced.
+ * its rehash key __ro_after_init, the state is read-only, and more: it
+ * is never writable in this process at all. Every update below is a
+ * fi_rt_put inside a window (rtwrite.c: signals blocked, one lock), which
+ * the kernel writes into the read-only pages; nothing here keeps a
+ * writable copy of anything that decides whether or how a check is
+ * enforced.
  *
  * Readers (the SIGILL handler, at any moment, in any thread, possibly
  * while a registration is half done) take no lock and never allocate:
@@ -45,17 +46,17 @@ const uint8_t *fi_bhi_stubs(size_t *size)
 
 /* ----------------------------------------------------------------- mode */
 
-int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
-		     bool have_arity)
+int fi_rt_set_config(const struct fineibt_config *cfg,
+		     const struct fineibt_key *key, bool have_arity)
 {
 	const struct fi_runtime *rt;
 	/*
-	 * From configured to the seed, in one put: nothing reads them before
+	 * From configured to the key, in one put: nothing reads them before
 	 * start-up's first window ends (the one that writes them).
 	 */
 	enum {
 		lo = offsetof(struct fi_runtime, configured),
-		hi = offsetof(struct fi_runtime, seed) + sizeof(uint32_t),
+		hi = offsetof(struct fi_runtime, key) + sizeof(struct fineibt_key),
 	};
 	uint8_t span[hi - lo];
 	bool secure = getauxval(AT_SECURE) != 0, yes = true;
@@ -72,7 +73,7 @@ int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
 	FI_SPAN_SET(have_arity, &have_arity);
 	FI_SPAN_SET(secure, &secure);
 	FI_SPAN_SET(cfg, cfg);
-	FI_SPAN_SET(seed, &seed);
+	FI_SPAN_SET(key, key);
 #undef FI_SPAN_SET
 	if (!rt->sealed)
 		ret = fi_rt_put((const uint8_t *)rt + lo, span, sizeof(span));
@@ -168,15 +169,15 @@ static int fi_rt_add_as(struct fi_module *m, bool jit, uint64_t lo,
 	fi_rt_write_end(&saved);
 scrub:
 	/*
-	 * The caller's copy is writable memory: the seed leaves it whether or
+	 * The caller's copy is writable memory: the key leaves it whether or
 	 * not the module got a slot (the rewrite that needed it is done; a
 	 * failed registration's copy would otherwise keep it, then be freed
 	 * with it still in the heap). Not a registered copy handed back to
-	 * us: that one lives in the read-only arena and is the seed's home.
+	 * us: that one lives in the read-only arena and is the key's home.
 	 */
 	if (!fi_arena_owns(&fi_rt()->arena, m, sizeof(*m))) {
-		m->seed = 0;
-		m->img.note.seed = 0;
+		explicit_bzero(&m->rehash_key, sizeof(m->rehash_key));
+		explicit_bzero(&m->img.note.key, sizeof(m->img.note.key));
 		__asm__ volatile("" ::: "memory");
 	}
 	return ret;
@@ -631,7 +632,7 @@ uint64_t fi_rt_bhi_base(uint64_t addr)
 /* ------------------------------------------------------------ hygiene */
 
 /*
- * The seed travels through locals of the patching code (the patch
+ * The key travels through locals of the patching code (the patch
  * options, the rehash loop): once those frames are popped their bytes
  * are still in the stack, writable and readable by the program. Wipe
  * up to FI_SCRUB_DEPTH below the caller, which covers the deepest

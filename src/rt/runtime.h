@@ -32,7 +32,7 @@ struct fi_module {
 	uint64_t bhi_args;		/* run-time BHI stub array its preambles call, 0 if none */
 	bool patched;			/* by the runtime, or statically (note) */
 	struct fineibt_config cfg;	/* the mode its sequences are in */
-	uint32_t seed;			/* valid when cfg.flags & FINEIBT_F_RAND */
+	struct fineibt_key rehash_key;	/* valid when cfg.flags & FINEIBT_F_RAND */
 	/*
 	 * A registered copy keeps no per-site arrays of 16 bytes (its img
 	 * has no funcs, calls or tcalls; its traps may be the module's own,
@@ -181,7 +181,7 @@ struct fi_rt_found {
  * abi and size, then hands its namespace's modules to adopt (rewritten
  * into the primary's mode, registered with the primary's trap handler)
  * and its namespace's SIGILL installs to sigaction (its JIT registrations
- * likewise; its JIT emitters read the primary's mode and seed).
+ * likewise; its JIT emitters read the primary's mode and key).
  */
 #define FI_RT_ABI	0x46490001u
 struct fi_rt_self {
@@ -199,7 +199,7 @@ struct fi_rt_self {
 
 /*
  * Never writable (fi_rt_put). Page 0 holds what start-up settles (mode,
- * seed, flags) and every code pointer the runtime calls through; from
+ * key, flags) and every code pointer the runtime calls through; from
  * page 1 on, what windows after start-up write: counts, the veneer
  * bookkeeping, the arena's table, the record, the tables. The split
  * matters only where the state is written through windows (FI_RT_WINDOWS:
@@ -217,7 +217,7 @@ struct fi_runtime {
 	/* AT_SECURE, read at start-up (the auxiliary vector is writable). */
 	bool secure;
 	struct fineibt_config cfg;	/* resolved process mode */
-	uint32_t seed;
+	struct fineibt_key key;		/* the rehash key (cfg has RAND) */
 	struct fi_rt_sig sig;
 	struct fi_rt_calls calls;
 	struct fi_rt_wr wr;
@@ -327,11 +327,11 @@ int fi_rt_vma(uint64_t addr, struct fi_vma *v);
 int fi_rt_vma_text(uint64_t lo, uint64_t hi, bool exec, struct fi_vma *v);
 
 /*
- * The process mode and seed: settable until fi_rt_seal(), -EPERM after.
+ * The process mode and key: settable until fi_rt_seal(), -EPERM after.
  * fi_rt_set_active(false) is refused after the seal as well.
  */
-int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
-		     bool have_arity);
+int fi_rt_set_config(const struct fineibt_config *cfg,
+		     const struct fineibt_key *key, bool have_arity);
 int fi_rt_set_active(bool active);
 /* Start-up is over: no setter of the mode exists from now on. */
 void fi_rt_seal(void);
@@ -367,9 +367,9 @@ void fi_rt_defer(const struct fi_runtime *p);
  * Publish @m: a deep copy of it (the module, its image, the views, site
  * arrays, symbols and their names) is made in the read-only arena and
  * registered; the handler only ever reads the copy. @m stays the caller's
- * and is the key fi_rt_del_module() recognises; its seed fields are
- * cleared (the copy keeps them), so no writable copy of the seed remains.
- * Fill m->img, text_lo/text_hi, cfg and seed first. Returns 0, -EEXIST,
+ * and is the key fi_rt_del_module() recognises; its rehash key fields
+ * are cleared (the copy keeps them), so no writable copy of the rehash
+ * key remains. Fill m->img, text_lo/text_hi, cfg and rehash_key first. Returns 0, -EEXIST,
  * -ENOSPC, -ENOMEM.
  */
 int fi_rt_add_module(struct fi_module *m);
@@ -466,7 +466,7 @@ int fi_rt_verify_module(const struct fi_module *c, size_t len,
 			const void *key, bool jit, uint64_t lo, uint64_t hi);
 
 /*
- * Wipe the dead stack below the caller (the seed passes through locals
+ * Wipe the dead stack below the caller (the key passes through locals
  * of the patching code): call it from a shallow frame once done.
  */
 void fi_rt_scrub_stack(void);

@@ -12,7 +12,7 @@
  *     module;
  *   - JIT regions and modules have separate limits;
  *   - a racing writer lands nothing in the state during the windows
- *     (mode, seed, code pointers, counts, the arena's table): the state
+ *     (mode, key, code pointers, counts, the arena's table): the state
  *     is never writable, it is written through the kernel (rtwrite.c),
  *     while the same writer's control store to a writable word lands.
  * "Writable" is asked with process_vm_writev, which fails with EFAULT on
@@ -264,7 +264,7 @@ static void test_race_pointer(void)
 	race_forged->cfg.flags |= FINEIBT_F_WARN;
 	pthread_create(&t, NULL, race_writer, NULL);
 	for (int i = 0; i < 1000; i++) {
-		dummy.seed = 0;
+		memset(&dummy.rehash_key, 0, sizeof(dummy.rehash_key));
 		if (fi_rt_add_module(&dummy) == 0)
 			fi_rt_del_module(&dummy);
 		seen = fi_rt_module_at(victim.text_lo);
@@ -286,7 +286,7 @@ static void test_race_pointer(void)
 
 /*
  * After the seal, the windows a running program opens (here module
- * registrations, as a dlopen makes) open nothing: the mode, the seed and
+ * registrations, as a dlopen makes) open nothing: the mode, the key and
  * the code pointers on page 0 (libc's dlopen, sigaction; the program's
  * SIGILL handler), and the counts, the veneer base and the arena's table
  * on page 1, which every window used to open, take no racing write. The
@@ -327,7 +327,7 @@ static int sealed_child(void)
 	struct fi_module m;
 	pthread_t t;
 
-	if (!rt->configured && fi_rt_set_config(&cfg, 1, false))
+	if (!rt->configured && fi_rt_set_config(&cfg, &(struct fineibt_key){ { 1 } }, false))
 		return 10;
 	fi_rt_seal();
 	if (!rt->sealed)

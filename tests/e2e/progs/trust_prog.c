@@ -13,7 +13,7 @@
  * ATTACK: what the attacker writes at every park, besides trying each page
  * of every protected range with bytes saved at an earlier park (older
  * valid values) and forged values at the fields that matter (mode, flags,
- * seed, module and JIT tables, arena table, veneer base and names, saved
+ * key, module and JIT tables, arena table, veneer base and names, saved
  * libc entry points, the SIGILL record, the scan record, the descriptors):
  *   state    nothing more
  *   scratch  also each module record the writer is about to put (built in
@@ -128,7 +128,7 @@ static void forge_fields(void)
 	int fd = 1;
 
 	try_write(fineibt_debug_object("flags"), &flags, sizeof(flags));
-	forge_word("seed", 0x41414141);
+	forge_word("key", 0x41414141);
 	forge_word("active", 0);
 	forge_word("nmods", 1);
 	forge_word("nseen", 0);
