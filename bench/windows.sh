@@ -30,13 +30,10 @@ mkdir -p "$out"
 
 libs=("$@")
 [ ${#libs[@]} -gt 0 ] || libs=("$BUILD")
+bench_variants "$out" "${libs[@]}"
 names=()
 for i in "${!libs[@]}"; do
-	d=$out/v$i
-	mkdir -p "$d"
-	bench_strip_lib "${libs[$i]}/libfineibt.so.0" "$d/libfineibt.so.0" 2>/dev/null ||
-		cp "${libs[$i]}/libfineibt.so.0" "$d/libfineibt.so.0"
-	names+=("$d")
+	names+=("$out/v$i")
 done
 
 # run VARIANT OP N: the program's lines for OP, N calls a round

@@ -239,49 +239,34 @@ static void explain(uintptr_t at, uintptr_t v, const struct map *m)
 }
 
 /*
- * Every writable mapping holding part of libfineibt.so's writable segment,
- * whole: inside the segment as scan() does, past its end explained.
+ * The whole of writable mapping @m that holds part of [@lo, @hi) (the
+ * object's writable segment): inside the segment as scan_range does, past
+ * it explained.
  */
-static int scan_beyond(void)
+static size_t scan_whole(const struct target *t, const struct map *mp,
+			 uintptr_t lo, uintptr_t hi)
 {
-	struct target t = { .name = "/libfineibt.so" };
-	size_t scanned = 0;
+	size_t n = 0;
 
-	if (read_maps() || !dl_iterate_phdr(find_obj, &t))
-		return 2;
-	for (int i = 0; i < t.info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &t.info->dlpi_phdr[i];
-		uintptr_t lo = t.info->dlpi_addr + ph->p_vaddr;
-		uintptr_t hi = lo + ph->p_memsz;
+	for (uintptr_t p = mp->lo; p + 8 <= mp->hi; p += 8) {
+		uintptr_t v = *(const volatile uintptr_t *)p;
+		const struct map *m = v ? exec_map(v) : NULL;
 
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+		n += 8;
+		if (!m)
 			continue;
-		for (size_t j = 0; j < nmaps; j++) {
-			if (maps[j].perms[1] != 'w' || maps[j].hi <= lo ||
-			    maps[j].lo >= ((hi + 4095) & ~(uintptr_t)4095))
-				continue;
-			for (uintptr_t p = maps[j].lo; p + 8 <= maps[j].hi; p += 8) {
-				uintptr_t v = *(const volatile uintptr_t *)p;
-				const struct map *m = v ? exec_map(v) : NULL;
-
-				scanned += 8;
-				if (!m)
-					continue;
-				if (p >= lo && p < hi)
-					printf("hit 0x%lx -> %s\n",
-					       (unsigned long)(p - t.info->dlpi_addr),
-					       m->name[0] ? m->name : "[anon]");
-				else
-					explain(p, v, m);
-			}
-		}
+		if (p >= lo && p < hi)
+			printf("hit 0x%lx -> %s\n",
+			       (unsigned long)(p - t->info->dlpi_addr),
+			       m->name[0] ? m->name : "[anon]");
+		else
+			explain(p, v, m);
 	}
-	printf("object %s\n", t.path);
-	printf("scanned %zu\n", scanned);
-	return 0;
+	return n;
 }
 
-static int scan(uintptr_t inside, const char *name)
+/* @beyond: the whole mappings (scan_whole), not only the segment. */
+static int scan(uintptr_t inside, const char *name, bool beyond)
 {
 	struct target t = { .name = name };
 	size_t scanned = 0;
@@ -310,6 +295,13 @@ static int scan(uintptr_t inside, const char *name)
 		for (size_t j = 0; j < nmaps; j++) {
 			uintptr_t a = maps[j].lo > lo ? maps[j].lo : lo;
 			uintptr_t b = maps[j].hi < hi ? maps[j].hi : hi;
+
+			if (beyond) {
+				if (maps[j].perms[1] == 'w' && maps[j].hi > lo &&
+				    maps[j].lo < ((hi + 4095) & ~(uintptr_t)4095))
+					scanned += scan_whole(&t, &maps[j], lo, hi);
+				continue;
+			}
 
 			if (a < b && maps[j].perms[1] == 'w')
 				scanned += scan_range(&t, a, b);
@@ -426,7 +418,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(cmd, "control"))
-		return scan((uintptr_t)&planted, NULL);
+		return scan((uintptr_t)&planted, NULL, false);
 	if (strcmp(cmd, "scan") && strcmp(cmd, "scan-exe") &&
 	    strcmp(cmd, "scan-audit") && strcmp(cmd, "scan-beyond")) {
 		fprintf(stderr, "usage: protect_fnptr scan|scan-exe|scan-audit|scan-beyond [LIB] | control\n");
@@ -436,9 +428,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (!strcmp(cmd, "scan-audit"))
-		return scan(0, "/libfineibt_audit.so");
-	if (!strcmp(cmd, "scan-beyond"))
-		return scan_beyond();
+		return scan(0, "/libfineibt_audit.so", false);
 	return scan(strcmp(cmd, "scan-exe") ? 0 : (uintptr_t)&planted,
-		    "/libfineibt.so");
+		    "/libfineibt.so", !strcmp(cmd, "scan-beyond"));
 }
