@@ -68,7 +68,7 @@ int fi_rt_set_config(const struct fineibt_config *cfg,
 		return -errno;
 	memcpy(span, (const uint8_t *)rt + lo, sizeof(span));
 #define FI_SPAN_SET(field, v) \
-	memcpy(span + offsetof(struct fi_runtime, field) - lo, (v), sizeof(rt->field))
+	memcpy(span + (offsetof(struct fi_runtime, field) - lo), (v), sizeof(rt->field))
 	FI_SPAN_SET(configured, &yes);
 	FI_SPAN_SET(have_arity, &have_arity);
 	FI_SPAN_SET(secure, &secure);
