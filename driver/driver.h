@@ -77,4 +77,7 @@ int fi_index_fill(const char *path);
  */
 int fi_direct_skip_endbr(const char *path);
 
+/* Is the linker @ld lld (proc.c)? */
+bool fi_is_lld(const char *ld);
+
 #endif

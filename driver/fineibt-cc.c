@@ -623,6 +623,11 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 		fi_argv_add(&link, "-Wl,-z,relro");
 		fi_argv_add(&link, "-Wl,-z,now");
 	}
+	/* lld, where plain clang-22 links with GNU ld: take what GNU ld takes. */
+	if (d->ld[0] && fi_is_lld(d->ld) && !d->partial) {
+		fi_argv_add(&link, "-Wl,--undefined-version");
+		fi_argv_add(&link, "-Wl,-z,nostart-stop-gc");
+	}
 	for (size_t i = 0; i < d->args.n; i++) {
 		const char *s = d->args.v[i];
 

@@ -125,6 +125,11 @@ int fi_ld_main(int argc, char **argv)
 		fi_argv_add(&link, "-z");
 		fi_argv_add(&link, "now");
 	}
+	if (fi_is_lld(real) && !partial) {
+		fi_argv_add(&link, "--undefined-version");
+		fi_argv_add(&link, "-z");
+		fi_argv_add(&link, "nostart-stop-gc");
+	}
 	for (int i = 1; i < argc; i++)
 		fi_argv_add(&link, argv[i]);
 	snprintf(tmp, sizeof(tmp), "%s/fineibt-ld-XXXXXX",

@@ -181,3 +181,21 @@ bool fi_is_shlib(const char *s)
 
 	return so && (so[3] == '\0' || so[3] == '.');
 }
+
+/*
+ * Is @ld lld (ld.lld, ld.lld-22, a path to one)? Plain clang-22 links with
+ * GNU ld here; where lld is stricter by default the driver asks it for GNU
+ * ld's behaviour (docs/runtime.md, "The linker"):
+ *  --undefined-version: a version script may name symbols the library
+ *    does not define (GNU ld ignores them; lld >= 16 refuses the link);
+ *  -z nostart-stop-gc: a section referenced only through __start_/__stop_
+ *    symbols survives --gc-sections, as with GNU ld (lld collects it and
+ *    then fails on the undefined __start_ symbol).
+ * Both come before the user's arguments: an explicit opposite wins.
+ */
+bool fi_is_lld(const char *ld)
+{
+	const char *b = strrchr(ld, '/');
+
+	return strstr(b ? b + 1 : ld, "lld") != NULL;
+}

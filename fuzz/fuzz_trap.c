@@ -49,6 +49,7 @@ static void classify_all(const uint8_t *text, size_t n, uint64_t rt)
 {
 	struct fi_preamble_info pi;
 	struct fi_caller_info ci;
+	struct fi_stock_site ss;
 	int len;
 
 	for (size_t i = 0; i < n; i++) {
@@ -57,6 +58,9 @@ static void classify_all(const uint8_t *text, size_t n, uint64_t rt)
 			fi_classify_preamble(text + i, rt + i, &pi);
 		if (n - i >= FI_CALLSITE_SIZE)
 			fi_classify_caller(text + i, rt + i, &ci);
+		fi_match_stock_site(text + i, i, n - i, &ss);
+		if (n - i >= 16)
+			fi_match_stock_preamble(text + i, &pi.hash, &pi.arity);
 	}
 }
 
@@ -88,7 +92,7 @@ static void decode(const uint8_t *h, const uint8_t *text, size_t n)
 	};
 	struct fi_module m = { 0 };
 	struct fi_view v = { .vaddr = LINK, .size = n, .mem = (uint8_t *)text, .exec = true };
-	struct fi_trap_regs r;
+	struct fi_trap_regs r = { 0 };
 	struct fi_trap t;
 	uint64_t traps[NTRAPS], base = (uint64_t)(uintptr_t)text, ret;
 	size_t stubs_size, nt = h[21] % (NTRAPS + 1);
@@ -111,6 +115,8 @@ static void decode(const uint8_t *h, const uint8_t *text, size_t n)
 	m.patched = true;
 	m.cfg.mode = 1 + h[0] % 3;
 	m.cfg.flags = h[0] >> 2 & 0xf;
+	/* a stock module too: its ud2s are tried as stock sites first */
+	m.stock = h[21] & 0x80;
 	if (fi_rt_add_module(&m))
 		abort();
 	ret = base + get16(h + 19) % (n + 32);
@@ -119,6 +125,8 @@ static void decode(const uint8_t *h, const uint8_t *text, size_t n)
 	r.r11 = get64(h + 11);
 	if (h[0] & 0x40)
 		r.r11 = base + r.r11 % n;
+	for (int k = 0; k < 16; k++)	/* a stock site's register: any */
+		r.gpr[k] = r.r11 + (uint64_t)k;
 	if (h[0] & 0x80)
 		r.ip = (uint64_t)(uintptr_t)stubs + get16(h + 1) % stubs_size;
 	else

@@ -164,6 +164,15 @@ static void text_list(const struct fi_image *im)
 		       c->jmp ? "tailcall" : "call", c->addr, sym, c->hash,
 		       call_form(c->form), insp_site_set(c->set));
 	}
+	for (size_t i = 0; i < im->nscalls; i++) {
+		const struct fi_scall *c = &im->scalls[i];
+
+		fi_image_symbolize(im, c->addr, sym, sizeof(sym));
+		printf("  %-8s %#10" PRIx64 "  %-32s hash %#010x stock (load "
+		       "target-%d, register %d)%s\n",
+		       c->s.jmp ? "tailcall" : "call", c->addr, sym, c->s.hash,
+		       c->s.load, c->s.reg, c->s.off ? " off" : "");
+	}
 	for (size_t i = 0; i < im->ntcalls; i++) {
 		const struct fi_tcall *t = &im->tcalls[i];
 
@@ -172,6 +181,34 @@ static void text_list(const struct fi_image *im)
 		       "thunk", t->addr, sym, t->jmp ? "jmp" : "call",
 		       insp_name(im, t->thunk));
 	}
+}
+
+/*
+ * A stock kCFI module (docs/compat.md, "Stock kCFI modules"): what the
+ * runtime does with it, and why.
+ */
+static void text_stock(const struct fi_image *im)
+{
+	const char *why = fi_image_stock_refused(im);
+	size_t pre = 0;
+
+	for (size_t i = 0; i < im->nfuncs; i++)
+		pre += im->funcs[i].stock;
+	if (why) {
+		printf("stock kCFI:    %zu kCFI checks left as compiled at load "
+		       "time: %s; its indirect calls into rewritten code trap\n",
+		       im->ntraps, why);
+		return;
+	}
+	printf("stock kCFI:    %zu call sites through any register, %zu "
+	       "preambles with the hash at func-4 (clang -fsanitize=kcfi "
+	       "without fineibt-cc's flags): rewritten at load time, in every "
+	       "mode, sites kept as caller checks (no FineIBT or paranoid "
+	       "caller fits them)\n", im->nscalls, pre);
+	if (im->ntypeids)
+		printf("stock kCFI:    its pointers to the %zu typeid functions "
+		       "below get typed veneers where the loader binds them to "
+		       "uninstrumented code\n", im->ntypeids);
 }
 
 /* The hardening audit: one summary line, then one line per finding. */
@@ -195,7 +232,9 @@ static void text_summary(const struct fi_image *im, const char *mode)
 	printf("mode:          %s\n", mode);
 	printf("sequence set:  %s\n", insp_set(im) ? insp_set(im) :
 	       "either (no site in a set's own form)");
-	if (fi_image_kcfi_unprefixed(im))
+	if (fi_image_stock(im))
+		text_stock(im);
+	else if (fi_image_kcfi_unprefixed(im))
 		printf("layout:        %zu kCFI checks that cannot be rewritten: "
 		       FI_UNPREFIXED_HINT "\n", im->ntraps);
 	if (im->note.present && im->note.version != FI_NOTE_VERSION) {
@@ -370,6 +409,15 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	printf("%s", insp_nothing(im) ? "false" : "true");
 	json_key("rewritable", &first);
 	printf("%s", fi_image_kcfi_unprefixed(im) ? "false" : "true");
+	json_key("stock", &first);
+	printf("%s", fi_image_stock(im) ? "true" : "false");
+	json_key("stock_sites", &first);
+	printf("%zu", im->nscalls);
+	json_key("stock_refused", &first);
+	if (fi_image_stock_refused(im))
+		json_str(fi_image_stock_refused(im));
+	else
+		printf("null");
 	json_key("patched", &first);
 	printf("%s", im->note.present ? "true" : "false");
 	if (im->note.present) {

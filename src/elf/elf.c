@@ -487,6 +487,7 @@ static int fi_read_symbols(struct fi_rd *rd)
 
 	if (!idx)
 		return fi_alloc_syms(rd, 0);
+	rd->elf->has_symtab = rd->elf->shdrs[idx].sh_type == SHT_SYMTAB;
 	ret = fi_symtab(rd, idx, &n, &str, &strsize);
 	if (!ret)
 		ret = fi_alloc_syms(rd, n);
@@ -1101,5 +1102,46 @@ bool fi_image_is_trap(const struct fi_image *im, uint64_t ud2_addr)
 
 bool fi_image_kcfi_unprefixed(const struct fi_image *im)
 {
+	if (fi_image_stock(im))
+		return fi_image_stock_refused(im) != NULL;
 	return im->ntraps && !im->ncalls && im->nbad;
+}
+
+bool fi_image_stock(const struct fi_image *im)
+{
+	/* A check in no form we know (the thunk flags without patchable
+	 * entries, say) is no stock module: FI_UNPREFIXED_HINT's case. */
+	for (size_t i = 0; i < im->nbad; i++) {
+		if (!strncmp(im->bad[i].what, "call site", 9))
+			return false;
+	}
+	if (im->nscalls)
+		return true;
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		if (im->funcs[i].stock)
+			return true;
+	}
+	return false;
+}
+
+const char *fi_image_stock_refused(const struct fi_image *im)
+{
+	const struct fi_elf *elf = im->elf;
+
+	if (!fi_image_stock(im))
+		return NULL;
+	for (size_t i = 0; i < im->nbad; i++) {
+		if (!strcmp(im->bad[i].what, "__cfi_ symbol without preamble"))
+			return "a __cfi_ symbol names no 16-byte preamble "
+			       "(functions aligned below 16 bytes, as -Os does: "
+			       "add -falign-functions=16)";
+	}
+	if (im->ncalls)
+		return "stock and fineibt-cc call sites in one module";
+	/* Preambles are found by name or by patchable entry only. */
+	if (elf && !elf->has_symtab && !elf->nentries && !elf->pfe)
+		return "stripped: no __cfi_ symbols to find its preambles by "
+		       "(keep the symbol table, or add "
+		       "-fpatchable-function-entry=11,11)";
+	return NULL;
 }

@@ -54,6 +54,8 @@ struct fi_elf {
 	uint64_t tcall_base;
 	const char *tcall_list_bad;
 
+	/* The symbols came from .symtab (not stripped): __cfi_ names known. */
+	bool has_symtab;
 	/* Addresses of __cfi_<name> symbols (= func - 16), sorted. */
 	uint64_t *cfi;
 	size_t ncfi;

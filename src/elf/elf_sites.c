@@ -21,11 +21,14 @@ void fi_elf_free_sites(struct fi_image *im)
 	free(im->funcs);
 	free(im->calls);
 	free(im->tcalls);
+	free(im->scalls);
 	free(im->naked);
 	free(im->bad);
 	im->funcs = NULL;
 	im->calls = NULL;
 	im->tcalls = NULL;
+	im->scalls = NULL;
+	im->nscalls = 0;
 	im->naked = NULL;
 	im->bad = NULL;
 	im->nfuncs = im->ncalls = im->ntcalls = im->nnaked = im->nbad = 0;
@@ -251,6 +254,30 @@ static bool fi_is_entry(const struct fi_image *im, uint64_t func)
 }
 
 /*
+ * A stock kCFI preamble (insn.h, fi_match_stock_preamble) at @func - 16,
+ * where a __cfi_ symbol says one starts: the hash right before @func.
+ */
+static bool fi_stock_preamble(const struct fi_image *im, struct fi_twin *w,
+			      uint64_t func, struct fi_func *f)
+{
+	const uint8_t *p;
+	uint32_t hash;
+	int arity;
+
+	p = func >= FI_PREAMBLE_SIZE ?
+	    fi_text_at(im, w, func - FI_PREAMBLE_SIZE, FI_PREAMBLE_SIZE + 4) :
+	    NULL;
+	if (!p || !fi_match_stock_preamble(p, &hash, &arity))
+		return false;
+	*f = (struct fi_func){
+		.addr = func, .hash = hash, .arity = (int8_t)arity,
+		.form = FI_PRE_KCFI, .set = FI_SET_V4, .stock = true,
+		.endbr = fi_is_endbr(p + FI_PREAMBLE_SIZE),
+	};
+	return true;
+}
+
+/*
  * __cfi_<name> symbols: a preamble the entries missed (a module built
  * without -fpatchable-function-entry) is taken from the symbol; a symbol
  * over bytes that are no preamble is inconsistent.
@@ -275,6 +302,8 @@ static void fi_cfi_syms(struct fi_image *im)
 		if (known)
 			continue;
 		if (!fi_is_entry(im, func) && fi_probe_preamble(im, &w, func, &f, &p))
+			im->funcs[im->nfuncs++] = f;
+		else if (!fi_is_entry(im, func) && fi_stock_preamble(im, &w, func, &f))
 			im->funcs[im->nfuncs++] = f;
 		else
 			fi_add_bad(im, func, "__cfi_ symbol without preamble");
@@ -479,6 +508,31 @@ void fi_put_call(struct fi_image *im, struct fi_call *out, uint64_t site,
 }
 
 /*
+ * A stock kCFI call site whose ud2 is at @ud (docs/compat.md, "Stock kCFI
+ * modules"): recorded in im->scalls, in .kcfi_traps order (sorted).
+ */
+static bool fi_stock_call(struct fi_image *im, struct fi_twin *w, uint64_t ud)
+{
+	const size_t before = FI_KCFI_CALLER_UD + 1;
+	size_t after = 5;	/* ud2 + the longest call; 4 at the text's end */
+	struct fi_stock_site s;
+	const uint8_t *p;
+
+	if (ud < before)
+		return false;
+	p = fi_text_at(im, w, ud - before, before + after);
+	if (!p)
+		p = fi_text_at(im, w, ud - before, before + --after);
+	if (!p || !im->scalls ||
+	    !fi_match_stock_site(p + before, before, after, &s))
+		return false;
+	im->scalls[im->nscalls++] = (struct fi_scall){
+		.addr = ud - s.ud, .s = s,
+	};
+	return true;
+}
+
+/*
  * The lane's answer and the classifier's are kept apart (fast, slow), and
  * the count and array in locals: the fast one then lives in registers, not
  * in a struct whose address went to fi_classify_caller.
@@ -497,6 +551,8 @@ static void fi_discover_calls(struct fi_image *im)
 		const uint8_t *p;
 
 		p = fi_text_at(im, &w, site, FI_CALLSITE_SIZE);
+		if ((!p || ud < FI_KCFI_CALLER_UD) && fi_stock_call(im, &w, ud))
+			continue;	/* a stock site ends before 20 bytes */
 		if (!p || ud < FI_KCFI_CALLER_UD) {
 			fi_add_bad(im, ud, "call site outside text");
 			continue;
@@ -506,7 +562,8 @@ static void fi_discover_calls(struct fi_image *im)
 			continue;
 		}
 		if (!fi_classify_caller(p, site, &slow)) {
-			fi_add_bad(im, site, "call site");
+			if (!fi_stock_call(im, &w, ud))
+				fi_add_bad(im, site, "call site");
 			continue;
 		}
 		fi_put_call(im, &calls[nc++], site, &slow);
@@ -733,9 +790,10 @@ int fi_elf_discover(struct fi_image *im)
 	 */
 	im->funcs = malloc((nf + 1) * sizeof(*im->funcs));
 	im->calls = malloc((fi_image_ntraps(im) + 1) * sizeof(*im->calls));
+	im->scalls = malloc((fi_image_ntraps(im) + 1) * sizeof(*im->scalls));
 	im->naked = malloc((im->nsyms + 1) * sizeof(*im->naked));
 	im->bad = malloc((nf + fi_image_ntraps(im) + 1) * sizeof(*im->bad));
-	if (!im->funcs || !im->calls || !im->naked || !im->bad) {
+	if (!im->funcs || !im->calls || !im->scalls || !im->naked || !im->bad) {
 		free(old);
 		return -ENOMEM;
 	}

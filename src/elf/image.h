@@ -41,6 +41,7 @@ struct fi_func {
 	uint8_t form;		/* enum fi_preamble_form as discovered */
 	bool endbr;		/* func+0 held an ENDBR-like value when found */
 	bool has_cfi_sym;	/* a __cfi_<name> symbol names this preamble */
+	bool stock;		/* stock layout: hash at func-4 (insn.h) */
 	uint8_t set;		/* FineIBT forms: FI_SET_* of the bytes */
 };
 
@@ -51,6 +52,12 @@ struct fi_call {
 	bool jmp;		/* tail call */
 	uint8_t form;		/* enum fi_caller_form as discovered */
 	uint8_t set;		/* FI_SET_V618 when a form only it writes */
+};
+
+/* A stock kCFI call site (.kcfi_traps; insn.h, fi_match_stock_site). */
+struct fi_scall {
+	uint64_t addr;		/* site start = ud2 - 12 (or - 13) */
+	struct fi_stock_site s;	/* as discovered */
 };
 
 /* A call/jmp through an indirect thunk that carries no kCFI check. */
@@ -117,6 +124,12 @@ struct fi_image {
 	size_t ncalls;
 	struct fi_tcall *tcalls;
 	size_t ntcalls;
+	/*
+	 * Stock kCFI call sites (docs/compat.md, "Stock kCFI modules"):
+	 * checks through any register, calling it directly. Sorted by addr.
+	 */
+	struct fi_scall *scalls;
+	size_t nscalls;
 	struct fi_typeid *typeids;
 	size_t ntypeids;
 	uint64_t *naked;		/* func+0 of naked ENDBRs, sorted */
@@ -242,6 +255,17 @@ uint64_t fi_image_trap(const struct fi_image *im, size_t i);
  * its compile-time checks; FI_UNPREFIXED_HINT says why and what to do.
  */
 bool fi_image_kcfi_unprefixed(const struct fi_image *im);
+
+/*
+ * A stock kCFI module the passes can bridge (docs/compat.md, "Stock kCFI
+ * modules"): every listed check is a stock or a known call site, every
+ * __cfi_ symbol names a preamble, and its preambles are known exactly
+ * (a symbol table, or patchable entries). NULL if so (or if it has no
+ * stock site or preamble at all: fi_image_stock says which); else the
+ * reason, naming the flags that would make it fit.
+ */
+bool fi_image_stock(const struct fi_image *im);
+const char *fi_image_stock_refused(const struct fi_image *im);
 #define FI_UNPREFIXED_HINT						\
 	"built with -fsanitize=kcfi but not with all the flags of docs/runtime.md " \
 	"(-fpatchable-function-entry=11,11, -mretpoline-external-thunk, ...; " \

@@ -40,6 +40,7 @@
 
 #include "foreign.h"
 #include "imgindex.h"
+#include "livedyn.h"
 #include "runtime.h"
 #include "trap.h"
 
@@ -238,68 +239,6 @@ static void *fi_dlsym_local(void *, const char *)
 static void *fi_dlvsym_local(void *, const char *, const char *)
 	__attribute__((alias("dlvsym")));
 
-struct fi_dynv {
-	const ElfW(Sym) *sym;
-	const char *str;
-	const ElfW(Rela) *rel[2];
-	size_t nrel[2];
-	size_t nrelative;	/* DT_RELACOUNT: R_X86_64_RELATIVE lead rel[0] */
-	uintptr_t relro_lo, relro_hi;
-};
-
-/* glibc relocates the d_ptr of a writable .dynamic in place, not of a
- * read-only one: take either. */
-static uintptr_t fi_dyn_ptr(uintptr_t bias, ElfW(Addr) v)
-{
-	return v >= bias ? (uintptr_t)v : bias + (uintptr_t)v;
-}
-
-static bool fi_dynv_read(const struct dl_phdr_info *info, struct fi_dynv *d)
-{
-	const ElfW(Dyn) *dyn = NULL;
-	uintptr_t b = info->dlpi_addr;
-
-	memset(d, 0, sizeof(*d));
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-
-		if (p->p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *)(b + p->p_vaddr);
-		if (p->p_type == PT_GNU_RELRO) {
-			d->relro_lo = b + p->p_vaddr;
-			d->relro_hi = d->relro_lo + p->p_memsz;
-		}
-	}
-	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
-		switch (dyn->d_tag) {
-		case DT_SYMTAB:
-			d->sym = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			d->str = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_RELA:
-			d->rel[0] = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_RELASZ:
-			d->nrel[0] = dyn->d_un.d_val / sizeof(ElfW(Rela));
-			break;
-		case DT_JMPREL:
-			d->rel[1] = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_PLTRELSZ:
-			d->nrel[1] = dyn->d_un.d_val / sizeof(ElfW(Rela));
-			break;
-		case DT_RELACOUNT:
-			d->nrelative = dyn->d_un.d_val;
-			break;
-		}
-	}
-	if (d->nrelative > d->nrel[0])
-		d->nrelative = d->nrel[0];
-	return d->sym && d->str;
-}
-
 static void *fi_bind_target(const char *name)
 {
 	/* Asked for every symbol relocation of every kCFI module at
@@ -319,19 +258,6 @@ static void *fi_bind_target(const char *name)
 void *fi_bind_want(const char *name)
 {
 	return fi_bind_target(name);
-}
-
-/* Store @to in the GOT slot @slot (in RELRO: opened for the store). */
-static void fi_bind_store(const struct fi_dynv *d, void **slot, void *to)
-{
-	uintptr_t a = (uintptr_t)slot, pg = a & ~(uintptr_t)4095;
-	bool ro = a >= d->relro_lo && a < d->relro_hi;
-
-	if (ro && mprotect((void *)pg, 4096, PROT_READ | PROT_WRITE))
-		return;
-	__atomic_store_n(slot, to, __ATOMIC_RELEASE);
-	if (ro)
-		mprotect((void *)pg, 4096, PROT_READ);
 }
 
 /*
@@ -355,7 +281,7 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	struct dl_find_object fo;
 	struct fi_next_note n;
 	uintptr_t text = 0;
-	struct fi_dynv d;
+	struct fi_livedyn d;
 	bool *waits = arg;
 	int have = 0;
 
@@ -384,7 +310,7 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		*waits = true;
 		return 0;
 	}
-	if (!fi_dynv_read(info, &d))
+	if (!fi_livedyn_read(info, &d))
 		return 0;
 	/*
 	 * The first DT_RELACOUNT entries of DT_RELA are relative relocations
@@ -405,7 +331,7 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			slot = (void **)(info->dlpi_addr + r->r_offset);
 			if (to && *slot != to &&
 			    !fi_next_own_slot(info, slot, &have, &n))
-				fi_bind_store(&d, slot, to);
+				fi_livedyn_store(&d, slot, to);
 		}
 	}
 	return 0;

@@ -48,6 +48,7 @@
 #include "rawsys.h"
 #include "rtlive.h"
 #include "runtime.h"
+#include "stockven.h"
 #include "trap.h"
 
 #define FI_MSG_MAX	512
@@ -375,7 +376,7 @@ out:
 
 static bool fi_rt_image_is_kcfi(const struct fi_image *im)
 {
-	if (im->ncalls || im->note.present)
+	if (im->ncalls || im->nscalls || im->note.present)
 		return true;
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		if (im->funcs[i].form == FI_PRE_KCFI)
@@ -576,10 +577,12 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		if (fi_image_kcfi_unprefixed(&m->img)) {
 			e->ctraps = fi_rt_compiled_list(&m->img, f->key,
 							&e->nctraps);
+			const char *why = fi_image_stock_refused(&m->img);
+
 			fi_rt_say("fineibt: warning: %s: %zu kCFI checks left as "
-				  "compiled, not rewritten: " FI_UNPREFIXED_HINT
-				  "; its indirect calls into rewritten code trap\n",
-				  exe[0] ? exe : path, m->img.ntraps);
+				  "compiled, not rewritten: %s; its indirect calls "
+				  "into rewritten code trap\n", exe[0] ? exe : path,
+				  m->img.ntraps, why ? why : FI_UNPREFIXED_HINT);
 		}
 		fi_image_close(&m->img);
 		free(m);
@@ -929,9 +932,11 @@ static void fi_rt_take(struct fi_module *m)
 		return;
 	}
 	/* kcfi without rand: the compiler's bytes are the mode already,
-	 * unless an empty-parentheses definition needs its hash (knr.c). */
+	 * unless an empty-parentheses definition needs its hash (knr.c) or
+	 * a stock module's layout is not ours (docs/compat.md). */
 	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
-	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img)) {
+	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img) &&
+	    !fi_image_stock(&m->img)) {
 		fi_rt_report(m, NULL, "kept");
 		return;
 	}
@@ -950,6 +955,14 @@ static void fi_rt_take(struct fi_module *m)
 		fi_rt_say("fineibt: error: %s: the rewritten copy of its text "
 			  "changed while it was written (another thread wrote "
 			  "into it); rewrite abandoned, left in kCFI form\n",
+			  fi_rt_name(m));
+	} else if (err == -ENOTSUP && fi_image_stock(&m->img)) {
+		/* fi_build_fineibt: no ENDBR to put the v6.18 poison on. */
+		fi_rt_say("fineibt: warning: %s: cannot rewrite: a stock kCFI "
+			  "module without ENDBRs (build it with "
+			  "-fcf-protection=branch: the v6.18 set's FineIBT "
+			  "preamble traps in one at func+0); left as compiled, "
+			  "its indirect calls into rewritten code trap\n",
 			  fi_rt_name(m));
 	} else if (err) {
 		fi_rt_say("fineibt: warning: %s: cannot rewrite (%s); left in "
@@ -1113,6 +1126,8 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
  * dlopen to ours whatever the lookup order; true if one must wait (it is
  * still being loaded by another thread: fi_rt_bind_due). */
 bool fi_bind_interposers(void) __attribute__((weak));
+/* A stock module waits for the loader before its veneers (stockven.c). */
+static bool fi_rt_sven_due;
 /* dlhook.c: libc's dlopen, resolved and recorded (opens a window of its own). */
 void fi_dlhook_prime(void) __attribute__((weak));
 static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
@@ -1249,6 +1264,9 @@ static size_t fi_rt_scan_found(bool own)
 		else
 			fi_rt_bind_due = fi_bind_interposers();
 	}
+	/* Typed veneers for stock kCFI modules' libc pointers (stockven.c). */
+	if (own && (nfresh || fi_rt_sven_due))
+		fi_rt_sven_due = fi_rt_early || fi_stock_veneers();
 	fi_subs_last = fi_subs_now;
 	/* fi_found and fi_scan_new are scratch: leave no code address
 	 * behind in writable memory once the walk is done (the record is
@@ -1500,6 +1518,8 @@ __attribute__((constructor)) static void fi_rt_ctor(void)
 	pthread_mutex_lock(&fi_rt_mutex);
 	if (fi_rt_bind_due && fi_bind_interposers)
 		fi_rt_bind_due = fi_bind_interposers();
+	if (fi_rt_sven_due)
+		fi_rt_sven_due = fi_stock_veneers();
 	pthread_mutex_unlock(&fi_rt_mutex);
 	fi_rt_plt_pass();
 }

@@ -72,6 +72,12 @@ struct fi_pass {
 	int set;		/* FI_SET_*: the sequences written */
 	bool inline1;		/* the set's arity-1 inline form is used */
 	bool poison_all;	/* the set's preamble traps in the poison */
+	/*
+	 * A stock kCFI module (docs/compat.md): its ENDBRs say nothing of
+	 * which functions escape (-fcf-protection may be absent), so every
+	 * preamble takes the FineIBT form in the FineIBT modes.
+	 */
+	bool stock;
 	struct fi_window win;
 	struct fi_check *check;			/* verify instead of writing */
 	struct fi_memo *memo;			/* NULL: rehash every site */
@@ -123,6 +129,7 @@ static struct fi_pass fi_pass_init(struct fi_image *im,
 		.inline1 = fi_set_forms(set)->arity1 &&
 			   !(o->cfg.flags & FINEIBT_F_WARN),
 		.poison_all = fi_set_forms(set)->poison_needed,
+		.stock = fi_image_stock(im),
 		.check = ck,
 	};
 }
@@ -365,11 +372,24 @@ static int fi_build_fineibt(struct fi_pass *ps, const struct fi_forms *fm,
 	const size_t bhi_at = FI_FINEIBT_PREAMBLE_BHI;
 	/* v6.18's preamble traps on the poison's UDB: it is always there. */
 	bool poison = fi_exact_endbr(w + FI_PREAMBLE_SIZE) || ps->poison_all;
+	/* func+0 is code, not an ENDBR (a stock module's function without
+	 * -fcf-protection): nothing may be written over it */
+	bool code = !fi_is_endbr(w + FI_PREAMBLE_SIZE);
 	struct fi_buf b;
 
+	if (code && ps->poison_all)
+		return -ENOTSUP;
 	memcpy(w, fm->pre, FI_PREAMBLE_SIZE);
 	fi_store32(w + FI_FINEIBT_PREAMBLE_HASH, hash);
-	if (fi_needs_stub(ps, arity)) {
+	if (code && ps->bhi && arity == 1 && ps->inline1) {
+		/* the stub call instead of the inline form, which runs into func+0 */
+		fi_buf_init_set(&b, w + bhi_at, FI_PREAMBLE_SIZE - bhi_at,
+				ip + bhi_at, ps->set);
+		fi_emit_bhi_tail(&b, 1, true, ps->o->bhi_args);	/* true: the call */
+		if (b.err)
+			return b.err;
+		ps->st->bhi++;
+	} else if (fi_needs_stub(ps, arity)) {
 		fi_buf_init_set(&b, w + bhi_at, FI_PRE_WINDOW - bhi_at,
 				ip + bhi_at, ps->set);
 		fi_emit_bhi_tail(&b, arity, ps->warn, ps->o->bhi_args);
@@ -388,29 +408,21 @@ static int fi_build_fineibt(struct fi_pass *ps, const struct fi_forms *fm,
 	return 0;
 }
 
-static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
-			    const struct fi_func *f)
+/*
+ * The preamble window at @at (@p, now holding a kCFI preamble of
+ * compile-time @hash0 in @want) in the pass's form.
+ */
+static int fi_pass_preamble_from(struct fi_pass *ps, const struct fi_forms *fm,
+				 uint64_t at, uint8_t *p, uint8_t *want,
+				 uint32_t hash0, int arity)
 {
-	uint64_t at = f->addr - FI_PREAMBLE_SIZE;
-	uint8_t want[FI_PRE_WINDOW];
-	uint8_t *p = fi_read(ps, at, FI_PRE_WINDOW);
-	struct fi_preamble_info pi;
-	uint32_t hash;
+	/* An empty-parentheses definition gets its implied prototype (knr.c). */
+	uint32_t hash = fi_pass_hash(ps, fi_knr_hash(hash0));
 	bool changed;
 	int err = 0;
 
-	/* fi_classify_preamble's FI_PRE_KCFI, without the rest of the decode */
-	if (!p || !fi_match_kcfi_preamble(p, &pi.hash, &pi.arity)) {
-		/* A patchable slot that never held a hash is no CFI function. */
-		if (f->form != FI_PRE_NONE)
-			fi_pass_skip(ps, f->addr, "preamble", "the kCFI pattern");
-		return 0;
-	}
-	memcpy(want, p, FI_PRE_WINDOW);
-	/* An empty-parentheses definition gets its implied prototype (knr.c). */
-	hash = fi_pass_hash(ps, fi_knr_hash(pi.hash));
-	if (ps->fineibt && fi_is_endbr(p + FI_PREAMBLE_SIZE))
-		err = fi_build_fineibt(ps, fm, want, at + ps->bias, hash, pi.arity);
+	if (ps->fineibt && (ps->stock || fi_is_endbr(want + FI_PREAMBLE_SIZE)))
+		err = fi_build_fineibt(ps, fm, want, at + ps->bias, hash, arity);
 	else	/* kcfi, off, or no ENDBR: only the rehash (cfi_rand_preamble) */
 		fi_store32(want + FI_KCFI_PREAMBLE_HASH, hash);
 	if (err)
@@ -419,6 +431,37 @@ static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
 	if (!err && changed)
 		ps->st->preambles++;
 	return err;
+}
+
+static int fi_pass_preamble(struct fi_pass *ps, const struct fi_forms *fm,
+			    const struct fi_func *f)
+{
+	uint64_t at = f->addr - FI_PREAMBLE_SIZE;
+	uint8_t want[FI_PRE_WINDOW];
+	uint8_t *p = fi_read(ps, at, FI_PRE_WINDOW);
+	struct fi_preamble_info pi;
+
+	/* A stock preamble becomes the kCFI form first (insn.h). */
+	if (p && f->stock && fi_match_stock_preamble(p, &pi.hash, &pi.arity)) {
+		struct fi_buf b;
+
+		memcpy(want, p, FI_PRE_WINDOW);
+		fi_buf_init(&b, want, FI_PREAMBLE_SIZE, 0);
+		fi_emit_kcfi_preamble(&b, pi.hash, pi.arity);
+		if (b.err)
+			return b.err;
+		return fi_pass_preamble_from(ps, fm, at, p, want, pi.hash,
+					     pi.arity);
+	}
+	/* fi_classify_preamble's FI_PRE_KCFI, without the rest of the decode */
+	if (!p || !fi_match_kcfi_preamble(p, &pi.hash, &pi.arity)) {
+		/* A patchable slot that never held a hash is no CFI function. */
+		if (f->form != FI_PRE_NONE)
+			fi_pass_skip(ps, f->addr, "preamble", "the kCFI pattern");
+		return 0;
+	}
+	memcpy(want, p, FI_PRE_WINDOW);
+	return fi_pass_preamble_from(ps, fm, at, p, want, pi.hash, pi.arity);
 }
 
 /* -------------------------------------------------------------- callers */
@@ -460,6 +503,41 @@ static int fi_pass_caller(struct fi_pass *ps, const struct fi_forms *fm,
 	ps->st->callers++;
 	ps->st->dethunked += dethunk;
 	return 0;
+}
+
+/* ---------------------------------------------------- stock call sites */
+
+/*
+ * A stock kCFI call site keeps its shape (it has no room for a FineIBT or
+ * paranoid caller and calls through its own register): its hash is
+ * rehashed and its load follows where the pass puts the preamble hash
+ * (-15 in kCFI form, -9 in every FineIBT form); cfi=off jumps over its
+ * check (docs/compat.md, "Stock kCFI modules").
+ */
+static int fi_pass_scall(struct fi_pass *ps, const struct fi_scall *c)
+{
+	uint8_t want[FI_STOCK_SITE_MAX];
+	uint8_t *p = fi_read(ps, c->addr, c->s.len);
+	struct fi_stock_site s;
+	bool changed;
+	int err;
+
+	if (!p || c->s.len > sizeof(want) ||
+	    !fi_match_stock_site(p + c->s.ud, c->s.ud, c->s.len - c->s.ud, &s) ||
+	    s.len != c->s.len || s.ud != c->s.ud) {
+		fi_pass_skip(ps, c->addr, "call site", "the stock kCFI pattern");
+		return 0;
+	}
+	memcpy(want, p, s.len);
+	err = fi_stock_site_write(want, &s, fi_pass_hash(ps, s.hash),
+				  ps->fineibt ? FI_STOCK_LOAD_FINEIBT :
+					        FI_STOCK_LOAD_KCFI,
+				  ps->o->cfg.mode == FINEIBT_MODE_OFF);
+	if (!err)
+		err = fi_pass_put(ps, c->addr, p, want, s.len, &changed);
+	if (!err && changed)
+		ps->st->callers++;
+	return err;
 }
 
 /* ------------------------------------------------------------ fast lanes */
@@ -600,7 +678,7 @@ static int fi_lane_preambles(struct fi_pass *ps, const struct fi_forms *fm,
 		uint32_t hash;
 		int arity;
 
-		if (!p || (uint8_t)(p[0] - op) > FI_MAX_ARITY ||
+		if (!p || ps->stock || (uint8_t)(p[0] - op) > FI_MAX_ARITY ||
 		    fi_load64(p + 8) != pre_hi || fi_load64(p) >> 40 != pre_top) {
 			err = fi_pass_preamble(ps, fm, &funcs[i]);
 			w = ps->win;
@@ -913,6 +991,8 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 	}
 	if (!err)
 		err = fi_lane_callers(&ps, &fm, &lane);
+	for (size_t i = 0; !err && i < im->nscalls; i++)
+		err = fi_pass_scall(&ps, &im->scalls[i]);
 	for (size_t i = 0; !err && o->dethunk && i < im->ntcalls; i++)
 		err = fi_pass_tcall(&ps, &im->tcalls[i]);
 	return err;
@@ -939,6 +1019,10 @@ static bool fi_sorted_calls(const struct fi_image *im)
 		if (im->tcalls[i].addr < im->tcalls[i - 1].addr)
 			return false;
 	}
+	for (size_t i = 1; i < im->nscalls; i++) {
+		if (im->scalls[i].addr < im->scalls[i - 1].addr)
+			return false;
+	}
 	return true;
 }
 
@@ -961,7 +1045,7 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 	struct fi_patch_stats st;
 	struct fi_check ck = { .cp = copies, .n = ncopies };
 	struct fi_pass ps = fi_pass_init(im, &q, &st, &ck);
-	size_t f = 0, c = 0, t = 0;
+	size_t f = 0, c = 0, t = 0, sc = 0;
 	struct fi_forms fm;
 	struct fi_memo memo;
 	int err;
@@ -985,10 +1069,14 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 		uint64_t ac = c < im->ncalls ? im->calls[c].addr : UINT64_MAX;
 		uint64_t at = q.dethunk && t < im->ntcalls ? im->tcalls[t].addr :
 			      UINT64_MAX;
+		uint64_t as = sc < im->nscalls ? im->scalls[sc].addr : UINT64_MAX;
 
-		if (af == UINT64_MAX && ac == UINT64_MAX && at == UINT64_MAX)
+		if (af == UINT64_MAX && ac == UINT64_MAX && at == UINT64_MAX &&
+		    as == UINT64_MAX)
 			break;
-		if (af <= ac && af <= at)
+		if (as < af && as < ac && as < at)
+			err = fi_pass_scall(&ps, &im->scalls[sc++]);
+		else if (af <= ac && af <= at)
 			err = fi_pass_preamble(&ps, &fm, &im->funcs[f++]);
 		else if (ac <= at)
 			err = fi_pass_caller(&ps, &fm, &im->calls[c++]);

@@ -194,7 +194,8 @@ static void fi_lay_image(struct fi_lay *l, const struct fi_image *src,
 	im->funcs = NULL;
 	im->calls = NULL;
 	im->tcalls = NULL;
-	im->nfuncs = im->ncalls = im->ntcalls = 0;
+	im->scalls = NULL;
+	im->nfuncs = im->ncalls = im->ntcalls = im->nscalls = 0;
 	im->typeids = fi_lay_dup(l, src->typeids, im->ntypeids,
 				 sizeof(*src->typeids));
 	im->naked = fi_lay_dup(l, src->naked, im->nnaked, sizeof(*src->naked));
@@ -300,6 +301,7 @@ static void fi_lay_module(struct fi_lay *l, const struct fi_module *m,
 	c.fp_site = NULL;
 	c.nfunc = c.nfp = 0;
 	c.key = key;
+	c.stock = m->stock || fi_image_stock(&m->img);
 	fi_lay_sites(l, &c, &m->img);
 	fi_lay_image(l, &m->img, &c.img);
 	if (l->buf)

@@ -50,6 +50,14 @@ struct fi_module {
 	/* Of a registered copy: the caller's module it was made from (its
 	 * identity for fi_rt_module_of and fi_rt_del_module). */
 	const void *key;
+	/*
+	 * A stock kCFI module (docs/compat.md, "Stock kCFI modules"): its
+	 * checks go through any register (the trap decoder reads the site),
+	 * and its pointers to uninstrumented functions may be typed veneers,
+	 * in the read-only page run [sven_lo, sven_hi) (src/load/stockven.c).
+	 */
+	bool stock;
+	uint64_t sven_lo, sven_hi;
 };
 
 /*
@@ -139,6 +147,9 @@ struct fi_rt_foreign {
 	void *fven_names;		/* struct fi_fven_name[], foreign.c */
 	size_t nstub_pages;
 	struct { uint64_t page, used; } stub_pages[FI_FSTUB_PAGES];
+	/* stockven.c's typed veneers: their region and records (read-only) */
+	uint64_t sven_base;
+	void *sven_recs;
 };
 
 /*

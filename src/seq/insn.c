@@ -658,6 +658,116 @@ bool fi_match_unprefixed_kcfi(const uint8_t *func)
 	return func[-6] == nop && func[-5] >= op && func[-5] <= op + FI_MAX_ARITY;
 }
 
+bool fi_match_stock_preamble(const uint8_t *p, uint32_t *hash, int *arity)
+{
+	const uint8_t op = fi_seq_kcfi_preamble.bytes[0];
+	const uint8_t nop = fi_seq_kcfi_preamble.bytes[fi_seq_kcfi_preamble.len - 1];
+
+	for (int i = 0; i < FI_STOCK_PREAMBLE_HASH - 1; i++) {
+		if (p[i] != nop)
+			return false;
+	}
+	if (p[FI_STOCK_PREAMBLE_HASH - 1] < op ||
+	    p[FI_STOCK_PREAMBLE_HASH - 1] > op + FI_MAX_ARITY)
+		return false;
+	if (hash)
+		*hash = fi_load32(p + FI_STOCK_PREAMBLE_HASH);
+	if (arity)
+		*arity = p[FI_STOCK_PREAMBLE_HASH - 1] - op;
+	return true;
+}
+
+/* The stock site starting at @s, whose ud2 is at @s + @ud (12 or 13). */
+static bool fi_stock_site_at(const uint8_t *s, int ud, size_t after,
+			     struct fi_stock_site *out)
+{
+	const uint8_t *mov = fi_seq_kcfi_caller.bytes;	/* 41 ba */
+	const uint8_t *off = fi_seq_caller_off.bytes;	/* eb */
+	const uint8_t *add = fi_seq_kcfi_caller.bytes + FI_CALLER_MOVL_SIZE;
+	const uint8_t *call = fi_seq_call_reg.bytes, *jmp = fi_seq_jmp_reg.bytes;
+	const uint8_t *c = s + ud + 2, *je = s + ud - 2;
+	uint8_t rex = s[6], modrm = s[8];
+	int reg, disp_at = ud - 3, load;
+	bool j, isoff;
+
+	/* ud2 and the shortest call, before a byte after @ud is read */
+	if (after < 4)
+		return false;
+	/* movl $imm32, %r10d, or "eb XX" to the call over it */
+	isoff = s[0] == off[0] && s[1] == (uint8_t)(ud + 2 - 2);
+	if (!isoff && (s[0] != mov[0] || s[1] != mov[1]))
+		return false;
+	/* addl d8(%reg), %r10d: REX.R (+B), 03, mod 01 reg 010 */
+	if ((rex & ~1u) != (add[0] & ~1u) || s[7] != add[1] ||
+	    (modrm & 0xf8) != (add[2] & 0xf8))
+		return false;
+	reg = (modrm & 7) | (rex & 1) << 3;
+	/* rsp/r12 take a SIB byte (24: no index), everything else none */
+	if (((modrm & 7) == 4) != (ud == 13) || (ud == 13 && s[9] != 0x24))
+		return false;
+	load = -(int)(int8_t)s[disp_at];
+	if (load != FI_STOCK_LOAD_STOCK && load != FI_STOCK_LOAD_KCFI &&
+	    load != FI_STOCK_LOAD_FINEIBT)
+		return false;
+	/* je .+2 (over the ud2), then the call through the same register */
+	if (je[0] != 0x74 || je[1] != 0x02 || s[ud] != 0x0f || s[ud + 1] != 0x0b)
+		return false;
+	if (reg >= 8) {
+		if (after < 5 || c[0] != fi_seq_rex_b.bytes[0])
+			return false;
+		c++;
+	}
+	if (c[0] != call[0])
+		return false;
+	if (c[1] == (uint8_t)(call[1] + (reg & 7)))
+		j = false;
+	else if (c[1] == (uint8_t)(jmp[1] + (reg & 7)))
+		j = true;
+	else
+		return false;
+	*out = (struct fi_stock_site){
+		.hash = -fi_load32(s + FI_KCFI_CALLER_HASH), .reg = reg,
+		.load = load, .disp_at = (uint8_t)disp_at, .ud = (uint8_t)ud,
+		.len = (uint8_t)(c + 2 - s), .jmp = j, .off = isoff,
+	};
+	return true;
+}
+
+bool fi_match_stock_site(const uint8_t *p, size_t before, size_t after,
+			 struct fi_stock_site *out)
+{
+	struct fi_stock_site tmp;
+
+	if (!out)
+		out = &tmp;
+	for (int ud = FI_KCFI_CALLER_UD; ud <= FI_KCFI_CALLER_UD + 1; ud++) {
+		if (before >= (size_t)ud &&
+		    fi_stock_site_at(p - ud, ud, after, out))
+			return true;
+	}
+	return false;
+}
+
+int fi_stock_site_write(uint8_t *w, const struct fi_stock_site *s,
+			uint32_t hash, int load, bool off)
+{
+	const uint8_t *mov = fi_seq_kcfi_caller.bytes;
+
+	if (load != FI_STOCK_LOAD_STOCK && load != FI_STOCK_LOAD_KCFI &&
+	    load != FI_STOCK_LOAD_FINEIBT)
+		return -EINVAL;
+	if (off) {
+		w[0] = fi_seq_caller_off.bytes[0];
+		w[1] = (uint8_t)(s->ud + 2 - 2);	/* to the call */
+	} else {
+		w[0] = mov[0];
+		w[1] = mov[1];
+	}
+	fi_store32(w + FI_KCFI_CALLER_HASH, -hash);
+	w[s->disp_at] = (uint8_t)-load;
+	return 0;
+}
+
 enum fi_preamble_form fi_classify_preamble(const uint8_t *p, uint64_t ip,
 					   struct fi_preamble_info *out)
 {
@@ -953,6 +1063,42 @@ void fi_emit_foreign_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn)
 	memcpy(slot, fi_fven_head, sizeof(fi_fven_head));
 	memcpy(slot + FI_FVEN_ENTRY, fi_fven_entry, sizeof(fi_fven_entry));
 	memcpy(slot + FI_FVEN_PTR, &fn, sizeof(fn));
+}
+
+int fi_emit_typed_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn,
+			 uint32_t hash, int arity, bool fineibt, int set)
+{
+	struct fi_buf b;
+
+	fi_emit_foreign_veneer(slot, fn);
+	fi_buf_init_set(&b, slot, FI_FVEN_ENTRY + 4, 0, set);
+	if (fineibt) {
+		fi_emit_fineibt_preamble(&b, hash);
+		if (fi_set_forms(set)->poison_needed)
+			fi_emit_poison(&b);
+		else
+			fi_emit_seq(&b, &fi_seq_endbr64, 0);
+	} else {
+		fi_emit_kcfi_preamble(&b, hash, arity);
+		fi_emit_seq(&b, &fi_seq_endbr64, 0);
+	}
+	return b.err;
+}
+
+bool fi_match_typed_veneer(const uint8_t slot[FI_FVEN_SLOT], uint64_t *fn,
+			   uint32_t *hash)
+{
+	struct fi_preamble_info info;
+
+	if (memcmp(slot + FI_FVEN_ENTRY + 4, fi_fven_entry + 4,
+		   sizeof(fi_fven_entry) - 4) ||
+	    fi_classify_preamble(slot, 0, &info) == FI_PRE_NONE)
+		return false;
+	if (fn)
+		memcpy(fn, slot + FI_FVEN_PTR, sizeof(*fn));
+	if (hash)
+		*hash = info.hash;
+	return true;
 }
 
 /* The check each stub repeats after the site's movl: kcfi, paranoid. */

@@ -266,6 +266,67 @@ bool fi_match_kcfi_preamble(const uint8_t *p, uint32_t *hash, int *arity);
  */
 bool fi_match_unprefixed_kcfi(const uint8_t *func);
 
+/*
+ * Stock kCFI (clang's -fsanitize=kcfi without the driver's flags,
+ * docs/compat.md "Stock kCFI modules"). Its preamble is the function's
+ * alignment padding ending in the movl, 16 bytes when functions are
+ * 16-aligned, with the hash right before the function:
+ *
+ *   func-16: 90 x 11          (padding)
+ *   func-5:  b8+r imm32       movl $hash, %e?x
+ *
+ * fi_match_stock_preamble(@p = func-16): those 16 bytes; the hash and the
+ * arity register. Found only where a __cfi_<name> symbol says (never by
+ * the pattern alone).
+ */
+#define FI_STOCK_PREAMBLE_HASH	12
+bool fi_match_stock_preamble(const uint8_t *p, uint32_t *hash, int *arity);
+
+/*
+ * Its call site checks any register and calls through it:
+ *
+ *   0:  41 ba imm32           movl $-hash, %r10d     (eb XX: cfi=off)
+ *   6:  44|45 03 5r [24] d8   addl d8(%reg), %r10d   (SIB for rsp/r12)
+ *   +:  74 02                 je .+2
+ *   +:  0f 0b                 ud2                    <- .kcfi_traps
+ *   +:  [41] ff d0+r|e0+r     call/jmp *%reg
+ *
+ * d8 is -4 as compiled (-15 with -fpatchable-function-entry=11,11). The
+ * bridge keeps the site and moves only its imm32 (the rehash) and d8:
+ * -15 (FI_STOCK_LOAD_KCFI) where preambles are in kCFI form, -9
+ * (FI_STOCK_LOAD_FINEIBT, where the FineIBT and BHI preambles hold the
+ * hash) in the FineIBT modes; cfi=off jumps over the check with
+ * "eb XX" to the call.
+ */
+#define FI_STOCK_LOAD_STOCK	4
+#define FI_STOCK_LOAD_KCFI	FI_KCFI_CALLER_LOAD
+#define FI_STOCK_LOAD_FINEIBT	FI_PARANOID_LOAD
+#define FI_STOCK_SITE_MAX	18	/* the longest stock site */
+struct fi_stock_site {
+	uint32_t hash;		/* -imm32: the type hash it checks */
+	int reg;		/* 0..15: the register it loads and calls */
+	int load;		/* the hash is read at target - load */
+	uint8_t disp_at;	/* offset of the d8 */
+	uint8_t ud;		/* offset of the ud2 */
+	uint8_t len;		/* the whole site, call included */
+	bool jmp;		/* tail call */
+	bool off;		/* eb XX over the check (cfi=off) */
+};
+/*
+ * The stock site whose ud2 is at @ud (@p points there; @before readable
+ * bytes before it, @after from it): its start is @ud - 12, or - 13 with a
+ * SIB byte. False if the bytes are no stock site.
+ */
+bool fi_match_stock_site(const uint8_t *p, size_t before, size_t after,
+			 struct fi_stock_site *out);
+/*
+ * @s's bytes (@w = the site's start, s->len bytes) for run-time @hash
+ * (imm32 = -hash), the hash read at target - @load, and with @off its
+ * cfi=off form. -EINVAL for a load no d8 holds.
+ */
+int fi_stock_site_write(uint8_t *w, const struct fi_stock_site *s,
+			uint32_t hash, int load, bool off);
+
 /* Forms a 16-byte preamble window can take once written. */
 enum fi_preamble_form {
 	FI_PRE_NONE = 0,	/* not a preamble we know */
@@ -377,6 +438,21 @@ const char *fi_arity_reg_name(int arity);
 #define FI_FVEN_SLOT	64
 #define FI_FVEN_ENTRY	16
 void fi_emit_foreign_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn);
+
+/*
+ * A typed veneer: the slot of fi_emit_foreign_veneer with a real preamble
+ * for type @hash (run-time) and arity @arity at V-16, in kCFI form or,
+ * with @fineibt, in the set's FineIBT form (no BHI tail), and V holding an
+ * ENDBR (or the set's poison where its preamble needs it) before the jmp
+ * to F. Every check accepts it exactly as a function of that type; it is
+ * given to stock kCFI modules for the libc functions whose address they
+ * take (docs/compat.md, "Stock kCFI modules"). -EINVAL on a bad arity.
+ */
+int fi_emit_typed_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn,
+			 uint32_t hash, int arity, bool fineibt, int set);
+/* @slot holds a typed veneer: its F and type hash (as the check compares it). */
+bool fi_match_typed_veneer(const uint8_t slot[FI_FVEN_SLOT], uint64_t *fn,
+			   uint32_t *hash);
 
 /*
  * A call site that has met a foreign veneer gets its first five bytes

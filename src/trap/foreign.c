@@ -223,7 +223,7 @@ struct link_map *fi_foreign_object_at(const void *p, const void **base)
 }
 
 /* Is @addr in an executable segment of a module that is not kCFI? */
-static bool fi_fx_is_foreign_code(uint64_t addr)
+bool fi_foreign_is_code(uint64_t addr)
 {
 	const ElfW(Ehdr) *eh;
 	const ElfW(Phdr) *ph;
@@ -357,7 +357,7 @@ bool fi_foreign_for_caller(const void *ret)
 
 void *fi_foreign_wrap(void *p, const char *name)
 {
-	if (!p || !fi_fx_is_foreign_code((uint64_t)(uintptr_t)p))
+	if (!p || !fi_foreign_is_code((uint64_t)(uintptr_t)p))
 		return p;
 	return fi_fx_veneer((uint64_t)(uintptr_t)p, name);
 }

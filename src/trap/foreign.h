@@ -18,6 +18,8 @@ void *fi_foreign_wrap(void *p, const char *name);
  * base as dladdr's dli_fbase gives it; NULL when none. No symbol search.
  */
 struct link_map *fi_foreign_object_at(const void *p, const void **base);
+/* Is @addr code of a loaded object that is no kCFI module (the runtime active)? */
+bool fi_foreign_is_code(uint64_t addr);
 /* Does a dlsym called from return address @ret hand out veneers (a kCFI caller)? */
 bool fi_foreign_for_caller(const void *ret);
 

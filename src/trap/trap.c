@@ -38,6 +38,7 @@
 #include "rawsys.h"
 #include "print.h"
 #include "report.h"
+#include "stockven.h"
 #include "trap.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
@@ -126,6 +127,33 @@ static bool fi_site_snapshot(uint64_t site, uint8_t out[FI_CALLSITE_SIZE])
 }
 
 /*
+ * A stock kCFI site's ud2 at @ud (docs/compat.md, "Stock kCFI modules"):
+ * the hash from its movl, the target from the register it loads.
+ */
+static bool fi_decode_stock(const struct fi_trap_regs *r, uint64_t ud,
+			    const struct fi_module *m, struct fi_trap *t)
+{
+	const size_t before = FI_KCFI_CALLER_UD + 1;
+	size_t after = 5;	/* ud2 + the longest call; 4 at the text's end */
+	const uint8_t *p;
+	struct fi_stock_site s;
+
+	if (!m->stock || ud < before)
+		return false;
+	p = fi_trap_text(ud - before, before + after, NULL);
+	if (!p)
+		p = fi_trap_text(ud - before, before + --after, NULL);
+	if (!p || !fi_match_stock_site(p + before, before, after, &s))
+		return false;
+	t->type = s.hash;
+	t->target = r->gpr[s.reg];
+	t->addr = ud;
+	t->resume = ud + 2;		/* the call proceeds */
+	t->mod = m;
+	return true;
+}
+
+/*
  * @ud is the .kcfi_traps address: the ud2 (ip), or with v6.18's
  * "jne .+3; test $0xd6, %al" the test one byte before the UDB (ip - 1).
  */
@@ -137,6 +165,8 @@ static bool fi_decode_kcfi(const struct fi_trap_regs *r, uint64_t ud,
 
 	if (!fi_image_is_trap(&m->img, ud - m->img.bias))
 		return false;
+	if (fi_decode_stock(r, ud, m, t))
+		return true;
 	/* 0 if the movl is not there (cannot happen for a compiled site). */
 	t->type = 0;
 	for (int i = 0; i < 2 && !t->type; i++) {
@@ -344,9 +374,26 @@ static void fi_put_hex(struct fi_line *l, uint64_t v, int min_digits)
 static bool fi_put_foreign(struct fi_line *l, uint64_t addr)
 {
 	uint64_t entry, fn = fi_foreign_slot_target(addr, &entry), sym;
-	const char *base, *name;
+	const char *base, *name, *typed = NULL;
 	Dl_info info;
 
+	/* A stock module's typed veneer (stockven.c): named as made. */
+	if (!fn && fi_stock_veneer_at(addr, &fn, &entry, &typed)) {
+		fi_put(l, "typed veneer");
+		if (addr != entry) {
+			fi_put(l, "+");
+			fi_put_hex(l, addr - entry, 1);
+		}
+		fi_put(l, " of ");
+		fi_put(l, typed);
+		if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_fname) {
+			base = strrchr(info.dli_fname, '/');
+			fi_put(l, " in ");
+			fi_put(l, base ? base + 1 : info.dli_fname);
+		}
+		fi_put(l, ", not instrumented");
+		return true;
+	}
 	if (fn) {
 		fi_put(l, "dlsym veneer");
 		if (addr != entry) {
@@ -952,6 +999,16 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 	struct fi_trap_regs r = {
 		.ip = (uint64_t)g[REG_RIP], .sp = (uint64_t)g[REG_RSP],
 		.r10 = (uint64_t)g[REG_R10], .r11 = (uint64_t)g[REG_R11],
+		.gpr = {
+			(uint64_t)g[REG_RAX], (uint64_t)g[REG_RCX],
+			(uint64_t)g[REG_RDX], (uint64_t)g[REG_RBX],
+			(uint64_t)g[REG_RSP], (uint64_t)g[REG_RBP],
+			(uint64_t)g[REG_RSI], (uint64_t)g[REG_RDI],
+			(uint64_t)g[REG_R8], (uint64_t)g[REG_R9],
+			(uint64_t)g[REG_R10], (uint64_t)g[REG_R11],
+			(uint64_t)g[REG_R12], (uint64_t)g[REG_R13],
+			(uint64_t)g[REG_R14], (uint64_t)g[REG_R15],
+		},
 	};
 	int saved_errno = errno;
 	struct fi_trap t = { .kind = FI_TRAP_NONE };

@@ -24,6 +24,11 @@ enum fi_trap_kind {
 /* The registers the decoder needs (run-time values at the #UD). */
 struct fi_trap_regs {
 	uint64_t ip, sp, r10, r11;
+	/*
+	 * Every general register by x86 number (0 = rax .. 15 = r15): a
+	 * stock kCFI site checks and calls through any of them.
+	 */
+	uint64_t gpr[16];
 };
 
 struct fi_trap {

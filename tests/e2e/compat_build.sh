@@ -148,4 +148,42 @@ done
 "$ROOT/$BUILD/fineibt-cc" --help >/dev/null 2>"$OUT/help.err"
 check compat_build_help_pointer "--help does not point to --fineibt-help" \
 	grep -q -- --fineibt-help "$OUT/help.err"
+
+# ------------------- (d) links what clang-22 (GNU ld) links (docs/runtime.md)
+# A version script naming symbols the library does not define (libxml2's
+# docb* and xmlDllMain), and a section kept only through __start_/__stop_
+# under --gc-sections: GNU ld takes both, lld refuses both by default.
+printf 'V1 { global: vs_foo; docbGone; xmlDllMain; local: *; };\n' >"$OUT/v.map"
+printf 'int vs_foo(void) { return 7; }\n' >"$OUT/vs.c"
+cat >"$OUT/ss.c" <<'SS'
+#include <stdio.h>
+__attribute__((section("fiset"), used)) static int a = 1;
+extern int __start_fiset[], __stop_fiset[];
+int main(void) { printf("%ld\n", (long)(__stop_fiset - __start_fiset)); return 0; }
+SS
+printf '__attribute__((section("fiset"))) int b = 2;\n' >"$OUT/ss2.c"
+for cc in clang-22 "$ROOT/$BUILD/fineibt-cc"; do
+	tag=$([ "$cc" = clang-22 ] && echo plain || echo fineibt-cc)
+	check "compat_build_version_script[$tag]" "$(
+		"$cc" -shared -fPIC -o "$OUT/vs-$tag.so" "$OUT/vs.c" \
+			-Wl,--version-script="$OUT/v.map" 2>&1 | tail -n 2)" \
+		"$cc" -shared -fPIC -o "$OUT/vs-$tag.so" "$OUT/vs.c" \
+			-Wl,--version-script="$OUT/v.map"
+	"$cc" -O2 -ffunction-sections -fdata-sections -Wl,--gc-sections \
+		"$OUT/ss.c" "$OUT/ss2.c" -o "$OUT/ss-$tag" >"$OUT/ss.log" 2>&1
+	check "compat_build_start_stop_gc[$tag]" "$(tail -n 2 "$OUT/ss.log") $("$OUT/ss-$tag" 2>&1)" \
+		test "$("$OUT/ss-$tag" 2>/dev/null)" = 2
+done
+# The user's explicit choice still wins: lld's strict check on request.
+if "$ROOT/$BUILD/fineibt-cc" -shared -fPIC -o "$OUT/vs-strict.so" "$OUT/vs.c" \
+	-Wl,--version-script="$OUT/v.map" -Wl,--no-undefined-version >/dev/null 2>&1; then
+	fail compat_build_version_script_strict "--no-undefined-version was overridden"
+else
+	pass compat_build_version_script_strict
+fi
+# The pkg-config route (fineibt-ld) too.
+check compat_build_version_script_pc "$(clang-22 -shared -fPIC $(pkg-config --cflags fineibt) \
+	-o "$OUT/vs-pc.so" "$OUT/vs.c" -Wl,--version-script="$OUT/v.map" \
+	$(pkg-config --libs fineibt) 2>&1 | tail -n 2)" \
+	test -e "$OUT/vs-pc.so"
 exit 0

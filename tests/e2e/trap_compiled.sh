@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # trap_compiled: a CFI check in a module left as compiled (built with
-# -fsanitize=kcfi alone: not rewritten, not registered) is the runtime's,
+# -fsanitize=kcfi alone and stripped: no __cfi_ symbols to find its
+# preambles by, so the stock bridge refuses it (docs/compat.md); not
+# rewritten, not registered) is the runtime's,
 # never the program's SIGILL handler's. The runtime keeps such a module's
 # .kcfi_traps read-only and the handler reports a listed ud2 with its
 # address (fatal; warn and off continue into the call, as the compiled
@@ -13,7 +15,7 @@ LIB=$PR_OUT/libtrap_compiled.so
 MAIN=$PR_OUT/trap_compiled
 STOCK=$PR_OUT/trap_compiled_stock
 { [ "$LIB" -nt "$PR_SRC/trap_compiled_lib.c" ] ||
-  clang-22 -O2 -fPIC -shared -fsanitize=kcfi "$PR_SRC/trap_compiled_lib.c" -o "$LIB"; } &&
+  clang-22 -O2 -fPIC -shared -fsanitize=kcfi -s "$PR_SRC/trap_compiled_lib.c" -o "$LIB"; } &&
 { pr_fresh "$MAIN" "$PR_SRC/trap_compiled_main.c" "$LIB" ||
   "$FCC" -O2 -Wall "$PR_SRC/trap_compiled_main.c" -L"$PR_OUT" -ltrap_compiled \
 	-Wl,-rpath,"$PR_OUT" -o "$MAIN"; } &&
@@ -21,7 +23,7 @@ STOCK=$PR_OUT/trap_compiled_stock
   "$FCC" -O2 -Wall -static-fineibt "$PR_SRC/trap_compiled_main.c" -L"$PR_OUT" \
 	-ltrap_compiled -Wl,-rpath,"$PR_OUT" -o "$MAIN-static"; } &&
 { [ "$STOCK" -nt "$PR_SRC/trap_compiled_main.c" ] ||
-  clang-22 -O2 -fsanitize=kcfi "$PR_SRC/trap_compiled_main.c" -L"$PR_OUT" \
+  clang-22 -O2 -fsanitize=kcfi -s "$PR_SRC/trap_compiled_main.c" -L"$PR_OUT" \
 	-ltrap_compiled -Wl,-rpath,"$PR_OUT" -o "$STOCK"; } ||
 	{ pr_fail build "could not build trap_compiled"; exit 1; }
 

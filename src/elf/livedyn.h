@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A loaded module's dynamic section, read from memory (livedyn.c): its
+ * symbols, relocations and RELRO range, and the store into one of its
+ * pointer slots that the runtime's binding passes make (load/dlsym_so.c's
+ * interposers, trap/stockven.c's typed veneers).
+ */
+#ifndef FI_LIVEDYN_H
+#define FI_LIVEDYN_H
+
+#include <link.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fi_livedyn {
+	const ElfW(Sym) *sym;
+	const char *str;
+	const ElfW(Rela) *rel[2];	/* DT_RELA, DT_JMPREL */
+	size_t nrel[2];
+	size_t nrelative;	/* DT_RELACOUNT: R_X86_64_RELATIVE lead rel[0] */
+	uintptr_t relro_lo, relro_hi;
+};
+
+/* Read @info's dynamic section; false without symbols and strings. */
+bool fi_livedyn_read(const struct dl_phdr_info *info, struct fi_livedyn *d);
+
+/* Store @to in the pointer slot @slot of @d's module (a RELRO page is
+ * opened for the store only). */
+void fi_livedyn_store(const struct fi_livedyn *d, void **slot, void *to);
+
+#endif /* FI_LIVEDYN_H */
