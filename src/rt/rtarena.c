@@ -332,7 +332,7 @@ const struct fi_module *fi_arena_freeze(const struct fi_arena *a,
 	fi_lay_module(&l, m, m);
 	err = l.fail ? -EBADMSG : fi_rt_put_scratch(c, l.buf, l.cap);
 	/* It held the key: the arena copy is its home, nowhere else. */
-	explicit_bzero(l.buf, l.cap);
+	fi_rt_wipe(l.buf, l.cap);
 	free(l.buf);
 	/* What landed, not what was meant: the scratch was writable. */
 	if (!err)

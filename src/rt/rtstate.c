@@ -77,7 +77,7 @@ int fi_rt_set_config(const struct fineibt_config *cfg,
 #undef FI_SPAN_SET
 	if (!rt->sealed)
 		ret = fi_rt_put((const uint8_t *)rt + lo, span, sizeof(span));
-	explicit_bzero(span, sizeof(span));
+	fi_rt_wipe(span, sizeof(span));
 	fi_rt_write_end(&saved);
 	return ret;
 }
@@ -176,8 +176,8 @@ scrub:
 	 * us: that one lives in the read-only arena and is the key's home.
 	 */
 	if (!fi_arena_owns(&fi_rt()->arena, m, sizeof(*m))) {
-		explicit_bzero(&m->rehash_key, sizeof(m->rehash_key));
-		explicit_bzero(&m->img.note.key, sizeof(m->img.note.key));
+		fi_rt_wipe(&m->rehash_key, sizeof(m->rehash_key));
+		fi_rt_wipe(&m->img.note.key, sizeof(m->img.note.key));
 		__asm__ volatile("" ::: "memory");
 	}
 	return ret;

@@ -302,6 +302,16 @@ int fi_rt_put_scratch(const void *dst, const void *src, size_t len);
 /* Is this thread inside a window? */
 bool fi_rt_writing(void);
 /*
+ * Zero @n bytes at @p that held a key, so that the compiler keeps the
+ * stores (glibc's explicit_bzero, without binding one more versioned
+ * symbol at every start-up).
+ */
+static inline void fi_rt_wipe(void *p, size_t n)
+{
+	__builtin_memset(p, 0, n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+/*
  * Were the descriptors in the state (fi_rt()->wr) opened by this process
  * (not inherited across fork)? Whether each is still open is asked
  * separately.
