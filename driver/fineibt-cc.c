@@ -379,6 +379,8 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 			fi_argv_add(a, "-Wl,-u,fi_rt_preinit");
 			fi_argv_addf(a, "%s/libfineibt.a", d->libdir);
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");
+			/* Shared objects' thunks find the coarse check there. */
+			fi_argv_add(a, "-Wl,--export-dynamic-symbol=__fineibt_coarse");
 			/* The executable's lookups of libc's sigaction & co.
 			 * get the interposers (src/load/dlsym_a.c). */
 			if (!d->full_static)

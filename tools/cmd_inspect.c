@@ -253,7 +253,10 @@ static void text_summary(const struct fi_image *im, const char *mode)
 	printf("preambles:     %zu (without ENDBR: %zu; slots without hash: %zu)\n",
 	       im->nfuncs, insp_no_endbr(im), im->nslots);
 	printf("call sites:    %zu (tail calls: %zu)\n", im->ncalls, insp_tail_calls(im));
-	printf("thunk calls without check: %zu\n", im->ntcalls);
+	printf("thunk calls without check: %zu%s\n", im->ntcalls,
+	       !im->ntcalls ? "" : fi_image_coarse_thunks(im) ?
+	       " (coarse check in the thunks: any known function entry)" :
+	       " (unchecked: the module's thunks have no coarse check)");
 	printf("arity:        ");
 	for (int a = 0; a <= FI_MAX_ARITY; a++)
 		printf(" %d(%s)=%zu", a, fi_arity_reg_name(a), im->arity_hist[a]);
@@ -444,6 +447,7 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	printf("%zu", insp_tail_calls(im));
 	json_key("thunk_calls", &first);
 	printf("%zu", im->ntcalls);
+	json_bool("coarse_thunks", fi_image_coarse_thunks(im), &first);
 	json_key("arity", &first);
 	for (int a = 0; a <= FI_MAX_ARITY; a++)
 		printf("%s%zu", a ? ", " : "[", im->arity_hist[a]);

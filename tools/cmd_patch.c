@@ -177,6 +177,8 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 	}
 	o->bhi_args = im->bhi_args;
 	o->dethunk = !a->no_dethunk;
+	/* Calls without a check keep their thunks' coarse check (but in off). */
+	o->coarse = fi_patch_coarse(im, &o->cfg);
 	o->quiet = a->quiet;
 	return 0;
 }

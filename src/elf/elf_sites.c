@@ -940,3 +940,23 @@ int fi_image_mode(const struct fi_image *im, struct fineibt_config *cfg)
 		*cfg = out;
 	return mixed ? -1 : (int)out.mode;
 }
+
+bool fi_image_coarse_thunks(const struct fi_image *im)
+{
+	bool any = false;
+
+	for (int r = 0; r < 16; r++) {
+		const uint8_t *p;
+
+		if (!im->thunks[r])
+			continue;
+		/* At least the shortest form (rax: 21 bytes) is there. */
+		p = fi_image_text(im, im->thunks[r], 21);
+		if (!p || !fi_match_coarse_thunk(p, fi_image_text(im, im->thunks[r],
+				FI_COARSE_THUNK_MAX) ? FI_COARSE_THUNK_MAX : 21,
+						 im->thunks[r], r, NULL))
+			return false;
+		any = true;
+	}
+	return any;
+}

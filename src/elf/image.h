@@ -297,4 +297,11 @@ bool fi_image_is_kcfi_mode(const struct fi_image *im);
  */
 int fi_image_set(const struct fi_image *im);
 
+/*
+ * Are @im's own indirect thunks the checking ones (src/seq/thunks.S: the
+ * coarse check of the calls that carry no kCFI check)? True when it has
+ * at least one thunk and each one it has is in that form.
+ */
+bool fi_image_coarse_thunks(const struct fi_image *im);
+
 #endif /* FI_IMAGE_H */

@@ -272,6 +272,7 @@ struct fi_jit_region {
 	struct fi_module mod;
 	struct fi_view view;
 	struct fi_jit_region *next;	/* registered regions, for unregister */
+	struct fi_func *funcs;		/* its functions: the coarse check's entries */
 	uint64_t traps[];
 };
 
@@ -338,6 +339,39 @@ static size_t fi_jit_scan(const struct fi_jit_env *env, const uint8_t *lo,
 	return n;
 }
 
+/*
+ * The functions in [@lo, @lo + @len): a 16-aligned entry with a preamble
+ * of ours before it (fineibt_emit_preamble's, in any mode's form) and an
+ * ENDBR-like func+0. Generated code has no metadata that names them, so
+ * the preambles are what is read (as fineibt_func_hash does); they become
+ * the region's entries for the coarse check (src/rt/coarse.h). @out
+ * NULL: count only.
+ */
+static size_t fi_jit_funcs(const uint8_t *lo, size_t len, struct fi_func *out,
+			   size_t cap)
+{
+	uint64_t base = (uint64_t)(uintptr_t)lo, e;
+	size_t n = 0;
+	uint32_t hash;
+
+	e = (base + FI_PREAMBLE_SIZE + FI_PREAMBLE_SIZE - 1) &
+	    ~(uint64_t)(FI_PREAMBLE_SIZE - 1);
+	for (; len >= FI_JIT_PREAMBLE_LEN && e - base <= len - 4;
+	     e += FI_PREAMBLE_SIZE) {
+		const uint8_t *p = lo + (e - base) - FI_PREAMBLE_SIZE;
+
+		if (fi_jit_read_hash(p, e - FI_PREAMBLE_SIZE, &hash))
+			continue;
+		if (out && n == cap)
+			break;
+		if (out)
+			out[n] = (struct fi_func){ .addr = e, .hash = hash,
+						   .arity = -1, .endbr = true };
+		n++;
+	}
+	return n;
+}
+
 static struct fi_jit_region *fi_jit_region_new(const uint8_t *code, size_t len)
 {
 	uint64_t lo = (uint64_t)(uintptr_t)code;
@@ -360,6 +394,14 @@ static struct fi_jit_region *fi_jit_region_new(const uint8_t *code, size_t len)
 	r->mod.img.nviews = 1;
 	r->mod.img.traps = r->traps;
 	r->mod.img.ntraps = n;
+	n = fi_jit_funcs(code, len, NULL, 0);
+	r->funcs = n ? calloc(n, sizeof(*r->funcs)) : NULL;
+	if (n && !r->funcs) {
+		free(r);
+		return NULL;
+	}
+	r->mod.img.funcs = r->funcs;
+	r->mod.img.nfuncs = fi_jit_funcs(code, len, r->funcs, n);
 	r->mod.text_lo = lo;
 	r->mod.text_hi = lo + len;
 	r->mod.patched = true;
@@ -451,9 +493,16 @@ FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
 	r = fi_jit_region_new(code, len);
 	err = r ? fi_rt_add_jit(&r->mod, lo, lo + len) : -ENOMEM;
 	if (err) {
+		if (r)
+			free(r->funcs);
 		free(r);
 		goto out;
 	}
+	/* The registered copy has their bitmap; the list was for it only. */
+	free(r->funcs);
+	r->funcs = NULL;
+	r->mod.img.funcs = NULL;
+	r->mod.img.nfuncs = 0;
 	r->next = fi_jit_regions;
 	fi_jit_regions = r;
 out:

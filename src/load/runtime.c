@@ -931,12 +931,16 @@ static void fi_rt_take(struct fi_module *m)
 		fi_rt_take_static(m);
 		return;
 	}
+	/* Unchecked calls keep their thunks' coarse check (coarse.h). */
+	o.coarse = fi_patch_coarse(&m->img, &o.cfg);
 	/* kcfi without rand: the compiler's bytes are the mode already,
 	 * unless an empty-parentheses definition needs its hash (knr.c) or
-	 * a stock module's layout is not ours (docs/compat.md). */
+	 * a stock module's layout is not ours (docs/compat.md), or checked
+	 * sites call through checking thunks (made direct: checked calls never
+	 * pay the coarse check too). */
 	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
 	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img) &&
-	    !fi_image_stock(&m->img)) {
+	    !fi_image_stock(&m->img) && !(o.coarse && m->img.ncalls)) {
 		fi_rt_report(m, NULL, "kept");
 		return;
 	}

@@ -993,9 +993,14 @@ int fi_patch_image(struct fi_image *im, const struct fi_patch_opts *o,
 		err = fi_lane_callers(&ps, &fm, &lane);
 	for (size_t i = 0; !err && i < im->nscalls; i++)
 		err = fi_pass_scall(&ps, &im->scalls[i]);
-	for (size_t i = 0; !err && o->dethunk && i < im->ntcalls; i++)
+	for (size_t i = 0; !err && o->dethunk && !o->coarse && i < im->ntcalls; i++)
 		err = fi_pass_tcall(&ps, &im->tcalls[i]);
 	return err;
+}
+
+bool fi_patch_coarse(const struct fi_image *im, const struct fineibt_config *cfg)
+{
+	return cfg->mode != FINEIBT_MODE_OFF && fi_image_coarse_thunks(im);
 }
 
 /* ---------------------------------------------------------------- verify */
@@ -1067,8 +1072,8 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
 		uint64_t af = f < im->nfuncs ? im->funcs[f].addr - FI_PREAMBLE_SIZE :
 			      UINT64_MAX;
 		uint64_t ac = c < im->ncalls ? im->calls[c].addr : UINT64_MAX;
-		uint64_t at = q.dethunk && t < im->ntcalls ? im->tcalls[t].addr :
-			      UINT64_MAX;
+		uint64_t at = q.dethunk && !q.coarse && t < im->ntcalls ?
+			      im->tcalls[t].addr : UINT64_MAX;
 		uint64_t as = sc < im->nscalls ? im->scalls[sc].addr : UINT64_MAX;
 
 		if (af == UINT64_MAX && ac == UINT64_MAX && at == UINT64_MAX &&

@@ -22,6 +22,12 @@ struct fi_patch_opts {
 	 */
 	uint64_t bhi_args;
 	bool dethunk;			/* cs call thunk -> call *%r11 (default on) */
+	/*
+	 * Leave the calls through thunks that carry no kCFI check to the
+	 * thunks' coarse check (src/rt/coarse.h): de-thunk only the checked
+	 * sites. Set in every mode but off (fi_patch_coarse).
+	 */
+	bool coarse;
 	bool quiet;			/* don't report skipped sites */
 };
 
@@ -72,6 +78,13 @@ int fi_patch_verify(struct fi_image *im, const struct fi_patch_opts *o,
  * compile-time hash: rehashed when cfg has RAND, else unchanged.
  */
 uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash);
+
+/*
+ * Whether the passes should leave @im's unchecked thunk calls to the
+ * coarse check in @cfg's mode: every mode but off, when its thunks are
+ * the checking ones (fi_image_coarse_thunks).
+ */
+bool fi_patch_coarse(const struct fi_image *im, const struct fineibt_config *cfg);
 
 /*
  * src/knr.c. The hash a preamble of an empty-parentheses definition

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coarse.h"
 #include "runtime.h"
 
 /*
@@ -289,6 +290,28 @@ int fi_module_arity(const struct fi_module *m, uint64_t func)
 	return -1;
 }
 
+/*
+ * The bitmap of @c's known entries for the coarse check (coarse.h), from
+ * @im's functions over @c's text: zeroed room, then its bits.
+ */
+static void fi_lay_coarse(struct fi_lay *l, struct fi_module *c,
+			  const struct fi_image *im)
+{
+	size_t words = fi_coarse_module_words(c, im), off = l->len;
+
+	c->coarse_bits = NULL;
+	if (!words || words > SIZE_MAX / 16)
+		return;
+	l->len = fi_arena_round(off + words * sizeof(uint64_t), FI_ARENA_ALIGN);
+	if (l->buf && l->len > l->cap) {
+		l->fail = true;
+		return;
+	}
+	c->coarse_bits = (const uint64_t *)(uintptr_t)(l->at + off);
+	if (l->buf)
+		fi_coarse_module_fill((uint64_t *)(l->buf + off), c, im);
+}
+
 /* Lay @m's copy out in @l (measure, or fill @l->buf). */
 static void fi_lay_module(struct fi_lay *l, const struct fi_module *m,
 			  const void *key)
@@ -303,6 +326,7 @@ static void fi_lay_module(struct fi_lay *l, const struct fi_module *m,
 	c.key = key;
 	c.stock = m->stock || fi_image_stock(&m->img);
 	fi_lay_sites(l, &c, &m->img);
+	fi_lay_coarse(l, &c, &m->img);
 	fi_lay_image(l, &m->img, &c.img);
 	if (l->buf)
 		memcpy(l->buf, &c, sizeof(c));

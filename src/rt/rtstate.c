@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -30,6 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "coarse.h"
 #include "runtime.h"
 
 /* src/seq/bhi.S */
@@ -108,8 +110,47 @@ void fi_rt_seal(void)
 	if (rt) {
 		if (!rt->sealed)
 			FI_RT_PUT(rt->sealed, true);
+		/* From now on the thunks check (coarse.h). */
+		fi_rt_coarse_publish(rt);
 		fi_rt_write_end(&saved);
 	}
+}
+
+/*
+ * Inside a window: a new known-entry table for the coarse check, or none
+ * when the process does not enforce it (coarse.h). The old table stays
+ * in the arena: a thunk in another thread may be reading it. The table
+ * is a function of the read-only state alone: laid out in scratch, put,
+ * then the landed copy is compared with the table made again, and only
+ * then published (a thread writing the scratch meanwhile would choose
+ * which addresses unchecked calls may reach).
+ */
+int fi_rt_coarse_publish(const struct fi_runtime *rt)
+{
+	size_t len = fi_coarse_table_len(rt);
+	const struct fi_coarse *t = NULL;
+	struct fi_coarse *buf;
+	int err = 0;
+
+	if (len) {
+		t = fi_arena_alloc(&rt->arena, len);
+		buf = t ? calloc(1, len) : NULL;
+		if (!buf)
+			return -ENOMEM;	/* the room stays in the arena, unused */
+		fi_coarse_table_fill(rt, buf);
+		err = fi_rt_put_scratch(t, buf, len);
+		if (!err) {
+			memset(buf, 0, len);
+			fi_coarse_table_fill(rt, buf);
+			fi_rt_park("verify", NULL, 0);
+			if (memcmp(t, buf, len))
+				err = -EBADMSG;
+		}
+		free(buf);
+		if (err)
+			return err;
+	}
+	return FI_RT_PUT(rt->coarse, t);
 }
 
 /* ---------------------------------------------------------------- modules */
@@ -165,6 +206,8 @@ static int fi_rt_add_as(struct fi_module *m, bool jit, uint64_t lo,
 	} else if (!(ret = FI_RT_PUT(rt->mods[slot], copy)) &&
 		   (size_t)slot >= rt->nmods) {
 		ret = FI_RT_PUT(rt->nmods, (size_t)slot + 1);
+		if (!ret)
+			fi_rt_coarse_publish(rt);
 	}
 	fi_rt_write_end(&saved);
 scrub:
@@ -235,6 +278,8 @@ int fi_rt_del_module(const struct fi_module *m)
 	for (size_t i = 0; i < rt->nmods && i < FI_MAX_SLOTS; i++) {
 		if (rt->mods[i] && (rt->mods[i]->key == m || rt->mods[i] == m)) {
 			ret = FI_RT_PUT(rt->mods[i], NULL);
+			if (!ret)
+				fi_rt_coarse_publish(rt);
 			break;
 		}
 	}
@@ -370,6 +415,9 @@ size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
 	}
 	if (done < n && i >= rt->nseen)
 		done += fi_rt_seen_append(rt, e + done, n - done);
+	/* a kCFI module that will not be registered is a range of its own */
+	if (done)
+		fi_rt_coarse_publish(rt);
 	fi_rt_write_end(&saved);
 	return done;
 }
@@ -430,6 +478,7 @@ void fi_rt_seen_drop(size_t i)
 		}
 		fi_rt_put(&rt->seen[i], &(struct fi_rt_seen){ 0 },
 			  sizeof(rt->seen[i]));
+		fi_rt_coarse_publish(rt);
 	}
 	fi_rt_write_end(&saved);
 }

@@ -25,7 +25,9 @@
  *     (read-only program headers, note and list); a copied one is sorted
  *     and lies in the text;
  *   - it carries warn only if the process runs in warn (the one bit
- *     that turns a fatal CFI failure into a report).
+ *     that turns a fatal CFI failure into a report);
+ *   - its coarse-check bitmap marks only its recorded function entries
+ *     (or their preambles in FineIBT modes).
  * (Its BHI stub array, if any, must be a registered one: rtstate.c.)
  *
  * Names, symbols and the fingerprint sample serve reports and the scans'
@@ -281,6 +283,55 @@ static bool fi_ver_text_parts(const struct fi_module *c)
 	return true;
 }
 
+/* Is link-time @addr one of @c's recorded function entries? */
+static bool fi_ver_is_func(const struct fi_module *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nfunc;
+
+	while (c->func_off && lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v = c->func_base + c->func_off[mid];
+
+		if (v == addr)
+			return true;
+		if (v < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * The coarse check's bitmap (coarse.h: one bit per 16 bytes from
+ * text_lo & ~15): its size the text's, and each known entry one of the
+ * record's functions (or, in FineIBT modes, the preamble just before
+ * one): a forged bit would let unchecked calls reach any 16 bytes.
+ */
+static bool fi_ver_coarse(struct fi_ver *v, const struct fi_module *c)
+{
+	uint64_t lo = c->text_lo & ~(uint64_t)(FI_PREAMBLE_SIZE - 1);
+	uint64_t nbits = (c->text_hi - lo + FI_PREAMBLE_SIZE - 1) / FI_PREAMBLE_SIZE;
+	bool pre = c->cfg.mode == FINEIBT_MODE_FINEIBT;
+
+	if (!c->coarse_bits)
+		return true;
+	fi_ver_in(v, c->coarse_bits, (nbits + 63) / 64, sizeof(uint64_t));
+	if (v->bad)
+		return false;
+	for (uint64_t w = 0; w < (nbits + 63) / 64; w++) {
+		for (uint64_t b = c->coarse_bits[w]; b; b &= b - 1) {
+			uint64_t at = lo + (w * 64 + (uint64_t)__builtin_ctzll(b)) *
+					  FI_PREAMBLE_SIZE - c->img.bias;
+
+			if (!fi_ver_is_func(c, at) &&
+			    !(pre && fi_ver_is_func(c, at + FI_PREAMBLE_SIZE)))
+				return false;
+		}
+	}
+	return true;
+}
+
 /*
  * Read-only to the kernel (not writable, mapped), [@p, @p + @n)? @last:
  * the mapping the previous question found (a module's headers, index and
@@ -403,7 +454,8 @@ int fi_rt_verify_module(const struct fi_module *c, size_t len,
 		fi_ver_in(&v, c->func_arity, c->nfunc, 1);
 	fi_ver_in(&v, c->fp_site, c->nfp, sizeof(*c->fp_site));
 	if (v.bad || !fi_ver_policy(c, key, jit, lo, hi) ||
-	    c->text_lo >= c->text_hi || !fi_ver_text_parts(c) || !fi_ver_alone(c))
+	    c->text_lo >= c->text_hi || !fi_ver_text_parts(c) || !fi_ver_alone(c) ||
+	    !fi_ver_coarse(&v, c))
 		return -EBADMSG;
 	fi_rt_park("verify", NULL, 0);
 	if (!fi_ver_ktraps(c))

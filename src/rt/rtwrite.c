@@ -89,6 +89,12 @@ static struct {
 	uint8_t guard_hi[FI_PAGE];
 } fi_rt_area __attribute__((aligned(FI_PAGE), section(".bss.fineibt_rtstate")));
 #define fi_rt_store	(fi_rt_area.s)
+/*
+ * Where coarse.S finds the known-entry table: a pointer to the state's
+ * field, itself in RELRO (read-only once the loader relocated it).
+ */
+const struct fi_coarse *const *const fi_rt_coarse_slot
+	__attribute__((used)) = &fi_rt_area.s.rt.coarse;
 #define FI_RT_PAGES	(FI_RT_BYTES / FI_PAGE)
 
 /*

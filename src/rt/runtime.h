@@ -17,6 +17,8 @@
 #include "fineibt.h"
 #include "image.h"
 
+struct fi_coarse;
+
 #define FI_MAX_MODULES	256
 /* JIT regions (jit.c) have slots of their own: they never crowd out modules. */
 #define FI_MAX_JIT	256
@@ -58,6 +60,9 @@ struct fi_module {
 	 */
 	bool stock;
 	uint64_t sven_lo, sven_hi;
+	/* Of a registered copy: its known entries for the coarse check
+	 * (coarse.h), one bit per 16 bytes from text_lo & ~15, or NULL. */
+	const uint64_t *coarse_bits;
 };
 
 /*
@@ -244,6 +249,12 @@ struct fi_runtime {
 	size_t nstub_copies;
 	struct fi_rt_foreign foreign;
 	struct fi_arena arena;
+	/*
+	 * The coarse check's known-entry table (coarse.h), in the arena;
+	 * NULL while the process does not enforce it. Replaced whole by
+	 * fi_rt_coarse_publish; coarse.S reads it through fi_rt_coarse_slot.
+	 */
+	const struct fi_coarse *coarse;
 	/* ---- the tables ---- */
 	struct fi_rt_seen seen[FI_MAX_SEEN];
 	/* Frozen copies, in the arena; each one's .key is the caller's module. */
@@ -364,6 +375,15 @@ void fi_rt_seal(void);
  */
 void fi_rt_park(const char *where, const void *scratch, size_t len);
 bool fi_rt_hook_no_procmem(void);
+/*
+ * Inside a window: build and publish the coarse check's known-entry
+ * table (src/rt/coarse.h) from the registered modules, JIT regions and
+ * the veneer region; every change of those calls it. Laid out in
+ * scratch, put in the arena, checked where it landed against the same
+ * table made again from the read-only state, then published. 0 or
+ * -errno (the old table stays).
+ */
+int fi_rt_coarse_publish(const struct fi_runtime *rt);
 
 /*
  * src/rt/rtone.c. fi_rt_publish(): the primary records @calls (the entry

@@ -850,6 +850,57 @@ bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
 	return true;
 }
 
+bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
+			   int reg, uint64_t *slot)
+{
+	/* scratch: r11 (modrm reg 3), or r10 (2) for the r11 thunk */
+	const uint8_t sr = reg == 11 ? 2 : 3;
+	const uint8_t test[] = { 0x4d, 0x85, (uint8_t)(0xc0 | sr << 3 | sr) };
+	const uint8_t jmp_s[] = { 0x41, 0xff, (uint8_t)(0xe0 | sr) };
+	uint32_t want = (uint32_t)reg * FI_COARSE_STRIDE, imm;
+	size_t at = 12, end;
+	bool r11 = reg == 11;
+
+	/* the r11 thunk: push %r10 first, pop %r10 before its last jmp */
+	if (r11) {
+		if (avail < 2 || p[0] != 0x41 || p[1] != 0x52)
+			return false;
+		p += 2;
+		ip += 2;
+		avail -= 2;
+	}
+	if (reg < 0 || reg > 15 || avail < 18 || p[0] != 0x4c ||
+	    (p[1] != 0x8b && p[1] != 0x8d) || p[2] != (0x05 | sr << 3) ||
+	    memcmp(p + 7, test, 3) || p[10] != 0x74)
+		return false;
+	if (p[12] == 0x49 && p[13] == 0x83 && p[14] == (0xc0 | sr)) {
+		imm = p[15];
+		at += 4;
+	} else if (p[12] == 0x49 && p[13] == 0x81 && p[14] == (0xc0 | sr) &&
+		   avail >= 22) {
+		imm = fi_load32(p + 15);
+		at += 7;
+	} else {
+		return false;
+	}
+	end = at + 3;
+	if (imm != want || avail < end + 2 + (reg >= 8) + 2 * r11 ||
+	    memcmp(p + at, jmp_s, 3) || p[11] != end - 12)
+		return false;
+	if (r11) {
+		if (p[end] != 0x41 || p[end + 1] != 0x5a)
+			return false;
+		end += 2;
+	}
+	if (reg >= 8 ? (p[end] != 0x41 || p[end + 1] != 0xff ||
+			p[end + 2] != 0xe0 + reg - 8) :
+		       (p[end] != 0xff || p[end + 1] != 0xe0 + reg))
+		return false;
+	if (slot)
+		*slot = p[1] == 0x8b ? ip + 7 + (uint64_t)(int64_t)(int32_t)fi_load32(p + 3) : 0;
+	return true;
+}
+
 /*
  * The thunk call at the end of a kCFI-shaped call site: its form and
  * target. This and the two below are inlined into the two call-site

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "thunks.h"
+
 /* ------------------------------------------------------------ geometry */
 
 #define FI_PREAMBLE_SIZE	16	/* bytes before func that a preamble takes */
@@ -391,6 +393,29 @@ enum fi_caller_form fi_match_kcfi_caller(const uint8_t *p, uint64_t ip,
  */
 uint32_t fi_decode_caller_hash(const uint8_t *p);
 
+/*
+ * A module's checking __x86_indirect_thunk_<reg> (src/seq/thunks.S, the
+ * coarse check; s = r11, or r10 when reg is r11; n = reg):
+ *
+ *   0:  4c 8b 1d rel32       mov slot(%rip), %s   (the GOT slot of
+ *       4c 8d 1d rel32       lea check(%rip), %s   __fineibt_coarse; a link
+ *                                                   that defines it: lea)
+ *   7:  4d 85 db             test %s, %s
+ *   a:  74 07 / 74 0a        jz the last jmp
+ *   c:  49 83 c3 00          add $0, %s           (n = 0)
+ *       49 81 c3 imm32       add $(n * FI_COARSE_STRIDE), %s
+ *       41 ff e3             jmp *%s
+ *       ff e0+n / 41 ff e0+n jmp *%reg
+ *
+ * The r11 thunk keeps r10: 41 52 (push %r10) first, and 41 5a (pop
+ * %r10) right before its last jmp, where jz lands.
+ * fi_match_coarse_thunk: @p (@avail bytes at @ip) is that thunk for
+ * @reg; its GOT slot in *@slot (0 when the link made it a lea).
+ */
+#define FI_COARSE_THUNK_MAX	29
+bool fi_match_coarse_thunk(const uint8_t *p, size_t avail, uint64_t ip,
+			   int reg, uint64_t *slot);
+
 /* @p (6 bytes at @ip) is "2e e8/e9 rel32" reaching @thunk. */
 bool fi_match_thunk_call(const uint8_t *p, uint64_t ip, uint64_t thunk,
 			 bool *jmp);
@@ -437,6 +462,8 @@ const char *fi_arity_reg_name(int arity);
  */
 #define FI_FVEN_SLOT	64
 #define FI_FVEN_ENTRY	16
+/* The region every veneer is a slot of: 16384 veneers. */
+#define FI_FVEN_REGION	(1ULL << 20)
 void fi_emit_foreign_veneer(uint8_t slot[FI_FVEN_SLOT], uint64_t fn);
 
 /*

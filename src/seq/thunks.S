@@ -25,9 +25,25 @@
  * direct rel32 inside the module (no PLT) and the passes recognise them.
  * Each thunk has its own section so --gc-sections drops unused ones.
  * No ENDBR: thunks are only ever reached by direct call/jmp.
+ *
+ * The coarse check (src/rt/coarse.h, docs/compat.md): a module's own
+ * thunks load the GOT slot of the runtime's __fineibt_coarse and jump to
+ * the check of their register there, which lets the call reach only a
+ * function entry the runtime knows (r11 is scratch at a call; r10 too
+ * when the target is in r11). The slot is bound by the loader (RELRO under
+ * fineibt-cc's -z relro -z now: read-only before any code of the module
+ * runs), so the thunk is position-independent and the same bytes in
+ * every process: no text is written for it. The reference is weak: a
+ * module loaded where no runtime defines the check (fineibt-cc
+ * --fineibt-no-runtime, a process without libfineibt) has a null slot,
+ * and the thunk is the plain jump. The passes leave the calls through
+ * these thunks as they are, except in cfi=off (src/pass/patch.c).
+ * libfineibt.so's exported copies stay the plain jump.
  */
 
-.macro	THUNK reg
+#include "thunks.h"
+
+.macro	THUNK reg, n
 	.section .text.__x86_indirect_thunk_\reg, "ax", @progbits
 	.balign	16, 0xcc
 	.globl	__x86_indirect_thunk_\reg
@@ -36,13 +52,50 @@
 #endif
 	.type	__x86_indirect_thunk_\reg, @function
 __x86_indirect_thunk_\reg:
+#ifdef FI_THUNKS_HIDDEN
+	/* r11 is scratch at every call; r10 (saved) when r11 is the target */
+.ifc \reg,r11
+	/* r10 kept: a FineIBT caller left thunked passes its hash there;
+	 * the check of r11 pops it first */
+	push	%r10
+	mov	__fineibt_coarse@GOTPCREL(%rip), %r10
+	test	%r10, %r10
+	jz	2f
+	add	$(\n * FI_COARSE_STRIDE), %r10
+	jmp	*%r10
+2:	pop	%r10
+.else
+	mov	__fineibt_coarse@GOTPCREL(%rip), %r11
+	test	%r11, %r11
+	jz	1f
+	add	$(\n * FI_COARSE_STRIDE), %r11
+	jmp	*%r11
+.endif
+1:
+#endif
 	jmp	*%\reg
 	int3
 	.size	__x86_indirect_thunk_\reg, . - __x86_indirect_thunk_\reg
 .endm
 
-	.irp	reg, rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
-	THUNK	\reg
-	.endr
+#ifdef FI_THUNKS_HIDDEN
+	.weak	__fineibt_coarse
+#endif
+	THUNK	rax, 0
+	THUNK	rcx, 1
+	THUNK	rdx, 2
+	THUNK	rbx, 3
+	THUNK	rsp, 4
+	THUNK	rbp, 5
+	THUNK	rsi, 6
+	THUNK	rdi, 7
+	THUNK	r8, 8
+	THUNK	r9, 9
+	THUNK	r10, 10
+	THUNK	r11, 11
+	THUNK	r12, 12
+	THUNK	r13, 13
+	THUNK	r14, 14
+	THUNK	r15, 15
 
 	.section .note.GNU-stack, "", @progbits

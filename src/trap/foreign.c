@@ -46,7 +46,6 @@
 #include "runtime.h"
 
 #define FI_PAGE		4096ULL
-#define FI_FVEN_REGION	(1ULL << 20)	/* 16384 veneers */
 #define FI_FVEN_MAX	(FI_FVEN_REGION / FI_FVEN_SLOT)
 
 /*
@@ -271,6 +270,8 @@ static bool fi_fx_reserve(void)
 		munmap(p, FI_FVEN_REGION);
 		return false;
 	}
+	/* Its entries join the coarse check's known ones (coarse.h). */
+	fi_rt_coarse_publish(rt);
 	fi_rt_write_end(&saved);
 	return true;
 }

@@ -181,6 +181,8 @@ static uint64_t fi_rep_site(const struct fi_trap *t, uint64_t sp)
 	case FI_TRAP_BHI:
 		/* (%rsp) returns into the target; the caller's is above it. */
 		return fi_rep_read64(sp + 8, &ret) ? fi_rep_caller(t, ret) : 0;
+	case FI_TRAP_COARSE:
+		return t->site_known ? t->addr : 0;
 	default:
 		return 0;
 	}
@@ -267,8 +269,10 @@ void fi_report_collect(const struct fi_trap *t, uint64_t sp,
 	m = key.mod_target;
 	if (m)
 		ri->have_found = fi_rep_func_hash(m, t->target, &ri->found);
-	ri->nas_in = fi_rep_as_in(t->type, t->target, ri->as_in,
-				  FI_REPORT_NAMES, &first);
+	/* A coarse stop had no type to check: no "as in". */
+	if (t->kind != FI_TRAP_COARSE)
+		ri->nas_in = fi_rep_as_in(t->type, t->target, ri->as_in,
+					  FI_REPORT_NAMES, &first);
 	if (m)
 		fi_rep_proto(t->target, ri->target_proto, sizeof(ri->target_proto));
 	if (ri->nas_in)
@@ -532,7 +536,7 @@ static void fi_out_jaddr(struct fi_out *o, const char *key, uint64_t addr,
 static const char *const fi_kind_names[] = {
 	[FI_TRAP_NONE] = "none", [FI_TRAP_KCFI] = "kcfi",
 	[FI_TRAP_PREAMBLE] = "preamble", [FI_TRAP_PARANOID] = "paranoid",
-	[FI_TRAP_BHI] = "bhi",
+	[FI_TRAP_BHI] = "bhi", [FI_TRAP_COARSE] = "coarse",
 };
 
 size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
@@ -557,7 +561,7 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 	fi_out_str(&o, ",\"seq\":");
 	fi_out_jstr(&o, t->mod ? fi_trap_set_name(&t->mod->cfg) : "?");
 	fi_out_str(&o, ",\"kind\":");
-	fi_out_jstr(&o, t->kind <= FI_TRAP_BHI ? fi_kind_names[t->kind] : "?");
+	fi_out_jstr(&o, t->kind <= FI_TRAP_COARSE ? fi_kind_names[t->kind] : "?");
 	fi_out_jaddr(&o, "at", t->addr, t);
 	fi_out_jaddr(&o, "call_site", ri->site, NULL);
 	fi_out_jaddr(&o, "target", t->target, NULL);

@@ -33,6 +33,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "coarsetrap.h"
 #include "foreign.h"
 #include "insn.h"
 #include "rawsys.h"
@@ -289,6 +290,8 @@ bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t)
 	int len;
 
 	*t = (struct fi_trap){ .kind = FI_TRAP_NONE, .addr = r->ip };
+	if (fi_coarse_decode(r, t))
+		return true;
 	if (base) {
 		fi_bhi_stubs(&avail);
 		avail -= r->ip - base;
@@ -473,6 +476,54 @@ static bool fi_put_preamble_addr(struct fi_line *l, const struct fi_trap *t)
 	return true;
 }
 
+static void fi_put_mode(struct fi_line *l, const struct fi_trap *t)
+{
+	/* A coarse stop seen from no module: the process's mode. */
+	const struct fineibt_config *cfg = t->mod ? &t->mod->cfg :
+					   t->kind == FI_TRAP_COARSE ? &fi_rt()->cfg : NULL;
+
+	fi_put(l, "; mode: ");
+	if (cfg) {
+		/* the set too: the bytes that trapped differ between sets */
+		fi_put(l, fi_trap_mode_name(cfg));
+		fi_put(l, "/");
+		fi_put(l, fi_trap_set_name(cfg));
+	} else {
+		fi_put(l, "?");
+	}
+	if (l->bare)
+		fi_put(l, "; small signal stack: no symbols");
+	if (t->warn)
+		fi_put(l, "; warn");
+	fi_put(l, ")\n");
+	/* Keep the newline even when the symbols were too long. */
+	if (l->len && l->buf[l->len - 1] != '\n')
+		l->buf[l->len - 1] = '\n';
+}
+
+/*
+ * "fineibt: CFI failure at main+0x2a (target: work+0x5; unchecked call
+ * site, coarse check; mode: kcfi/v4)": no type, there was none to check;
+ * a tail jump through a thunk leaves no site, only its caller's return
+ * address.
+ */
+static size_t fi_trap_format_coarse(const struct fi_trap *t, struct fi_line *l)
+{
+	fi_put(l, "fineibt: CFI failure at ");
+	if (t->site_known) {
+		fi_put_addr(l, t->addr);
+	} else {
+		fi_put(l, "a tail jump through a thunk (returning to ");
+		fi_put_addr(l, t->ret);
+		fi_put(l, ")");
+	}
+	fi_put(l, " (target: ");
+	fi_put_addr(l, t->target);
+	fi_put(l, "; unchecked call site, coarse check");
+	fi_put_mode(l, t);
+	return l->len;
+}
+
 static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
 				bool bare)
 {
@@ -482,6 +533,8 @@ static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
 	if (!len)
 		return 0;
 	buf[0] = '\0';
+	if (t->kind == FI_TRAP_COARSE)
+		return fi_trap_format_coarse(t, &l);
 	fi_put(&l, "fineibt: CFI failure at ");
 	if (t->kind == FI_TRAP_BHI) {
 		/* A stub copy has no symbol of its own (nor would one help). */
@@ -495,23 +548,7 @@ static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
 	fi_put_addr(&l, t->target);
 	fi_put(&l, "; expected type: ");
 	fi_put_hex(&l, t->type, 8);
-	fi_put(&l, "; mode: ");
-	if (t->mod) {
-		/* the set too: the bytes that trapped differ between sets */
-		fi_put(&l, fi_trap_mode_name(&t->mod->cfg));
-		fi_put(&l, "/");
-		fi_put(&l, fi_trap_set_name(&t->mod->cfg));
-	} else {
-		fi_put(&l, "?");
-	}
-	if (bare)
-		fi_put(&l, "; small signal stack: no symbols");
-	if (t->warn)
-		fi_put(&l, "; warn");
-	fi_put(&l, ")\n");
-	/* Keep the newline even when the symbols were too long. */
-	if (l.len && buf[l.len - 1] != '\n')
-		buf[l.len - 1] = '\n';
+	fi_put_mode(&l, t);
 	return l.len;
 }
 
@@ -1023,6 +1060,9 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		if (opened && fi_verbose_on() &&
 		    fi_trap_stack_room(frame) >= FI_TRAP_STACK_FULL)
 			fi_trap_say_opened(&t);
+	} else if (t.kind == FI_TRAP_COARSE && fi_coarse_take(&t)) {
+		/* An uninstrumented library's exported entry (coarsetrap.c). */
+		g[REG_RIP] = (greg_t)t.resume;
 	} else if (t.kind != FI_TRAP_NONE) {
 		fi_trap_report_once(&t, r.sp, fi_trap_stack_room(frame));
 		if (!t.warn)

@@ -19,6 +19,7 @@ enum fi_trap_kind {
 	FI_TRAP_PREAMBLE,	/* 0xEA inside a FineIBT preamble */
 	FI_TRAP_PARANOID,	/* LOCK Jcc.d8 at offset 0xd of a paranoid caller */
 	FI_TRAP_BHI,		/* ud2 inside a BHI stub array */
+	FI_TRAP_COARSE,		/* ud2 of a thunk's coarse check (coarse.S) */
 };
 
 /* The registers the decoder needs (run-time values at the #UD). */
@@ -48,6 +49,13 @@ struct fi_trap {
 	 */
 	bool set_r10;
 	uint32_t resume_r10;
+	/*
+	 * FI_TRAP_COARSE: the return address on the stack, and whether it
+	 * follows the call through the thunk (then @addr is that call; a
+	 * tail jump leaves none: @addr is 0 and @ret is its caller's).
+	 */
+	uint64_t ret;
+	bool site_known;
 };
 
 #endif /* FI_TRAPINFO_H */

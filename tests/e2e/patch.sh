@@ -265,7 +265,9 @@ expect_tcall() {
 	local a=$1 key line
 	printf -v key %x $a
 	line=${INSN[$key]:-}
-	if [ "$DETHUNK" = 0 ]; then
+	# Only off makes them direct: every other mode leaves them to the
+	# thunks' coarse check (the test programs link crt's thunks).
+	if [ "$DETHUNK" = 0 ] || [ "$MODE" != off ]; then
 		emit $a "$line"
 		return
 	fi
@@ -464,16 +466,19 @@ else
 fi
 
 # off is kcfi,norand with "eb 0c" over the first two bytes of each site
-# (objdump cannot follow the code after that jmp.d8, so check the bytes)
+# (objdump cannot follow the code after that jmp.d8, so check the bytes),
+# and the unchecked thunk calls made direct, which kcfi leaves to the
+# thunks' coarse check (docs/compat.md): at most 6 other bytes each
 ncalls=$(call_sites "$P/prog_pie" | wc -l)
+ntc=$($FI inspect "$P/prog_pie" | sed -n 's/^thunk calls without check: \([0-9]*\).*/\1/p')
 size=$(stat -c %s "$P/prog_pie")
 odd=$(cmp -l "$W/pie_kcfi_norand/prog_pie" "$W/pie_off/prog_pie" 2>/dev/null |
 	awk -v n=$size '$1 <= n && $1 > 64 { if ($3 == 353 || $3 == 14) k++; else bad++ }
 		END { print k + 0, bad + 0 }')
-if [ "$odd" = "$((2 * ncalls)) 0" ]; then
+if [ "${odd% *}" = "$((2 * ncalls))" ] && [ "${odd#* }" -le $((6 * ${ntc:-0})) ]; then
 	pass off_is_kcfi_with_jmp8_over_each_check
 else
-	fail off_is_kcfi_with_jmp8_over_each_check "differing bytes (eb/0c, other): $odd; want $((2 * ncalls)) 0"
+	fail off_is_kcfi_with_jmp8_over_each_check "differing bytes (eb/0c, other): $odd; want $((2 * ncalls)) and at most $((6 * ${ntc:-0}))"
 fi
 
 # What each mode catches, without any runtime: SIGILL is exit 132.

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The known-entry table of the coarse check (coarse.h): one bitmap per
+ * registered module and JIT region, built when it is frozen into the
+ * arena (rtarena.c), and the table of ranges coarse.S scans, rebuilt
+ * whole and published by one release store whenever a module, a JIT
+ * region or the veneer region comes or goes (rtstate.c,
+ * fi_rt_coarse_publish).
+ *
+ * Why a bitmap and not the sorted entry offsets every registered module
+ * already keeps (func_off): one bit per 16 bytes of text is 1/128 of the
+ * text (8 KiB per MiB), and the lookup is one bit test where a binary
+ * search over a module's thousands of entries is a dozen dependent,
+ * unpredictable branches on every call (docs/bench.md, "The coarse
+ * check").
+ */
+#include "coarse.h"
+#include "insn.h"
+
+#define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+
+_Static_assert(FI_COARSE_VEN_MASK + 1 == FI_FVEN_SLOT, "veneer slots");
+_Static_assert(FI_COARSE_VEN_ENTRY == FI_FVEN_ENTRY, "veneer entry");
+_Static_assert(1u << FI_COARSE_SHIFT == FI_PREAMBLE_SIZE, "entries 16-aligned");
+
+/* The range of a module's bitmap: its text from a 16-aligned start. */
+static uint64_t fi_coarse_lo(uint64_t text_lo)
+{
+	return text_lo & ~(uint64_t)(FI_PREAMBLE_SIZE - 1);
+}
+
+/*
+ * Only entries with an ENDBR (or its poison, or the BHI magic): a
+ * function without one never has its address taken, so no pointer to
+ * it is legal (the compiler gives every escaping one an ENDBR).
+ */
+static bool fi_coarse_entry_ok(const struct fi_func *f, uint64_t bias,
+			       uint64_t lo, uint64_t hi)
+{
+	uint64_t e = f->addr + bias;
+
+	/* Unaligned or outside: the check could never accept it anyway. */
+	return f->endbr && e >= lo && e < hi && !(e & (FI_PREAMBLE_SIZE - 1));
+}
+
+size_t fi_coarse_module_words(const struct fi_module *m,
+			      const struct fi_image *im)
+{
+	uint64_t lo = fi_coarse_lo(m->text_lo), hi = m->text_hi, bits;
+	size_t n = 0;
+
+	if (hi <= lo)
+		return 0;
+	for (size_t i = 0; i < im->nfuncs; i++)
+		n += fi_coarse_entry_ok(&im->funcs[i], im->bias, lo, hi);
+	if (!n)
+		return 0;
+	bits = (hi - lo + FI_PREAMBLE_SIZE - 1) >> FI_COARSE_SHIFT;
+	return (size_t)((bits + 63) / 64);
+}
+
+void fi_coarse_module_fill(uint64_t *bits, const struct fi_module *m,
+			   const struct fi_image *im)
+{
+	uint64_t lo = fi_coarse_lo(m->text_lo), hi = m->text_hi, i;
+	/*
+	 * In the FineIBT modes a function's checked landing pad is its
+	 * preamble, which checks r10 against its hash itself: where checked
+	 * calls still go through the thunks (fineibt patch --no-dethunk)
+	 * they target it, so it is an entry too.
+	 */
+	bool pre = m->cfg.mode == FINEIBT_MODE_FINEIBT;
+
+	for (size_t k = 0; k < im->nfuncs; k++) {
+		if (!fi_coarse_entry_ok(&im->funcs[k], im->bias, lo, hi))
+			continue;
+		i = (im->funcs[k].addr + im->bias - lo) >> FI_COARSE_SHIFT;
+		bits[i / 64] |= 1ull << (i % 64);
+		if (pre && i)
+			bits[(i - 1) / 64] |= 1ull << ((i - 1) % 64);
+	}
+}
+
+/* Does the process enforce the coarse check (a table to publish)? */
+static bool fi_coarse_enforcing(const struct fi_runtime *rt)
+{
+	return rt->sealed && rt->active && !rt->primary &&
+	       rt->cfg.mode != FINEIBT_MODE_OFF;
+}
+
+/*
+ * Is seen entry @e a kCFI module no registered module covers (left as
+ * compiled: its first executable segment, where its checks are; or its
+ * kCFI text when its registration failed)? Its range, in @r, then
+ * accepts any address (FI_COARSE_ALL): nothing says where its entries
+ * are.
+ */
+static bool fi_coarse_unregistered(const struct fi_runtime *rt,
+				   const struct fi_rt_seen *e,
+				   struct fi_coarse_range *r)
+{
+	size_t nslots = LOAD_ACQ(&rt->nmods);
+	uint64_t key = LOAD_ACQ(&e->key);
+
+	if (!key)
+		return false;
+	if (e->lo < e->hi)
+		*r = (struct fi_coarse_range){ e->lo, e->hi, NULL };
+	else if (e->ctraps && e->size)
+		*r = (struct fi_coarse_range){ key, key + e->size, NULL };
+	else
+		return false;
+	r->bits = (const uint64_t *)FI_COARSE_ALL;
+	for (size_t i = 0; i < nslots && i < FI_MAX_SLOTS; i++) {
+		const struct fi_module *m = rt->mods[i];
+
+		if (m && r->lo < m->text_hi && m->text_lo < r->hi)
+			return false;
+	}
+	return true;
+}
+
+static size_t fi_coarse_count(const struct fi_runtime *rt)
+{
+	size_t nslots = LOAD_ACQ(&rt->nmods), nseen = LOAD_ACQ(&rt->nseen), n = 0;
+
+	for (size_t i = 0; i < nslots && i < FI_MAX_SLOTS; i++)
+		n += rt->mods[i] && rt->mods[i]->coarse_bits;
+	struct fi_coarse_range r;
+
+	for (size_t i = 0; i < nseen && i < FI_MAX_SEEN; i++)
+		n += fi_coarse_unregistered(rt, &rt->seen[i], &r);
+	return n + (LOAD_ACQ(&rt->foreign.fven_base) != 0);
+}
+
+size_t fi_coarse_table_len(const struct fi_runtime *rt)
+{
+	if (!fi_coarse_enforcing(rt))
+		return 0;
+	/* and the sentinel */
+	return sizeof(struct fi_coarse) +
+	       (fi_coarse_count(rt) + 1) * sizeof(struct fi_coarse_range);
+}
+
+/* Sort by lo (a few ranges, rebuilt rarely: insertion). */
+static void fi_coarse_sort(struct fi_coarse_range *r, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct fi_coarse_range v = r[i];
+		size_t k = i;
+
+		for (; k && r[k - 1].lo > v.lo; k--)
+			r[k] = r[k - 1];
+		r[k] = v;
+	}
+}
+
+void fi_coarse_table_fill(const struct fi_runtime *rt, struct fi_coarse *t)
+{
+	uint64_t ven = LOAD_ACQ(&rt->foreign.fven_base);
+	size_t nslots = LOAD_ACQ(&rt->nmods), n = 0;
+
+	for (size_t i = 0; i < nslots && i < FI_MAX_SLOTS; i++) {
+		const struct fi_module *m = rt->mods[i];
+
+		if (m && m->coarse_bits)
+			t->r[n++] = (struct fi_coarse_range){
+				.lo = fi_coarse_lo(m->text_lo), .hi = m->text_hi,
+				.bits = m->coarse_bits,
+			};
+	}
+	for (size_t i = 0; i < LOAD_ACQ(&rt->nseen) && i < FI_MAX_SEEN; i++) {
+		if (fi_coarse_unregistered(rt, &rt->seen[i], &t->r[n]))
+			n++;
+	}
+	if (ven)
+		t->r[n++] = (struct fi_coarse_range){
+			.lo = ven, .hi = ven + FI_FVEN_REGION, .bits = NULL,
+		};
+	fi_coarse_sort(t->r, n);
+	t->r[n] = (struct fi_coarse_range){ .lo = UINT64_MAX, .hi = UINT64_MAX };
+	t->n = n;
+	t->pad = 0;
+}
+
+bool fi_coarse_known(const struct fi_coarse *t, uint64_t addr)
+{
+	const struct fi_coarse_range *r;
+	uint64_t i;
+
+	if (!t)
+		return true;
+	for (r = t->r; addr >= r->lo; r++) {
+		if (addr >= r->hi)
+			continue;
+		if ((uintptr_t)r->bits == FI_COARSE_ALL)
+			return true;
+		if (!r->bits)
+			return ((addr - r->lo) & FI_COARSE_VEN_MASK) ==
+			       FI_COARSE_VEN_ENTRY;
+		if (addr & (FI_PREAMBLE_SIZE - 1))
+			return false;
+		i = (addr - r->lo) >> FI_COARSE_SHIFT;
+		return r->bits[i / 64] >> (i % 64) & 1;
+	}
+	return false;
+}
