@@ -128,17 +128,23 @@ void fi_rt_seal(void)
 int fi_rt_coarse_publish(const struct fi_runtime *rt)
 {
 	size_t len = fi_coarse_table_len(rt);
-	const struct fi_coarse *t = NULL;
+	const struct fi_coarse *t = NULL, *cur = rt->coarse;
 	struct fi_coarse *buf;
 	int err = 0;
 
 	if (len) {
-		t = fi_arena_alloc(&rt->arena, len);
-		buf = t ? calloc(1, len) : NULL;
+		buf = calloc(1, len);
 		if (!buf)
-			return -ENOMEM;	/* the room stays in the arena, unused */
+			return -ENOMEM;
 		fi_coarse_table_fill(rt, buf);
-		err = fi_rt_put_scratch(t, buf, len);
+		/* The same table (a module without kCFI came): nothing to do. */
+		if (cur && len == sizeof(*cur) + (cur->n + 1) * sizeof(cur->r[0]) &&
+		    !memcmp(cur, buf, len)) {
+			free(buf);
+			return 0;
+		}
+		t = fi_arena_alloc(&rt->arena, len);
+		err = t ? fi_rt_put_scratch(t, buf, len) : -ENOMEM;
 		if (!err) {
 			memset(buf, 0, len);
 			fi_coarse_table_fill(rt, buf);
@@ -148,9 +154,9 @@ int fi_rt_coarse_publish(const struct fi_runtime *rt)
 		}
 		free(buf);
 		if (err)
-			return err;
+			return err;	/* the room stays in the arena, unused */
 	}
-	return FI_RT_PUT(rt->coarse, t);
+	return cur == t ? 0 : FI_RT_PUT(rt->coarse, t);
 }
 
 /* ---------------------------------------------------------------- modules */
