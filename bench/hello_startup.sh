@@ -103,12 +103,9 @@ fi
 libs=("$@")
 [ ${#libs[@]} -gt 0 ] || libs=("$BUILD")
 # The stripped copies valgrind can read, one directory per variant.
+bench_variants "$out" "${libs[@]}"
 names=()
 for i in "${!libs[@]}"; do
-	d=$out/v$i
-	mkdir -p "$d"
-	bench_strip_lib "${libs[$i]}/libfineibt.so.0" "$d/libfineibt.so.0" 2>/dev/null ||
-		bench_strip_lib "${libs[$i]}/libfineibt.so" "$d/libfineibt.so.0"
 	names+=("$(readlink -f "${libs[$i]}")")
 done
 

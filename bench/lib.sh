@@ -56,3 +56,17 @@ strace_counts() {
 	awk '$NF == "total" { print $(NF-2), ($(NF-1) ~ /^[0-9]+$/ ? $(NF-1) : 0) }' "$t"
 	rm -f "$t"
 }
+
+# bench_variants OUT LIBDIR...: a stripped copy of each LIBDIR's
+# libfineibt.so.0 (or libfineibt.so) in OUT/vI/, for LD_LIBRARY_PATH=OUT/vI.
+bench_variants() {
+	local out=$1 i=0 lib d
+	shift
+	for lib in "$@"; do
+		d=$out/v$i
+		mkdir -p "$d"
+		bench_strip_lib "$lib/libfineibt.so.0" "$d/libfineibt.so.0" 2>/dev/null ||
+			bench_strip_lib "$lib/libfineibt.so" "$d/libfineibt.so.0"
+		i=$((i + 1))
+	done
+}

@@ -57,6 +57,7 @@ struct fi_drv {
 	char libdir[PATH_MAX];		/* libfineibt.{so,a}, libfineibt_crt.a */
 	bool exact, static_rt, full_static, veneers, jump_tables, runtime, relro;
 	bool user_norelro;	/* the caller's own -z norelro */
+	bool user_lazy;		/* the caller's own -z lazy */
 	bool skip_endbr;	/* driver/direct.c after the link */
 	bool link, shared, passthrough, has_x, partial;
 	struct fi_argv args;		/* user arguments, driver options removed */
@@ -154,30 +155,40 @@ static bool fi_is_source(const char *a)
 
 /* Arguments that make clang do something other than build. */
 /*
- * Does @a ask the linker for -z norelro: -Wl,-z,norelro, -Wl,-znorelro,
- * or the value of -z or -Xlinker (@prev: the option @a is the value of,
- * or "")?
+ * Does @a ask the linker for -z @word (norelro, lazy): -Wl,-z,WORD,
+ * -Wl,-zWORD, or the value of -z or -Xlinker (@prev: the option @a is the
+ * value of, or "")?
  */
-static bool fi_says_norelro(const char *a, const char *prev)
+static bool fi_says_z(const char *a, const char *prev, const char *word)
 {
 	char buf[PATH_MAX], *save = NULL;
 	const char *last = "";
 
 	if (!strcmp(prev, "-z"))
-		return !strcmp(a, "norelro");
+		return !strcmp(a, word);
 	if (!strcmp(prev, "-Xlinker"))
-		return !strcmp(a, "-znorelro") || !strcmp(a, "norelro");
+		return (!strncmp(a, "-z", 2) && !strcmp(a + 2, word)) ||
+		       !strcmp(a, word);
 	if (strncmp(a, "-Wl,", 4) || strlen(a) >= sizeof(buf))
 		return false;
 	snprintf(buf, sizeof(buf), "%s", a + 4);
 	for (char *t = strtok_r(buf, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(t, "-znorelro") ||
-		    (!strcmp(t, "norelro") && !strcmp(last, "-z")))
+		if ((!strncmp(t, "-z", 2) && !strcmp(t + 2, word)) ||
+		    (!strcmp(t, word) && !strcmp(last, "-z")))
 			return true;
 		last = t;
 	}
 	return false;
+}
+
+/* The caller's -z norelro / -z lazy, in @a (the value of @prev, or ""). */
+static void fi_note_z(struct fi_drv *d, const char *a, const char *prev)
+{
+	if (fi_says_z(a, prev, "norelro"))
+		d->user_norelro = true;
+	if (fi_says_z(a, prev, "lazy"))
+		d->user_lazy = true;
 }
 
 static bool fi_is_query(const char *a)
@@ -255,8 +266,7 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 		fi_argv_add(&d->args, a);
 		if (fi_wants_ubsan_function(a))
 			fi_argv_add(&d->args, "-fno-sanitize=function");
-		if (fi_says_norelro(a, ""))
-			d->user_norelro = true;
+		fi_note_z(d, a, "");
 		if (strcmp(a, "-v"))
 			only_v = false;
 		if (fi_is_query(a))
@@ -278,8 +288,7 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 		if (!strncmp(a, "-x", 2))
 			d->has_x = true;
 		if (fi_takes_value(a) && i + 1 < argc) {
-			if (fi_says_norelro(argv[i + 1], a))
-				d->user_norelro = true;
+			fi_note_z(d, argv[i + 1], a);
 			fi_argv_add(&d->args, argv[++i]);
 			continue;
 		}
@@ -674,6 +683,13 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 			".init_array and .fini_array writable, and ld.so calls "
 			".fini_array without a check: one write redirects the "
 			"exit in every mode\n");
+	/* docs/protection.md, "A writable GOT": fineibt-cc's -z now undone. */
+	if (d->user_lazy)
+		fprintf(stderr, "fineibt-cc: warning: -z lazy leaves the GOT's "
+			"PLT slots writable and bound only when first called: a "
+			"write there redirects a PLT jump, which no mode checks "
+			"(run the program with LD_BIND_NOW=1, as `fineibt run` "
+			"does, or drop -z lazy)\n");
 	fi_argv_add(&link, d->cc);
 	fi_add_kcfi_flags(d, &link, arity);
 	/*

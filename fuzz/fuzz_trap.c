@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The SIGILL decoder on arbitrary bytes around an ip: the input's tail is
- * the executable text of a synthetic registered module (one view, placed
- * in an exact-size heap buffer so that ASan sees any read outside it); its
+ * the executable text of a synthetic registered module (one view); its
  * head says where the ip is (in the text or in libfineibt's BHI stubs),
  * the registers, the return address on the "stack" and the .kcfi_traps
  * list. fi_trap_decode and fi_trap_format run on it, and every classifier
- * of insn.c runs at every offset of the text.
+ * of insn.c runs at every offset of the text (an exact-size heap buffer,
+ * so that ASan sees any read outside it). The runtime registers a module
+ * only if the kernel maps its text executable and never writable
+ * (src/rt/rtverify.c): the decoder's text is a read-execute mapping,
+ * placed once against the guard page after it and once against the one
+ * before it, so that a read past either end faults.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fuzz.h"
 #include "runtime.h"
@@ -59,14 +64,34 @@ static void classify_all(const uint8_t *text, size_t n, uint64_t rt)
 	}
 }
 
-static void decode(const uint8_t *h, uint8_t *text, size_t n)
+/* @n bytes of @src in read-execute memory between two PROT_NONE pages,
+ * ending at the guard after (@at_end) or starting after the one before. */
+static uint8_t *place(const uint8_t *src, size_t n, bool at_end, size_t *maplen)
+{
+	size_t pages = (n + 4095) / 4096;
+	uint8_t *p;
+
+	*maplen = (pages + 2) * 4096;
+	p = mmap(NULL, *maplen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mprotect(p + 4096, pages * 4096, PROT_READ | PROT_WRITE)) {
+		munmap(p, *maplen);
+		return NULL;
+	}
+	memcpy(p + 4096 + (at_end ? pages * 4096 - n : 0), src, n);
+	mprotect(p + 4096, pages * 4096, PROT_READ | PROT_EXEC);
+	return p + 4096 + (at_end ? pages * 4096 - n : 0);
+}
+
+static void decode(const uint8_t *h, const uint8_t *text, size_t n)
 {
 	static struct fi_sym syms[2] = {
 		{ .addr = LINK, .size = 16, .name = "fuzz_a" },
 		{ .addr = LINK + 16, .size = 0, .name = "fuzz_b" },
 	};
 	struct fi_module m = { 0 };
-	struct fi_view v = { .vaddr = LINK, .size = n, .mem = text, .exec = true };
+	struct fi_view v = { .vaddr = LINK, .size = n, .mem = (uint8_t *)text, .exec = true };
 	struct fi_trap_regs r = { 0 };
 	struct fi_trap t;
 	uint64_t traps[NTRAPS], base = (uint64_t)(uintptr_t)text, ret;
@@ -114,8 +139,8 @@ static void decode(const uint8_t *h, uint8_t *text, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint8_t *text;
-	size_t n;
+	uint8_t *text, *rx;
+	size_t n, maplen;
 
 	if (size <= HDR)
 		return 0;
@@ -126,7 +151,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data + HDR, n);
 	classify_all(text, n, LINK);
-	decode(data, text, n);
 	free(text);
+	for (int end = 0; end < 2; end++) {
+		rx = place(data + HDR, n, end, &maplen);
+		if (!rx)
+			return 0;
+		decode(data, rx, n);
+		munmap((uint8_t *)((uintptr_t)rx & ~(uintptr_t)4095) - 4096, maplen);
+	}
 	return 0;
 }

@@ -413,7 +413,8 @@ static struct fi_jit_region *fi_jit_region_new(const uint8_t *code, size_t len)
 /*
  * Whether every page of [@code, @code + @len) can be read, asked of the
  * kernel (one byte per page through process_vm_readv on ourselves) so that
- * a bad range is an error, not a fault inside the scan.
+ * a bad range is an error, not a fault inside the scan. Used only where
+ * the kernel's view of the mappings cannot be had (fi_jit_mapped).
  */
 static bool fi_jit_readable(const uint8_t *code, size_t len)
 {
@@ -436,28 +437,32 @@ static bool fi_jit_readable(const uint8_t *code, size_t len)
 }
 
 /*
- * Is some page of [@lo, @hi) writable? Asked of the kernel
- * (/proc/self/maps). A region registered while writable could change
- * under the scan and after it: the trap slots the handler reads would no
- * longer be those of the code that runs, and any write would be code.
- * False when the maps cannot be read (no /proc): then not checked.
+ * [@lo, @hi) as the kernel maps it (rtverify.c: one query per mapping):
+ * 0 when every byte is readable and none writable, -EFAULT when some is
+ * not mapped or not readable, -EACCES when some is writable. A region
+ * registered while writable could change under the scan and after it: the
+ * trap slots the handler reads would no longer be those of the code that
+ * runs, and any write would be code. Where the kernel cannot be asked (no
+ * /proc) only readability is checked.
  */
-static bool fi_jit_writable(uint64_t lo, uint64_t hi)
+static int fi_jit_mapped(uint64_t lo, uint64_t hi)
 {
-	char line[512], perms[8];
-	unsigned long a, b;
-	bool w = false;
-	FILE *f = fopen("/proc/self/maps", "re");
+	bool writable = false;
+	struct fi_vma v;
+	int err;
 
-	if (!f)
-		return false;
-	while (!w && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s", &a, &b, perms) == 3 &&
-		    a < hi && lo < b && perms[1] == 'w')
-			w = true;
+	for (uint64_t at = lo; at < hi; at = v.hi) {
+		err = fi_rt_vma(at, &v);
+		if (err == -ENOENT)
+			return -EFAULT;
+		if (err)
+			return fi_jit_readable((const uint8_t *)(uintptr_t)lo,
+					       hi - lo) ? 0 : -EFAULT;
+		if (!v.r || v.hi <= at)
+			return -EFAULT;
+		writable |= v.w;
 	}
-	fclose(f);
-	return w;
+	return writable ? -EACCES : 0;
 }
 
 FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
@@ -474,11 +479,10 @@ FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
 	 * give its traps a second owner. */
 	if (fi_rt_range_owned(lo, lo + len))
 		return -EEXIST;
-	if (!fi_jit_readable(code, len))
-		return -EFAULT;
 	/* What is published is what runs: never writable while registered. */
-	if (fi_jit_writable(lo, lo + len))
-		return -EACCES;
+	err = fi_jit_mapped(lo, lo + len);
+	if (err)
+		return err;
 	pthread_mutex_lock(&fi_jit_lock);
 	for (r = fi_jit_regions; r; r = r->next) {
 		if (lo < r->mod.text_hi && r->mod.text_lo < lo + len) {
@@ -487,7 +491,7 @@ FINEIBT_API int fineibt_jit_register(const void *code, size_t len)
 		}
 	}
 	r = fi_jit_region_new(code, len);
-	err = r ? fi_rt_add_jit(&r->mod) : -ENOMEM;
+	err = r ? fi_rt_add_jit(&r->mod, lo, lo + len) : -ENOMEM;
 	if (err) {
 		if (r)
 			free(r->funcs);

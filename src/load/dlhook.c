@@ -39,7 +39,7 @@ void fi_rt_plt_pass(void) __attribute__((weak));
 static fi_dlopen_fn fi_real_dlopen(void)
 {
 	void *f = __atomic_load_n(&fi_rt()->calls.real_dlopen, __ATOMIC_ACQUIRE);
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 
 	if (f)
@@ -49,8 +49,8 @@ static fi_dlopen_fn fi_real_dlopen(void)
 		return NULL;
 	rt = fi_rt_write_begin(&saved);
 	if (rt) {
-		if (!rt->calls.real_dlopen && !fi_rt_write_open_sealed())
-			__atomic_store_n(&rt->calls.real_dlopen, f, __ATOMIC_RELEASE);
+		if (!rt->calls.real_dlopen)
+			FI_RT_PUT(rt->calls.real_dlopen, f);
 		f = rt->calls.real_dlopen ? rt->calls.real_dlopen : f;
 		fi_rt_write_end(&saved);
 	}

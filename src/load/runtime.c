@@ -460,40 +460,55 @@ drop:
 
 /*
  * The trap list of a module left as compiled (@im, loaded at key @key), for
- * the SIGILL handler: sorted 32-bit offsets from @key in a mapping of its
- * own, read-only before it is published. NULL if it has none or cannot be
- * made; the module's checks then reach the program's handler as before.
- * (Not unmapped when the module goes: one small mapping per such library.)
+ * the SIGILL handler: sorted 32-bit offsets from @key, in @out (NULL:
+ * count only); their number.
  */
-static const uint32_t *fi_rt_compiled_list(const struct fi_image *im,
-					   uint64_t key, uint32_t *n)
+static size_t fi_rt_compiled_offs(const struct fi_image *im, uint64_t key,
+				  uint32_t *out)
 {
-	size_t nt = fi_image_ntraps(im), len, k = 0;
-	uint32_t *list;
+	size_t nt = fi_image_ntraps(im), k = 0;
+	uint32_t last = 0;
 
-	*n = 0;
-	if (!nt || nt > UINT32_MAX / 2)
-		return NULL;
-	len = (nt * sizeof(*list) + 4095) & ~(size_t)4095;
-	list = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (list == MAP_FAILED)
-		return NULL;
 	for (size_t i = 0; i < nt; i++) {
 		uint64_t at = fi_image_trap(im, i) + im->bias;
 
 		/* Sorted already (fi_image_is_trap's order); keep it so. */
-		if (at < key || at - key > UINT32_MAX ||
-		    (k && at - key <= list[k - 1]))
+		if (at < key || at - key > UINT32_MAX || (k && at - key <= last))
 			continue;
-		list[k++] = (uint32_t)(at - key);
+		last = (uint32_t)(at - key);
+		if (out)
+			out[k] = last;
+		k++;
 	}
-	if (!k || mprotect(list, len, PROT_READ)) {
-		munmap(list, len);
+	return k;
+}
+
+/*
+ * That list, in the read-only arena (fi_rt_keep), checked where it landed
+ * against the image it was made from (the scratch it was built in is
+ * writable). NULL if it has none or cannot be made; the module's checks
+ * then reach the program's handler as before.
+ */
+static const uint32_t *fi_rt_compiled_list(const struct fi_image *im,
+					   uint64_t key, uint32_t *n)
+{
+	size_t k = fi_rt_compiled_offs(im, key, NULL);
+	uint32_t *list = k && k <= UINT32_MAX / 2 ? malloc(k * sizeof(*list)) : NULL;
+	const uint32_t *kept;
+
+	*n = 0;
+	if (!list || fi_rt_compiled_offs(im, key, list) != k) {
+		free(list);
 		return NULL;
 	}
-	*n = (uint32_t)k;
-	return list;
+	kept = fi_rt_keep(list, k * sizeof(*list));
+	fi_rt_compiled_offs(im, key, list);
+	if (kept && memcmp(kept, list, k * sizeof(*list)))
+		kept = NULL;	/* never published: unused bytes of the arena */
+	free(list);
+	if (kept)
+		*n = (uint32_t)k;
+	return kept;
 }
 
 /*
@@ -983,6 +998,11 @@ static void fi_rt_register(struct fi_module *m)
 		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
 			  "CFI failures will not be decoded (they stay "
 			  "fatal)\n", fi_rt_name(m), strerror(-err));
+	/* "Stay fatal" holds only while the read-only record covers its text. */
+	if (err && err != -EEXIST && m->patched &&
+	    (!fi_rt_rewritten_at(m->text_lo) || !fi_rt_rewritten_at(m->text_hi - 1)))
+		fi_rt_die("a module's record changed while it was written "
+			  "(another thread wrote into the runtime's scratch)");
 	/* The registered copy has the sites: ours would be private memory
 	 * kept for nothing (m stays, as the module's key). */
 	if (!err) {
@@ -1172,7 +1192,7 @@ static size_t fi_rt_scan_found(bool own)
 	uint64_t news[FI_SEEN_WORDS] = { 0 };
 	size_t nfresh = 0, nnew;
 	bool have_arity = false;
-	struct fi_runtime *batch;
+	const struct fi_runtime *batch;
 	sigset_t bsaved;
 
 	for (size_t i = 0; i < fi_nfound; i++) {
@@ -1373,6 +1393,11 @@ static void fi_rt_start_locked(void)
 			  "modules of %zu)\n",
 			  (unsigned long long)(fi_rt_now_us() - t0), nmods,
 			  nseen);
+		/* docs/protection.md, "Writing the state through the kernel". */
+		if (fi_rt()->wr.how == FI_RT_WINDOWS)
+			fi_rt_say("fineibt: the runtime state is written through "
+				  "windows (/proc/self/mem: %s): a write racing "
+				  "one may land\n", strerror(fi_rt()->wr.err));
 	}
 }
 

@@ -34,17 +34,15 @@ static fineibt_print_fn fi_print_hook(void)
 FINEIBT_API fineibt_print_fn fineibt_set_print(fineibt_print_fn fn)
 {
 	fineibt_print_fn old = fi_print_hook();
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
-		return old;	/* cannot happen short of ENOMEM in mprotect */
+		return old;	/* the state cannot be written (rtwrite.c) */
 	old = fi_print_hook();
-	if (!fi_rt_write_open_sealed()) {
-		__atomic_store_n(&rt->calls.print, fn, __ATOMIC_RELAXED);
-		__atomic_store_n(&rt->calls.print_set, true, __ATOMIC_RELEASE);
-	}
+	if (!FI_RT_PUT(rt->calls.print, fn))
+		FI_RT_PUT(rt->calls.print_set, true);
 	fi_rt_write_end(&saved);
 	return old;
 }

@@ -2,7 +2,7 @@
 /*
  * The arena of the runtime state: the registered modules live here, not
  * in malloc'd memory, so they can be read-only like the rest of the state
- * (rtstate.c). A registered module is a deep copy of what its registrar
+ * (rtwrite.c). A registered module is a deep copy of what its registrar
  * built (struct fi_module, its fi_image, the views, the symbols and their
  * names, and a compact record of its sites: 5 bytes per preamble, the
  * trap list unless the module's own .kcfi_traps is read-only and sorted,
@@ -11,15 +11,22 @@
  * the program continue (the module's warn flag). Call sites themselves
  * are never copied: the handler decodes them from the (read-only) text.
  *
- * A bump allocator over mmap'd chunks whose table sits in the protected
- * storage. Nothing is ever freed: a withdrawn module may still be read by
- * a handler running in another thread, as with the malloc'd modules of
- * before. Allocation only happens inside a write window; the chunks it
- * wrote are made read-only when the window closes (fi_arena_close).
+ * A bump allocator over mmap'd chunks whose table sits in the state.
+ * Chunks are read-only from the moment they are mapped (sealed with the
+ * state) and written only through fi_rt_put. Nothing is ever freed: a
+ * withdrawn module may still be read by a handler running in another
+ * thread, as with the malloc'd modules of before.
+ *
+ * A copy is laid out in a scratch buffer first, with every pointer already
+ * the one it will have in the arena, written in one fi_rt_put, then
+ * verified where it landed (rtverify.c): the scratch is writable memory,
+ * and a thread that changed it between the layout and the write would
+ * otherwise have its bytes published.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "coarse.h"
 #include "runtime.h"
@@ -34,108 +41,59 @@
 #define FI_ARENA_MIN	(128u * 1024)
 #define FI_ARENA_SHIFT_MAX 7
 #define FI_ARENA_ALIGN	16
-#define FI_ARENA_GUARD	4096
 
 static size_t fi_arena_round(size_t n, size_t to)
 {
 	return (n + to - 1) & ~(to - 1);
 }
 
-/*
- * Open the chunk from the page holding its first free byte: the pages
- * before it are done (nothing is freed or rewritten), and changing the
- * protection of a present page is what a window costs (rtstate.c). That
- * splits the chunk's mapping; with no mapping slot left, the whole chunk
- * is opened instead (a whole mapping: no slot needed, as before).
- */
-static int fi_arena_open_chunk(struct fi_arena_chunk *c)
+/* A new chunk holding @len bytes already taken, in the table; NULL if none. */
+static const struct fi_arena_chunk *fi_arena_grow(const struct fi_arena *a,
+						  size_t len)
 {
-	size_t pg = c->used / 4096;
-
-	if (c->open)
-		return 0;
-	if (pg >= c->size / 4096 ||
-	    mprotect(c->base + pg * 4096, c->size - pg * 4096,
-		     PROT_READ | PROT_WRITE)) {
-		if (mprotect(c->base, c->size, PROT_READ | PROT_WRITE))
-			return -errno;
-		pg = 0;
-	}
-	c->open_pg = (uint32_t)pg;
-	c->open = true;
-	return 0;
-}
-
-static struct fi_arena_chunk *fi_arena_grow(struct fi_arena *a, size_t len)
-{
-	size_t shift = a->nchunks / 2 < FI_ARENA_SHIFT_MAX ? a->nchunks / 2 :
-		       FI_ARENA_SHIFT_MAX;
+	size_t n = a->nchunks;
+	size_t shift = n / 2 < FI_ARENA_SHIFT_MAX ? n / 2 : FI_ARENA_SHIFT_MAX;
 	size_t size = (size_t)FI_ARENA_MIN << shift;
-	struct fi_arena_chunk *c;
-	void *p;
+	struct fi_arena_chunk c;
 
+	if (n == FI_ARENA_CHUNKS)
+		return NULL;
 	size = fi_arena_round(len > size ? len : size, 4096);
-
-	if (a->nchunks == FI_ARENA_CHUNKS)
+	c = (struct fi_arena_chunk){ .base = fi_rt_map_sealed(size), .size = size,
+				     .used = len };
+	if (!c.base)
 		return NULL;
 	/*
-	 * Between two PROT_NONE guard pages, the chunk is a mapping of its
-	 * own that merges with nothing: making it read-only again changes a
-	 * whole mapping and needs no mapping slot, so fi_arena_close cannot
-	 * fail at vm.max_map_count (rtstate.c).
+	 * The first chunk and the count side by side in one put: a reader
+	 * that sees the count before the chunk sees an empty one, which owns
+	 * nothing (and nothing points into it yet).
 	 */
-	p = mmap(NULL, size + 2 * FI_ARENA_GUARD, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (mprotect((uint8_t *)p + FI_ARENA_GUARD, size, PROT_READ | PROT_WRITE)) {
-		munmap(p, size + 2 * FI_ARENA_GUARD);
-		return NULL;
+	if (!n) {
+		struct { size_t n; struct fi_arena_chunk c; } first = { 1, c };
+
+		_Static_assert(offsetof(struct fi_arena, chunk) == sizeof(size_t),
+			       "nchunks, then chunk[0]");
+		return fi_rt_put(a, &first, sizeof(first)) ? NULL : &a->chunk[0];
 	}
-	p = (uint8_t *)p + FI_ARENA_GUARD;
-	c = &a->chunk[a->nchunks++];
-	*c = (struct fi_arena_chunk){ .base = p, .size = size, .open = true };
-	/* open_pg 0: the whole new chunk is read-write. */
-	return c;
+	if (fi_rt_put(&a->chunk[n], &c, sizeof(c)) || FI_RT_PUT(a->nchunks, n + 1))
+		return NULL;	/* an unused mapping stays: harmless */
+	return &a->chunk[n];
 }
 
-void *fi_arena_alloc(struct fi_arena *a, size_t len)
+void *fi_arena_alloc(const struct fi_arena *a, size_t len)
 {
-	struct fi_arena_chunk *c = a->nchunks ? &a->chunk[a->nchunks - 1] : NULL;
+	const struct fi_arena_chunk *c = a->nchunks ? &a->chunk[a->nchunks - 1] : NULL;
 	void *p;
 
 	len = fi_arena_round(len ? len : 1, FI_ARENA_ALIGN);
-	if (!c || c->size - c->used < len)
+	if (!c || c->size - c->used < len) {
 		c = fi_arena_grow(a, len);
-	if (!c || fi_arena_open_chunk(c))
-		return NULL;
-	p = c->base + c->used;
-	c->used += len;
-	return p;
-}
-
-int fi_arena_close(struct fi_arena *a)
-{
-	int ret = 0;
-
-	for (size_t i = 0; i < a->nchunks; i++) {
-		struct fi_arena_chunk *c = &a->chunk[i];
-
-		if (!c->open)
-			continue;
-		/*
-		 * The whole chunk, whatever open_pg says, in one call: the
-		 * kernel changes (and walks the page tables of) only the
-		 * read-write part, and leaves the pages before open_pg,
-		 * already read-only, alone. Closing the part first cost one
-		 * more system call, and with open_pg 0 repeated the same one.
-		 */
-		if (mprotect(c->base, c->size, PROT_READ))
-			ret = -errno;
-		else
-			c->open = false;
+		return c ? c->base : NULL;
 	}
-	return ret;
+	p = c->base + c->used;
+	if (FI_RT_PUT(c->used, c->used + len))
+		return NULL;
+	return p;
 }
 
 bool fi_arena_owns(const struct fi_arena *a, const void *p, size_t len)
@@ -155,67 +113,99 @@ bool fi_arena_owns(const struct fi_arena *a, const void *p, size_t len)
 
 /* ----------------------------------------------------------- deep copy */
 
-/* Copy @n elements of @size bytes; NULL in, NULL out (and n == 0 too). */
-static void *fi_arena_dup(struct fi_arena *a, const void *src, size_t n,
-			  size_t size, bool *fail)
+/*
+ * The copy's layout: run once to measure (@buf NULL), once to fill. Each
+ * part is placed at the next 16-aligned offset; what is returned is the
+ * address it will have in the arena (@at + offset).
+ */
+struct fi_lay {
+	uint8_t *buf;
+	uint64_t at;
+	size_t len, cap;	/* cap: @buf's size (the source may have
+				 * changed since it was measured) */
+	bool fail;
+};
+
+static void *fi_lay_dup(struct fi_lay *l, const void *src, size_t n,
+			size_t size)
 {
-	void *p;
+	size_t off = l->len;
 
 	if (!src || !n)
 		return NULL;
-	if (size && n > SIZE_MAX / size) {
-		*fail = true;
+	if (size && n > SIZE_MAX / size / 2) {
+		l->fail = true;
 		return NULL;
 	}
-	p = fi_arena_alloc(a, n * size);
-	if (!p) {
-		*fail = true;
+	l->len = fi_arena_round(off + n * size, FI_ARENA_ALIGN);
+	if (l->buf && l->len > l->cap) {
+		l->fail = true;
 		return NULL;
 	}
-	memcpy(p, src, n * size);
-	return p;
+	if (l->buf)
+		memcpy(l->buf + off, src, n * size);
+	return (void *)(uintptr_t)(l->at + off);
 }
 
-static const char *fi_arena_str(struct fi_arena *a, const char *s, bool *fail)
+/* Where the part at arena address @p is in the scratch buffer. */
+static void *fi_lay_here(const struct fi_lay *l, const void *p)
 {
-	return s ? fi_arena_dup(a, s, strlen(s) + 1, 1, fail) : NULL;
+	return l->buf + ((uint64_t)(uintptr_t)p - l->at);
 }
 
-static void fi_arena_names(struct fi_arena *a, struct fi_image *im, bool *fail)
+static const char *fi_lay_str(struct fi_lay *l, const char *s)
 {
-	struct fi_sym *syms = (struct fi_sym *)im->syms;
-	struct fi_typeid *ids = im->typeids;
+	return s ? fi_lay_dup(l, s, strlen(s) + 1, 1) : NULL;
+}
 
-	for (size_t i = 0; syms && i < im->nsyms && !*fail; i++)
-		syms[i].name = fi_arena_str(a, syms[i].name, fail);
-	for (size_t i = 0; ids && i < im->ntypeids && !*fail; i++)
-		ids[i].name = fi_arena_str(a, ids[i].name, fail);
+static void fi_lay_names(struct fi_lay *l, const struct fi_image *src,
+			 struct fi_image *im)
+{
+	struct fi_sym *syms = im->syms && l->buf ? fi_lay_here(l, im->syms) : NULL;
+	struct fi_typeid *ids = im->typeids && l->buf ? fi_lay_here(l, im->typeids) : NULL;
+
+	for (size_t i = 0; im->syms && i < im->nsyms; i++) {
+		const char *n = fi_lay_str(l, src->syms[i].name);
+
+		if (syms)
+			syms[i].name = n;
+	}
+	for (size_t i = 0; im->typeids && i < im->ntypeids; i++) {
+		const char *n = fi_lay_str(l, src->typeids[i].name);
+
+		if (ids)
+			ids[i].name = n;
+	}
 }
 
 /*
- * The image's arrays (but the per-site ones: fi_arena_sites), each into
- * the arena. The file buffer and the
- * reader's private state are not copied: a registered module is live,
- * its views point at the mapped module, and its names are copied here.
+ * The image's arrays (but the per-site ones: fi_lay_sites), each into the
+ * copy. The file buffer and the reader's private state are not copied: a
+ * registered module is live, its views point at the mapped module, and
+ * its names are copied here.
  */
-static void fi_arena_image(struct fi_arena *a, struct fi_image *im, bool *f)
+static void fi_lay_image(struct fi_lay *l, const struct fi_image *src,
+			 struct fi_image *im)
 {
-	im->path = fi_arena_str(a, im->path, f);
-	im->views = fi_arena_dup(a, im->views, im->nviews, sizeof(*im->views), f);
-	im->syms = fi_arena_dup(a, im->syms, im->nsyms, sizeof(*im->syms), f);
-	/* Preambles: fi_arena_sites. Calls: read from the text when needed. */
+	/* Counts from @im, the copy taken once: @src may change meanwhile. */
+	im->path = fi_lay_str(l, src->path);
+	im->views = fi_lay_dup(l, src->views, im->nviews, sizeof(*src->views));
+	im->syms = fi_lay_dup(l, src->syms, im->nsyms, sizeof(*src->syms));
+	/* Preambles: fi_lay_sites. Calls: read from the text when needed. */
 	im->funcs = NULL;
 	im->calls = NULL;
 	im->tcalls = NULL;
 	im->scalls = NULL;
 	im->nfuncs = im->ncalls = im->ntcalls = im->nscalls = 0;
-	im->typeids = fi_arena_dup(a, im->typeids, im->ntypeids,
-				   sizeof(*im->typeids), f);
-	im->naked = fi_arena_dup(a, im->naked, im->nnaked, sizeof(*im->naked), f);
-	im->bad = fi_arena_dup(a, im->bad, im->nbad, sizeof(*im->bad), f);
+	im->typeids = fi_lay_dup(l, src->typeids, im->ntypeids,
+				 sizeof(*src->typeids));
+	im->naked = fi_lay_dup(l, src->naked, im->nnaked, sizeof(*src->naked));
+	/* Read by nothing after registration. */
+	im->bad = NULL;
+	im->nbad = 0;
 	/* In place (im->ktraps): nothing to copy. */
-	im->traps = fi_arena_dup(a, im->traps, im->ntraps, sizeof(*im->traps), f);
-	fi_arena_names(a, im, f);
+	im->traps = fi_lay_dup(l, src->traps, im->ntraps, sizeof(*src->traps));
+	fi_lay_names(l, src, im);
 	im->file = NULL;
 	im->file_size = 0;
 	im->elf = NULL;
@@ -240,41 +230,33 @@ size_t fi_fp_sample(const struct fi_image *im, uint64_t *out)
  * preamble and per call site. Entries more than 4 GiB apart (no module
  * is that large) are not kept: no arity, no "as in" for that module.
  */
-static void fi_arena_sites(struct fi_arena *a, struct fi_module *c,
-			   const struct fi_image *im, bool *f)
+static void fi_lay_sites(struct fi_lay *l, struct fi_module *c,
+			 const struct fi_image *im)
 {
 	uint64_t fp[FI_FP_SITES];
+	size_t n = im->nfuncs, off, ar;
 	bool arity = false;
-	uint32_t *off;
-	int8_t *ar;
 
 	c->nfp = fi_fp_sample(im, fp);
-	c->fp_site = fi_arena_dup(a, fp, c->nfp, sizeof(fp[0]), f);
-	if (!im->nfuncs ||
-	    im->funcs[im->nfuncs - 1].addr - im->funcs[0].addr > UINT32_MAX)
+	c->fp_site = fi_lay_dup(l, fp, c->nfp, sizeof(fp[0]));
+	if (!n || im->funcs[n - 1].addr - im->funcs[0].addr > UINT32_MAX)
 		return;
-	off = fi_arena_alloc(a, im->nfuncs * sizeof(*off));
-	if (!off) {
-		*f = true;
-		return;
-	}
-	c->func_base = im->funcs[0].addr;
-	for (size_t i = 0; i < im->nfuncs; i++) {
-		off[i] = (uint32_t)(im->funcs[i].addr - c->func_base);
+	for (size_t i = 0; i < n; i++)
 		arity |= im->funcs[i].arity >= 0;
+	/* Room first, filled in place (no stack copy of a large array). */
+	off = l->len;
+	c->func_off = fi_lay_dup(l, im->funcs, n, sizeof(uint32_t));
+	ar = l->len;
+	c->func_arity = arity ? fi_lay_dup(l, im->funcs, n, 1) : NULL;
+	c->func_base = im->funcs[0].addr;
+	c->nfunc = n;
+	for (size_t i = 0; l->buf && !l->fail && i < n; i++) {
+		uint32_t v = (uint32_t)(im->funcs[i].addr - c->func_base);
+
+		memcpy(l->buf + off + i * sizeof(v), &v, sizeof(v));
+		if (arity)
+			l->buf[ar + i] = (uint8_t)im->funcs[i].arity;
 	}
-	c->func_off = off;
-	c->nfunc = im->nfuncs;
-	if (!arity)
-		return;
-	ar = fi_arena_alloc(a, im->nfuncs);
-	if (!ar) {
-		*f = true;
-		return;
-	}
-	for (size_t i = 0; i < im->nfuncs; i++)
-		ar[i] = im->funcs[i].arity;
-	c->func_arity = ar;
 }
 
 size_t fi_module_nfuncs(const struct fi_module *m)
@@ -308,41 +290,80 @@ int fi_module_arity(const struct fi_module *m, uint64_t func)
 	return -1;
 }
 
-/* The bitmap of @c's known entries for the coarse check (coarse.h). */
-static const uint64_t *fi_arena_coarse(struct fi_arena *a,
-				       const struct fi_module *c,
-				       const struct fi_image *im, bool *f)
+/*
+ * The bitmap of @c's known entries for the coarse check (coarse.h), from
+ * @im's functions over @c's text: zeroed room, then its bits.
+ */
+static void fi_lay_coarse(struct fi_lay *l, struct fi_module *c,
+			  const struct fi_image *im)
 {
-	size_t words = fi_coarse_module_words(c, im);
-	uint64_t *bits = words ? fi_arena_alloc(a, words * sizeof(*bits)) : NULL;
+	size_t words = fi_coarse_module_words(c, im), off = l->len;
 
-	if (words && !bits) {
-		*f = true;
-		return NULL;
+	c->coarse_bits = NULL;
+	if (!words || words > SIZE_MAX / 16)
+		return;
+	l->len = fi_arena_round(off + words * sizeof(uint64_t), FI_ARENA_ALIGN);
+	if (l->buf && l->len > l->cap) {
+		l->fail = true;
+		return;
 	}
-	if (bits) {
-		memset(bits, 0, words * sizeof(*bits));
-		fi_coarse_module_fill(bits, c, im);
-	}
-	return bits;
+	c->coarse_bits = (const uint64_t *)(uintptr_t)(l->at + off);
+	if (l->buf)
+		fi_coarse_module_fill((uint64_t *)(l->buf + off), c, im);
 }
 
-struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m)
+/* Lay @m's copy out in @l (measure, or fill @l->buf). */
+static void fi_lay_module(struct fi_lay *l, const struct fi_module *m,
+			  const void *key)
 {
-	struct fi_module *c = fi_arena_alloc(a, sizeof(*c));
-	bool fail = false;
+	struct fi_module c = *m;
 
-	if (!c)
+	l->len = fi_arena_round(sizeof(c), FI_ARENA_ALIGN);
+	c.func_off = NULL;
+	c.func_arity = NULL;
+	c.fp_site = NULL;
+	c.nfunc = c.nfp = 0;
+	c.key = key;
+	c.stock = m->stock || fi_image_stock(&m->img);
+	fi_lay_sites(l, &c, &m->img);
+	fi_lay_coarse(l, &c, &m->img);
+	fi_lay_image(l, &m->img, &c.img);
+	if (l->buf)
+		memcpy(l->buf, &c, sizeof(c));
+}
+
+const struct fi_module *fi_arena_freeze(const struct fi_arena *a,
+					const struct fi_module *m, bool jit,
+					uint64_t lo, uint64_t hi)
+{
+	struct fi_lay l = { 0 };
+	struct fi_module *c;
+	int err;
+
+	fi_lay_module(&l, m, m);
+	if (l.fail) {
+		errno = ENOMEM;
 		return NULL;
-	*c = *m;
-	c->stock = m->stock || fi_image_stock(&m->img);
-	c->func_off = NULL;
-	c->func_arity = NULL;
-	c->fp_site = NULL;
-	c->nfunc = c->nfp = 0;
-	fi_arena_sites(a, c, &m->img, &fail);
-	c->coarse_bits = fail ? NULL : fi_arena_coarse(a, c, &m->img, &fail);
-	fi_arena_image(a, &c->img, &fail);
-	/* A half copy leaks its bytes into the arena; nothing points at it. */
-	return fail ? NULL : c;
+	}
+	c = fi_arena_alloc(a, l.len);
+	l.buf = c ? calloc(1, l.len) : NULL;
+	if (!l.buf) {
+		errno = ENOMEM;
+		return NULL;	/* the room stays in the arena, unused */
+	}
+	l.at = (uint64_t)(uintptr_t)c;
+	l.cap = l.len;
+	fi_lay_module(&l, m, m);
+	err = l.fail ? -EBADMSG : fi_rt_put_scratch(c, l.buf, l.cap);
+	/* It held the key: the arena copy is its home, nowhere else. */
+	fi_rt_wipe(l.buf, l.cap);
+	free(l.buf);
+	/* What landed, not what was meant: the scratch was writable. */
+	if (!err)
+		err = fi_rt_verify_module(c, l.cap, m, jit, lo, hi);
+	if (err) {
+		errno = -err;
+		return NULL;	/* nothing points at it: never a module */
+	}
+	return c;
 }

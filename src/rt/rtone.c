@@ -44,20 +44,17 @@
 
 void fi_rt_publish(const struct fi_rt_self *calls)
 {
-	struct fi_runtime *rt;
+	struct fi_rt_self self = *calls;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 
+	self.abi = FI_RT_ABI;
+	self.size = sizeof(*rt);
+	self.found_size = sizeof(struct fi_rt_found);
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
-	if (fi_rt_write_open_sealed()) {
-		fi_rt_write_end(&saved);
-		return;
-	}
-	rt->self = *calls;
-	rt->self.abi = FI_RT_ABI;
-	rt->self.size = sizeof(*rt);
-	rt->self.found_size = sizeof(struct fi_rt_found);
+	fi_rt_put(&rt->self, &self, sizeof(self));
 	fi_rt_write_end(&saved);
 }
 
@@ -215,13 +212,11 @@ const struct fi_runtime *fi_rt_primary(void)
 
 void fi_rt_defer(const struct fi_runtime *p)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 
 	rt = fi_rt_write_begin(&saved);
-	if (!rt || fi_rt_write_open_sealed())
+	if (!rt || FI_RT_PUT(rt->primary, p) || FI_RT_PUT(rt->sealed, true))
 		fi_rt_die("cannot record the process's runtime (dlmopen)");
-	rt->primary = p;
-	rt->sealed = true;
 	fi_rt_write_end(&saved);
 }

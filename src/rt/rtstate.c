@@ -6,42 +6,24 @@
  *
  * A CFI runtime is only as strong as its own state: one write to a mode
  * byte would switch every check off. So, as the kernel keeps cfi_mode and
- * its rehash seed __ro_after_init, the state is read-only except inside a
- * short write window: block every signal in this thread, take the writer spin
- * lock, mprotect the pages to be written read-write (the first fields,
- * then the tables' pages as they are written), update, mprotect the whole
- * storage (and each arena chunk written) read-only in one call (which
- * does not depend on the record of what was opened: the kernel changes
- * only the mappings still read-write), unlock. Nothing here keeps a
+ * its rehash key __ro_after_init, the state is read-only, and more: it
+ * is never writable in this process at all. Every update below is a
+ * fi_rt_put inside a window (rtwrite.c: signals blocked, one lock), which
+ * the kernel writes into the read-only pages; nothing here keeps a
  * writable copy of anything that decides whether or how a check is
  * enforced.
  *
- * Why page by page: changing the protection of a page that is present
- * costs a TLB invalidation per page (on a paravirtualised machine, about
- * as much as a page fault), so a window over the whole 80 KiB cost up
- * to 21 of them in each direction, most of a small program's start-up.
- *
  * Readers (the SIGILL handler, at any moment, in any thread, possibly
  * while a registration is half done) take no lock and never allocate:
- * fixed arrays, slot stores before the release-store of the count or of
- * the slot pointer, acquire loads on the reader side. The spin lock (not
- * a mutex) with signals blocked is what lets the handler itself open a
- * window (SA_RESETHAND) without deadlocking against its own thread.
- *
- * The state sits alone in page-aligned storage padded to whole pages (in
- * .bss, so it costs no file space), so its protection never touches
- * neighbouring data. A read-only guard page on either side (set up by the
- * first window; why not PROT_NONE: fi_rt_guard) makes it a mapping of its
- * own that never merges with its read-write neighbours: closing a window
- * then only merges mappings, which needs no new one, so it cannot fail
- * for want of a mapping slot (vm.max_map_count). Should closing fail all
- * the same, the process is terminated: the state never stays writable.
+ * fixed arrays, slot puts before the put of the count or of the slot
+ * pointer that publishes them, acquire loads on the reader side.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -52,62 +34,10 @@
 #include "coarse.h"
 #include "runtime.h"
 
-#define FI_PAGE		4096
-#define FI_RT_BYTES	((sizeof(struct fi_runtime) + FI_PAGE - 1) & ~(size_t)(FI_PAGE - 1))
-
-static struct {
-	uint8_t guard_lo[FI_PAGE];
-	union {
-		struct fi_runtime rt;
-		uint8_t pad[FI_RT_BYTES];
-	} s;
-	uint8_t guard_hi[FI_PAGE];
-} fi_rt_area __attribute__((aligned(FI_PAGE), section(".bss.fineibt_rtstate")));
-#define fi_rt_store	(fi_rt_area.s)
-/*
- * Where coarse.S finds the known-entry table: a pointer to the state's
- * field, itself in RELRO (read-only once the loader relocated it).
- */
-const struct fi_coarse *const *const fi_rt_coarse_slot
-	__attribute__((used)) = &fi_rt_area.s.rt.coarse;
-#define FI_RT_PAGES	(FI_RT_BYTES / FI_PAGE)
-_Static_assert(FI_RT_PAGES <= 64, "fi_rt_wopen has a bit per page");
-/* What every window opens: the fields before the tables (runtime.h). */
-#define FI_RT_CORE	offsetof(struct fi_runtime, seen)
-/* Where they start once the state is sealed: page 0 stays closed. */
-#define FI_RT_HOT	offsetof(struct fi_runtime, wprobe)
-_Static_assert(FI_RT_HOT == FI_PAGE, "the sealed page is page 0 alone");
-/* Guards in place (re-done harmlessly if this word is ever reset). */
-static bool fi_rt_guarded;
-/*
- * The pages the current window made read-write (bit i: page i). Writable
- * memory, like the lock: a forged bit costs a write fault or a needless
- * mprotect; closing makes the whole state read-only whatever it says.
- */
-static uint64_t fi_rt_wopen;
-
-/* The one writable word: at worst a corrupted lock hangs a writer. */
-static int fi_rt_wlock;
-/* The forking thread's mask while it holds the lock across fork(). */
-static sigset_t fi_rt_fork_mask;
-
 /* src/seq/bhi.S */
 extern const uint8_t __bhi_args[], __bhi_args_end[];
 
 #define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
-
-const struct fi_runtime *fi_rt(void)
-{
-	return &fi_rt_store.rt;
-}
-
-void *fi_rt_storage(size_t *size)
-{
-	if (size)
-		*size = sizeof(fi_rt_store);
-	return &fi_rt_store;
-}
 
 const uint8_t *fi_bhi_stubs(size_t *size)
 {
@@ -116,291 +46,62 @@ const uint8_t *fi_bhi_stubs(size_t *size)
 	return __bhi_args;
 }
 
-/* ------------------------------------------------------------ the window */
-
-/*
- * The guards are read-only, not PROT_NONE: they sit inside this module's
- * writable PT_LOAD segment (.bss), and whatever walks a module's writable
- * segments with dl_iterate_phdr takes every page there to be readable:
- * LeakSanitizer's exit-time scan of globals (its stop-the-world tracer
- * dies on the first unreadable page, so every -fsanitize=address program
- * failed at exit), conservative collectors (Boehm GC), core dumpers.
- * Read-only guards still keep every write off the state's neighbours and
- * the neighbours' writes off the state. MADV_DONTDUMP keeps them mappings
- * of their own (the kernel merges no two mappings whose flags differ, and
- * a guard holds only zeros, which no core dump needs): the state between
- * them is still a mapping that merges with nothing, as with PROT_NONE.
- */
-#define FI_GUARD_PROT	PROT_READ
-
-/* The guard pages around the state: done once, by the first window. */
-static int fi_rt_guard(void)
-{
-	if (fi_rt_guarded)
-		return 0;
-	if (mprotect(fi_rt_area.guard_lo, FI_PAGE, FI_GUARD_PROT) ||
-	    mprotect(fi_rt_area.guard_hi, FI_PAGE, FI_GUARD_PROT))
-		return -1;
-	/* Without it (a kernel before 3.4) the guards merge with the state:
-	 * still read-only around it, only a window may need more slots. */
-	madvise(fi_rt_area.guard_lo, FI_PAGE, MADV_DONTDUMP);
-	madvise(fi_rt_area.guard_hi, FI_PAGE, MADV_DONTDUMP);
-	fi_rt_guarded = true;
-	return 0;
-}
-
-/*
- * A window that cannot be closed leaves the state writable for good: stop
- * the process rather than run on (one line, async-signal-safe, no atexit
- * handlers and no signal handler of the program runs).
- */
-void fi_rt_die(const char *why)
-{
-	static const char pre[] = "fineibt: fatal: ", post[] = "; terminating\n";
-	char line[256];
-	size_t n = strnlen(why, sizeof(line) - sizeof(pre) - sizeof(post));
-
-	/* One write: the line never interleaves with another thread's. */
-	memcpy(line, pre, sizeof(pre) - 1);
-	memcpy(line + sizeof(pre) - 1, why, n);
-	memcpy(line + sizeof(pre) - 1 + n, post, sizeof(post) - 1);
-	if (write(STDERR_FILENO, line, sizeof(pre) - 1 + n + sizeof(post) - 1) < 0)
-		n = 0;	/* nowhere to say it: terminate all the same */
-	for (;;)
-		syscall(SYS_exit_group, FI_RT_DIE_STATUS);
-}
-
-/*
- * Windows nest within one thread (fi_rt_batch_begin/end: start-up's
- * consecutive windows become one): the thread holding the window lock
- * and its depth, both written only under the lock. Not thread-local
- * storage: the runtime may start inside an IFUNC resolver (load/rtearly.c),
- * before the loader has set up this library's TLS. The thread's identity
- * is pthread_self() (its thread pointer, set up before any relocation:
- * the mutex around start-up reads it too; no system call per nested
- * begin). A nested begin makes nothing writable itself, so a forged
- * owner or count gets a read-only state (the caller's write faults), and
- * fi_rt_write_open first writes to the first page, which only a real
- * window has opened.
- */
-static long fi_rt_wowner;		/* pthread_self(), 0 when unlocked */
-static unsigned int fi_rt_wdepth;
-
-static long fi_rt_tid(void)
-{
-	return (long)pthread_self();
-}
-
-static uint64_t fi_rt_page_bits(size_t first, size_t last)
-{
-	size_t n = last - first + 1;
-
-	return (n >= 64 ? ~0ull : (1ull << n) - 1) << first;
-}
-
-/*
- * Make pages [@first, @last] of the state read-write. Opening part of
- * the state splits its mapping, which needs mapping slots: when none is
- * left (vm.max_map_count), the whole state is opened instead, which
- * changes whole mappings and needs none (as every window did before).
- */
-static int fi_rt_open_pages(size_t first, size_t last)
-{
-	uint8_t *base = (uint8_t *)&fi_rt_store;
-
-	while (first <= last && (fi_rt_wopen >> first & 1))
-		first++;
-	while (last > first && (fi_rt_wopen >> last & 1))
-		last--;
-	if (first > last)
-		return 0;
-	if (!mprotect(base + first * FI_PAGE, (last - first + 1) * FI_PAGE,
-		      PROT_READ | PROT_WRITE)) {
-		fi_rt_wopen |= fi_rt_page_bits(first, last);
-		return 0;
-	}
-	if (errno != ENOMEM ||
-	    mprotect(base, FI_RT_BYTES, PROT_READ | PROT_WRITE))
-		return -1;
-	fi_rt_wopen = fi_rt_page_bits(0, FI_RT_PAGES - 1);
-	return 0;
-}
-
-int fi_rt_write_open(const void *p, size_t len)
-{
-	uintptr_t base = (uintptr_t)&fi_rt_store, at = (uintptr_t)p;
-
-	if (!fi_rt_wdepth)
-		return -EPERM;
-	/* Faults unless a window is really open (a forged depth is not). */
-	__atomic_store_n(&fi_rt_store.rt.wprobe, 1, __ATOMIC_RELAXED);
-	if (!len || at < base || at - base >= FI_RT_BYTES ||
-	    len > FI_RT_BYTES - (at - base))
-		return -EINVAL;
-	if (fi_rt_open_pages((at - base) / FI_PAGE,
-			     (at - base + len - 1) / FI_PAGE))
-		return -errno;
-	return 0;
-}
-
-int fi_rt_write_open_sealed(void)
-{
-	return fi_rt_write_open(&fi_rt_store.rt, FI_RT_HOT);
-}
-
-/*
- * Read-only again: all of it, in one call that does not depend on the
- * record of what was opened. The kernel changes (and walks the page
- * tables of) only the mappings that are read-write, i.e. the pages the
- * window opened, and leaves the read-only ones alone: the same work as
- * closing each opened run, without a system call per run.
- */
-static int fi_rt_close_pages(void)
-{
-	fi_rt_wopen = 0;
-	return mprotect(&fi_rt_store, FI_RT_BYTES, PROT_READ) ? -1 : 0;
-}
-
-struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
-{
-	long owner = __atomic_load_n(&fi_rt_wowner, __ATOMIC_RELAXED);
-	sigset_t all;
-	int err;
-
-	/* Asked of the kernel only when some window is open. */
-	if (owner && owner == fi_rt_tid()) {
-		fi_rt_wdepth++;
-		return &fi_rt_store.rt;
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, saved);
-	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
-	/* The last window closed all of it. */
-	fi_rt_wopen = 0;
-	/*
-	 * The sealed page only while start-up writes it; after that a
-	 * writer of one of its fields opens it itself (fi_rt_write_open).
-	 */
-	if (fi_rt_guard() ||
-	    fi_rt_open_pages(LOAD_ACQ(&fi_rt_store.rt.sealed) ? FI_RT_HOT / FI_PAGE : 0,
-			     (FI_RT_CORE - 1) / FI_PAGE)) {
-		err = errno;
-		__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
-		pthread_sigmask(SIG_SETMASK, saved, NULL);
-		errno = err;
-		return NULL;
-	}
-	fi_rt_wdepth = 1;
-	__atomic_store_n(&fi_rt_wowner, fi_rt_tid(), __ATOMIC_RELAXED);
-	return &fi_rt_store.rt;
-}
-
-void fi_rt_write_end(const sigset_t *saved)
-{
-	int err = errno;
-
-	if (fi_rt_wdepth > 1) {
-		fi_rt_wdepth--;
-		return;
-	}
-	fi_rt_wdepth = 0;
-	__atomic_store_n(&fi_rt_wowner, 0, __ATOMIC_RELAXED);
-
-	/*
-	 * Neither can fail for want of a mapping slot (closing only merges
-	 * mappings between guard pages, above and rtarena.c); if either
-	 * fails all the same, the state or a module would stay writable:
-	 * stop.
-	 */
-	if (fi_arena_close(&fi_rt_store.rt.arena))
-		fi_rt_die("cannot make the runtime's module arena read-only again");
-	if (fi_rt_close_pages())
-		fi_rt_die("cannot make the runtime state read-only again");
-	__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
-	pthread_sigmask(SIG_SETMASK, saved, NULL);
-	errno = err;
-}
-
-/*
- * fork() while another thread is inside a window would leave the child
- * with the lock taken forever (and the state possibly writable): take the
- * lock around fork, so the child starts with a closed window and a free
- * lock. Signals stay blocked meanwhile, as in any window.
- */
-static void fi_rt_fork_prepare(void)
-{
-	sigset_t all;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &fi_rt_fork_mask);
-	while (__atomic_exchange_n(&fi_rt_wlock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
-}
-
-static void fi_rt_fork_done(void)
-{
-	__atomic_store_n(&fi_rt_wlock, 0, __ATOMIC_RELEASE);
-	pthread_sigmask(SIG_SETMASK, &fi_rt_fork_mask, NULL);
-}
-
-/*
- * Registered before every other constructor of the library (a priority
- * runs first): pthread_atfork calls prepare handlers in the reverse order
- * of registration, so the locks of higher layers registered later (the
- * dlsym veneer lock, src/trap/foreign.c), which are taken before this
- * one, are also taken before it at fork.
- */
-__attribute__((constructor(200))) static void fi_rt_fork_init(void)
-{
-	pthread_atfork(fi_rt_fork_prepare, fi_rt_fork_done, fi_rt_fork_done);
-}
-
 /* ----------------------------------------------------------------- mode */
 
 int fi_rt_set_config(const struct fineibt_config *cfg,
 		     const struct fineibt_key *key, bool have_arity)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
+	/*
+	 * From configured to the key, in one put: nothing reads them before
+	 * start-up's first window ends (the one that writes them).
+	 */
+	enum {
+		lo = offsetof(struct fi_runtime, configured),
+		hi = offsetof(struct fi_runtime, key) + sizeof(struct fineibt_key),
+	};
+	uint8_t span[hi - lo];
+	bool secure = getauxval(AT_SECURE) != 0, yes = true;
 	sigset_t saved;
-	int ret = 0;
+	int ret = -EPERM;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return -errno;
-	if (rt->sealed) {
-		ret = -EPERM;
-	} else {
-		rt->cfg = *cfg;
-		rt->key = *key;
-		rt->have_arity = have_arity;
-		rt->secure = getauxval(AT_SECURE) != 0;
-		rt->configured = true;
-	}
+	memcpy(span, (const uint8_t *)rt + lo, sizeof(span));
+#define FI_SPAN_SET(field, v) \
+	memcpy(span + (offsetof(struct fi_runtime, field) - lo), (v), sizeof(rt->field))
+	FI_SPAN_SET(configured, &yes);
+	FI_SPAN_SET(have_arity, &have_arity);
+	FI_SPAN_SET(secure, &secure);
+	FI_SPAN_SET(cfg, cfg);
+	FI_SPAN_SET(key, key);
+#undef FI_SPAN_SET
+	if (!rt->sealed)
+		ret = fi_rt_put((const uint8_t *)rt + lo, span, sizeof(span));
+	fi_rt_wipe(span, sizeof(span));
 	fi_rt_write_end(&saved);
 	return ret;
 }
 
 int fi_rt_set_syslog(const struct fi_rt_syslog *s)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
-	int ret = 0;
+	int ret = -EPERM;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return -errno;
-	if (rt->sealed)
-		ret = -EPERM;
-	else
-		rt->syslog = *s;
+	if (!rt->sealed)
+		ret = fi_rt_put(&rt->syslog, s, sizeof(*s));
 	fi_rt_write_end(&saved);
 	return ret;
 }
 
 int fi_rt_set_active(bool active)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	int ret = 0;
 
@@ -409,22 +110,21 @@ int fi_rt_set_active(bool active)
 		return -errno;
 	if (rt->sealed && !active)
 		ret = -EPERM;
-	else if (LOAD_ACQ(&rt->active) != active &&
-		 !(ret = fi_rt_write_open_sealed()))
-		STORE_REL(&rt->active, active);
+	else if (LOAD_ACQ(&rt->active) != active)
+		ret = FI_RT_PUT(rt->active, active);
 	fi_rt_write_end(&saved);
 	return ret;
 }
 
 void fi_rt_seal(void)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 
 	rt = fi_rt_write_begin(&saved);
 	if (rt) {
-		if (!rt->sealed && !fi_rt_write_open_sealed())
-			rt->sealed = true;
+		if (!rt->sealed)
+			FI_RT_PUT(rt->sealed, true);
 		/* From now on the thunks check (coarse.h). */
 		fi_rt_coarse_publish(rt);
 		fi_rt_write_end(&saved);
@@ -434,19 +134,44 @@ void fi_rt_seal(void)
 /*
  * Inside a window: a new known-entry table for the coarse check, or none
  * when the process does not enforce it (coarse.h). The old table stays
- * in the arena: a thunk in another thread may be reading it.
+ * in the arena: a thunk in another thread may be reading it. The table
+ * is a function of the read-only state alone: laid out in scratch, put,
+ * then the landed copy is compared with the table made again, and only
+ * then published (a thread writing the scratch meanwhile would choose
+ * which addresses unchecked calls may reach).
  */
-int fi_rt_coarse_publish(struct fi_runtime *rt)
+int fi_rt_coarse_publish(const struct fi_runtime *rt)
 {
 	size_t len = fi_coarse_table_len(rt);
-	struct fi_coarse *t = len ? fi_arena_alloc(&rt->arena, len) : NULL;
+	const struct fi_coarse *t = NULL, *cur = rt->coarse;
+	struct fi_coarse *buf;
+	int err = 0;
 
-	if (len && !t)
-		return -ENOMEM;
-	if (t)
-		fi_coarse_table_fill(rt, t);
-	STORE_REL(&rt->coarse, t);
-	return 0;
+	if (len) {
+		buf = calloc(1, len);
+		if (!buf)
+			return -ENOMEM;
+		fi_coarse_table_fill(rt, buf);
+		/* The same table (a module without kCFI came): nothing to do. */
+		if (cur && len == sizeof(*cur) + (cur->n + 1) * sizeof(cur->r[0]) &&
+		    !memcmp(cur, buf, len)) {
+			free(buf);
+			return 0;
+		}
+		t = fi_arena_alloc(&rt->arena, len);
+		err = t ? fi_rt_put_scratch(t, buf, len) : -ENOMEM;
+		if (!err) {
+			memset(buf, 0, len);
+			fi_coarse_table_fill(rt, buf);
+			fi_rt_park("verify", NULL, 0);
+			if (memcmp(t, buf, len))
+				err = -EBADMSG;
+		}
+		free(buf);
+		if (err)
+			return err;	/* the room stays in the arena, unused */
+	}
+	return cur == t ? 0 : FI_RT_PUT(rt->coarse, t);
 }
 
 /* ---------------------------------------------------------------- modules */
@@ -470,10 +195,16 @@ static long fi_rt_mod_slot(const struct fi_runtime *rt, size_t base, size_t n)
 	return -1;
 }
 
-static int fi_rt_add_as(struct fi_module *m, bool jit)
+/*
+ * The copy is made, written and verified first (fi_arena_freeze); only a
+ * verified copy is published, by the put of its slot, then of the count
+ * that makes readers look that far.
+ */
+static int fi_rt_add_as(struct fi_module *m, bool jit, uint64_t lo,
+			uint64_t hi)
 {
-	struct fi_runtime *rt;
-	struct fi_module *copy;
+	const struct fi_runtime *rt;
+	const struct fi_module *copy;
 	sigset_t saved;
 	long slot;
 	int ret = 0;
@@ -489,17 +220,15 @@ static int fi_rt_add_as(struct fi_module *m, bool jit)
 		ret = -EEXIST;
 	} else if (slot < 0) {
 		ret = -ENOSPC;
-	} else if (!(copy = fi_arena_freeze(&rt->arena, m))) {
-		ret = -ENOMEM;
-	} else if ((ret = fi_rt_write_open(&rt->mods[slot], sizeof(copy)))) {
-		/* The copy stays in the arena, unused. */
-	} else {
-		/* Key, then the copy, then the count that makes readers look. */
-		copy->key = m;
-		STORE_REL(&rt->mods[slot], copy);
-		if ((size_t)slot >= rt->nmods)
-			STORE_REL(&rt->nmods, (size_t)slot + 1);
-		fi_rt_coarse_publish(rt);
+	} else if (!(copy = fi_arena_freeze(&rt->arena, m, jit, lo, hi))) {
+		ret = -errno;
+	} else if (copy->bhi_args && fi_rt_bhi_base(copy->bhi_args) != copy->bhi_args) {
+		ret = -EBADMSG;	/* a stub array no one registered */
+	} else if (!(ret = FI_RT_PUT(rt->mods[slot], copy)) &&
+		   (size_t)slot >= rt->nmods) {
+		ret = FI_RT_PUT(rt->nmods, (size_t)slot + 1);
+		if (!ret)
+			fi_rt_coarse_publish(rt);
 	}
 	fi_rt_write_end(&saved);
 scrub:
@@ -510,27 +239,43 @@ scrub:
 	 * with it still in the heap). Not a registered copy handed back to
 	 * us: that one lives in the read-only arena and is the key's home.
 	 */
-	if (!fi_arena_owns(&fi_rt_store.rt.arena, m, sizeof(*m))) {
-		memset(&m->rehash_key, 0, sizeof(m->rehash_key));
-		memset(&m->img.note.key, 0, sizeof(m->img.note.key));
+	if (!fi_arena_owns(&fi_rt()->arena, m, sizeof(*m))) {
+		fi_rt_wipe(&m->rehash_key, sizeof(m->rehash_key));
+		fi_rt_wipe(&m->img.note.key, sizeof(m->img.note.key));
 		__asm__ volatile("" ::: "memory");
 	}
 	return ret;
 }
 
-int fi_rt_add_module(struct fi_module *m)
+const void *fi_rt_keep(const void *src, size_t len)
 {
-	return fi_rt_add_as(m, false);
+	const struct fi_runtime *rt;
+	sigset_t saved;
+	void *p;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return NULL;
+	p = fi_arena_alloc(&rt->arena, len);
+	if (p && fi_rt_put_scratch(p, src, len))
+		p = NULL;
+	fi_rt_write_end(&saved);
+	return p;
 }
 
-int fi_rt_add_jit(struct fi_module *m)
+int fi_rt_add_module(struct fi_module *m)
 {
-	return fi_rt_add_as(m, true);
+	return fi_rt_add_as(m, false, 0, 0);
+}
+
+int fi_rt_add_jit(struct fi_module *m, uint64_t lo, uint64_t hi)
+{
+	return fi_rt_add_as(m, true, lo, hi);
 }
 
 const struct fi_module *fi_rt_module_of(const void *key)
 {
-	const struct fi_runtime *rt = &fi_rt_store.rt;
+	const struct fi_runtime *rt = fi_rt();
 	size_t n = LOAD_ACQ(&rt->nmods);
 
 	for (size_t i = 0; i < n && i < FI_MAX_SLOTS; i++) {
@@ -544,7 +289,7 @@ const struct fi_module *fi_rt_module_of(const void *key)
 
 int fi_rt_del_module(const struct fi_module *m)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	int ret = -ENOENT;
 
@@ -553,9 +298,7 @@ int fi_rt_del_module(const struct fi_module *m)
 		return -errno;
 	for (size_t i = 0; i < rt->nmods && i < FI_MAX_SLOTS; i++) {
 		if (rt->mods[i] && (rt->mods[i]->key == m || rt->mods[i] == m)) {
-			ret = fi_rt_write_open(&rt->mods[i], sizeof(rt->mods[i]));
-			if (!ret)
-				STORE_REL(&rt->mods[i], NULL);
+			ret = FI_RT_PUT(rt->mods[i], NULL);
 			if (!ret)
 				fi_rt_coarse_publish(rt);
 			break;
@@ -568,15 +311,15 @@ int fi_rt_del_module(const struct fi_module *m)
 /* Async-signal-safe: no lock, acquire loads only. */
 const struct fi_module *fi_rt_module_at(uint64_t addr)
 {
-	const struct fi_runtime *rt = &fi_rt_store.rt;
+	const struct fi_runtime *rt = fi_rt();
 	size_t n = LOAD_ACQ(&rt->nmods);
 
 	for (size_t i = 0; i < n && i < FI_MAX_SLOTS; i++) {
 		const struct fi_module *m = LOAD_ACQ(&rt->mods[i]);
 
 		/*
-		 * Only a copy the arena handed out is a module: a pointer put
-		 * here from anywhere else (a write racing a window) is not.
+		 * Only a copy the arena handed out is a module (the table is
+		 * never writable; this costs a loop over the few chunks).
 		 */
 		if (m && addr >= m->text_lo && addr < m->text_hi &&
 		    fi_arena_owns(&rt->arena, m, sizeof(*m)))
@@ -587,28 +330,112 @@ const struct fi_module *fi_rt_module_at(uint64_t addr)
 
 /* ------------------------------------------------------------ the scans */
 
+/*
+ * Is @e, which landed in the record, one the scans could have made? Its
+ * key is the first executable segment of a module: mapped executable to
+ * the kernel, and so is its kCFI range; its registered copy, if any, is
+ * in the table; its compiled trap list in the arena, sorted. (Built in a
+ * writable array by the scan: docs/protection.md.)
+ */
+static bool fi_rt_seen_ok(const struct fi_runtime *rt,
+			  const struct fi_rt_seen *e, uint64_t key, bool kernel)
+{
+	bool mod = !e->mod;
+	struct fi_vma v;
+	int err;
+
+	fi_rt_park("verify", NULL, 0);
+	for (size_t i = 0; !mod && i < rt->nmods && i < FI_MAX_MODULES; i++)
+		mod = rt->mods[i] == e->mod;
+	/* With its registered copy: the kCFI range is the copy's text. */
+	if (mod && e->mod && (e->lo != e->mod->text_lo || e->hi != e->mod->text_hi))
+		return false;
+	if (!key || !e->size || e->lo > e->hi || !mod ||
+	    (e->ctraps && !fi_arena_owns(&rt->arena, e->ctraps,
+					 e->nctraps * sizeof(*e->ctraps))) ||
+	    (!e->ctraps && e->nctraps))
+		return false;
+	for (size_t i = 1; e->ctraps && i < e->nctraps; i++) {
+		if (e->ctraps[i] <= e->ctraps[i - 1])
+			return false;
+	}
+	if (!kernel)
+		return true;
+	/* One question, most often: the kCFI range is in the same mapping. */
+	err = fi_rt_vma(key, &v);
+	if (err && err != -ENOENT)
+		return true;	/* the kernel cannot be asked: docs/protection.md */
+	if (err || !v.x || v.w)
+		return false;
+	return e->lo == e->hi || (e->lo >= v.lo && e->hi <= v.hi) ||
+	       fi_rt_vma_text(e->lo, e->hi, true, NULL) != -EACCES;
+}
+
+/*
+ * A record that does not verify stops the process: the module would
+ * otherwise run rewritten without a record of it, and its checks would
+ * reach the program's SIGILL handler.
+ */
+static void fi_rt_seen_check(const struct fi_runtime *rt, size_t i,
+			     uint64_t key, bool kernel)
+{
+	if (!fi_rt_seen_ok(rt, &rt->seen[i], key, kernel))
+		fi_rt_die("a module's record changed while it was written "
+			  "(another thread wrote into the runtime's scratch)");
+}
+
+/* Entry @i, a free one below nseen: the whole entry, then its key. */
+static int fi_rt_seen_put(const struct fi_runtime *rt, size_t i,
+			  const struct fi_rt_seen *e)
+{
+	struct fi_rt_seen v = *e;
+	uint64_t key = v.key;
+	int err;
+
+	v.key = 0;
+	err = fi_rt_put_scratch(&rt->seen[i], &v, sizeof(v));
+	if (err)
+		return err;
+	fi_rt_seen_check(rt, i, key, true);
+	return FI_RT_PUT(rt->seen[i].key, key);
+}
+
+/*
+ * @e[0..@n) after the last entry in use, in one put (readers do not look
+ * past nseen), checked, then published by the count. How many.
+ */
+static size_t fi_rt_seen_append(const struct fi_runtime *rt,
+				const struct fi_rt_seen *e, size_t n)
+{
+	size_t at = rt->nseen, k = 0;
+
+	while (k < n && k < FI_MAX_SEEN - at && e[k].key)
+		k++;
+	if (!k || fi_rt_put_scratch(&rt->seen[at], e, k * sizeof(*e)))
+		return 0;
+	for (size_t i = at; i < at + k; i++)
+		fi_rt_seen_check(rt, i, rt->seen[i].key, true);
+	return FI_RT_PUT(rt->nseen, at + k) ? 0 : k;
+}
+
 size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	size_t i = 0, done = 0;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return 0;
+	/* Free entries below nseen first (withdrawn modules'). */
 	for (; done < n && e[done].key; done++) {
-		while (i < FI_MAX_SEEN && i < rt->nseen && rt->seen[i].key)
+		while (i < rt->nseen && rt->seen[i].key)
 			i++;
-		if (i == FI_MAX_SEEN ||
-		    fi_rt_write_open(&rt->seen[i], sizeof(rt->seen[i])))
+		if (i >= rt->nseen || fi_rt_seen_put(rt, i, &e[done]))
 			break;
-		/* Everything, then the key that makes readers look. */
-		rt->seen[i] = e[done];
-		rt->seen[i].key = 0;
-		STORE_REL(&rt->seen[i].key, e[done].key);
-		if (i >= rt->nseen)
-			STORE_REL(&rt->nseen, i + 1);
 	}
+	if (done < n && i >= rt->nseen)
+		done += fi_rt_seen_append(rt, e + done, n - done);
 	/* a kCFI module that will not be registered is a range of its own */
 	if (done)
 		fi_rt_coarse_publish(rt);
@@ -618,7 +445,7 @@ size_t fi_rt_seen_add(const struct fi_rt_seen *e, size_t n)
 
 size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	size_t done = 0;
 
@@ -627,14 +454,26 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
 		return 0;
 	for (size_t k = 0; k < n; k++) {
 		for (size_t i = 0; e[k].key && i < rt->nseen; i++) {
+			struct fi_rt_seen v;
+			size_t off = offsetof(struct fi_rt_seen, fp);
+
 			if (rt->seen[i].key != e[k].key)
 				continue;
-			if (fi_rt_write_open(&rt->seen[i], sizeof(rt->seen[i])))
-				break;
-			rt->seen[i].mod = e[k].mod;
-			rt->seen[i].fp = e[k].fp;
-			rt->seen[i].fp_set = true;
-			done++;
+			/*
+			 * The entry stays published: from fp on, in one put
+			 * (what a reader reads there, the compiled traps, is
+			 * rewritten with the bytes it holds).
+			 */
+			v = rt->seen[i];
+			v.mod = e[k].mod;
+			v.fp = e[k].fp;
+			v.fp_set = true;
+			if (!fi_rt_put_scratch((const uint8_t *)&rt->seen[i] + off,
+					       (const uint8_t *)&v + off,
+					       sizeof(v) - off)) {
+				fi_rt_seen_check(rt, i, rt->seen[i].key, false);
+				done++;
+			}
 			break;
 		}
 	}
@@ -644,23 +483,22 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
 
 void fi_rt_seen_drop(size_t i)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
 	if (i < rt->nseen && rt->seen[i].key &&
-	    !fi_rt_write_open(&rt->seen[i], sizeof(rt->seen[i]))) {
+	    !FI_RT_PUT(rt->seen[i].key, 0)) {
 		const struct fi_module *m = rt->seen[i].mod;
 
-		STORE_REL(&rt->seen[i].key, 0);
 		for (size_t k = 0; m && k < FI_MAX_MODULES && k < rt->nmods; k++) {
-			if (rt->mods[k] == m &&
-			    !fi_rt_write_open(&rt->mods[k], sizeof(rt->mods[k])))
-				STORE_REL(&rt->mods[k], NULL);
+			if (rt->mods[k] == m)
+				FI_RT_PUT(rt->mods[k], NULL);
 		}
-		rt->seen[i] = (struct fi_rt_seen){ 0 };
+		fi_rt_put(&rt->seen[i], &(struct fi_rt_seen){ 0 },
+			  sizeof(rt->seen[i]));
 		fi_rt_coarse_publish(rt);
 	}
 	fi_rt_write_end(&saved);
@@ -669,7 +507,7 @@ void fi_rt_seen_drop(size_t i)
 /* Whether a recorded rewritten range overlaps [@lo, @hi). */
 static bool fi_rt_seen_overlaps(uint64_t lo, uint64_t hi)
 {
-	const struct fi_runtime *rt = &fi_rt_store.rt;
+	const struct fi_runtime *rt = fi_rt();
 	size_t n = LOAD_ACQ(&rt->nseen);
 
 	for (size_t i = 0; i < n && i < FI_MAX_SEEN; i++) {
@@ -693,7 +531,7 @@ bool fi_rt_rewritten_at(uint64_t addr)
  */
 bool fi_rt_compiled_trap(uint64_t addr)
 {
-	const struct fi_runtime *rt = &fi_rt_store.rt;
+	const struct fi_runtime *rt = fi_rt();
 	size_t n = LOAD_ACQ(&rt->nseen);
 
 	for (size_t i = 0; i < n && i < FI_MAX_SEEN; i++) {
@@ -723,7 +561,7 @@ bool fi_rt_compiled_trap(uint64_t addr)
  */
 bool fi_rt_range_owned(uint64_t lo, uint64_t hi)
 {
-	const struct fi_runtime *rt = &fi_rt_store.rt;
+	const struct fi_runtime *rt = fi_rt();
 	size_t n = LOAD_ACQ(&rt->nmods);
 
 	for (size_t i = 0; i < n && i < FI_MAX_MODULES; i++) {
@@ -742,10 +580,28 @@ static bool fi_rt_in(uint64_t addr, uint64_t base, uint64_t size)
 	return addr >= base && addr - base < size;
 }
 
-static int fi_rt_add_stubs_locked(struct fi_runtime *rt, uint64_t base,
+/*
+ * A stub array is a copy of ours (fi_bhi_stubs), in executable memory no
+ * one can write: a range taken for one decodes every #UD in it as a BHI
+ * trap only, so one laid over a module's text would hide its checks.
+ * @base may come from a statically patched module's note.
+ */
+static bool fi_rt_stubs_ok(uint64_t base, uint64_t size)
+{
+	int err = fi_rt_vma_text(base, base + size, true, NULL);
+
+	if (err == -EACCES)
+		return false;
+	/* Unknown to the kernel (no /proc): read only what is ours to map. */
+	return !err ? !memcmp((const void *)(uintptr_t)base, __bhi_args, size) :
+		      base == (uint64_t)(uintptr_t)__bhi_args;
+}
+
+static int fi_rt_add_stubs_locked(const struct fi_runtime *rt, uint64_t base,
 				  uint64_t size)
 {
 	size_t i, slot = FI_MAX_MODULES;
+	int err;
 
 	for (i = 0; i < rt->nstubs; i++) {
 		if (rt->stubs[i] == base)
@@ -758,23 +614,23 @@ static int fi_rt_add_stubs_locked(struct fi_runtime *rt, uint64_t base,
 			return -ENOSPC;
 		slot = rt->nstubs;
 	}
-	if (fi_rt_write_open(&rt->stub_size[slot], sizeof(rt->stub_size[slot])) ||
-	    fi_rt_write_open(&rt->stubs[slot], sizeof(rt->stubs[slot])))
-		return -errno;
+	if (!fi_rt_stubs_ok(base, size))
+		return -EINVAL;
 	/*
 	 * Size, then base, then the count: a reader that sees a non-zero base
 	 * also sees its size. Deleted slots read base 0 and are skipped.
 	 */
-	STORE_REL(&rt->stub_size[slot], size);
-	STORE_REL(&rt->stubs[slot], base);
+	if ((err = FI_RT_PUT(rt->stub_size[slot], size)) ||
+	    (err = FI_RT_PUT(rt->stubs[slot], base)))
+		return err;
 	if (slot == rt->nstubs)
-		STORE_REL(&rt->nstubs, rt->nstubs + 1);
+		return FI_RT_PUT(rt->nstubs, rt->nstubs + 1);
 	return 0;
 }
 
 static int fi_rt_add_stubs_as(uint64_t base, uint64_t size, bool copy)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	size_t want;
 	int ret;
@@ -787,13 +643,11 @@ static int fi_rt_add_stubs_as(uint64_t base, uint64_t size, bool copy)
 		return -errno;
 	if (copy && rt->nstub_copies == FI_MAX_MODULES)
 		ret = -ENOSPC;
-	else if (copy && fi_rt_write_open(&rt->stub_copies[rt->nstub_copies],
-					  sizeof(rt->stub_copies[0])))
-		ret = -errno;
 	else
 		ret = fi_rt_add_stubs_locked(rt, base, size);
-	if (!ret && copy)
-		rt->stub_copies[rt->nstub_copies++] = base;
+	if (!ret && copy &&
+	    !(ret = FI_RT_PUT(rt->stub_copies[rt->nstub_copies], base)))
+		ret = FI_RT_PUT(rt->nstub_copies, rt->nstub_copies + 1);
 	fi_rt_write_end(&saved);
 	return ret;
 }
@@ -810,7 +664,7 @@ int fi_rt_add_stub_copy(uint64_t base, uint64_t size)
 
 int fi_rt_del_stubs(uint64_t base)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	int ret = -ENOENT;
 
@@ -819,9 +673,7 @@ int fi_rt_del_stubs(uint64_t base)
 		return -errno;
 	for (size_t i = 0; i < rt->nstubs; i++) {
 		if (base && rt->stubs[i] == base) {
-			ret = fi_rt_write_open(&rt->stubs[i], sizeof(rt->stubs[i]));
-			if (!ret)
-				STORE_REL(&rt->stubs[i], 0);
+			ret = FI_RT_PUT(rt->stubs[i], 0);
 			break;
 		}
 	}
@@ -832,7 +684,7 @@ int fi_rt_del_stubs(uint64_t base)
 /* Async-signal-safe: no lock, acquire loads only. */
 uint64_t fi_rt_bhi_base(uint64_t addr)
 {
-	const struct fi_runtime *rt = &fi_rt_store.rt;
+	const struct fi_runtime *rt = fi_rt();
 	uint64_t own = (uint64_t)(uintptr_t)__bhi_args;
 	size_t n = LOAD_ACQ(&rt->nstubs);
 

@@ -2,9 +2,10 @@
 /*
  * Process-wide runtime state, shared by the loader side (runtime.c: the
  * constructor, module walk, dlopen), the trap handler (trap.c) and the JIT
- * emitter (jit.c). Everything here is read-only once start-up is over,
- * except during the short, locked window in which a new module is patched.
- * The SIGILL handler only reads it and never allocates.
+ * emitter (jit.c). Everything here is read-only for the whole life of the
+ * process: it is written through the kernel (fi_rt_put, rtwrite.c), never
+ * through a writable mapping (docs/protection.md). The SIGILL handler only
+ * reads it and never allocates.
  */
 #ifndef FI_RUNTIME_H
 #define FI_RUNTIME_H
@@ -82,14 +83,13 @@ int fi_module_arity(const struct fi_module *m, uint64_t func);
 /*
  * The arena (src/rt/rtarena.c): mmap'd chunks holding the registered modules
  * (struct fi_module, its image and every array and string the trap
- * handler reads through it). Read-only but inside a write window.
+ * handler reads through it), read-only and sealed like the state, written
+ * only through fi_rt_put.
  */
 #define FI_ARENA_CHUNKS	64
 struct fi_arena_chunk {
 	uint8_t *base;
 	size_t size, used;
-	bool open;			/* made writable by the current window */
-	uint32_t open_pg;		/* from this page on (the rest stays read-only) */
 };
 struct fi_arena {
 	size_t nchunks;
@@ -158,6 +158,25 @@ struct fi_rt_foreign {
 };
 
 /*
+ * How the state is written (rtwrite.c): through the kernel (pwrite on
+ * /proc/self/mem, the default), or, where that cannot be had at start-up,
+ * through windows that make the pages written read-write meanwhile (the
+ * weaker property, docs/protection.md). The descriptors, and the regions
+ * fi_rt_put may write besides the state and the arena.
+ */
+enum { FI_RT_UNSET, FI_RT_KERNEL, FI_RT_WINDOWS };
+#define FI_RT_REGIONS	8
+struct fi_rt_wr {
+	uint8_t how;			/* FI_RT_* */
+	bool sealed;			/* mseal held (Linux 6.10+) */
+	int err;			/* FI_RT_WINDOWS: why (errno) */
+	int mem_fd, maps_fd;		/* /proc/self/mem, /proc/self/maps */
+	uint64_t mem_dev, mem_ino;	/* the mem descriptor's file (fstat) */
+	size_t nregions;
+	struct { uint64_t base, size; } region[FI_RT_REGIONS];
+};
+
+/*
  * A module found by dl_iterate_phdr, not looked at yet (runtime.c). Also
  * what a second runtime instance hands the process's runtime (below).
  */
@@ -195,22 +214,6 @@ struct fi_rt_self {
 };
 
 /*
- * Laid out for cheap write windows (rtstate.c, docs/protection.md): a
- * window makes only the pages it writes read-write, and on this kind of
- * machine changing a page's protection costs per page that is present.
- *
- * Page 0, the sealed page: what start-up settles (mode, key, flags) and
- * every code pointer the runtime calls through. Windows open it only
- * until the state is sealed; after that only the rare writers of its
- * fields open it (fi_rt_write_open: the program's SIGILL handler, the
- * print hook, libc's dlopen if resolved late), so that a write racing
- * an ordinary window (a dlopen, a dlsym veneer, a site opened by the
- * handler) cannot reach them (docs/protection.md, "The sealed page").
- * Then, from page 1, what windows after start-up write: the small
- * fields every window opens, the record (its first entries share that
- * page), the tables.
- */
-/*
  * FINEIBT_LOG=syslog (src/trap/logsink.c): the socket the SIGILL handler
  * sends reports to, read-only like the rest (a forged fd would send them
  * elsewhere). sock1 is the descriptor + 1: 0, the storage's initial
@@ -222,6 +225,15 @@ struct fi_rt_syslog {
 	char ident[32];			/* the program's name in each line */
 };
 
+/*
+ * Never writable (fi_rt_put). Page 0 holds what start-up settles (mode,
+ * key, flags) and every code pointer the runtime calls through; from
+ * page 1 on, what windows after start-up write: counts, the veneer
+ * bookkeeping, the arena's table, the record, the tables. The split
+ * matters only where the state is written through windows (FI_RT_WINDOWS:
+ * a window makes the pages it writes read-write), where a write racing
+ * an ordinary window then cannot reach page 0 (docs/protection.md).
+ */
 struct fi_runtime {
 	struct fi_rt_self self;		/* first: read before anything else */
 	/* A second instance: the process's runtime it defers to, or NULL. */
@@ -237,9 +249,9 @@ struct fi_runtime {
 	struct fi_rt_sig sig;
 	struct fi_rt_calls calls;
 	struct fi_rt_syslog syslog;
-	/* ---- page 1: what every window opens ---- */
-	/* Written by fi_rt_write_open: faults outside a real window. */
-	bool wprobe __attribute__((aligned(4096)));
+	struct fi_rt_wr wr;
+	/* ---- page 1: what windows after start-up write ---- */
+	size_t page1 __attribute__((aligned(4096)));
 	/*
 	 * Slots [0, FI_MAX_MODULES) of mods[] hold modules, the rest JIT
 	 * regions; nmods is one past the highest slot ever used.
@@ -253,13 +265,13 @@ struct fi_runtime {
 	/*
 	 * The coarse check's known-entry table (coarse.h), in the arena;
 	 * NULL while the process does not enforce it. Replaced whole by
-	 * fi_coarse_publish; coarse.S reads it through fi_rt_coarse_slot.
+	 * fi_rt_coarse_publish; coarse.S reads it through fi_rt_coarse_slot.
 	 */
 	const struct fi_coarse *coarse;
-	/* ---- opened page by page, as written (fi_rt_write_open) ---- */
+	/* ---- the tables ---- */
 	struct fi_rt_seen seen[FI_MAX_SEEN];
 	/* Frozen copies, in the arena; each one's .key is the caller's module. */
-	struct fi_module *mods[FI_MAX_SLOTS] __attribute__((aligned(4096)));
+	const struct fi_module *mods[FI_MAX_SLOTS] __attribute__((aligned(4096)));
 	/* BHI stub arrays in use (one near each module that needs one). */
 	uint64_t stubs[FI_MAX_MODULES];
 	uint64_t stub_size[FI_MAX_MODULES];	/* [stubs[i], stubs[i] + stub_size[i]) */
@@ -283,43 +295,84 @@ const struct fi_module *fi_rt_module_at(uint64_t addr);
 uint64_t fi_rt_bhi_base(uint64_t addr);
 
 /*
- * Registration (src/rt/rtstate.c). The state lives in its own page-aligned,
- * page-sized storage (fi_rt_storage()) that is read-only except inside a
- * write window (docs/protection.md): fi_rt_write_begin() blocks every
- * signal in the calling thread, takes the one writer spin lock and makes
- * the storage's first fields writable (the tables: fi_rt_write_open);
- * fi_rt_write_end() makes all of it (and the arena chunks written)
- * read-only again, drops the lock and restores the mask. Both are
- * async-signal-safe (the SIGILL handler uses them for SA_RESETHAND). They
- * nest within one thread (the inner pair does nothing). Readers (fi_rt_module_at, fi_rt_bhi_base, the handler) take
- * no lock: a slot is filled before the count that publishes it is
- * release-stored. Every function below opens its own window.
+ * Writing the state (src/rt/rtwrite.c, docs/architecture.md "Writing the
+ * state"). Nothing the runtime trusts is ever writable in the process:
+ * the state, the arena and the regions of fi_rt_map_protected are written
+ * only by fi_rt_put, through the kernel.
+ *
+ * fi_rt_write_begin() opens a window: it blocks every signal in the
+ * calling thread and takes the one writer lock; it returns the state
+ * (read-only, as always), or NULL and errno when the state cannot be
+ * written (nothing was). fi_rt_write_end() closes it. Windows nest within
+ * a thread (the inner pair does nothing), so several updates share one
+ * (fi_rt_batch_begin/end). Both are async-signal-safe (the SIGILL
+ * handler writes too). Readers take no lock: a writer puts a slot before
+ * the count or pointer that publishes it.
+ *
+ * fi_rt_put() writes @len bytes of @src at @dst inside a window, in one
+ * system call; @dst must lie in the state, the arena or a region of
+ * fi_rt_map_protected. @src is what the writer computed, on its own
+ * stack (another thread's write primitive there already owns its return
+ * addresses: docs/protection.md). fi_rt_put_scratch() is the same for a
+ * buffer built in writable memory (a module's record): the caller
+ * verifies what landed against trusted sources before publishing it
+ * (rtverify.c). 0 or -errno. FI_RT_PUT(lvalue, value) puts one field.
  */
-struct fi_runtime *fi_rt_write_begin(sigset_t *saved);
+const struct fi_runtime *fi_rt_write_begin(sigset_t *saved);
 void fi_rt_write_end(const sigset_t *saved);
+int fi_rt_put(const void *dst, const void *src, size_t len);
+int fi_rt_put_scratch(const void *dst, const void *src, size_t len);
+#define FI_RT_PUT(lv, val) __extension__({				\
+	__typeof__(lv) fi_put_v_ = (val);				\
+	fi_rt_put(&(lv), &fi_put_v_, sizeof(fi_put_v_));		\
+})
+/* Is this thread inside a window? */
+bool fi_rt_writing(void);
 /*
- * Inside a window: make [@p, @p + @len) of the state writable too. A
- * window opens only the state's first fields (those before seen[]); the
- * tables after them are opened page by page as written (rtstate.c does
- * it for every table it writes). 0, or -errno (nothing was opened).
+ * Zero @n bytes at @p that held a key, so that the compiler keeps the
+ * stores (glibc's explicit_bzero, without binding one more versioned
+ * symbol at every start-up).
  */
-int fi_rt_write_open(const void *p, size_t len);
+static inline void fi_rt_wipe(void *p, size_t n)
+{
+	__builtin_memset(p, 0, n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
 /*
- * Inside a window: open the sealed page too (page 0: mode, key, flags,
- * the SIGILL record, every code pointer the runtime calls through),
- * which windows after the seal leave closed. Every writer of those
- * fields calls it first (after the seal, a write without it faults).
- * 0, or -errno (nothing was opened: do not write).
+ * Were the descriptors in the state (fi_rt()->wr) opened by this process
+ * (not inherited across fork)? Whether each is still open is asked
+ * separately.
  */
-int fi_rt_write_open_sealed(void);
-/*
- * A window around several calls that each open their own: inside it they
- * nest (no mprotect, no lock, no mask change of their own), so start-up's
- * short consecutive updates cost one window. Only around quick work:
- * never around patching, which must run with the state read-only.
- */
+bool fi_rt_own_here(void);
 #define fi_rt_batch_begin	fi_rt_write_begin
 #define fi_rt_batch_end		fi_rt_write_end
+/*
+ * Inside a window: @size bytes (page-rounded) of memory only fi_rt_put
+ * writes, read-only between guard pages and sealed with the state (the
+ * dlsym veneer names, foreign.c). FI_RT_REGIONS of them. NULL + errno.
+ */
+void *fi_rt_map_protected(size_t size);
+/* The same mapping, not registered (the arena's chunks are in its table). */
+void *fi_rt_map_sealed(size_t size);
+
+/*
+ * The kernel's view of the mapping holding @addr (rtverify.c: one
+ * PROCMAP_QUERY on the runtime's /proc/self/maps descriptor, or a read
+ * of the maps file): 0, -ENOENT when nothing is mapped there, or -errno
+ * when the kernel cannot be asked.
+ */
+struct fi_vma {
+	uint64_t lo, hi;		/* [lo, hi) */
+	bool r, w, x, file;		/* file: backed by a file (dev, ino) */
+	uint64_t dev, ino, off;		/* off: file offset of @lo */
+};
+int fi_rt_vma(uint64_t addr, struct fi_vma *v);
+/*
+ * Is [@lo, @hi) mapped, every byte, readable and executable when @exec,
+ * and never writable? -EACCES when not, -errno when the kernel cannot be
+ * asked, 0 when it is. When @file, the first mapping's file in @v.
+ */
+int fi_rt_vma_text(uint64_t lo, uint64_t hi, bool exec, struct fi_vma *v);
 
 /*
  * The process mode and key: settable until fi_rt_seal(), -EPERM after.
@@ -331,12 +384,22 @@ int fi_rt_set_active(bool active);
 /* Start-up is over: no setter of the mode exists from now on. */
 void fi_rt_seal(void);
 /*
+ * Test builds only (tests/lib/rtdebug.c; no-ops otherwise, never active
+ * in an AT_SECURE process): park the writing thread at @where ("window",
+ * "put" with the scratch it is about to write, "verify"), and pretend
+ * /proc/self/mem cannot be opened.
+ */
+void fi_rt_park(const char *where, const void *scratch, size_t len);
+bool fi_rt_hook_no_procmem(void);
+/*
  * Inside a window: build and publish the coarse check's known-entry
  * table (src/rt/coarse.h) from the registered modules, JIT regions and
- * the veneer region; every change of those calls it. 0 or -ENOMEM (the
- * old table stays).
+ * the veneer region; every change of those calls it. Laid out in
+ * scratch, put in the arena, checked where it landed against the same
+ * table made again from the read-only state, then published. 0 or
+ * -errno (the old table stays).
  */
-int fi_rt_coarse_publish(struct fi_runtime *rt);
+int fi_rt_coarse_publish(const struct fi_runtime *rt);
 
 /*
  * src/rt/rtone.c. fi_rt_publish(): the primary records @calls (the entry
@@ -367,8 +430,15 @@ void fi_rt_defer(const struct fi_runtime *p);
  * -ENOSPC, -ENOMEM.
  */
 int fi_rt_add_module(struct fi_module *m);
-/* The same for a JIT region: its own FI_MAX_JIT slots. */
-int fi_rt_add_jit(struct fi_module *m);
+/* The same for a JIT region, [@lo, @hi) (the caller's arguments): its
+ * own FI_MAX_JIT slots. */
+int fi_rt_add_jit(struct fi_module *m, uint64_t lo, uint64_t hi);
+/*
+ * A read-only copy of @len bytes of @src in the arena (a window of its
+ * own), or NULL: for lists the caller built in scratch and checks where
+ * they landed before it publishes them.
+ */
+const void *fi_rt_keep(const void *src, size_t len);
 /* The registered copy of @key (the caller's module), or NULL. */
 const struct fi_module *fi_rt_module_of(const void *key);
 /*
@@ -425,16 +495,32 @@ const uint8_t *fi_bhi_stubs(size_t *size);
 void *fi_rt_storage(size_t *size);
 
 /*
- * The arena (src/rt/rtarena.c): @len bytes, 16-aligned, inside a write window
- * only; NULL when out of memory. fi_arena_close() makes every chunk the
- * window wrote read-only again (fi_rt_write_end calls it).
+ * The arena (src/rt/rtarena.c), inside a write window only.
+ * fi_arena_alloc(): @len bytes, 16-aligned, read-only: written with
+ * fi_rt_put; NULL when out of memory.
  */
-void *fi_arena_alloc(struct fi_arena *a, size_t len);
-int fi_arena_close(struct fi_arena *a);
+void *fi_arena_alloc(const struct fi_arena *a, size_t len);
 /* Do @len bytes at @p lie inside what @a has handed out? Async-signal-safe. */
 bool fi_arena_owns(const struct fi_arena *a, const void *p, size_t len);
-/* Deep copy of @m into @a (inside a window), or NULL. */
-struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m);
+/*
+ * Deep copy of @m into @a, built in scratch, written in one fi_rt_put
+ * and verified in place (fi_rt_verify_module) before it is returned;
+ * NULL and errno (ENOMEM, or EBADMSG when what landed is not a record
+ * the runtime would have made: docs/protection.md). @jit: a JIT region,
+ * whose text is [@lo, @hi) (the caller's arguments, not @m's fields).
+ */
+const struct fi_module *fi_arena_freeze(const struct fi_arena *a,
+					const struct fi_module *m, bool jit,
+					uint64_t lo, uint64_t hi);
+/*
+ * Verify registered copy @c (src/rt/rtverify.c): self-contained (every
+ * pointer into its own bytes, or read-only memory of its module), text
+ * mapped executable and never writable as the kernel sees it, no warn
+ * unless the process runs in warn, @key its key; for a JIT region its
+ * text is [@lo, @hi) and its path "[jit]". 0 or -EBADMSG.
+ */
+int fi_rt_verify_module(const struct fi_module *c, size_t len,
+			const void *key, bool jit, uint64_t lo, uint64_t hi);
 
 /*
  * Wipe the dead stack below the caller (the key passes through locals

@@ -54,13 +54,14 @@
  * name record holds its function (fi_fx_slot_fn): slots are taken in
  * order, so the first empty record is the count. Keeping the count in
  * the state cost a write window per veneer (~5 system calls: libfaketime
- * asks for ~40 veneers at every start, issue 13); the records are
- * read-only memory too, written one page at a time under fi_fven_lock.
+ * asks for ~40 veneers at every start, issue 13); the records are in a
+ * region of the runtime's (fi_rt_map_protected), never writable, written
+ * with fi_rt_put under fi_fven_lock.
  */
 #define FI_FX()		(&fi_rt()->foreign)
 #define fi_fven_names	((struct fi_fven_name *)FI_FX()->fven_names)
-/* The name dlsym was asked for, per slot, for reports; @fn (stored
- * last, release) says the slot is published; never changed after. */
+/* The name dlsym was asked for, per slot, for reports; @fn says the
+ * slot is published; never changed after. */
 struct fi_fven_name {
 	uint64_t fn;
 	char name[56];
@@ -248,9 +249,9 @@ bool fi_foreign_is_code(uint64_t addr)
 /* Reserve the veneer region and the names (read-only) once. */
 static bool fi_fx_reserve(void)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
-	void *p, *names;
+	void *p, *names = NULL;
 
 	if (FI_FX()->fven_base)
 		return true;
@@ -258,39 +259,40 @@ static bool fi_fx_reserve(void)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return false;
-	names = mmap(NULL, FI_FVEN_MAX * sizeof(struct fi_fven_name), PROT_READ,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	rt = names == MAP_FAILED ? NULL : fi_rt_write_begin(&saved);
-	if (!rt) {
-		if (names != MAP_FAILED)
-			munmap(names, FI_FVEN_MAX * sizeof(struct fi_fven_name));
+	rt = fi_rt_write_begin(&saved);
+	if (rt)
+		names = fi_rt_map_protected(FI_FVEN_MAX * sizeof(struct fi_fven_name));
+	/* The names first: a base says they are there. */
+	if (!names || FI_RT_PUT(rt->foreign.fven_names, names) ||
+	    FI_RT_PUT(rt->foreign.fven_base, (uint64_t)(uintptr_t)p)) {
+		if (rt)
+			fi_rt_write_end(&saved);
 		munmap(p, FI_FVEN_REGION);
 		return false;
 	}
-	rt->foreign.fven_names = names;
-	__atomic_store_n(&rt->foreign.fven_base, (uint64_t)(uintptr_t)p,
-			 __ATOMIC_RELEASE);
 	/* Its entries join the coarse check's known ones (coarse.h). */
 	fi_rt_coarse_publish(rt);
 	fi_rt_write_end(&saved);
 	return true;
 }
 
-/* Record slot @n's name, then its function: that publishes it. */
+/*
+ * Record slot @n: its function, which publishes it, and its name, in one
+ * put. A report racing the put may find the function before the name (a
+ * name is only ever printed): the handler's decision reads the function.
+ */
 static int fi_fx_record(uint64_t n, uint64_t fn, const char *name)
 {
-	struct fi_fven_name *e = &fi_fven_names[n];
-	uint64_t pg = fi_page_down((uint64_t)(uintptr_t)e);
-	uint64_t len = fi_page_down((uint64_t)(uintptr_t)(e + 1) - 1) + FI_PAGE - pg;
+	struct fi_fven_name e = { .fn = fn };
+	sigset_t saved;
+	int err;
 
-	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ | PROT_WRITE))
+	snprintf(e.name, sizeof(e.name), "%s", name);
+	if (!fi_rt_write_begin(&saved))
 		return -errno;
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	__atomic_store_n(&e->fn, fn, __ATOMIC_RELEASE);
-	/* Left writable, the record could be forged: stop, as rtstate.c. */
-	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ))
-		fi_rt_die("cannot make the dlsym veneer names read-only again");
-	return 0;
+	err = fi_rt_put(&fi_fven_names[n], &e, sizeof(e));
+	fi_rt_write_end(&saved);
+	return err;
 }
 
 /*
@@ -402,9 +404,10 @@ static uint64_t fi_fx_stub_slot(uint64_t lo, uint64_t hi)
 {
 	static const uint8_t none[FI_FSTUB_SIZE];
 	const struct fi_rt_foreign *fx = FI_FX();
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	uint64_t page;
+	size_t n;
 
 	for (size_t i = 0; i < fx->nstub_pages; i++) {
 		if (fx->stub_pages[i].used < FI_PAGE &&
@@ -416,10 +419,12 @@ static uint64_t fi_fx_stub_slot(uint64_t lo, uint64_t hi)
 	page = fi_live_map_near(lo, hi, none, sizeof(none));
 	if (!page || !(rt = fi_rt_write_begin(&saved)))
 		return 0;
-	rt->foreign.stub_pages[rt->foreign.nstub_pages].page = page;
-	rt->foreign.stub_pages[rt->foreign.nstub_pages].used = 0;
-	__atomic_store_n(&rt->foreign.nstub_pages, rt->foreign.nstub_pages + 1,
-			 __ATOMIC_RELEASE);
+	n = rt->foreign.nstub_pages;
+	if (n == FI_FSTUB_PAGES ||
+	    FI_RT_PUT(rt->foreign.stub_pages[n].page, page) ||
+	    FI_RT_PUT(rt->foreign.stub_pages[n].used, 0) ||
+	    FI_RT_PUT(rt->foreign.nstub_pages, n + 1))
+		page = 0;
 	fi_rt_write_end(&saved);
 	return page;
 }
@@ -427,7 +432,7 @@ static uint64_t fi_fx_stub_slot(uint64_t lo, uint64_t hi)
 /* The page holding @stub has @len more bytes used (inside a window). */
 static void fi_fx_page_use(uint64_t stub, uint64_t len)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 
 	rt = fi_rt_write_begin(&saved);
@@ -435,7 +440,8 @@ static void fi_fx_page_use(uint64_t stub, uint64_t len)
 		return;
 	for (size_t i = 0; i < rt->foreign.nstub_pages; i++) {
 		if (stub - rt->foreign.stub_pages[i].page < FI_PAGE)
-			rt->foreign.stub_pages[i].used += len;
+			FI_RT_PUT(rt->foreign.stub_pages[i].used,
+				  rt->foreign.stub_pages[i].used + len);
 	}
 	fi_rt_write_end(&saved);
 }

@@ -19,8 +19,8 @@
  * executable at once, never written again. The same function and type
  * always get the same veneer. The region's base and the records (the
  * function, type and name of each slot) are in the runtime's read-only
- * state (fi_rt()->foreign), the records in a mapping that is read-only
- * outside their writes.
+ * state (fi_rt()->foreign), the records in a region of the runtime's
+ * (fi_rt_map_protected: never writable, written with fi_rt_put).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -56,9 +56,9 @@ static pthread_mutex_t fi_sven_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool fi_sven_reserve(void)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
-	void *p, *recs;
+	void *p, *recs = NULL;
 
 	if (FI_SX()->sven_base)
 		return true;
@@ -66,18 +66,17 @@ static bool fi_sven_reserve(void)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return false;
-	recs = mmap(NULL, FI_SVEN_RECS, PROT_READ,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	rt = recs == MAP_FAILED ? NULL : fi_rt_write_begin(&saved);
-	if (!rt) {
-		if (recs != MAP_FAILED)
-			munmap(recs, FI_SVEN_RECS);
+	rt = fi_rt_write_begin(&saved);
+	if (rt)
+		recs = fi_rt_map_protected(FI_SVEN_RECS);
+	/* The records first: a base says they are there. */
+	if (!recs || FI_RT_PUT(rt->foreign.sven_recs, recs) ||
+	    FI_RT_PUT(rt->foreign.sven_base, (uint64_t)(uintptr_t)p)) {
+		if (rt)
+			fi_rt_write_end(&saved);
 		munmap(p, FI_SVEN_REGION);
 		return false;
 	}
-	rt->foreign.sven_recs = recs;
-	__atomic_store_n(&rt->foreign.sven_base, (uint64_t)(uintptr_t)p,
-			 __ATOMIC_RELEASE);
 	fi_rt_write_end(&saved);
 	return true;
 }
@@ -111,11 +110,14 @@ struct fi_sven_want {
 static bool fi_sven_page(const struct fi_sven_want *w, size_t n, bool fineibt,
 			 int set, uint64_t *ven)
 {
-	struct fi_sven_rec *r = fi_sven_recs;
-	uint64_t used = r[0].fn, at, pg, len;
-	uint8_t *scratch;
+	const struct fi_sven_rec *r = fi_sven_recs;
+	struct fi_sven_rec recs[FI_SVEN_PER_PG];
+	uint64_t used = r[0].fn, at, count = used + FI_SVEN_PER_PG;
+	uint8_t *scratch, want[FI_FVEN_SLOT];
+	sigset_t saved;
+	bool ok;
 
-	if (used + FI_SVEN_PER_PG > FI_SVEN_MAX)
+	if (used + FI_SVEN_PER_PG > FI_SVEN_MAX || n > FI_SVEN_PER_PG)
 		return false;
 	at = FI_SX()->sven_base + used * FI_FVEN_SLOT;
 	scratch = mmap(NULL, FI_PAGE, PROT_READ | PROT_WRITE,
@@ -131,29 +133,37 @@ static bool fi_sven_page(const struct fi_sven_want *w, size_t n, bool fineibt,
 		}
 		ven[i] = at + i * FI_FVEN_SLOT + FI_FVEN_ENTRY;
 	}
-	if (mprotect(scratch, FI_PAGE, PROT_READ | PROT_EXEC) ||
-	    mremap(scratch, FI_PAGE, FI_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED,
-		   (void *)(uintptr_t)at) == MAP_FAILED) {
+	ok = !mprotect(scratch, FI_PAGE, PROT_READ | PROT_EXEC);
+	/*
+	 * The scratch was writable while other threads ran: what becomes
+	 * code is checked once nothing can write it (as foreign.c's pages,
+	 * docs/protection.md "Escapes"): each veneer again, int3 after.
+	 */
+	for (size_t i = 0; ok && i < n; i++) {
+		memset(want, 0xcc, sizeof(want));
+		ok = !fi_emit_typed_veneer(want, w[i].fn, w[i].hash, 0, fineibt, set) &&
+		     !memcmp(scratch + i * FI_FVEN_SLOT, want, sizeof(want));
+	}
+	for (size_t i = n * FI_FVEN_SLOT; ok && i < FI_PAGE; i++)
+		ok = scratch[i] == 0xcc;
+	if (!ok || mremap(scratch, FI_PAGE, FI_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED,
+			  (void *)(uintptr_t)at) == MAP_FAILED) {
 		munmap(scratch, FI_PAGE);
 		return false;
 	}
 	/* The records of this page, then the count that publishes them. */
-	pg = (uint64_t)(uintptr_t)r & ~(FI_PAGE - 1);
-	len = ((uint64_t)(uintptr_t)(r + used + FI_SVEN_PER_PG + 1) - pg +
-	       FI_PAGE - 1) & ~(FI_PAGE - 1);
-	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ | PROT_WRITE))
-		return false;
+	memset(recs, 0, sizeof(recs));
 	for (size_t i = 0; i < n; i++) {
-		struct fi_sven_rec *e = &r[used + i + 1];
-
-		e->fn = w[i].fn;
-		e->hash = w[i].hash;
-		snprintf(e->name, sizeof(e->name), "%s", w[i].name);
+		recs[i].fn = w[i].fn;
+		recs[i].hash = w[i].hash;
+		snprintf(recs[i].name, sizeof(recs[i].name), "%s", w[i].name);
 	}
-	__atomic_store_n(&r[0].fn, used + FI_SVEN_PER_PG, __ATOMIC_RELEASE);
-	if (mprotect((void *)(uintptr_t)pg, len, PROT_READ))
-		fi_rt_die("cannot make the typed veneer records read-only again");
-	return true;
+	if (!fi_rt_write_begin(&saved))
+		return false;
+	ok = !fi_rt_put(&r[used + 1], recs, n * sizeof(recs[0])) &&
+	     !fi_rt_put(&r[0].fn, &count, sizeof(count));
+	fi_rt_write_end(&saved);
+	return ok;
 }
 
 bool fi_stock_veneer_at(uint64_t addr, uint64_t *fn, uint64_t *entry,

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -689,7 +690,7 @@ typedef sighandler_t (*fi_signal_fn)(int, sighandler_t);
 __attribute__((constructor)) static void fi_trap_resolve(void)
 {
 	void *sa, *sig, *sysv;
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 
 	if (__atomic_load_n(&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE))
@@ -700,11 +701,13 @@ __attribute__((constructor)) static void fi_trap_resolve(void)
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
-	if (!fi_rt_write_open_sealed()) {
-		__atomic_store_n(&rt->sig.real_signal, sig, __ATOMIC_RELEASE);
-		__atomic_store_n(&rt->sig.real_sysv_signal, sysv, __ATOMIC_RELEASE);
-		__atomic_store_n(&rt->sig.real_sigaction, sa, __ATOMIC_RELEASE);
-	}
+	/* sigaction last: it says the others are there. */
+	_Static_assert(offsetof(struct fi_rt_sig, real_sysv_signal) ==
+		       offsetof(struct fi_rt_sig, real_signal) + sizeof(void *),
+		       "signal and sysv_signal side by side: one put");
+	if (!fi_rt_put(&rt->sig.real_signal, (void *[]){ sig, sysv },
+		       2 * sizeof(void *)))
+		FI_RT_PUT(rt->sig.real_sigaction, sa);
 	fi_rt_write_end(&saved);
 }
 
@@ -774,16 +777,26 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx);
  * (it could only come back through a raw syscall's oldact): chaining to
  * it would recurse.
  */
-static void fi_user_set(struct fi_rt_sig *s, const struct sigaction *act)
+/*
+ * Inside a window. @act is the program's (its memory): copied to this
+ * stack first, and written from there, between two puts of the counter
+ * (odd meanwhile). 0 or -errno (the record is then unchanged).
+ */
+static int fi_user_set(const struct fi_rt_sig *s, const struct sigaction *act)
 {
 	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction a = act->sa_sigaction == fi_trap_handler ? dfl : *act;
+	unsigned int seq = s->user_seq;
+	int err;
 
-	if (act->sa_sigaction == fi_trap_handler)
-		act = &dfl;
-	__atomic_store_n(&s->user_seq, s->user_seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	s->user_act = *act;
-	__atomic_store_n(&s->user_seq, s->user_seq + 1, __ATOMIC_RELEASE);
+	/* No handler reads it before fineibt's holds SIGILL: one put. */
+	if (!s->installed)
+		return fi_rt_put(&s->user_act, &a, sizeof(a));
+	if ((err = FI_RT_PUT(s->user_seq, seq + 1)))
+		return err;
+	err = fi_rt_put(&s->user_act, &a, sizeof(a));
+	FI_RT_PUT(s->user_seq, seq + 2);
+	return err;
 }
 
 /* Lock-free, for the handler. */
@@ -873,13 +886,12 @@ static __attribute__((noinline)) void fi_trap_chain(int sig, siginfo_t *si,
 		fi_trap_die();
 	if (pa.sa_flags & SA_RESETHAND) {
 		struct sigaction dfl = { .sa_handler = SIG_DFL };
-		struct fi_runtime *rt;
+		const struct fi_runtime *rt;
 		sigset_t saved;
 
 		rt = fi_rt_write_begin(&saved);
 		if (rt) {
-			if (!fi_rt_write_open_sealed())
-				fi_user_set(&rt->sig, &dfl);
+			fi_user_set(&rt->sig, &dfl);
 			fi_rt_write_end(&saved);
 		}
 	}
@@ -1088,7 +1100,7 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 int fi_trap_install(void)
 {
 	struct sigaction sa = { .sa_sigaction = fi_trap_handler }, old;
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	int ret = 0;
 
@@ -1105,14 +1117,13 @@ int fi_trap_install(void)
 		return -errno;
 	if (rt->sig.installed)
 		goto out;
-	if ((ret = fi_rt_write_open_sealed()))
-		goto out;
 	if (fi_sys_sigaction(SIGILL, &sa, &old) < 0) {
 		ret = -errno;
 		goto out;
 	}
-	fi_user_set(&rt->sig, &old);
-	__atomic_store_n(&rt->sig.installed, true, __ATOMIC_RELEASE);
+	/* Held by the kernel now: the record must say so, or stop. */
+	if (fi_user_set(&rt->sig, &old) || FI_RT_PUT(rt->sig.installed, true))
+		fi_rt_die("cannot record the SIGILL handler");
 out:
 	fi_rt_write_end(&saved);
 	return ret;
@@ -1121,7 +1132,7 @@ out:
 /* Refused once start-up is over: nothing may take the handler away. */
 int fi_trap_uninstall(void)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	int ret = 0;
 
@@ -1131,12 +1142,10 @@ int fi_trap_uninstall(void)
 	if (rt->sealed) {
 		ret = -EPERM;
 	} else if (rt->sig.installed) {
-		if ((ret = fi_rt_write_open_sealed()))
-			;
-		else if (fi_sys_sigaction(SIGILL, &rt->sig.user_act, NULL) < 0)
+		if (fi_sys_sigaction(SIGILL, &rt->sig.user_act, NULL) < 0)
 			ret = -errno;
 		else
-			__atomic_store_n(&rt->sig.installed, false, __ATOMIC_RELEASE);
+			ret = FI_RT_PUT(rt->sig.installed, false);
 	}
 	fi_rt_write_end(&saved);
 	return ret;
@@ -1154,7 +1163,7 @@ int fi_trap_uninstall(void)
 FI_EXPORT int sigaction(int sig, const struct sigaction *act,
 			struct sigaction *old)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
 	int ret = 0;
 
@@ -1165,17 +1174,19 @@ FI_EXPORT int sigaction(int sig, const struct sigaction *act,
 		return fi_rt()->primary->self.sigaction(sig, act, old);
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
-		return -1;	/* errno from mprotect */
+		return -1;	/* errno: the state cannot be written */
 	if (!rt->sig.installed) {
 		ret = fi_sys_sigaction(sig, act, old);
 	} else {
-		if (old)
-			*old = rt->sig.user_act;
-		/* The record is on the sealed page: opened for this store only. */
-		if (act && fi_rt_write_open_sealed())
-			ret = -1;	/* errno from mprotect */
-		else if (act)
-			fi_user_set(&rt->sig, act);
+		struct sigaction prev = rt->sig.user_act;
+		int err = act ? fi_user_set(&rt->sig, act) : 0;
+
+		if (err) {
+			errno = -err;
+			ret = -1;
+		} else if (old) {
+			*old = prev;
+		}
 	}
 	fi_rt_write_end(&saved);
 	return ret;

@@ -130,6 +130,23 @@ if [ $nr = 7 ]; then
 else
 	fail driver-norelro "$nr of 7 cases as expected; last stderr: $(cat "$OUT/nr.err")"
 fi
+# -z lazy likewise (docs/protection.md, "A writable GOT"): five spellings
+# warned, a -z now, a default and a -c build not (nor the norelro warning).
+zl=0
+for spell in "-Wl,-z,lazy" "-Wl,-zlazy" "-z lazy" "-Xlinker -z -Xlinker lazy" "-Xlinker -zlazy"; do
+	# shellcheck disable=SC2086  # the spelling is several arguments
+	"$FCC" -O2 $spell "$OUT/prog.c" -o "$OUT/zl" 2>"$OUT/zl.err" &&
+		grep -q "^fineibt-cc: warning: -z lazy leaves the GOT's PLT slots writable" "$OUT/zl.err" &&
+		! grep -q norelro "$OUT/zl.err" && zl=$((zl + 1))
+done
+"$FCC" -O2 -Wl,-z,now "$OUT/prog.c" -o "$OUT/zl" 2>"$OUT/zl.err" && ! grep -q lazy "$OUT/zl.err" && zl=$((zl + 1))
+"$FCC" -O2 "$OUT/prog.c" -o "$OUT/zl" 2>"$OUT/zl.err" && ! grep -q lazy "$OUT/zl.err" && zl=$((zl + 1))
+"$FCC" -O2 -c -Wl,-z,lazy "$OUT/prog.c" -o "$OUT/zl.o" 2>"$OUT/zl.err" && ! grep -q fineibt-cc "$OUT/zl.err" && zl=$((zl + 1))
+if [ $zl = 8 ]; then
+	pass "driver: -z lazy warned in 5 spellings, not on a -z now, default or -c build"
+else
+	fail driver-lazy "$zl of 8 cases as expected; last stderr: $(cat "$OUT/zl.err")"
+fi
 t=$("$FI" inspect "$OUT/default")
 if grep -q '^hardening:     RELRO full (BIND_NOW); GOT read-only; stack not executable; no text relocations$' <<<"$t" &&
    ! grep -q 'audit:' <<<"$t"; then

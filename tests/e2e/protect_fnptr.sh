@@ -94,6 +94,26 @@ for m in "${MODES[@]}"; do
 	check_scan "$m" "$FP_STATIC" planted '\? \(__patchable_function_entries\)'
 done
 
+# docs/protection.md, "What stays writable": the writable mapping that holds libfineibt's
+# .bss runs on past it (the kernel merges the next anonymous mapping, ld.so's
+# first allocation, into it). Scanned whole: nothing of libfineibt's points
+# into code, and each hit past its end is ld.so's record of a module (the
+# entry point of libc) or of the vDSO (its version's name): glibc's data,
+# which nothing of fineibt calls through (docs/protection.md).
+for m in auto kcfi fineibt,paranoid,bhi; do
+	tag="no-code-ptr-beyond[$m]"
+	pr_run fnptr-beyond "$m" "$FP" scan-beyond "$LIB"
+	obj=$(sed -n 's/^object //p' <<<"$PR_OUT_TXT")
+	hits=$(grep '^hit ' <<<"$PR_OUT_TXT")
+	if [ "$PR_RC" != 0 ] || [ -z "$obj" ] || ! grep -q '^scanned [1-9]' <<<"$PR_OUT_TXT"; then
+		pr_fail "$tag" "rc=$PR_RC out='$PR_OUT_TXT' err='$PR_ERR_TXT'"
+	elif [ -n "$hits" ] || grep -q '^beyond .*unexplained' <<<"$PR_OUT_TXT"; then
+		pr_fail "$tag" "$(name_hits "$obj" <<<"$hits" | tr '\n' ';') $(grep '^beyond' <<<"$PR_OUT_TXT" | tr '\n' ';')"
+	else
+		pr_pass "$tag: $(grep -o '[0-9]*$' <<<"$(grep '^scanned' <<<"$PR_OUT_TXT")") bytes, past libfineibt's: $(grep '^beyond' <<<"$PR_OUT_TXT" | sed 's/^beyond 0x[0-9a-f]* -> //' | tr '\n' ',' | sed 's/,$//')"
+	fi
+done
+
 # `fineibt run` adds libfineibt_audit.so (LD_AUDIT), which ld.so calls at
 # every dlopen and which calls the runtime's hook from there: after a
 # dlopen (the hook has run) its writable memory holds no code pointer

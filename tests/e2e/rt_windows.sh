@@ -1,29 +1,32 @@
 #!/usr/bin/env bash
-# rt_windows: the runtime state's write windows are few (issue 12,
-# docs/protection.md "Write windows"). Each window opens (mprotect
-# read-write) part of the state and closes by making the whole state
-# read-only again: one mprotect(STATE, size, PROT_READ) per window. Under
+# rt_windows: the runtime state is never writable, and its windows are few
+# (docs/protection.md, "Writing the state through the kernel"). Under
 # strace, in every cfi= mode, with the state's address taken from the
-# runtime's anchor (memfd "fineibt-rt:ADDR:..."), the windows of each phase
-# of tests/e2e/progs/rt_windows.c are counted and must not exceed:
-#   start-up (to main)                 2: record + mode; register + seal
-#                                        (+1 after an early start: libc's
-#                                        dlopen, resolved by dlhook.c's
-#                                        constructor; +1 in bhi modes: the
-#                                        stubs near the executable)
-#   dlopen of a kCFI library            2: record; register (+1 bhi)
-#   dlopen of it again                  0
-#   dlopen of an uninstrumented library 1: its record
-# Every window must also close (as many whole-state read-only closes as
-# windows that opened pages), and a window opens only the pages it writes:
-# after start-up at most 2 here (the page of the small fields, and the
-# module table's when a module is registered), 3 in bhi modes (the stub
-# table), never the whole state; start-up's windows open the sealed page
-# too (page 0: mode, key, code pointers; closed to later windows,
-# docs/protection.md "The sealed page"): one more.
-# No mprotect may repeat the one before it in its thread (same range and
-# protection, no mapping change between): a system call for nothing, as
-# closing an arena chunk opened from its first page used to make.
+# runtime's anchor (memfd "fineibt-rt:ADDR:..."):
+#   - no mprotect ever makes a page of the state (or its owner token)
+#     writable; the state is made read-only once, at the first window, and
+#     sealed (mseal) there;
+#   - every write to it is a pwrite on the /proc/self/mem descriptor the
+#     runtime opened; a window is one fstat of that descriptor (the first
+#     one opens it), counted per phase of tests/e2e/progs/rt_windows.c:
+#       start-up (to main)                 2: record + mode; register + seal
+#                                            (+1 after an early start: libc's
+#                                            dlopen, resolved by dlhook.c's
+#                                            constructor; +1 in bhi modes: the
+#                                            stubs near the executable)
+#       dlopen of a kCFI library            2: record; register (+1 bhi)
+#       dlopen of it again                  0
+#       dlopen of an uninstrumented library 1: its record
+#     and the puts of the last two phases: none, and at most 3 (the
+#     record, its count);
+#   - no mprotect repeats the one before it in its thread (same range and
+#     protection, no mapping change between).
+# windows-fallback: the same program where /proc/self/mem cannot be had
+# (the test build's FINEIBT_TEST_NOPROCMEM=1): every page a window makes
+# read-write is made read-only again before the next phase, a window opens
+# at most 2 pages after start-up (3 in bhi modes), and the same window
+# counts hold (each fallback window closes the state with one whole-state
+# mprotect read-only).
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
@@ -37,9 +40,11 @@ mkdir -p "$D"
 OTHER=$(ldconfig -p | awk '/libm\.so\.6 .*x86-64/ { print $NF; exit }')
 [ -n "$OTHER" ] || OTHER=libm.so.6
 
-# count TRACE: prints "start dlopen1 dlopen2 dlopen3 opens closes pages"
-# (windows per phase; read-write opens and read-only closes of the state;
-# the most pages one window opened, at start-up and after).
+# count TRACE: prints "start dlopen1 dlopen2 dlopen3 put2 put3 writable
+# sealed opens closes pages" (windows per phase; puts in the last two
+# phases; state mprotects that made it writable; whether it was sealed;
+# for the fallback: read-write opens and whole-state read-only closes of
+# the state and the most pages one window opened after start-up).
 count() {
 	python3 - "$1" <<'PY'
 import re, sys
@@ -51,36 +56,62 @@ for l in lines:
         addr = int(m.group(1), 16)
 if addr is None:
     print("noanchor"); sys.exit(0)
-# A window ends with the whole state made read-only: the largest
-# mprotect(ADDR, SIZE, PROT_READ) of the trace.
+# The state's size: its first read-only mprotect (the state and its token).
 size = 0
 for l in lines:
     m = re.search(r'mprotect\(0x([0-9a-f]+), (\d+), PROT_READ\) = 0', l)
     if m and int(m.group(1), 16) == addr:
-        size = max(size, int(m.group(2)))
-phase, win = 0, [0, 0, 0, 0]
-opens = closes = cur = 0
-pages = [0, 0]	# the most pages one window opened: start-up, after
+        size = int(m.group(2)); break
+memfd = None
+opened = False
+phase, win, puts = 0, [0, 0, 0, 0], [0, 0, 0, 0]
+writable = sealed = opens = closes = cur = page_max = 0
+whole = None
 for l in lines:
     m = re.search(r'write\(-1, "(main|dlopen[123])"', l)
     if m:
         phase = {"main": 1, "dlopen1": 2, "dlopen2": 3, "dlopen3": 4}[m.group(1)]
         continue
+    m = re.search(r'open(at)?\((AT_FDCWD, )?"/proc/self/mem", .*\) = (\d+)', l)
+    if m:
+        memfd = m.group(3)
+        win[min(phase, 3)] += 1
+        opened = True	# its own fstat follows: the same window
+        continue
+    if memfd and re.search(r'\bfstat\(%s,' % memfd, l):
+        if not opened:
+            win[min(phase, 3)] += 1
+        opened = False
+        continue
+    if memfd and re.search(r'pwrite64\(%s,' % memfd, l):
+        puts[min(phase, 3)] += 1
+        continue
+    m = re.search(r'(mseal|syscall_0x1ce)\(0x([0-9a-f]+), (0x[0-9a-f]+|\d+)', l)
+    if m and int(m.group(2), 16) < addr + size and \
+       int(m.group(2), 16) + int(m.group(3), 0) > addr:
+        sealed = 1
+        continue
     m = re.search(r'mprotect\(0x([0-9a-f]+), (\d+), ([A-Z_|]+)\) = 0', l)
-    if not m:
+    if not m or not size:
         continue
     a, n, prot = int(m.group(1), 16), int(m.group(2)), m.group(3)
-    if a < addr or a >= addr + size:
+    if a + n <= addr or a >= addr + size:
         continue
-    if prot == "PROT_READ|PROT_WRITE":
+    if "PROT_WRITE" in prot:
+        writable += 1
         opens += 1
         cur += n // 4096
-    elif prot == "PROT_READ" and a == addr and n == size:
+    elif prot == "PROT_READ" and a == addr:
+        if whole is None:
+            whole = n            # the first: the state made read-only
+            continue
         closes += 1
-        pages[phase > 0] = max(pages[phase > 0], cur)
+        if phase > 0:
+            page_max = max(page_max, cur)
         cur = 0
         win[min(phase, 3)] += 1
-print(" ".join(str(x) for x in win), opens, closes, pages[0], pages[1])
+print(" ".join(str(x) for x in win), puts[2], puts[3], writable, sealed,
+      opens, closes, page_max)
 PY
 }
 
@@ -104,19 +135,28 @@ print("none")
 PY
 }
 
+# check TAG EXE EARLY [fallback]
 check() {
-	local tag=$1 exe=$2 early=$3 trace=$D/$1.trace got rep bhi=0
-	{ FINEIBT_CFI=$m strace -f -qq -e trace=mprotect,memfd_create,write,mmap,munmap,mremap \
+	local tag=$1 exe=$2 early=$3 fb=${4:-} trace=$D/$1.trace got rep bhi=0
+	local env=()
+	[ -n "$fb" ] && env=(LD_LIBRARY_PATH="$ROOT/$BUILD/testlib" FINEIBT_TEST_NOPROCMEM=1)
+	# Every system call: strace 6.1 cannot name mseal in a filter (it
+	# prints it as syscall_0x1ce).
+	{ env "${env[@]}" FINEIBT_CFI=$m strace -f -qq \
 		-o "$trace" "$exe" "$D/librt_wlib.so" "$OTHER" \
 		>"$D/$tag.out" 2>"$D/$tag.err" </dev/null; RT_RC=$?; } 2>/dev/null
 	got=$(count "$trace")
 	rep=$(repeats "$trace")
-	read -r s d1 d2 d3 o c p0 p <<<"$got"
+	read -r s d1 d2 d3 p2 p3 w sealed o c p <<<"$got"
 	[[ $(rt_base "$m") == *bhi* ]] && bhi=1
 	if [ "$RT_RC" != 0 ] || [ "$(cat "$D/$tag.out")" != "windows ok 4" ]; then
 		rt_fail "$tag" "program failed: rc=$RT_RC $(cat "$D/$tag.out" "$D/$tag.err")"
 	elif [ "$s" = noanchor ]; then
 		rt_fail "$tag" "no runtime anchor in the trace (strace broken?)"
+	elif [ -z "$fb" ] && [ "$w" != 0 ]; then
+		rt_fail "$tag" "an mprotect made the state writable $w times: $got"
+	elif [ -z "$fb" ] && [ "$sealed" != 1 ]; then
+		rt_fail "$tag" "the state was not sealed: $got"
 	elif [ "$s" -gt $((2 + early + bhi)) ] || [ "$s" -lt 1 ]; then
 		rt_fail "$tag" "start-up opened $s windows (want 1..$((2 + early + bhi))): $got"
 	elif [ "$d1" -gt $((2 + bhi)) ] || [ "$d1" -lt 1 ]; then
@@ -125,20 +165,25 @@ check() {
 		rt_fail "$tag" "a dlopen of a loaded library opened $d2 windows: $got"
 	elif [ "$d3" != 1 ]; then
 		rt_fail "$tag" "a dlopen of an uninstrumented library opened $d3 windows (want 1): $got"
-	elif [ "$o" -lt "$c" ]; then
-		rt_fail "$tag" "$c closes for $o opens: $got"
+	elif [ -z "$fb" ] && { [ "$p2" != 0 ] || [ "$p3" -lt 1 ] || [ "$p3" -gt 3 ]; }; then
+		rt_fail "$tag" "puts: $p2 for a loaded library (want 0), $p3 for an uninstrumented one (want 1..3): $got"
+	elif [ -n "$fb" ] && [ "$o" -lt 1 ]; then
+		rt_fail "$tag" "the fallback opened no window: $got"
+	elif [ -n "$fb" ] && [ "$p" -gt $((2 + bhi)) ]; then
+		rt_fail "$tag" "a fallback window after start-up opened $p pages (want at most $((2 + bhi))): $got"
 	elif [ "$rep" != none ]; then
 		rt_fail "$tag" "an mprotect repeats the one before it: $rep"
-	elif [ "$p0" -gt $((3 + bhi)) ]; then
-		rt_fail "$tag" "a start-up window opened $p0 pages (want at most $((3 + bhi))): $got"
-	elif [ "$p" -gt $((2 + bhi)) ]; then
-		rt_fail "$tag" "a window after start-up opened $p pages (want at most $((2 + bhi))): $got"
+	elif [ -n "$fb" ]; then
+		rt_pass "$tag: windows start $s, dlopen $d1/$d2/$d3; $o opens, $c closes, at most $p pages a window after start-up"
 	else
-		rt_pass "$tag: windows start $s, dlopen $d1/$d2/$d3; at most $p0 pages per start-up window, $p after"
+		rt_pass "$tag: never writable, sealed; windows start $s, dlopen $d1/$d2/$d3; puts $p2/$p3"
 	fi
 }
 
 for m in "${RT_MODES[@]}"; do
 	check "windows[$m]" "$D/rt_windows" 0
 	check "windows-early[$m]" "$D/rt_windows_early" 1
+done
+for m in kcfi fineibt,paranoid,bhi auto; do
+	check "windows-fallback[$m]" "$D/rt_windows" 0 fallback
 done

@@ -82,18 +82,29 @@ const void *fineibt_debug_object(const char *name)
 	const struct fi_runtime *rt = fi_rt();
 	const struct fi_module *m;
 	static const struct { const char *name; size_t off; } fields[] = {
+		{ "state", 0 },
 		{ "mode", offsetof(struct fi_runtime, cfg.mode) },
 		{ "flags", offsetof(struct fi_runtime, cfg.flags) },
 		{ "key", offsetof(struct fi_runtime, key) },
 		{ "active", offsetof(struct fi_runtime, active) },
 		{ "sealed", offsetof(struct fi_runtime, sealed) },
-		{ "nmods", offsetof(struct fi_runtime, nmods) },
 		{ "mods", offsetof(struct fi_runtime, mods) },
 		{ "stubs", offsetof(struct fi_runtime, stubs) },
 		{ "stub_copies", offsetof(struct fi_runtime, stub_copies) },
 		{ "sigill", offsetof(struct fi_runtime, sig.user_act) },
 		{ "sigill_installed", offsetof(struct fi_runtime, sig.installed) },
 		{ "arena", offsetof(struct fi_runtime, arena) },
+		{ "nmods", offsetof(struct fi_runtime, nmods) },
+		{ "nseen", offsetof(struct fi_runtime, nseen) },
+		{ "seen", offsetof(struct fi_runtime, seen) },
+		{ "veneer_base", offsetof(struct fi_runtime, foreign.fven_base) },
+		{ "veneer_names", offsetof(struct fi_runtime, foreign.fven_names) },
+		{ "stub_pages", offsetof(struct fi_runtime, foreign.stub_pages) },
+		{ "real_sigaction", offsetof(struct fi_runtime, sig.real_sigaction) },
+		{ "real_dlopen", offsetof(struct fi_runtime, calls.real_dlopen) },
+		{ "print", offsetof(struct fi_runtime, calls.print) },
+		{ "jit", offsetof(struct fi_runtime, mods[FI_MAX_MODULES]) },
+		{ "wr", offsetof(struct fi_runtime, wr) },
 	};
 
 	if (!name)
@@ -107,4 +118,84 @@ const void *fineibt_debug_object(const char *name)
 	if (strncmp(name, "module", 6) || !(m = fi_debug_first(rt)))
 		return NULL;
 	return fi_debug_module(m, name);
+}
+
+/* --------------------------------------------- the writer's park hook */
+
+/*
+ * Test builds only (docs/protection.md, "Writing the state through the
+ * kernel"): the runtime parks the writing thread here
+ * inside every window ("window"), before every put of a record built in
+ * writable scratch ("put", with the scratch: what it is about to write)
+ * and inside every check of a record where it landed ("verify"), so that
+ * tests/e2e/protect_trust.sh's attacker thread writes at leisure while
+ * the writer waits. Never in an AT_SECURE process. The shipped library's
+ * fi_rt_park does nothing (src/rt/rtwrite.c).
+ */
+#include <stdlib.h>
+#include <sys/auxv.h>
+
+typedef void (*fineibt_debug_park_fn)(const char *where, const void *scratch,
+				      size_t len);
+static fineibt_debug_park_fn fi_debug_park_fn;
+
+__attribute__((visibility("default")))
+void fineibt_debug_park(fineibt_debug_park_fn fn)
+{
+	__atomic_store_n(&fi_debug_park_fn, fn, __ATOMIC_RELEASE);
+}
+
+void fi_rt_park(const char *where, const void *scratch, size_t len)
+{
+	fineibt_debug_park_fn fn = __atomic_load_n(&fi_debug_park_fn,
+						   __ATOMIC_ACQUIRE);
+
+	if (fn && !getauxval(AT_SECURE))
+		fn(where, scratch, len);
+}
+
+/* FINEIBT_TEST_NOPROCMEM=1: /proc/self/mem "cannot be opened". */
+bool fi_rt_hook_no_procmem(void)
+{
+	const char *v = getauxval(AT_SECURE) ? NULL : getenv("FINEIBT_TEST_NOPROCMEM");
+
+	return v && *v && strcmp(v, "0");
+}
+
+/*
+ * Every range of the runtime's protected memory (the state, its owner
+ * token, each arena chunk: the module records, the JIT table's records,
+ * the compiled trap lists; each region of fi_rt_map_protected: the dlsym
+ * veneer names), at most @max into @out; how many there are. And how the
+ * state is written (FI_RT_KERNEL 1, FI_RT_WINDOWS 2) in @how.
+ */
+struct fineibt_debug_range {
+	const void *base;
+	size_t size;
+	const char *what;
+};
+
+__attribute__((visibility("default")))
+size_t fineibt_debug_ranges(struct fineibt_debug_range *out, size_t max,
+			    int *how)
+{
+	const struct fi_runtime *rt = fi_rt();
+	size_t n = 0, size;
+	const void *st = fi_rt_storage(&size);
+
+#define FI_DEBUG_ADD(b, s, w) do {					\
+		if (n < max)						\
+			out[n] = (struct fineibt_debug_range){ (b), (s), (w) }; \
+		n++;							\
+	} while (0)
+	if (how)
+		*how = rt->wr.how;
+	FI_DEBUG_ADD(st, size + 4096, "state");
+	for (size_t i = 0; i < rt->arena.nchunks && i < FI_ARENA_CHUNKS; i++)
+		FI_DEBUG_ADD(rt->arena.chunk[i].base, rt->arena.chunk[i].size, "arena");
+	for (size_t i = 0; i < rt->wr.nregions && i < FI_RT_REGIONS; i++)
+		FI_DEBUG_ADD((const void *)(uintptr_t)rt->wr.region[i].base,
+			     rt->wr.region[i].size, "region");
+#undef FI_DEBUG_ADD
+	return n;
 }

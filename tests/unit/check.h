@@ -47,4 +47,26 @@ static inline int fi_check_exit(void)
 	return fi_check_failed ? 1 : 0;
 }
 
+/*
+ * @size bytes of int3 in a read-execute mapping (NULL if it cannot be
+ * made): text for a fake module. The runtime registers a module only if
+ * the kernel maps its text executable and never writable
+ * (src/rt/rtverify.c), as a real module's is.
+ */
+#include <sys/mman.h>
+static inline void *fi_test_text(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0xcc, size);
+	if (mprotect(p, size, PROT_READ | PROT_EXEC)) {
+		munmap(p, size);
+		return NULL;
+	}
+	return p;
+}
+
 #endif

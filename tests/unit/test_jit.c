@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -541,7 +542,7 @@ static void test_live(void)
  * PROT_NONE page is -EFAULT (not a fault in the scan), and a range over a
  * compiled module's registered text is -EEXIST, not a second owner.
  */
-static uint8_t jit_fake_text[4096] __attribute__((aligned(4096)));
+static uint8_t *jit_fake_text;
 
 static void test_register_range(void)
 {
@@ -571,8 +572,9 @@ static void test_register_range(void)
 
 	m.img.path = "compiled";
 	m.img.live = true;
+	jit_fake_text = fi_test_text(4096);
 	m.text_lo = (uint64_t)(uintptr_t)jit_fake_text;
-	m.text_hi = m.text_lo + sizeof(jit_fake_text);
+	m.text_hi = m.text_lo + 4096;
 	m.cfg = (struct fineibt_config){ FINEIBT_MODE_FINEIBT, 0 };
 	m.rehash_key = KEY;
 	if (CHECK("jit range: fake module registers", fi_rt_add_module(&m) == 0)) {
@@ -581,12 +583,11 @@ static void test_register_range(void)
 		CHECK("jit range: a region inside a module's text is -EEXIST",
 		       fineibt_jit_register(jit_fake_text + 64, 64) == -EEXIST);
 		CHECK("jit range: a region overlapping its end is -EEXIST",
-		       fineibt_jit_register(jit_fake_text + sizeof(jit_fake_text) - 8,
+		       fineibt_jit_register(jit_fake_text + 4096 - 8,
 					    16) == -EEXIST);
 		fi_rt_del_module(&m);
 	}
 	m.rehash_key = KEY;
-	m.text_lo = m.text_hi = 0;
 	/* A registration that fails (the same module twice: -EEXIST) scrubs
 	 * the key from the caller's copy too. */
 	if (CHECK("jit range: module registers again", fi_rt_add_module(&m) == 0)) {
@@ -653,6 +654,10 @@ static void test_register_race(void)
 		goto out;
 	memset(race_mem, 0xcc, RACE_SIZE);
 	pthread_create(&t, NULL, race_writer, NULL);
+	/* The writer is writing before the registrations start (they ask
+	 * the kernel once each and may all be done before it would be). */
+	while (!__atomic_load_n(&race_landed, __ATOMIC_RELAXED))
+		sched_yield();
 	for (i = 0; i < 300; i++) {
 		int err = fineibt_jit_register(race_mem, RACE_SIZE);
 

@@ -147,9 +147,11 @@ static struct fi_module mod;
 
 static void setup_module(void)
 {
-	static uint8_t text[64];
+	static uint8_t *text;
 
-	view = (struct fi_view){ .vaddr = 0x1000, .size = sizeof(text),
+	if (!text)
+		text = fi_test_text(64);
+	view = (struct fi_view){ .vaddr = 0x1000, .size = 64,
 				 .mem = text, .exec = true };
 	syms[0] = (struct fi_sym){ .addr = 0x1000, .size = 16, .name = symname0 };
 	syms[1] = (struct fi_sym){ .addr = 0x1010, .size = 16, .name = symname1 };
@@ -162,8 +164,9 @@ static void setup_module(void)
 	mod.img.ntraps = 2;
 	mod.img.syms = syms;
 	mod.img.nsyms = 2;
+	mod.img.bias = (uint64_t)(uintptr_t)text - 0x1000;
 	mod.text_lo = (uint64_t)(uintptr_t)text;
-	mod.text_hi = mod.text_lo + sizeof(text);
+	mod.text_hi = mod.text_lo + 64;
 	mod.cfg = (struct fineibt_config){ FIBT, R | P };
 	memset(&mod.rehash_key, 0x5e, sizeof(mod.rehash_key));
 }

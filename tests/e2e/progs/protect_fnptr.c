@@ -22,6 +22,16 @@
  *                    to programs without the runtime
  *   protect_fnptr control      scan this executable, which holds a planted
  *                    code pointer (the scanner's own check)
+ *   protect_fnptr scan-beyond [LIB]  the same exercise, then every word of
+ *                    the whole writable mappings that hold libfineibt.so's
+ *                    writable segment, past the segment's end too (the
+ *                    kernel merges the next anonymous mapping into its .bss:
+ *                    docs/protection.md, "What stays writable"). A hit past the end is printed as
+ *                      beyond 0xADDR -> WHAT
+ *                    WHAT: "entry NAME" (the value is the entry point of a
+ *                    loaded module: ld.so's record of it), "string 'S'" (a
+ *                    NUL-terminated name in the vDSO: ld.so's record of
+ *                    the vDSO's version), or "unexplained"
  *
  * The scan: every PT_LOAD segment with PF_W of the object, as far as
  * /proc/self/maps shows it writable now (RELRO pages are read-only by
@@ -175,7 +185,88 @@ static size_t scan_range(const struct target *t, uintptr_t lo, uintptr_t hi)
 	return n;
 }
 
-static int scan(uintptr_t inside, const char *name)
+/* A module's entry point (e_entry + load address), by name; 0 if none. */
+struct entry_find {
+	uintptr_t value;
+	char name[256];
+};
+
+static int entry_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct entry_find *e = data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const ElfW(Ehdr) *eh;
+
+		if (ph->p_type != PT_LOAD || ph->p_offset)
+			continue;
+		eh = (const ElfW(Ehdr) *)(info->dlpi_addr + ph->p_vaddr);
+		if (eh->e_entry && info->dlpi_addr + eh->e_entry == e->value) {
+			snprintf(e->name, sizeof(e->name), "%s",
+				 info->dlpi_name && *info->dlpi_name ?
+				 info->dlpi_name : "[exe]");
+			return 1;
+		}
+		break;
+	}
+	return 0;
+}
+
+/* What a word past libfineibt's segment that points into code is. */
+static void explain(uintptr_t at, uintptr_t v, const struct map *m)
+{
+	struct entry_find e = { .value = v };
+	const char *s = (const char *)v;
+	size_t n = 0;
+
+	if (dl_iterate_phdr(entry_cb, &e)) {
+		printf("beyond 0x%lx -> entry %s\n", (unsigned long)at, e.name);
+		return;
+	}
+	if (!strcmp(m->name, "[vdso]")) {
+		while (v + n < m->hi && n < 64 && s[n] >= 0x20 && s[n] < 0x7f)
+			n++;
+		if (n && v + n < m->hi && !s[n]) {
+			printf("beyond 0x%lx -> string '%.*s'\n", (unsigned long)at,
+			       (int)n, s);
+			return;
+		}
+	}
+	printf("beyond 0x%lx -> unexplained (%s+0x%lx)\n", (unsigned long)at,
+	       m->name[0] ? m->name : "[anon]", (unsigned long)(v - m->lo));
+}
+
+/*
+ * The whole of writable mapping @m that holds part of [@lo, @hi) (the
+ * object's writable segment): inside the segment as scan_range does, past
+ * it explained.
+ */
+static size_t scan_whole(const struct target *t, const struct map *mp,
+			 uintptr_t lo, uintptr_t hi)
+{
+	size_t n = 0;
+
+	for (uintptr_t p = mp->lo; p + 8 <= mp->hi; p += 8) {
+		uintptr_t v = *(const volatile uintptr_t *)p;
+		const struct map *m = v ? exec_map(v) : NULL;
+
+		n += 8;
+		if (!m)
+			continue;
+		if (p >= lo && p < hi)
+			printf("hit 0x%lx -> %s\n",
+			       (unsigned long)(p - t->info->dlpi_addr),
+			       m->name[0] ? m->name : "[anon]");
+		else
+			explain(p, v, m);
+	}
+	return n;
+}
+
+/* @beyond: the whole mappings (scan_whole), not only the segment. */
+static int scan(uintptr_t inside, const char *name, bool beyond)
 {
 	struct target t = { .name = name };
 	size_t scanned = 0;
@@ -204,6 +295,13 @@ static int scan(uintptr_t inside, const char *name)
 		for (size_t j = 0; j < nmaps; j++) {
 			uintptr_t a = maps[j].lo > lo ? maps[j].lo : lo;
 			uintptr_t b = maps[j].hi < hi ? maps[j].hi : hi;
+
+			if (beyond) {
+				if (maps[j].perms[1] == 'w' && maps[j].hi > lo &&
+				    maps[j].lo < ((hi + 4095) & ~(uintptr_t)4095))
+					scanned += scan_whole(&t, &maps[j], lo, hi);
+				continue;
+			}
 
 			if (a < b && maps[j].perms[1] == 'w')
 				scanned += scan_range(&t, a, b);
@@ -320,17 +418,17 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(cmd, "control"))
-		return scan((uintptr_t)&planted, NULL);
+		return scan((uintptr_t)&planted, NULL, false);
 	if (strcmp(cmd, "scan") && strcmp(cmd, "scan-exe") &&
-	    strcmp(cmd, "scan-audit")) {
-		fprintf(stderr, "usage: protect_fnptr scan|scan-exe|scan-audit [LIB] | control\n");
+	    strcmp(cmd, "scan-audit") && strcmp(cmd, "scan-beyond")) {
+		fprintf(stderr, "usage: protect_fnptr scan|scan-exe|scan-audit|scan-beyond [LIB] | control\n");
 		return 2;
 	}
 	rc = exercise(argc > 2 ? argv[2] : NULL, strcmp(cmd, "scan-exe"));
 	if (rc)
 		return rc;
 	if (!strcmp(cmd, "scan-audit"))
-		return scan(0, "/libfineibt_audit.so");
+		return scan(0, "/libfineibt_audit.so", false);
 	return scan(strcmp(cmd, "scan-exe") ? 0 : (uintptr_t)&planted,
-		    "/libfineibt.so");
+		    "/libfineibt.so", !strcmp(cmd, "scan-beyond"));
 }
