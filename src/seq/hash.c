@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "fineibt.h"
+#include "hash.h"
 #include "insn.h"
 #include "rawsys.h"
 
@@ -69,4 +70,72 @@ FINEIBT_API int fineibt_random_seed(uint32_t *seed)
 	if (n != (ssize_t)sizeof(*seed))
 		return n < 0 ? (int)n : -EIO;
 	return 0;
+}
+
+static inline uint64_t fi_rotl64(uint64_t v, int n)
+{
+	return (v << n) | (v >> (64 - n));
+}
+
+struct fi_sip {
+	uint64_t v0, v1, v2, v3;
+};
+
+static inline void fi_sip_round(struct fi_sip *s)
+{
+	s->v0 += s->v1;
+	s->v1 = fi_rotl64(s->v1, 13);
+	s->v1 ^= s->v0;
+	s->v0 = fi_rotl64(s->v0, 32);
+	s->v2 += s->v3;
+	s->v3 = fi_rotl64(s->v3, 16);
+	s->v3 ^= s->v2;
+	s->v0 += s->v3;
+	s->v3 = fi_rotl64(s->v3, 21);
+	s->v3 ^= s->v0;
+	s->v2 += s->v1;
+	s->v1 = fi_rotl64(s->v1, 17);
+	s->v1 ^= s->v2;
+	s->v2 = fi_rotl64(s->v2, 32);
+}
+
+static inline uint64_t fi_le64(const uint8_t *p)
+{
+	uint64_t w = 0;
+
+	for (int b = 7; b >= 0; b--)
+		w = (w << 8) | p[b];
+	return w;
+}
+
+static inline void fi_sip_block(struct fi_sip *s, uint64_t m)
+{
+	s->v3 ^= m;
+	fi_sip_round(s);
+	fi_sip_round(s);
+	s->v0 ^= m;
+}
+
+/* SipHash-2-4, from its public specification (Aumasson, Bernstein 2012). */
+uint64_t fi_siphash24(const struct fineibt_key *key, const void *msg,
+		      size_t len)
+{
+	const uint8_t *p = msg;
+	uint64_t k0 = fi_le64(key->bytes), k1 = fi_le64(key->bytes + 8);
+	struct fi_sip s = {
+		.v0 = k0 ^ 0x736f6d6570736575ull, .v1 = k1 ^ 0x646f72616e646f6dull,
+		.v2 = k0 ^ 0x6c7967656e657261ull, .v3 = k1 ^ 0x7465646279746573ull,
+	};
+	uint64_t last = (uint64_t)len << 56;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8)
+		fi_sip_block(&s, fi_le64(p + i));
+	for (size_t b = 0; i + b < len; b++)
+		last |= (uint64_t)p[i + b] << (8 * b);
+	fi_sip_block(&s, last);
+	s.v2 ^= 0xff;
+	for (int r = 0; r < 4; r++)
+		fi_sip_round(&s);
+	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
