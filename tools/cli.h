@@ -49,6 +49,8 @@ const char *insp_relro_name(const struct insp_audit *a);
 size_t insp_audit_print(const struct insp_audit *a, bool json);
 int cmd_run(int argc, char **argv);
 int cmd_run_help(void);
+int cmd_cached(int argc, char **argv);
+int cmd_cached_help(void);
 
 /* Commands added by later work register here (one line each). */
 #define FI_EXTRA_CMDS \
@@ -56,6 +58,7 @@ int cmd_run_help(void);
 	{ "inspect", cmd_inspect, "FILE [--json] [--list] | --diff A B | --pid PID", "report the kCFI/FineIBT sites of an ELF file", cmd_inspect_help }, \
 	{ "seq", cmd_seq, "[--hash HEX] [--arity N] [--ip HEX] [--asm]", "print every byte sequence (templates and encoders)", cmd_seq_help }, \
 	{ "run", cmd_run, "[--cfi=LIST] [--verbose] -- PROG [ARGS]", "run a kCFI program under a cfi= mode (preloads the runtime if needed)", cmd_run_help }, \
+	{ "cached", cmd_cached, "[--dir DIR] [--max-size SIZE] [--verbose]", "serve the shared text cache (root; fineibt-cached(8))", cmd_cached_help }, \
 
 
 #endif

@@ -38,6 +38,8 @@
 #include <unistd.h>
 
 #include "fineibt.h"
+#include "cacheid.h"
+#include "cacheuse.h"
 #include "imgindex.h"
 #include "jit.h"
 #include "note.h"
@@ -919,6 +921,12 @@ static void fi_rt_take(struct fi_module *m)
 		fi_rt_report(m, NULL, "kept");
 		return;
 	}
+	/* Its text rewritten once for every process of the user. */
+	if (fi_cache_take(m)) {
+		m->patched = true;
+		fi_rt_report(m, NULL, "mapped from the cache, in");
+		return;
+	}
 	if (o.cfg.flags & FINEIBT_F_BHI) {
 		err = fi_live_stubs_for(&m->img, &o.bhi_args);
 		if (err) {
@@ -1059,6 +1067,7 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	const char *env = getenv("FINEIBT_CFI");
 	bool secure = getauxval(AT_SECURE) != 0;
 	struct fineibt_config cfg;
+	struct fineibt_key key;
 	uint32_t seed = 0;
 	char msgs[FI_MSG_MAX];
 
@@ -1077,13 +1086,17 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 		msgs[0] = '\0';
 	fi_rt_seq(&cfg);
 	fineibt_resolve_auto(&cfg);
-	if ((cfg.flags & FINEIBT_F_RAND) && fineibt_random_seed(&seed)) {
+	/* The user's key when the process may share text (cacheuse.c). */
+	if (fi_cache_begin(&cfg, secure, mods, n, &key))
+		seed = fi_cache_seed(&key);
+	else if ((cfg.flags & FINEIBT_F_RAND) && fineibt_random_seed(&seed)) {
 		fi_rt_say("fineibt: warning: no random seed (getrandom "
 			  "failed); hashes are not randomised\n");
 		cfg.flags &= ~FINEIBT_F_RAND;
 	}
 	fi_rt_adopt_note(mods, n, &cfg, &seed, secure);
 	fi_rt_set_config(&cfg, seed, have_arity);
+	memset(&key, 0, sizeof(key));
 	if (cfg.flags & FINEIBT_F_DEBUG)
 		fi_rt_debug_config(&cfg, have_arity, n);
 }
@@ -1199,9 +1212,11 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_config(have_arity, fresh, nfresh);
 	if (batch)
 		fi_rt_batch_end(&bsaved);
-	/* Rewritten with the state read-only ... */
+	/* Rewritten (or mapped from the cache) with the state read-only ... */
+	fi_cache_prepare(fresh, nfresh);
 	for (size_t i = 0; i < nfresh; i++)
 		fi_rt_take(fresh[i]);
+	fi_cache_finish();
 	/*
 	 * ... then all registered in one window, with their fingerprints
 	 * (read from the registered copies) and, at start-up, the rest of

@@ -568,12 +568,7 @@ static void fi_inplace_close(struct fi_scratch *sc, size_t n)
 	}
 }
 
-/*
- * Are the pages of @len bytes at @a, if mapped, the file's own (not a
- * private copy: a TEXTREL, a PLT page plt.c swapped, a debugger's
- * breakpoint)? /proc/self/pagemap, @pm; false when it cannot be read.
- */
-static bool fi_inplace_clean(int pm, uint64_t a, uint64_t len)
+bool fi_live_pages_clean(int pm, uint64_t a, uint64_t len)
 {
 	uint64_t e[64], first = a / FI_PAGE;
 	size_t n = len / FI_PAGE;
@@ -596,10 +591,10 @@ static bool fi_inplace_clean(int pm, uint64_t a, uint64_t len)
 }
 
 /* The mapped pages of @len bytes at @a dropped if they are the file's own
- * (fi_inplace_clean); true if they were. */
+ * (fi_live_pages_clean); true if they were. */
 static bool fi_inplace_drop(int pm, uint64_t a, uint64_t len)
 {
-	if (!fi_inplace_clean(pm, a, len))
+	if (!fi_live_pages_clean(pm, a, len))
 		return false;
 	fi_sys3(SYS_madvise, (long)a, (long)len, MADV_DONTNEED);
 	return true;

@@ -373,6 +373,23 @@ int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
 	return ret;
 }
 
+int fi_rt_set_cache(const struct fi_rt_cache *c)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = 0;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (rt->sealed)
+		ret = -EPERM;
+	else
+		rt->cache = *c;
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
 int fi_rt_set_active(bool active)
 {
 	struct fi_runtime *rt;

@@ -127,6 +127,23 @@ struct fi_rt_calls {
 };
 
 /*
+ * The shared text cache as this process uses it (src/load/cacheuse.c,
+ * docs/runtime.md "Shared text"): settled at start-up with the key, read
+ * at each later scan (a dlopen). @on: the process's key is its user's,
+ * read from the directory @root (u<@uid> in it); off, the key is the
+ * process's own and the cache is never touched.
+ */
+#define FI_CACHE_ROOT_MAX	256
+struct fi_rt_cache {
+	bool on;
+	uint32_t uid;
+	uint64_t keyid;
+	/* the user's key (entry names; the rehash takes its seed from it) */
+	uint8_t key[16];
+	char root[FI_CACHE_ROOT_MAX];
+};
+
+/*
  * foreign.c's veneer and stub-page bookkeeping (docs/compat.md): it
  * decides which targets the SIGILL handler accepts as veneers and where
  * stubs are written, and holds executable addresses, so it is read-only
@@ -208,6 +225,7 @@ struct fi_runtime {
 	uint32_t seed;
 	struct fi_rt_sig sig;
 	struct fi_rt_calls calls;
+	struct fi_rt_cache cache;
 	/* ---- page 1: what every window opens ---- */
 	/* Written by fi_rt_write_open: faults outside a real window. */
 	bool wprobe __attribute__((aligned(4096)));
@@ -290,6 +308,8 @@ int fi_rt_write_open_sealed(void);
 int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
 		     bool have_arity);
 int fi_rt_set_active(bool active);
+/* The process's use of the cache: settable until fi_rt_seal(), -EPERM after. */
+int fi_rt_set_cache(const struct fi_rt_cache *c);
 /* Start-up is over: no setter of the mode exists from now on. */
 void fi_rt_seal(void);
 

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shared text cache's names (docs/protection.md, "The shared text
+ * cache"): what identifies an entry (the module's file as the kernel
+ * mapped it, its text segment, the whole resolved configuration, the key),
+ * the entry's name (a keyed hash of all of it), the per-user key file and
+ * the fill request the runtime sends the service. Shared by the runtime
+ * (src/rt/rtcache.c, src/load/cacheuse.c) and the service
+ * (src/tool/cachefill.c, tools/cmd_cached.c), so that both name an entry
+ * alike.
+ */
+#ifndef FI_CACHEID_H
+#define FI_CACHEID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fineibt.h"
+#include "hash.h"
+
+/* The service's directory unless FINEIBT_CACHE names another. */
+#define FI_CACHE_DIR_DEFAULT	"/run/fineibt"
+/* In it: the fill socket, the master key, the version of the entries. */
+#define FI_CACHE_SOCK		"sock"
+#define FI_CACHE_MASTER		"master"
+#define FI_CACHE_VERFILE	"version"
+/* In each user's directory ("u<uid>"): the user's key. */
+#define FI_CACHE_KEYFILE	"key"
+#define FI_CACHE_NAME_LEN	32	/* hex digits of an entry's name */
+#define FI_BUILD_ID_MAX		64
+/* Bumped whenever what an entry holds, or how it is named, changes. */
+#define FI_CACHE_FORMAT		1
+
+/*
+ * A module's file and text segment, as the kernel mapped them: device and
+ * inode of the mapping (/proc/self/maps, or /proc/self/exe for the
+ * executable), size and times of that inode, the GNU build-id read from
+ * the module's memory, and its one executable PT_LOAD (link-time address,
+ * file offset, size: filesz == memsz).
+ */
+struct fi_cache_ident {
+	uint64_t dev;			/* makedev(major, minor) */
+	uint64_t ino;
+	uint64_t size;
+	int64_t mtime_s, ctime_s;
+	uint32_t mtime_ns, ctime_ns;
+	uint64_t text_vaddr, text_off, text_size;
+	uint32_t nbuild_id;
+	uint8_t build_id[FI_BUILD_ID_MAX];
+};
+
+/* What decides the bytes of the rewritten text besides the file and key. */
+struct fi_cache_conf {
+	struct fineibt_config cfg;	/* resolved; FINEIBT_F_DEBUG cleared */
+	uint32_t have_arity;		/* 0 or 1 */
+};
+
+/* The key file: magic, then the user's key. */
+#define FI_CACHE_KEY_MAGIC	"FIBTKEY1"
+struct fi_cache_keyfile {
+	char magic[8];
+	struct fineibt_key key;
+};
+
+/*
+ * The fill request, one datagram on the service's socket: the modules a
+ * process rewrote privately with its user's key because they had no
+ * entry yet. Every field is a claim: the service checks it against the
+ * file it opens through the requester's mapping ([lo, hi) is the text
+ * mapping, /proc/PID/map_files/lo-hi).
+ */
+#define FI_CACHE_REQ_MAGIC	"FIBTREQ1"
+#define FI_CACHE_REQ_MAX	8
+struct fi_cache_req_mod {
+	uint64_t lo, hi;
+	struct fi_cache_ident id;
+};
+
+struct fi_cache_req {
+	char magic[8];
+	uint32_t format;		/* FI_CACHE_FORMAT */
+	uint32_t n;			/* modules that follow */
+	char version[16];		/* FINEIBT_VERSION of the runtime */
+	uint64_t keyid;			/* fi_cache_keyid of its key */
+	struct fi_cache_conf conf;
+	struct fi_cache_req_mod mod[FI_CACHE_REQ_MAX];
+};
+
+/* The bytes of a request carrying @n modules. */
+static inline size_t fi_cache_req_size(uint32_t n)
+{
+	return offsetof(struct fi_cache_req, mod) +
+	       n * sizeof(struct fi_cache_req_mod);
+}
+
+/*
+ * A key's public name: a keyed hash of a constant under it. Goes into
+ * every entry's name, never the key itself.
+ */
+uint64_t fi_cache_keyid(const struct fineibt_key *key);
+
+/*
+ * The entry's file name under @key: FI_CACHE_NAME_LEN hex digits and a
+ * NUL, a keyed hash (two SipHash-2-4 outputs) of the format, the runtime
+ * version, @id, @conf and the key's id. Without the key nobody can tell
+ * which entry belongs to which file.
+ */
+void fi_cache_name(const struct fineibt_key *key,
+		   const struct fi_cache_ident *id,
+		   const struct fi_cache_conf *conf, char *out);
+
+/* The conf an entry is named with, from a process's resolved mode. */
+struct fi_cache_conf fi_cache_conf_of(const struct fineibt_config *cfg,
+				      bool have_arity);
+
+/*
+ * The key of user @uid, derived from the service's master key (a keyed
+ * hash of the uid under it: the users' keys are independent, and one
+ * user's tells nothing about another's or the master key).
+ */
+void fi_cache_user_key(const struct fineibt_key *master, uint32_t uid,
+		       struct fineibt_key *out);
+
+/*
+ * The rehash seed the passes take today, from @key (the rehash takes a
+ * 32-bit seed until the keyed rehash replaces it).
+ */
+uint32_t fi_cache_seed(const struct fineibt_key *key);
+
+/* "u<uid>": the user's directory under the cache's. */
+void fi_cache_user_dir(uint32_t uid, char *buf, size_t len);
+
+/*
+ * The GNU build-id of an ELF image: the descriptor of the first
+ * NT_GNU_BUILD_ID note ("GNU") in the @size bytes of notes at @notes.
+ * Copied into @id; false when there is none or it is longer than
+ * FI_BUILD_ID_MAX.
+ */
+bool fi_cache_build_id(const uint8_t *notes, uint64_t size,
+		       struct fi_cache_ident *id);
+
+#endif /* FI_CACHEID_H */
