@@ -15,13 +15,14 @@
  *    immutable where the file system allows), in a root-owned 0711
  *    directory nobody else can list;
  *  - takes fill requests (datagrams on DIR/sock) from processes that
- *    rewrote a module privately: it checks who asks (SCM_CREDENTIALS, the
- *    process pinned by a pidfd), opens the very file that process mapped
- *    (/proc/PID/map_files), checks that the user may read it and that it
- *    is the file the request names, rewrites it with the user's key
- *    (src/tool/cachefill.c) and links the entry in under its keyed name,
- *    root-owned, 0444, within a size cap (the least recently mapped go
- *    first; nothing is written when space is short).
+ *    rewrote a module privately: who asks is the kernel's word
+ *    (SCM_CREDENTIALS); each module comes with a descriptor of its file
+ *    that the process opened for reading (so it may read it: nothing it
+ *    could not read reaches its cache); the file read through it must be
+ *    the one the request names; it is rewritten with the user's key
+ *    (src/tool/cachefill.c) and linked in under the keyed name of its own
+ *    identity, root-owned, 0444, within a size cap (the least recently
+ *    mapped go first; nothing is written when space is short).
  *
  * Processes only ever read DIR: the runtime never writes there.
  */
@@ -46,7 +47,6 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cachefill.h"
@@ -54,15 +54,9 @@
 #include "cli.h"
 #include "fineibt.h"
 
-#ifndef SO_PASSPIDFD
-#define SO_PASSPIDFD	76
-#endif
-#ifndef SCM_PIDFD
-#define SCM_PIDFD	0x04
-#endif
-
 #define CD_MASTER_MAGIC	"FIBTMST1"
-#define CD_GROUPS_MAX	256
+/* FUSE: its server may block a read for ever, or answer two reads apart */
+#define CD_FUSE_MAGIC	0x65735546
 
 struct cd_opts {
 	const char *dir;
@@ -79,13 +73,12 @@ struct cd_state {
 	uint64_t used;			/* bytes of entries */
 };
 
-/* Who asks: from the kernel (credentials) and from /proc/PID/status. */
+/* Who asks (the kernel's word) and the descriptors that came along. */
 struct cd_peer {
 	pid_t pid;
-	uint32_t uid, gid;
-	int pidfd, procfd;
-	uint32_t groups[CD_GROUPS_MAX];
-	size_t ngroups;
+	uint32_t uid;
+	int fd[FI_CACHE_REQ_MAX];
+	size_t nfd;
 };
 
 static volatile sig_atomic_t cd_stop;
@@ -575,99 +568,6 @@ static int cd_user_dir(struct cd_state *s, uint32_t uid)
 	return fd;
 }
 
-/* ----------------------------------------------------------------- peer */
-
-/* The values after "Key:" in /proc/PID/status. */
-static size_t cd_status_list(const char *txt, const char *key, uint32_t *v,
-			     size_t max)
-{
-	const char *p = strstr(txt, key);
-	size_t n = 0;
-
-	if (!p)
-		return 0;
-	p += strlen(key);
-	while (n < max) {
-		char *end;
-		unsigned long x;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p < '0' || *p > '9')
-			break;
-		x = strtoul(p, &end, 10);
-		v[n++] = (uint32_t)x;
-		p = end;
-	}
-	return n;
-}
-
-/*
- * The requester, pinned: /proc/PID opened while its pidfd says the
- * process is alive (so that directory is that process's, whatever reuses
- * the number later), its ids all the uid the kernel gave, its groups.
- */
-static bool cd_peer_open(struct cd_peer *p)
-{
-	char path[32], txt[4096];
-	uint32_t ids[4];
-	ssize_t n;
-	int fd;
-
-	if (p->pidfd < 0)
-		p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
-	snprintf(path, sizeof(path), "/proc/%d", p->pid);
-	p->procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (p->pidfd < 0 || p->procfd < 0 ||
-	    syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0))
-		return false;
-	fd = openat(p->procfd, "status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, txt, sizeof(txt) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	txt[n] = '\0';
-	if (cd_status_list(txt, "\nUid:", ids, 4) != 4 || ids[0] != p->uid ||
-	    ids[1] != p->uid || ids[2] != p->uid || ids[3] != p->uid)
-		return false;
-	if (cd_status_list(txt, "\nGid:", ids, 4) != 4)
-		return false;
-	p->gid = ids[3];
-	p->ngroups = cd_status_list(txt, "\nGroups:", p->groups, CD_GROUPS_MAX);
-	return true;
-}
-
-static void cd_peer_close(struct cd_peer *p)
-{
-	if (p->pidfd >= 0)
-		close(p->pidfd);
-	if (p->procfd >= 0)
-		close(p->procfd);
-}
-
-/*
- * May @p read the file @st (open at @fd)? Its permission bits as the
- * kernel applies them to @p's ids; a file with an access ACL is refused
- * (its rules are not evaluated here): nothing unreadable goes into the
- * user's cache.
- */
-static bool cd_may_read(const struct cd_peer *p, const struct stat *st, int fd)
-{
-	bool group = st->st_gid == p->gid;
-
-	if (fgetxattr(fd, "system.posix_acl_access", NULL, 0) > 0)
-		return false;
-	if (st->st_uid == p->uid)
-		return st->st_mode & S_IRUSR;
-	for (size_t i = 0; i < p->ngroups && !group; i++)
-		group = st->st_gid == p->groups[i];
-	if (group)
-		return st->st_mode & S_IRGRP;
-	return st->st_mode & S_IROTH;
-}
-
 /* ----------------------------------------------------------------- fill */
 
 static bool cd_same_stat(const struct fi_cache_ident *id, const struct stat *st)
@@ -686,33 +586,31 @@ static bool cd_conf_ok(const struct fi_cache_conf *c)
 	       c->cfg.mode != FINEIBT_MODE_AUTO && c->have_arity <= 1;
 }
 
-/* One module of a request: open what @p mapped, check, rewrite, link in. */
+/* One module of a request: the file behind @fd, checked, rewritten, linked in. */
 static void cd_fill_one(struct cd_state *s, const struct cd_peer *p, int ufd,
 			const struct fi_cache_conf *conf,
-			const struct fi_cache_req_mod *rm)
+			const struct fi_cache_req_mod *rm, int fd)
 {
 	struct fineibt_key key;
 	struct fi_cache_ident got;
-	char mf[64], name[FI_CACHE_NAME_LEN + 1], err[160];
+	char what[64], name[FI_CACHE_NAME_LEN + 1], err[160];
 	uint8_t *buf = NULL;
+	struct statfs sf;
 	struct stat st;
 	size_t size;
-	int fd, ret;
+	int ret;
 	const char *why = NULL;
 
-	snprintf(mf, sizeof(mf), "map_files/%llx-%llx",
+	snprintf(what, sizeof(what), "text %llx-%llx",
 		 (unsigned long long)rm->lo, (unsigned long long)rm->hi);
-	fd = openat(p->procfd, mf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		why = "no such mapping";
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || fstatfs(fd, &sf) ||
+	    (unsigned long)sf.f_type == CD_FUSE_MAGIC ||
+	    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY) {
+		why = "not a regular file open for reading (or on FUSE)";
 		goto out;
 	}
-	if (fstat(fd, &st) || !cd_same_stat(&rm->id, &st)) {
-		why = "the mapped file is not the one named";
-		goto out;
-	}
-	if (!cd_may_read(p, &st, fd)) {
-		why = "the user may not read the file";
+	if (!cd_same_stat(&rm->id, &st)) {
+		why = "the file is not the one named";
 		goto out;
 	}
 	fi_cache_user_key(&s->master, p->uid, &key);
@@ -725,12 +623,13 @@ static void cd_fill_one(struct cd_state *s, const struct cd_peer *p, int ufd,
 		why = "no room within the size cap";
 		goto out;
 	}
-	ret = fi_cache_fill(fd, mf, conf, &key, &got, &buf, &size, err,
+	ret = fi_cache_fill(fd, what, conf, &key, &got, &buf, &size, err,
 			    sizeof(err));
 	if (ret) {
 		why = err;
 		goto out;
 	}
+	/* The name's identity is the file's own, read through @fd. */
 	if (memcmp(&got, &rm->id, sizeof(got))) {
 		why = "the file's build-id or text segment is not the one named";
 		goto out;
@@ -750,11 +649,9 @@ static void cd_fill_one(struct cd_state *s, const struct cd_peer *p, int ufd,
 out:
 	memset(&key, 0, sizeof(key));
 	if (why && s->o.verbose)
-		cd_log("pid %d (uid %u), %s: not filled: %s", p->pid, p->uid, mf,
-		       why);
+		cd_log("pid %d (uid %u), %s: not filled: %s", p->pid, p->uid,
+		       what, why);
 	free(buf);
-	if (fd >= 0)
-		close(fd);
 }
 
 static void cd_handle(struct cd_state *s, const struct fi_cache_req *r,
@@ -771,11 +668,11 @@ static void cd_handle(struct cd_state *s, const struct fi_cache_req *r,
 			       p->pid);
 		return;
 	}
-	/* Root and privileged processes keep a key of their own. */
-	if (!p->uid || !cd_peer_open(p)) {
+	/* Root keeps a key of its own; one descriptor a module. */
+	if (!p->uid || p->nfd != r->n) {
 		if (s->o.verbose)
-			cd_log("pid %d (uid %u): not a process whose user this "
-			       "serves; ignored", p->pid, p->uid);
+			cd_log("pid %d (uid %u): not a request this serves; "
+			       "ignored", p->pid, p->uid);
 		return;
 	}
 	ufd = cd_user_dir(s, p->uid);
@@ -785,7 +682,7 @@ static void cd_handle(struct cd_state *s, const struct fi_cache_req *r,
 		return;
 	}
 	for (uint32_t i = 0; i < r->n; i++)
-		cd_fill_one(s, p, ufd, &r->conf, &r->mod[i]);
+		cd_fill_one(s, p, ufd, &r->conf, &r->mod[i], p->fd[i]);
 	close(ufd);
 }
 
@@ -806,10 +703,42 @@ static int cd_socket(struct cd_state *s)
 		cd_log("cannot listen on %s: %s", sa.sun_path, strerror(errno));
 		return -1;
 	}
-	/* Linux 6.5: the sender's pidfd with each datagram; else pidfd_open */
-	setsockopt(s->sock, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one));
 	setsockopt(s->sock, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 	return 0;
+}
+
+/* The credentials and descriptors of a datagram into @p. */
+static bool cd_cmsgs(struct msghdr *mh, struct cd_peer *p)
+{
+	bool creds = false;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred uc;
+
+			memcpy(&uc, CMSG_DATA(c), sizeof(uc));
+			p->pid = uc.pid;
+			p->uid = uc.uid;
+			creds = true;
+		} else if (c->cmsg_type == SCM_RIGHTS) {
+			size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (size_t i = 0; i < n; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
+				       sizeof(fd));
+				if (p->nfd < FI_CACHE_REQ_MAX)
+					p->fd[p->nfd++] = fd;
+				else
+					close(fd);
+			}
+		}
+	}
+	return creds;
 }
 
 /* One datagram; false when the service stops. */
@@ -819,35 +748,23 @@ static bool cd_recv(struct cd_state *s)
 		struct fi_cache_req r;
 		char b[sizeof(struct fi_cache_req) + 1];
 	} u;
-	char cbuf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(sizeof(struct ucred)) +
+		  CMSG_SPACE(sizeof(int) * FI_CACHE_REQ_MAX)];
 	struct iovec iov = { .iov_base = &u, .iov_len = sizeof(u) };
 	struct msghdr mh = {
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
 	};
-	struct cd_peer p = { .pid = 0, .pidfd = -1, .procfd = -1 };
-	bool creds = false;
+	struct cd_peer p = { .pid = 0, .nfd = 0 };
 	ssize_t n = recvmsg(s->sock, &mh, MSG_CMSG_CLOEXEC);
 
 	if (n < 0)
 		return errno == EINTR ? !cd_stop : false;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET)
-			continue;
-		if (c->cmsg_type == SCM_CREDENTIALS) {
-			struct ucred uc;
-
-			memcpy(&uc, CMSG_DATA(c), sizeof(uc));
-			p.pid = uc.pid;
-			p.uid = uc.uid;
-			creds = true;
-		} else if (c->cmsg_type == SCM_PIDFD) {
-			memcpy(&p.pidfd, CMSG_DATA(c), sizeof(int));
-		}
-	}
-	if (creds && p.pid > 0 && !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+	if (cd_cmsgs(&mh, &p) && p.pid > 0 &&
+	    !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		cd_handle(s, &u.r, (size_t)n, &p);
-	cd_peer_close(&p);
+	for (size_t i = 0; i < p.nfd; i++)
+		close(p.fd[i]);
 	return !cd_stop;
 }
 

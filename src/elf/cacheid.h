@@ -66,9 +66,11 @@ struct fi_cache_keyfile {
 /*
  * The fill request, one datagram on the service's socket: the modules a
  * process rewrote privately with its user's key because they had no
- * entry yet. Every field is a claim: the service checks it against the
- * file it opens through the requester's mapping ([lo, hi) is the text
- * mapping, /proc/PID/map_files/lo-hi).
+ * entry yet, each with its file's descriptor (SCM_RIGHTS, in the same
+ * order), opened for reading by the process. Every field is a claim: the
+ * service names an entry by the identity of the file it reads through
+ * the descriptor, and only fills one that matches the claim ([lo, hi):
+ * the text mapping in the requester, for messages).
  */
 #define FI_CACHE_REQ_MAGIC	"FIBTREQ1"
 #define FI_CACHE_REQ_MAX	8

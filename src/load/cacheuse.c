@@ -67,6 +67,8 @@ static struct {
 	struct fi_cu_where *where;
 	size_t nwhere;
 	struct fi_cache_req *req;
+	/* the file of each module of the request: "" for the executable */
+	const char *req_path[FI_CACHE_REQ_MAX];
 	char root[FI_CACHE_ROOT_MAX];
 	bool say;		/* debug lines */
 } fi_cu = { .dir = { .fd = -1 }, .pm = -2 };
@@ -147,17 +149,16 @@ bool fi_cache_begin(const struct fineibt_config *cfg, bool secure,
 	if (!uid || uid != getauxval(AT_EUID) ||
 	    getauxval(AT_GID) != getauxval(AT_EGID))
 		return fi_cu_no(uid ? "user or group ids differ" : "root");
+	/* Before anything of the cache is touched. */
+	if (fi_cu_capable())
+		return fi_cu_no("the process has capabilities");
 	strcpy(fi_cu.root, root);
 	if (fi_cache_dir_open(root, (uint32_t)uid, &fi_cu.dir, &why)) {
 		/* The service does not know this user yet: ask it to fill
 		 * this start's modules (it makes the user's key then). */
-		if (fi_cu_service(root) && !fi_cu_capable())
+		if (fi_cu_service(root))
 			fi_cu.mode = FI_CU_FILL;
 		return fi_cu_no(why);
-	}
-	if (fi_cu_capable()) {
-		fi_cache_dir_close(&fi_cu.dir);
-		return fi_cu_no("the process has capabilities");
 	}
 	if (fi_cache_key_read(&fi_cu.dir, key, &why)) {
 		fi_cache_dir_close(&fi_cu.dir);
@@ -250,7 +251,8 @@ void fi_cache_prepare(struct fi_module *const *mods, size_t n)
 }
 
 /* Remember a miss for the fill request (sent by fi_cache_finish). */
-static void fi_cu_miss(uint64_t lo, uint64_t len, const struct fi_cache_ident *id)
+static void fi_cu_miss(const char *path, uint64_t lo, uint64_t len,
+		       const struct fi_cache_ident *id)
 {
 	struct fi_cache_req *r = fi_cu.req;
 
@@ -266,6 +268,7 @@ static void fi_cu_miss(uint64_t lo, uint64_t len, const struct fi_cache_ident *i
 	}
 	if (r->n == FI_CACHE_REQ_MAX)
 		return;
+	fi_cu.req_path[r->n] = path;
 	r->mod[r->n].lo = lo;
 	r->mod[r->n].hi = lo + len;
 	r->mod[r->n].id = *id;
@@ -333,7 +336,7 @@ bool fi_cache_take(struct fi_module *m)
 				&len, &why))
 		return fi_cu_pass(m, why);
 	if (fi_cu.mode == FI_CU_FILL) {
-		fi_cu_miss(lo, len, &id);
+		fi_cu_miss(fi_cu_exe(m) ? "" : m->img.path, lo, len, &id);
 		return false;
 	}
 	if (fi_cu.pm == -2)
@@ -352,18 +355,44 @@ bool fi_cache_take(struct fi_module *m)
 	if (!err)
 		return true;
 	if (err == -ENOENT)
-		fi_cu_miss(lo, len, &id);
+		fi_cu_miss(fi_cu_exe(m) ? "" : m->img.path, lo, len, &id);
 	return fi_cu_pass(m, why);
+}
+
+/*
+ * The fill request: each missed module's file, opened again if it is
+ * still the one mapped (a module replaced since is left out), passed to
+ * the service with the request. The service reads the file through that
+ * descriptor: what it rewrites is a file this process could open for
+ * reading, and the entry is named by that file's own identity.
+ */
+static void fi_cu_request(void)
+{
+	struct fi_cache_req *r = fi_cu.req;
+	int fd[FI_CACHE_REQ_MAX];
+	const char *why;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->n; i++) {
+		int f = fi_cache_open_module(fi_cu.req_path[i], &r->mod[i].id);
+
+		if (f < 0)
+			continue;
+		r->mod[n] = r->mod[i];
+		fd[n++] = f;
+	}
+	r->n = n;
+	if (n && fi_cache_send(fi_cu.root, r, fi_cache_req_size(n), fd, n,
+			       &why) && fi_cu.say)
+		fi_cu_say("fineibt: cache: no fill request sent (%s)\n", why);
+	for (uint32_t i = 0; i < n; i++)
+		fi_sys3(SYS_close, fd[i], 0, 0);
 }
 
 void fi_cache_finish(void)
 {
-	const char *why;
-
-	if (fi_cu.req && fi_cu.req->n &&
-	    fi_cache_send(fi_cu.root, fi_cu.req, fi_cache_req_size(fi_cu.req->n),
-			  &why) && fi_cu.say)
-		fi_cu_say("fineibt: cache: no fill request sent (%s)\n", why);
+	if (fi_cu.req && fi_cu.req->n)
+		fi_cu_request();
 	free(fi_cu.req);
 	fi_cu.req = NULL;
 	free(fi_cu.where);

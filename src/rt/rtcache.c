@@ -383,23 +383,62 @@ int fi_cache_map(const struct fi_cache_dir *d, const char *name,
 	return fi_cfail(why, "cannot map the entry", p < 0 ? (int)p : -EIO);
 }
 
+int fi_cache_open_module(const char *path, const struct fi_cache_ident *id)
+{
+	struct stat st;
+	long fd = fi_sys3(SYS_open, (long)(path[0] ? path : "/proc/self/exe"),
+			  O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
+
+	if (fd < 0)
+		return (int)fd;
+	if (fi_sys3(SYS_fstat, fd, (long)&st, 0) || st.st_dev != id->dev ||
+	    st.st_ino != id->ino || (uint64_t)st.st_size != id->size ||
+	    st.st_mtim.tv_sec != id->mtime_s ||
+	    (uint32_t)st.st_mtim.tv_nsec != id->mtime_ns ||
+	    st.st_ctim.tv_sec != id->ctime_s ||
+	    (uint32_t)st.st_ctim.tv_nsec != id->ctime_ns) {
+		fi_sys3(SYS_close, fd, 0, 0);
+		return -ESTALE;
+	}
+	return (int)fd;
+}
+
 int fi_cache_send(const char *root, const void *req, size_t len,
-		  const char **why)
+		  const int *fd, size_t nfd, const char **why)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int) * FI_CACHE_REQ_MAX)];
+	} cm;
+	struct iovec iov = { .iov_base = (void *)req, .iov_len = len };
+	struct msghdr mh = {
+		.msg_name = &sa, .msg_namelen = sizeof(sa),
+		.msg_iov = &iov, .msg_iovlen = 1,
+	};
 	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", root,
 			 FI_CACHE_SOCK);
-	long fd, r;
+	long s, r;
 
 	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
 		return fi_cfail(why, "the socket's path is too long", -ENAMETOOLONG);
-	fd = fi_sys3(SYS_socket, AF_UNIX,
-		     SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return fi_cfail(why, "no socket", (int)fd);
-	r = fi_sys6(SYS_sendto, fd, (long)req, (long)len, MSG_DONTWAIT,
-		    (long)&sa, sizeof(sa));
-	fi_sys3(SYS_close, fd, 0, 0);
+	if (nfd > FI_CACHE_REQ_MAX)
+		return fi_cfail(why, "too many modules", -E2BIG);
+	if (nfd) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.b;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfd);
+		cm.h.cmsg_level = SOL_SOCKET;
+		cm.h.cmsg_type = SCM_RIGHTS;
+		cm.h.cmsg_len = CMSG_LEN(sizeof(int) * nfd);
+		memcpy(CMSG_DATA(&cm.h), fd, sizeof(int) * nfd);
+	}
+	s = fi_sys3(SYS_socket, AF_UNIX,
+		    SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return fi_cfail(why, "no socket", (int)s);
+	r = fi_sys3(SYS_sendmsg, s, (long)&mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	fi_sys3(SYS_close, s, 0, 0);
 	if (r != (long)len)
 		return fi_cfail(why, "the service did not take the request "
 				"(not running, or its queue is full)",

@@ -74,10 +74,18 @@ int fi_cache_map(const struct fi_cache_dir *d, const char *name,
 		 const char **why);
 
 /*
- * Send @req (@len bytes) to the service's socket in @root: one datagram,
- * never waiting (a full queue drops it).
+ * Send @req (@len bytes) to the service's socket in @root with the @nfd
+ * descriptors @fd (each module's file, open for reading, in the order of
+ * @req's modules): one datagram, never waiting (a full queue drops it).
  */
 int fi_cache_send(const char *root, const void *req, size_t len,
-		  const char **why);
+		  const int *fd, size_t nfd, const char **why);
+
+/*
+ * Open the file of a module that missed, for the fill request: @path
+ * ("" for the executable), read-only, and only if it is still the file
+ * @id names (device, inode, size, times). A descriptor, or -errno.
+ */
+int fi_cache_open_module(const char *path, const struct fi_cache_ident *id);
 
 #endif /* FI_RTCACHE_H */
