@@ -32,7 +32,6 @@
 #include <linux/fs.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,8 +79,6 @@ struct cd_peer {
 	int fd[FI_CACHE_REQ_MAX];
 	size_t nfd;
 };
-
-static volatile sig_atomic_t cd_stop;
 
 static int cd_usage(FILE *f)
 {
@@ -759,23 +756,17 @@ static bool cd_recv(struct cd_state *s)
 	ssize_t n = recvmsg(s->sock, &mh, MSG_CMSG_CLOEXEC);
 
 	if (n < 0)
-		return errno == EINTR ? !cd_stop : false;
+		return errno == EINTR;
 	if (cd_cmsgs(&mh, &p) && p.pid > 0 &&
 	    !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		cd_handle(s, &u.r, (size_t)n, &p);
 	for (size_t i = 0; i < p.nfd; i++)
 		close(p.fd[i]);
-	return !cd_stop;
-}
-
-static void cd_on_signal(int sig)
-{
-	cd_stop = 1;
+	return true;
 }
 
 int cmd_cached(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = cd_on_signal };
 	struct cd_state s = { .dfd = -1, .sock = -1 };
 	int ret = cd_parse(argc, argv, &s.o);
 
@@ -794,16 +785,13 @@ int cmd_cached(int argc, char **argv)
 	if (cd_master(&s) || cd_socket(&s))
 		return 1;
 	s.used = cd_used(s.dfd, UINT32_MAX);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	cd_log("serving %s (entries %llu bytes, cap %llu, per user %llu)",
 	       s.o.dir, (unsigned long long)s.used, (unsigned long long)s.o.max,
 	       (unsigned long long)s.o.user_max);
+	/* Until killed (SIGTERM: the socket stays; the next start replaces
+	 * it, and the master key in DIR keeps every user's key). */
 	while (cd_recv(&s))
 		;
-	unlinkat(s.dfd, FI_CACHE_SOCK, 0);
-	memset(&s.master, 0, sizeof(s.master));
-	cd_log("stopped");
-	return 0;
+	cd_log("cannot receive: %s", strerror(errno));
+	return 1;
 }
