@@ -228,14 +228,17 @@ LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 PCDIR   ?= $(LIBDIR)/pkgconfig
+# the shared text cache's service unit (fineibt-cached(8))
+UNITDIR ?= $(LIBDIR)/systemd/system
 INST_BIN := fineibt fineibt-cc
 INST_LIB := libfineibt.a libfineibt_crt.a libfineibt_audit.so libfineibt.so libfineibt.so.$(SOVER) libfineibt.so.$(VERSION)
-INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7
+INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7 man8/fineibt-cached.8
 
 .PHONY: install uninstall
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
-		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BUILD)/fineibt $(BUILD)/fineibt-cc $(DESTDIR)$(BINDIR)/
 	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-c++
 	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-ld
@@ -249,12 +252,15 @@ install: all
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    pkgconfig/fineibt.pc.in >$(DESTDIR)$(PCDIR)/fineibt.pc
 	for m in $(INST_MAN); do install -m 644 man/$${m#*/} $(DESTDIR)$(MANDIR)/$$m || exit 1; done
+	sed -e 's|@BINDIR@|$(BINDIR)|g' systemd/fineibt-cached.service.in \
+	    >$(DESTDIR)$(UNITDIR)/fineibt-cached.service
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN) fineibt-c++ fineibt-ld) \
 	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(INST_LIB)) \
 	      $(DESTDIR)$(INCDIR)/fineibt.h $(DESTDIR)$(PCDIR)/fineibt.pc \
-	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN))
+	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN)) \
+	      $(DESTDIR)$(UNITDIR)/fineibt-cached.service
 
 # make fuzz: libFuzzer harnesses (fuzz/fuzz.mk, docs/robustness.md).
 include fuzz/fuzz.mk

@@ -5,7 +5,6 @@
  * one after the other, little-endian, so that the runtime and the service
  * compute the same bytes whatever their structures' padding.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "cacheid.h"
@@ -83,16 +82,12 @@ void fi_cache_name(const struct fineibt_key *key,
 	fi_cmsg_u64(&m, conf->cfg.flags & ~(unsigned int)FINEIBT_F_DEBUG);
 	fi_cmsg_u64(&m, conf->have_arity);
 	fi_cmsg_u64(&m, fi_cache_keyid(key));
-	/* two outputs: the same message, told apart by its last byte */
-	for (int i = 0; i < 2; i++) {
-		uint8_t which = (uint8_t)i;
-
-		fi_cmsg_put(&m, &which, 1);
-		h[i] = fi_siphash24(key, m.b, m.n);
-		m.n--;
-	}
-	snprintf(out, FI_CACHE_NAME_LEN + 1, "%016llx%016llx",
-		 (unsigned long long)h[0], (unsigned long long)h[1]);
+	/* 128 bits: the hash of the message, then a hash of that hash */
+	h[0] = fi_siphash24(key, m.b, m.n);
+	h[1] = fi_siphash24(key, h, sizeof(h[0]));
+	for (int i = 0; i < FI_CACHE_NAME_LEN; i++)
+		out[i] = "0123456789abcdef"[(h[i / 16] >> (60 - 4 * (i % 16))) & 15];
+	out[FI_CACHE_NAME_LEN] = '\0';
 }
 
 void fi_cache_user_key(const struct fineibt_key *master, uint32_t uid,
@@ -124,7 +119,34 @@ uint32_t fi_cache_seed(const struct fineibt_key *key)
 
 void fi_cache_user_dir(uint32_t uid, char *buf, size_t len)
 {
-	snprintf(buf, len, "u%u", uid);
+	char d[12];
+	size_t n = 0, k = 0;
+
+	do {
+		d[n++] = (char)('0' + uid % 10);
+		uid /= 10;
+	} while (uid);
+	if (len < n + 2) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
+	buf[k++] = 'u';
+	while (n)
+		buf[k++] = d[--n];
+	buf[k] = '\0';
+}
+
+size_t fi_cache_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+
+	if (a + b + 2 > len)
+		return 0;
+	memcpy(buf, dir, a);
+	buf[a] = '/';
+	memcpy(buf + a + 1, name, b + 1);
+	return a + b + 1;
 }
 
 static uint32_t fi_cid_word(const uint8_t *p)

@@ -104,8 +104,8 @@ uint64_t fi_cache_keyid(const struct fineibt_key *key);
 
 /*
  * The entry's file name under @key: FI_CACHE_NAME_LEN hex digits and a
- * NUL, a keyed hash (two SipHash-2-4 outputs) of the format, the runtime
- * version, @id, @conf and the key's id. Without the key nobody can tell
+ * NUL, a keyed hash (SipHash-2-4, then SipHash-2-4 of that) of the
+ * format, the runtime version, @id, @conf and the key's id. Without the key nobody can tell
  * which entry belongs to which file.
  */
 void fi_cache_name(const struct fineibt_key *key,
@@ -130,8 +130,11 @@ void fi_cache_user_key(const struct fineibt_key *master, uint32_t uid,
  */
 uint32_t fi_cache_seed(const struct fineibt_key *key);
 
-/* "u<uid>": the user's directory under the cache's. */
+/* "u<uid>": the user's directory under the cache's ("" if @len is short). */
 void fi_cache_user_dir(uint32_t uid, char *buf, size_t len);
+
+/* "@dir/@name" into @buf (@len bytes): its length, or 0 if it is too long. */
+size_t fi_cache_path(char *buf, size_t len, const char *dir, const char *name);
 
 /*
  * The GNU build-id of an ELF image: the descriptor of the first

@@ -117,8 +117,8 @@ static bool fi_cu_service(const char *root)
 	char path[FI_CACHE_ROOT_MAX + 8];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", root, FI_CACHE_SOCK);
-	return !fi_sys6(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st,
+	return fi_cache_path(path, sizeof(path), root, FI_CACHE_SOCK) &&
+	       !fi_sys6(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st,
 			AT_SYMLINK_NOFOLLOW, 0, 0) && S_ISSOCK(st.st_mode);
 }
 

@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -61,6 +60,36 @@ static int fi_cfail(const char **why, const char *what, int err)
 	return err;
 }
 
+/*
+ * openat2(RESOLVE_NO_SYMLINKS) where it does not exist (Linux before 5.6,
+ * valgrind): the path walked one component at a time, none followed if
+ * it is a link (O_NOFOLLOW on an O_PATH open of a link opens the link,
+ * which O_DIRECTORY then refuses).
+ */
+static long fi_cache_walk(char *path)
+{
+	long fd = fi_sys3(SYS_open, (long)"/", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	char *p = path + 1;
+
+	while (fd >= 0 && *p) {
+		char *end = strchr(p, '/');
+		long next;
+
+		if (end)
+			*end = '\0';
+		next = *p ? fi_sys6(SYS_openat, fd, (long)p, O_PATH | O_DIRECTORY |
+				    O_NOFOLLOW | O_CLOEXEC, 0, 0, 0) : fd;
+		if (next != fd)
+			fi_sys3(SYS_close, fd, 0, 0);
+		fd = next == -ENOTDIR ? -ELOOP : next;
+		if (!end)
+			break;
+		*end = '/';
+		p = end + 1;
+	}
+	return fd;
+}
+
 int fi_cache_dir_open(const char *root, uint32_t uid, struct fi_cache_dir *d,
 		      const char **why)
 {
@@ -72,16 +101,16 @@ int fi_cache_dir_open(const char *root, uint32_t uid, struct fi_cache_dir *d,
 	struct statfs sf;
 	struct stat st;
 	long fd;
-	int n;
 
 	d->fd = -1;
 	fi_cache_user_dir(uid, user, sizeof(user));
-	n = snprintf(path, sizeof(path), "%s/%s", root, user);
-	if (n < 0 || (size_t)n >= sizeof(path) || root[0] != '/')
+	if (!fi_cache_path(path, sizeof(path), root, user) || root[0] != '/')
 		return fi_cfail(why, "the cache directory is not an absolute "
 				"path of at most 500 bytes", -EINVAL);
 	fd = fi_sys6(SYS_openat2, AT_FDCWD, (long)path, (long)&how,
 		     sizeof(how), 0, 0);
+	if (fd == -ENOSYS)
+		fd = fi_cache_walk(path);
 	if (fd < 0)
 		return fi_cfail(why, fd == -ELOOP ?
 				"a symbolic link on the cache directory's path" :
@@ -416,11 +445,9 @@ int fi_cache_send(const char *root, const void *req, size_t len,
 		.msg_name = &sa, .msg_namelen = sizeof(sa),
 		.msg_iov = &iov, .msg_iovlen = 1,
 	};
-	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", root,
-			 FI_CACHE_SOCK);
 	long s, r;
 
-	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+	if (!fi_cache_path(sa.sun_path, sizeof(sa.sun_path), root, FI_CACHE_SOCK))
 		return fi_cfail(why, "the socket's path is too long", -ENAMETOOLONG);
 	if (nfd > FI_CACHE_REQ_MAX)
 		return fi_cfail(why, "too many modules", -E2BIG);
