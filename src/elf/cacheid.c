@@ -48,7 +48,9 @@ struct fi_cache_conf fi_cache_conf_of(const struct fineibt_config *cfg,
 	c.cfg.mode = cfg->mode;
 	/* debug changes what is said, not a byte of the text */
 	c.cfg.flags = cfg->flags & ~(unsigned int)FINEIBT_F_DEBUG;
-	c.have_arity = have_arity;
+	/* arity support decides whether bhi may be asked for, nothing
+	 * else: without bhi in the mode it changes no byte */
+	c.have_arity = (cfg->flags & FINEIBT_F_BHI) ? have_arity : 0;
 	return c;
 }
 
