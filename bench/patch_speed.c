@@ -82,7 +82,7 @@ static int bench_mode(struct fi_image *im, const uint8_t *pristine,
 		      const struct mode *m, int runs)
 {
 	struct fi_patch_opts o = {
-		.cfg = { m->mode, m->flags }, .seed = 0x9e3779b9,
+		.cfg = { m->mode, m->flags }, .key = { { 0x9e, 0x37, 0x79, 0xb9 } },
 		.bhi_args = im->bhi_args, .dethunk = true, .quiet = true,
 	};
 	size_t sites = im->nfuncs + im->ncalls + im->ntcalls;

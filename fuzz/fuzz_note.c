@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    fi_note_decode(enc, sizeof(enc), &n2) ||
 		    fi_note_decode_counts(enc, sizeof(enc), &st2) ||
 		    n2.cfg.mode != n.cfg.mode || n2.cfg.flags != n.cfg.flags ||
-		    (n.cfg.flags & FINEIBT_F_RAND && n2.seed != n.seed) || n2.bhi_args != n.bhi_args ||
+		    (n.cfg.flags & FINEIBT_F_RAND &&
+		     memcmp(&n2.key, &n.key, sizeof(n.key))) || n2.bhi_args != n.bhi_args ||
 		    memcmp(&st, &st2, sizeof(st)))
 			abort();
 	}

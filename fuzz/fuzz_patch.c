@@ -48,7 +48,9 @@ static void pick(uint8_t sel, const struct fi_image *im,
 	if (o->cfg.mode == FINEIBT_MODE_FINEIBT)
 		o->cfg.flags |= (sel & 16 ? FINEIBT_F_PARANOID : 0) |
 				(sel & 32 ? FINEIBT_F_BHI : 0);
-	o->seed = 0x9e3779b9u * (sel + 1);
+	memset(&o->key, 0, sizeof(o->key));
+	o->key.bytes[0] = (uint8_t)sel;
+	o->key.bytes[15] = 0x9e;
 	o->dethunk = sel & 64;
 	o->quiet = !(sel & 1);
 	o->bhi_args = im->bhi_args;

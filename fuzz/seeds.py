@@ -105,6 +105,8 @@ note = b"FIBT" + struct.pack("<HHB3xIIIQ7II", 1, 64, 3, 0xd, 0xdeadbeef, 0, 0x10
 put("note", "v1", note)
 put("note", "v2", b"FIBT" + struct.pack("<HH", 2, 80) + bytes(72))
 put("note", "short", note[:20])
+put("note", "v3", b"FIBT" + struct.pack("<HHB3xIIIQ7II", 3, 80, 3, 0xd, 0, 0, 0x1000,
+                                        1, 2, 3, 4, 5, 6, 7, 0) + bytes(range(16)))
 # OUTDIR/dwarf (fuzz_dwarf.c): the debug sections of -g test programs,
 # u64 function address + u32 lengths + sections, .debug_info last.
 def dwarf_seed(path):

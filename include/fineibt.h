@@ -24,7 +24,7 @@ extern "C" {
 #define FINEIBT_API
 #endif
 
-#define FINEIBT_VERSION "0.1.0"
+#define FINEIBT_VERSION "0.2.0"
 
 /* ------------------------------------------------------------------ modes */
 
@@ -38,7 +38,7 @@ enum fineibt_mode {
 
 /* Flags that refine a mode (the rest of the cfi= words). */
 enum fineibt_flag {
-	FINEIBT_F_RAND		= 1u << 0,	/* rehash with the process seed */
+	FINEIBT_F_RAND		= 1u << 0,	/* rehash with the process key */
 	FINEIBT_F_WARN		= 1u << 1,	/* report and continue */
 	FINEIBT_F_PARANOID	= 1u << 2,	/* caller-side check too (fineibt) */
 	FINEIBT_F_BHI		= 1u << 3,	/* clobber args on mismatch (fineibt) */
@@ -77,16 +77,26 @@ FINEIBT_API int fineibt_config_str(const struct fineibt_config *cfg,
 /* ----------------------------------------------------------------- hashes */
 
 /*
- * Re-hash a compile-time kCFI hash with @seed: a keyed permutation of the
- * 32-bit values (for one seed, distinct hashes stay distinct), stepped so
- * that neither the result nor its negation reads as an ENDBR-like
- * instruction. Not invertible for the seed: no result, and no difference
- * of two results, tells it (docs/protection.md, "The seed").
+ * A rehash key: 128 secret bits. The bytes are SipHash-2-4's key (k0 =
+ * bytes 0..7, k1 = bytes 8..15, little-endian). Draw one with
+ * fineibt_random_key; a process's own key is never exposed.
  */
-FINEIBT_API uint32_t fineibt_rehash(uint32_t hash, uint32_t seed);
+struct fineibt_key {
+	uint8_t bytes[16];
+};
 
-/* Draw a fresh random seed (getrandom); 0 on success. */
-FINEIBT_API int fineibt_random_seed(uint32_t *seed);
+/*
+ * Re-hash a compile-time kCFI hash with @key: a keyed permutation of the
+ * 32-bit values (a Feistel network over SipHash-2-4; for one key,
+ * distinct hashes stay distinct), stepped so that neither the result nor
+ * its negation reads as an ENDBR-like instruction. No number of (hash,
+ * result) pairs gives the key away short of trying 2^128 keys
+ * (docs/protection.md, "The key"; docs/sequences.md has the exact rule).
+ */
+FINEIBT_API uint32_t fineibt_rehash(uint32_t hash, const struct fineibt_key *key);
+
+/* Draw a fresh random key (getrandom); 0 on success, else -errno. */
+FINEIBT_API int fineibt_random_key(struct fineibt_key *key);
 
 /* ---------------------------------------------------------- print hook */
 
@@ -114,7 +124,7 @@ FINEIBT_API const char *fineibt_version(void);
  *
  * Hashes: a struct fineibt_hash is a RUN-TIME type hash, the value the
  * checks of this process compare (the compile-time kCFI hash, rehashed with
- * the process seed unless norand/off). It is a struct so that a compile-time
+ * the process key unless norand/off). It is a struct so that a compile-time
  * hash (a bare uint32_t) cannot be passed to an emitter by mistake. Get one
  * from a compiled function of the same C type (fineibt_func_hash) or from
  * a compile-time hash (fineibt_rehash_hash); never build one by hand.
@@ -143,7 +153,7 @@ struct fineibt_hash {
 /*
  * The process's resolved mode and flags (never FINEIBT_MODE_AUTO). When the
  * runtime has not started (program not built with fineibt-cc) nothing is
- * patched: {FINEIBT_MODE_KCFI, 0}. The seed is deliberately not exposed.
+ * patched: {FINEIBT_MODE_KCFI, 0}. The key is deliberately not exposed.
  */
 FINEIBT_API int fineibt_get_config(struct fineibt_config *cfg);
 

@@ -14,6 +14,7 @@
 #include "fineibt.h"
 #include "image.h"
 #include "note.h"
+#include "noteenc.h"
 #include "cli.h"
 
 struct insp_opts {
@@ -188,7 +189,7 @@ static void text_audit(const struct insp_audit *a)
 
 static void text_summary(const struct fi_image *im, const char *mode)
 {
-	char sym[256], cfg[128];
+	char sym[256], cfg[128], key[FI_KEY_HEX_LEN + 1];
 
 	printf("%s: %s\n", im->path, insp_type(im));
 	printf("mode:          %s\n", mode);
@@ -204,8 +205,10 @@ static void text_summary(const struct fi_image *im, const char *mode)
 	} else if (im->note.present) {
 		fineibt_config_str(&im->note.cfg, cfg, sizeof(cfg));
 		printf("patched:       cfi=%s", cfg);
-		if (im->note.cfg.flags & FINEIBT_F_RAND)
-			printf(" seed %#010x", im->note.seed);
+		if (im->note.cfg.flags & FINEIBT_F_RAND) {
+			fi_key_hex(&im->note.key, key);
+			printf(" key %s", key);
+		}
 		printf("\n");
 	}
 	printf("preambles:     %zu (without ENDBR: %zu; slots without hash: %zu)\n",
@@ -349,7 +352,7 @@ static void json_audit(const struct insp_audit *a, bool *first)
 static void json_report(const struct fi_image *im, const char *mode, bool list,
 			const struct insp_audit *a)
 {
-	char cfg[128];
+	char cfg[128], key[FI_KEY_HEX_LEN + 1];
 	bool first = true;
 
 	json_key("file", &first);
@@ -373,11 +376,13 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 		fineibt_config_str(&im->note.cfg, cfg, sizeof(cfg));
 		json_key("patched_cfi", &first);
 		json_str(cfg);
-		json_key("seed", &first);
-		if (im->note.cfg.flags & FINEIBT_F_RAND)
-			printf("\"%#010x\"", im->note.seed);
-		else
+		json_key("key", &first);
+		if (im->note.cfg.flags & FINEIBT_F_RAND) {
+			fi_key_hex(&im->note.key, key);
+			json_str(key);
+		} else {
 			printf("null");
+		}
 	}
 	json_key("preambles", &first);
 	printf("%zu", im->nfuncs);

@@ -469,7 +469,7 @@ static const uint8_t *pid_bytes(const struct fi_image *im, uint8_t **bufs,
 struct pid_summary {
 	char mode[128];
 	size_t pre, pre_changed, calls, calls_changed, hash_changed, hashes;
-	bool seed;		/* rehashed at run time, or by a static patch */
+	bool rand;		/* rehashed at run time, or by a static patch */
 	bool static_patch;	/* the file itself was rewritten (fineibt patch) */
 };
 
@@ -549,14 +549,14 @@ static int pid_summarise(struct fi_image *im, uint8_t **bufs, uint64_t bias,
 	}
 	live.funcs = funcs;
 	live.calls = calls;
-	/* Rehashed sites mean a seed is in use; its value stays secret. */
+	/* Rehashed sites mean a key is in use; its value stays secret. */
 	ps->static_patch = im->note.present;
-	ps->seed = ps->hash_changed ||
+	ps->rand = ps->hash_changed ||
 		   (im->note.present && (im->note.cfg.flags & FINEIBT_F_RAND));
 	if (fi_image_mode(&live, &cfg) < 0) {
 		snprintf(ps->mode, sizeof(ps->mode), "mixed");
 	} else {
-		if (ps->seed)
+		if (ps->rand)
 			cfg.flags |= FINEIBT_F_RAND;
 		else
 			cfg.flags &= ~FINEIBT_F_RAND;
@@ -593,12 +593,12 @@ static void pid_env_cfi(int pid, char *out, size_t len)
 static void pid_print(bool json, bool *first, const char *path,
 		      const struct pid_summary *ps)
 {
-	bool seed = ps->seed;
+	bool rand = ps->rand;
 
 	if (!json) {
 		printf("%-40s %-22s %5zu/%-5zu %5zu/%-5zu %s%s\n", path, ps->mode,
 		       ps->pre_changed, ps->pre, ps->calls_changed, ps->calls,
-		       seed ? "present" : "none",
+		       rand ? "present" : "none",
 		       ps->static_patch ? " (file patched statically)" : "");
 		*first = false;
 		return;
@@ -606,10 +606,10 @@ static void pid_print(bool json, bool *first, const char *path,
 	printf("%s\n    {\"module\": ", *first ? "" : ",");
 	diff_json_str(path);
 	printf(", \"mode\": \"%s\", \"preambles\": %zu, \"preambles_rewritten\": %zu, "
-	       "\"call_sites\": %zu, \"call_sites_rewritten\": %zu, \"seed\": %s, "
+	       "\"call_sites\": %zu, \"call_sites_rewritten\": %zu, \"key\": %s, "
 	       "\"static_patch\": %s}",
 	       ps->mode, ps->pre, ps->pre_changed, ps->calls, ps->calls_changed,
-	       seed ? "true" : "false", ps->static_patch ? "true" : "false");
+	       rand ? "true" : "false", ps->static_patch ? "true" : "false");
 	*first = false;
 }
 
@@ -700,7 +700,7 @@ static int cmd_inspect_pid(int argc, char **argv)
 	} else {
 		printf("pid %d: FINEIBT_CFI=%s\n%-40s %-22s %11s %11s %s\n", pid,
 		       cfi[0] ? cfi : "(unset: auto)", "module", "mode",
-		       "rewr/pre", "rewr/calls", "seed");
+		       "rewr/pre", "rewr/calls", "key");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (mods[i].base != UINT64_MAX && pid_is_elf(mods[i].path))

@@ -16,26 +16,28 @@
 #include "options.h"
 #include "patch.h"
 #include "elfwrite.h"
+#include "noteenc.h"
 #include "cli.h"
 
 struct patch_args {
-	const char *in, *out, *cfi, *seed, *seq;
+	const char *in, *out, *cfi, *key, *seq;
 	bool in_place, no_dethunk, quiet;
 };
 
 int cmd_patch_help(void)
 {
-	printf("Usage: fineibt patch FILE -o OUT [--cfi=LIST] [--seq=SET] [--seed HEX] [--no-dethunk] [-q]\n"
+	printf("Usage: fineibt patch FILE -o OUT [--cfi=LIST] [--seq=SET] [--key HEX] [--no-dethunk] [-q]\n"
 	       "       fineibt patch FILE --in-place [--cfi=LIST] ...\n\n"
 	       "Rewrite the kCFI sequences of FILE (built with clang -fsanitize=kcfi)\n"
 	       "into the cfi= mode LIST and write the result to OUT, with a .fineibt\n"
-	       "section recording the mode, flags and seed. FILE is never modified.\n\n"
+	       "section recording the mode, flags and key. FILE is never modified.\n\n"
 	       "  -o, --output OUT   where to write (must not be FILE)\n"
 	       "  --cfi=LIST         cfi= words: auto (default; = fineibt,paranoid),\n"
 	       "                     off, kcfi, fineibt, norand, warn, paranoid, bhi;\n"
 	       "                     an unknown word is an error\n"
 	       "  --seq=SET          sequence set: v4 (default) or v6.18 (docs/sequences.md)\n"
-	       "  --seed HEX         rehash seed (default: random); for reproducible output\n"
+	       "  --key HEX          rehash key, 32 hex digits (128 bits; default: random);\n"
+	       "                     for reproducible output\n"
 	       "  --in-place         replace FILE (atomically, through a new file)\n"
 	       "  --no-dethunk       keep 'cs call __x86_indirect_thunk_*' calls\n"
 	       "  -q, --quiet        no summary, no per-site warnings\n\n"
@@ -49,6 +51,7 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "cfi", required_argument, NULL, 'c' },
+		{ "key", required_argument, NULL, 'k' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "seq", required_argument, NULL, 'S' },
 		{ "in-place", no_argument, NULL, 'i' },
@@ -64,7 +67,11 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 		switch (c) {
 		case 'o': a->out = optarg; break;
 		case 'c': a->cfi = optarg; break;
-		case 's': a->seed = optarg; break;
+		case 'k': a->key = optarg; break;
+		case 's':
+			fprintf(stderr, "Error: --seed: the rehash key has 128 bits now; "
+				"pass --key with 32 hex digits\n");
+			return -1;
 		case 'S': a->seq = optarg; break;
 		case 'i': a->in_place = true; break;
 		case 'n': a->no_dethunk = true; break;
@@ -84,21 +91,6 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 		fprintf(stderr, "Error: patch needs -o OUT (or --in-place)\n");
 		return -1;
 	}
-	return 0;
-}
-
-static int patch_parse_seed(const char *s, uint32_t *seed)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 16);
-	if (errno || end == s || *end || v > UINT32_MAX) {
-		fprintf(stderr, "Error: --seed '%s': want a 32-bit hex number\n", s);
-		return -1;
-	}
-	*seed = (uint32_t)v;
 	return 0;
 }
 
@@ -147,7 +139,7 @@ static size_t patch_kcfi_funcs(const struct fi_image *im)
 	return n;
 }
 
-/* The options from --cfi and --seed, checked against what the image holds. */
+/* The options from --cfi and --key, checked against what the image holds. */
 static int patch_options(const struct patch_args *a, const struct fi_image *im,
 			 struct fi_patch_opts *o)
 {
@@ -173,11 +165,14 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 			"link the program with libfineibt (fineibt-cc does) or drop bhi\n", a->in);
 		return -1;
 	}
-	if (a->seed) {
-		if (patch_parse_seed(a->seed, &o->seed))
+	if (a->key) {
+		if (fi_key_parse(a->key, &o->key)) {
+			fprintf(stderr, "Error: --key '%s': want 32 hex digits (128 bits)\n",
+				a->key);
 			return -1;
-	} else if (fineibt_random_seed(&o->seed)) {
-		fprintf(stderr, "Error: cannot draw a random seed; pass --seed HEX\n");
+		}
+	} else if (fineibt_random_key(&o->key)) {
+		fprintf(stderr, "Error: cannot draw a random key; pass --key HEX\n");
 		return -1;
 	}
 	o->bhi_args = im->bhi_args;
@@ -189,12 +184,14 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 static void patch_summary(const struct patch_args *a, const struct fi_patch_opts *o,
 			  const struct fi_patch_stats *st)
 {
-	char mode[64];
+	char mode[64], key[FI_KEY_HEX_LEN + 1];
 
 	fineibt_config_str(&o->cfg, mode, sizeof(mode));
 	fprintf(stderr, "fineibt: %s -> %s: cfi=%s", a->in, a->out, mode);
-	if (o->cfg.flags & FINEIBT_F_RAND)
-		fprintf(stderr, " seed=0x%08x", o->seed);
+	if (o->cfg.flags & FINEIBT_F_RAND) {
+		fi_key_hex(&o->key, key);
+		fprintf(stderr, " key=%s", key);
+	}
 	fprintf(stderr, ": %zu preambles, %zu call sites rewritten; %zu indirect "
 		"calls de-thunked; %zu ENDBR poisoned; %zu BHI calls, %zu arity-1 "
 		"inline; %zu skipped\n",

@@ -112,13 +112,6 @@ void fi_cache_user_key(const struct fineibt_key *master, uint32_t uid,
 	}
 }
 
-uint32_t fi_cache_seed(const struct fineibt_key *key)
-{
-	static const char tag[] = "fineibt rehash seed";
-
-	return (uint32_t)fi_siphash24(key, tag, sizeof(tag));
-}
-
 void fi_cache_user_dir(uint32_t uid, char *buf, size_t len)
 {
 	char d[12];

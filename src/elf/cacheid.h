@@ -124,12 +124,6 @@ struct fi_cache_conf fi_cache_conf_of(const struct fineibt_config *cfg,
 void fi_cache_user_key(const struct fineibt_key *master, uint32_t uid,
 		       struct fineibt_key *out);
 
-/*
- * The rehash seed the passes take today, from @key (the rehash takes a
- * 32-bit seed until the keyed rehash replaces it).
- */
-uint32_t fi_cache_seed(const struct fineibt_key *key);
-
 /* "u<uid>": the user's directory under the cache's ("" if @len is short). */
 void fi_cache_user_dir(uint32_t uid, char *buf, size_t len);
 

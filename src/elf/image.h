@@ -79,7 +79,7 @@ struct fi_note {
 	uint16_t version;		/* of the record; the rest is valid only
 					 * when it is FI_NOTE_VERSION (note.h) */
 	struct fineibt_config cfg;	/* resolved */
-	uint32_t seed;			/* valid when cfg.flags & FINEIBT_F_RAND */
+	struct fineibt_key key;		/* valid when cfg.flags & FINEIBT_F_RAND */
 	uint64_t bhi_args;		/* link-time address used for BHI, 0 if none */
 };
 

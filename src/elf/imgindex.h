@@ -71,7 +71,7 @@ bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias);
  * Mark the module index in the bytes @note (@size) of a file's
  * .note.fineibt section as not filled, so that the runtime reads that
  * file: `fineibt patch` does it to the files it writes, whose mode and
- * seed live in a non-allocated section. Returns true if an index was found.
+ * key live in a non-allocated section. Returns true if an index was found.
  */
 bool fi_index_unfill(uint8_t *note, size_t size);
 

@@ -58,7 +58,7 @@ int fi_note_decode(const void *buf, size_t len, struct fi_note *n)
 	n->version = FI_NOTE_VERSION;
 	n->cfg.mode = (enum fineibt_mode)mode;
 	n->cfg.flags = flags;
-	n->seed = (uint32_t)fi_note_le(p + 16, 4);
+	memcpy(n->key.bytes, p + FI_NOTE_KEY, sizeof(n->key.bytes));
 	n->bhi_args = fi_note_le(p + 24, 8);
 	return 0;
 }

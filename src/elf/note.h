@@ -9,23 +9,26 @@
  * -EPROTONOSUPPORT), so that such a file is still refused by the passes
  * as "already patched" instead of being patched a second time.
  *
- * Layout (version 2, 64 bytes, every field little-endian):
+ * Layout (version 3, 80 bytes, every field little-endian):
  *
  *   0  char  magic[4]     "FIBT"
- *   4  u16   version      2 (1: the same layout, hashes rehashed as
- *                         hash ^ seed; 2: fineibt_rehash's keyed mix.
- *                         A file of another version is refused by the
- *                         runtime: its hashes cannot be matched)
- *   6  u16   size         bytes of this record (64); readers skip the rest
+ *   4  u16   version      3 (1: hashes rehashed as hash ^ seed; 2: a
+ *                         32-bit seed at 16 and a mix of it; 3: the
+ *                         128-bit key at 64 and the Feistel network of
+ *                         docs/sequences.md. A file of another version is
+ *                         refused by the runtime: its hashes cannot be
+ *                         matched)
+ *   6  u16   size         bytes of this record (80); readers skip the rest
  *   8  u8    mode         enum fineibt_mode (never AUTO)
  *   9  u8    reserved[3]  0
  *  12  u32   flags        enum fineibt_flag
- *  16  u32   seed         the rehash seed (0 unless flags has RAND)
+ *  16  u32   reserved     0 (version 2's seed)
  *  20  u32   reserved     0
  *  24  u64   bhi_args     link-time __bhi_args used for BHI, 0 if none
  *  32  u32   counts[7]    preambles, callers, bhi, bhi_inline, poisoned,
  *                         dethunked, skipped (struct fi_patch_stats)
  *  60  u32   reserved     0
+ *  64  u8    key[16]      the rehash key (zero unless flags has RAND)
  *
  * A non-SHF_ALLOC SHT_PROGBITS section: it takes no memory at run time and
  * is never loaded, so it cannot change what runs.
@@ -39,8 +42,9 @@
 #include "image.h"
 
 #define FI_NOTE_SECTION		".fineibt"
-#define FI_NOTE_VERSION		2
-#define FI_NOTE_SIZE		64
+#define FI_NOTE_VERSION		3
+#define FI_NOTE_SIZE		80
+#define FI_NOTE_KEY		64
 #define FI_NOTE_COUNTS		7
 
 /*

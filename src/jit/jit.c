@@ -30,7 +30,7 @@
 /*
  * The process's runtime state: this instance's, or, in a dlmopen
  * namespace's copy of the library, the one it defers to (src/rt/rtone.c),
- * so that the namespace's JIT emits in the process's mode and seed.
+ * so that the namespace's JIT emits in the process's mode and key.
  */
 static const struct fi_runtime *fi_jit_rt(void)
 {
@@ -46,8 +46,8 @@ void fi_jit_env_current(struct fi_jit_env *env)
 
 	/* Not a memset: the stub table is large and mostly unused. */
 	env->cfg = (struct fineibt_config){ 0 };
-	env->seed = 0;
-	env->live_seed = false;
+	memset(&env->key, 0, sizeof(env->key));
+	env->live_key = false;
 	env->nstubs = 0;
 	if (!rt->active) {
 		/* Nothing was patched: every sequence is as clang emitted it. */
@@ -56,7 +56,7 @@ void fi_jit_env_current(struct fi_jit_env *env)
 	}
 	env->cfg = rt->cfg;
 	fineibt_resolve_auto(&env->cfg);
-	env->live_seed = true;
+	env->live_key = true;
 	for (size_t i = 0; i < rt->nstubs && env->nstubs < FI_JIT_MAX_STUBS - 1; i++)
 		env->stubs[env->nstubs++] = rt->stubs[i];
 	/* The library's own array is recognised without being registered. */
@@ -67,7 +67,8 @@ uint32_t fi_jit_rehash(const struct fi_jit_env *env, uint32_t hash)
 {
 	/* Exactly the patcher's rule (fi_patch_hash): rehash iff rand. */
 	if (env->cfg.flags & FINEIBT_F_RAND)
-		return fineibt_rehash(hash, env->live_seed ? fi_jit_rt()->seed : env->seed);
+		return fineibt_rehash(hash, env->live_key ? &fi_jit_rt()->key :
+						      &env->key);
 	return hash;
 }
 
@@ -363,7 +364,7 @@ static struct fi_jit_region *fi_jit_region_new(const uint8_t *code, size_t len)
 	r->mod.text_hi = lo + len;
 	r->mod.patched = true;
 	r->mod.cfg = env.cfg;
-	r->mod.seed = env.seed;
+	r->mod.rehash_key = env.key;
 	return r;
 }
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The JIT emitter's core, parameterised by an explicit environment (mode,
- * seed, BHI stub arrays) instead of the process state, so the unit tests
+ * key, BHI stub arrays) instead of the process state, so the unit tests
  * can drive every mode in one process. The public fineibt_emit_*() and
  * fineibt_func_*() functions are these applied to fi_jit_env_current().
  *
  * Hashes here are run-time hashes: the values the checks compare in the
- * environment (compile-time hash, rehashed with the seed under rand).
+ * environment (compile-time hash, rehashed with the key under rand).
  */
 #ifndef FI_JIT_H
 #define FI_JIT_H
@@ -29,13 +29,13 @@
 
 struct fi_jit_env {
 	struct fineibt_config cfg;	/* resolved: never FINEIBT_MODE_AUTO */
-	uint32_t seed;			/* used when cfg.flags & FINEIBT_F_RAND */
+	struct fineibt_key key;		/* used when cfg.flags & FINEIBT_F_RAND */
 	/*
-	 * The process environment: the seed is read from the read-only
+	 * The process environment: the key is read from the read-only
 	 * runtime state at each use and never copied here, so no stack
 	 * frame of a public call keeps it (docs/protection.md).
 	 */
-	bool live_seed;
+	bool live_key;
 	size_t nstubs;
 	uint64_t stubs[FI_JIT_MAX_STUBS];	/* run-time BHI stub arrays */
 };

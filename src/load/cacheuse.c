@@ -168,7 +168,6 @@ bool fi_cache_begin(const struct fineibt_config *cfg, bool secure,
 	c.on = true;
 	c.uid = (uint32_t)uid;
 	c.keyid = fi_cache_keyid(key);
-	memcpy(c.key, key->bytes, sizeof(c.key));
 	strcpy(c.root, root);
 	if (fi_rt_set_cache(&c)) {
 		memset(&c, 0, sizeof(c));
@@ -316,7 +315,6 @@ static bool fi_cu_dir(void)
 bool fi_cache_take(struct fi_module *m)
 {
 	const struct fineibt_config *cfg = &fi_rt()->cfg;
-	struct fineibt_key key;
 	struct fi_cache_ident id;
 	struct fi_cache_conf conf;
 	char name[FI_CACHE_NAME_LEN + 1];
@@ -347,10 +345,8 @@ bool fi_cache_take(struct fi_module *m)
 				  "(a breakpoint, a uprobe?)");
 	if (!fi_cu_dir())
 		return false;
-	memcpy(key.bytes, fi_rt()->cache.key, sizeof(key.bytes));
 	conf = fi_cache_conf_of(cfg, fi_rt()->have_arity);
-	fi_cache_name(&key, &id, &conf, name);
-	memset(&key, 0, sizeof(key));
+	fi_cache_name(&fi_rt()->key, &id, &conf, name);
 	err = fi_cache_map(&fi_cu.dir, name, &id, lo, len, &why);
 	if (!err)
 		return true;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The load-time runtime: before any instrumented code of the program
- * runs, read FINEIBT_CFI, draw the process seed, rewrite the executable
+ * runs, read FINEIBT_CFI, draw the process key, rewrite the executable
  * and every kCFI module loaded so far into the chosen mode, register them
  * for the trap handler and install it. Modules loaded later (dlopen) are
  * rewritten by fineibt_rt_hook(), which the crt of every module built by
@@ -66,7 +66,7 @@ static bool fi_rt_started;
  */
 static bool fi_rt_early, fi_rt_bind_due;
 /*
- * The mode and seed are read from fi_rt() only: read-only state. So is
+ * The mode and key are read from fi_rt() only: read-only state. So is
  * the record of the modules looked at (fi_rt()->seen): a forged entry
  * would decide what is new and what to withdraw.
  */
@@ -497,7 +497,7 @@ static const uint32_t *fi_rt_compiled_list(const struct fi_image *im,
 /*
  * Open and attach module @f; NULL if it is not a kCFI module. Not inlined:
  * its path buffers must not deepen fi_rt_scan's frame, below which the
- * seed passes during patching (fi_rt_scrub_stack wipes 32 KiB).
+ * key passes during patching (fi_rt_scrub_stack wipes 32 KiB).
  */
 static __attribute__((noinline)) struct fi_module *
 fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
@@ -821,7 +821,7 @@ static void fi_rt_report(const struct fi_module *m,
 		fi_rt_say("fineibt: %s: %s %s\n", fi_rt_name(m), what, mode);
 		return;
 	}
-	fi_rt_say("fineibt: %s: %s %s (seed %s; %zu preambles, %zu call "
+	fi_rt_say("fineibt: %s: %s %s (key %s; %zu preambles, %zu call "
 		  "sites, %zu bhi, %zu poisoned, %zu dethunked, %zu "
 		  "skipped)\n", fi_rt_name(m), what, mode,
 		  (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
@@ -861,7 +861,7 @@ static void fi_rt_take_static(struct fi_module *m)
 
 	m->cfg = n->cfg;
 	fi_rt_static_warn(m);
-	m->seed = n->seed;
+	m->rehash_key = n->key;
 	m->patched = true;
 	m->bhi_args = n->bhi_args ? n->bhi_args + m->img.bias : 0;
 	if (m->bhi_args) {
@@ -871,9 +871,10 @@ static void fi_rt_take_static(struct fi_module *m)
 		fi_rt_add_stubs(m->bhi_args, size);
 	}
 	if (memcmp(&m->cfg, &fi_rt()->cfg, sizeof(m->cfg)) ||
-	    ((n->cfg.flags & FINEIBT_F_RAND) && n->seed != fi_rt()->seed))
+	    ((n->cfg.flags & FINEIBT_F_RAND) &&
+	     memcmp(&n->key, &fi_rt()->key, sizeof(n->key))))
 		fi_rt_say("fineibt: warning: %s was patched statically with "
-			  "another mode or seed than the process's; calls "
+			  "another mode or key than the process's; calls "
 			  "between it and other modules may trap\n",
 			  fi_rt_name(m));
 	fi_rt_report(m, NULL, "kept static");
@@ -883,7 +884,7 @@ static void fi_rt_take_static(struct fi_module *m)
  * A record this runtime cannot read (another `fineibt patch` version, such
  * as version 1's xor rehash): the module's hashes follow a scheme we do
  * not know, so no other module can be made to match it, and its mode and
- * seed are not trustworthy. Stop before running it half checked.
+ * key are not trustworthy. Stop before running it half checked.
  */
 static void fi_rt_note_readable(const struct fi_module *m)
 {
@@ -902,13 +903,13 @@ static void fi_rt_note_readable(const struct fi_module *m)
 static void fi_rt_take(struct fi_module *m)
 {
 	struct fi_patch_opts o = {
-		.cfg = fi_rt()->cfg, .seed = fi_rt()->seed, .dethunk = true,
+		.cfg = fi_rt()->cfg, .key = fi_rt()->key, .dethunk = true,
 	};
 	struct fi_patch_stats st = { 0 };
 	int err = 0;
 
 	m->cfg = fi_rt()->cfg;
-	m->seed = fi_rt()->seed;
+	m->rehash_key = fi_rt()->key;
 	if (m->img.note.present) {
 		fi_rt_note_readable(m);
 		fi_rt_take_static(m);
@@ -981,14 +982,14 @@ static void fi_rt_register(struct fi_module *m)
 /* --------------------------------------------------------------- start */
 
 /*
- * A module rewritten by `fineibt patch` cannot change its mode or seed;
+ * A module rewritten by `fineibt patch` cannot change its mode or key;
  * every other module must match it or calls between them fail their
  * checks. So the first such module found at start-up sets the process's
- * mode and seed.
+ * mode and key.
  */
 static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
-			     struct fineibt_config *cfg, uint32_t *seed,
-			     bool secure)
+			     struct fineibt_config *cfg,
+			     struct fineibt_key *key, bool secure)
 {
 	unsigned int debug = cfg->flags & FINEIBT_F_DEBUG;
 	char want[64], got[64];
@@ -1012,7 +1013,7 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 		/* Never weaker in a privileged process (fi_rt_static_warn). */
 		if (secure)
 			cfg->flags &= ~FINEIBT_F_WARN;
-		*seed = note->seed;
+		*key = note->key;
 		return;
 	}
 }
@@ -1061,14 +1062,13 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	 * In a privileged (AT_SECURE: setuid, setgid, capabilities) process
 	 * the environment is the less privileged caller's: the words that
 	 * weaken protection are refused, the others honoured
-	 * (docs/protection.md). Mode and seed live in locals until they go
+	 * (docs/protection.md). Mode and key live in locals until they go
 	 * to the read-only state.
 	 */
 	const char *env = getenv("FINEIBT_CFI");
 	bool secure = getauxval(AT_SECURE) != 0;
 	struct fineibt_config cfg;
-	struct fineibt_key key;
-	uint32_t seed = 0;
+	struct fineibt_key key = { 0 };
 	char msgs[FI_MSG_MAX];
 
 	msgs[0] = '\0';
@@ -1087,15 +1087,14 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	fi_rt_seq(&cfg);
 	fineibt_resolve_auto(&cfg);
 	/* The user's key when the process may share text (cacheuse.c). */
-	if (fi_cache_begin(&cfg, secure, mods, n, &key))
-		seed = fi_cache_seed(&key);
-	else if ((cfg.flags & FINEIBT_F_RAND) && fineibt_random_seed(&seed)) {
-		fi_rt_say("fineibt: warning: no random seed (getrandom "
+	if (!fi_cache_begin(&cfg, secure, mods, n, &key) &&
+	    (cfg.flags & FINEIBT_F_RAND) && fineibt_random_key(&key)) {
+		fi_rt_say("fineibt: warning: no random key (getrandom "
 			  "failed); hashes are not randomised\n");
 		cfg.flags &= ~FINEIBT_F_RAND;
 	}
-	fi_rt_adopt_note(mods, n, &cfg, &seed, secure);
-	fi_rt_set_config(&cfg, seed, have_arity);
+	fi_rt_adopt_note(mods, n, &cfg, &key, secure);
+	fi_rt_set_config(&cfg, &key, have_arity);
 	memset(&key, 0, sizeof(key));
 	if (cfg.flags & FINEIBT_F_DEBUG)
 		fi_rt_debug_config(&cfg, have_arity, n);
@@ -1125,7 +1124,7 @@ static void fi_rt_finish(void)
 			  "(%s); CFI failures will not be reported\n",
 			  strerror(-err));
 	fi_rt_set_active(true);
-	/* Start-up is over: mode and seed are final (docs/protection.md). */
+	/* Start-up is over: mode and key are final (docs/protection.md). */
 	fi_rt_seal();
 	if (fi_early_forget)
 		fi_early_forget();
@@ -1355,7 +1354,7 @@ static void fi_rt_start_locked(void)
 }
 
 /*
- * The seed also passes through vector registers (struct copies, memcpy of
+ * The key also passes through vector registers (struct copies, memcpy of
  * a module): a signal delivered later would have the kernel save them in
  * its frame on the stack, where fi_rt_scrub_stack has already been. They
  * are caller-saved, so clearing them on the way out costs nothing else.
@@ -1449,12 +1448,12 @@ FINEIBT_API void fineibt_rt_hook(void)
 	else
 		took = fi_rt_scan() != 0;
 	pthread_mutex_unlock(&fi_rt_mutex);
-	/* The seed went through the patching code only if a module was taken. */
+	/* The key went through the patching code only if a module was taken. */
 	if (took)
 		fi_rt_scrub_stack();
 	/*
-	 * On every exit, not only after patching: protect_seed found a copy
-	 * of a registered module, seed included, in the stack of a statically
+	 * On every exit, not only after patching: protect_key found a copy
+	 * of a registered module, key included, in the stack of a statically
 	 * linked program whose second call (libfineibt's own constructor)
 	 * took nothing; clearing here on that call too removed it, and with
 	 * glibc's AVX copies disabled it did not occur at all.

@@ -14,7 +14,7 @@
  * templates of insn.c and its window is written once, if it changed.
  *
  * Consistency of hashes: with RAND, every kCFI preamble (with or without
- * an ENDBR at func+0) and every caller is rehashed with the same seed, in
+ * an ENDBR at func+0) and every caller is rehashed with the same key, in
  * every mode, exactly as cfi_rand_preamble/cfi_rand_callers do before the
  * mode switch. A caller/callee pair that matched before still matches,
  * whatever form each one ends up in. A preamble without ENDBR (its address
@@ -47,7 +47,7 @@ struct fi_window {
  * Rehashed values already computed in this pass, by compile-time hash: a
  * program has far fewer types than sites (gen_big: 8 for 200k sites), and
  * the keyed mix is the costliest step of a site. On the patching thread's
- * stack, like the options that hold the seed (wiped with it).
+ * stack, like the options that hold the key (wiped with it).
  */
 #define FI_MEMO_BITS	6
 struct fi_memo {
@@ -80,7 +80,7 @@ struct fi_pass {
 uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash)
 {
 	if (o->cfg.flags & FINEIBT_F_RAND)
-		return fineibt_rehash(hash, o->seed);
+		return fineibt_rehash(hash, &o->key);
 	return hash;
 }
 
@@ -94,11 +94,11 @@ uint32_t fi_pass_hash(struct fi_pass *ps, uint32_t hash)
 	if (!(ps->o->cfg.flags & FINEIBT_F_RAND))
 		return hash;
 	if (!m)
-		return fineibt_rehash(hash, ps->o->seed);
+		return fineibt_rehash(hash, &ps->o->key);
 	i = (hash * 0x9e3779b1u) >> (32 - FI_MEMO_BITS);
 	if (!m->ok[i] || m->key[i] != hash) {
 		m->key[i] = hash;
-		m->val[i] = fineibt_rehash(hash, ps->o->seed);
+		m->val[i] = fineibt_rehash(hash, &ps->o->key);
 		m->ok[i] = 1;
 	}
 	return m->val[i];
@@ -538,27 +538,28 @@ static void fi_lane_init(struct fi_lane *ln, const struct fi_forms *fm)
 	memset(ln->knr.ok, 0, sizeof(ln->knr.ok));
 }
 
-/* @hash through @m: @f (of @hash and @seed) computed once per value. */
+/* @hash through @m: @f (of @hash and @key) computed once per value. */
 static inline __attribute__((always_inline))
-uint32_t fi_memo_get(struct fi_memo *m, uint32_t hash, uint32_t seed,
-		     uint32_t (*f)(uint32_t, uint32_t))
+uint32_t fi_memo_get(struct fi_memo *m, uint32_t hash,
+		     const struct fineibt_key *key,
+		     uint32_t (*f)(uint32_t, const struct fineibt_key *))
 {
 	uint32_t i = (hash * 0x9e3779b1u) >> (32 - FI_MEMO_BITS);
 
 	if (!m->ok[i] || m->key[i] != hash) {
 		m->key[i] = hash;
-		m->val[i] = f(hash, seed);
+		m->val[i] = f(hash, key);
 		m->ok[i] = 1;
 	}
 	return m->val[i];
 }
 
-static uint32_t fi_knr_rehash(uint32_t hash, uint32_t seed)
+static uint32_t fi_knr_rehash(uint32_t hash, const struct fineibt_key *key)
 {
-	return fineibt_rehash(fi_knr_hash(hash), seed);
+	return fineibt_rehash(fi_knr_hash(hash), key);
 }
 
-static uint32_t fi_knr_only(uint32_t hash, uint32_t seed)
+static uint32_t fi_knr_only(uint32_t hash, const struct fineibt_key *key)
 {
 	return fi_knr_hash(hash);
 }
@@ -584,7 +585,7 @@ static int fi_lane_preambles(struct fi_pass *ps, const struct fi_forms *fm,
 	const struct fi_func *funcs = im->funcs;
 	const size_t n = im->nfuncs;
 	const bool rand = ps->o->cfg.flags & FINEIBT_F_RAND, fineibt = ps->fineibt;
-	const uint32_t seed = ps->o->seed;
+	const struct fineibt_key *key = &ps->o->key;
 	const uint64_t pre_hi = ln->pre_hi, pre_top = ln->pre_lo_top;
 	const uint8_t op = ln->pre_op;
 	const bool words = fineibt && !ps->bhi && ln->pre_words;
@@ -607,7 +608,7 @@ static int fi_lane_preambles(struct fi_pass *ps, const struct fi_forms *fm,
 		}
 		arity = p[0] - op;
 		hash = fi_memo_get(&ln->knr, fi_load32(p + FI_KCFI_PREAMBLE_HASH),
-				   seed, rand ? fi_knr_rehash : fi_knr_only);
+				   key, rand ? fi_knr_rehash : fi_knr_only);
 		if (words && fi_is_endbr(p + FI_PREAMBLE_SIZE)) {
 			/* fi_build_fineibt without BHI, on words */
 			uint64_t lo = ln->fine_lo | (uint64_t)hash << 56;
@@ -656,7 +657,7 @@ static int fi_lane_callers(struct fi_pass *ps, const struct fi_forms *fm,
 	const bool whole = fm->caller_len == FI_CALLSITE_SIZE;
 	const bool neg = fm->caller_neg;
 	const int hoff = fm->caller_hash;
-	const uint32_t seed = ps->o->seed;
+	const struct fineibt_key *key = &ps->o->key;
 	struct fi_window w = ps->win;
 	size_t written = 0, dethunked = 0;
 	int err = 0;
@@ -689,7 +690,7 @@ static int fi_lane_callers(struct fi_pass *ps, const struct fi_forms *fm,
 			memcpy(want + FI_KCFI_CALLER_CALL, p + FI_KCFI_CALLER_CALL,
 			       FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL);
 		}
-		hash = rand ? fi_memo_get(ps->memo, c->hash, seed, fineibt_rehash) :
+		hash = rand ? fi_memo_get(ps->memo, c->hash, key, fineibt_rehash) :
 			      c->hash;
 		fi_store32(want + hoff, neg ? -hash : hash);
 		dethunk = memcmp(p + FI_KCFI_CALLER_CALL, want + FI_KCFI_CALLER_CALL,

@@ -14,7 +14,7 @@
 
 struct fi_patch_opts {
 	struct fineibt_config cfg;	/* resolved: no FINEIBT_MODE_AUTO */
-	uint32_t seed;			/* used when cfg.flags & FINEIBT_F_RAND */
+	struct fineibt_key key;		/* used when cfg.flags & FINEIBT_F_RAND */
 	/*
 	 * Address of the BHI stub array (__bhi_args) as seen from the
 	 * image's text: link-time for a file, run-time for a live module.

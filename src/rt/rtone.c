@@ -14,7 +14,7 @@
  * calls. A later instance looks for it before it reads anything of its
  * configuration; if it is there, the state it names must lie in read-only
  * memory and carry the same ABI, and the instance defers to it: it never
- * takes a mode, a seed or the SIGILL handler of its own, hands its
+ * takes a mode, a key or the SIGILL handler of its own, hands its
  * namespace's modules to the primary (which rewrites them into the
  * process's mode and registers them with its trap handler) and its
  * namespace's SIGILL installs to the primary's interposer. An anchor that

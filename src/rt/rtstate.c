@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The process-wide runtime state (runtime.h): mode, seed, the table of
+ * The process-wide runtime state (runtime.h): mode, key, the table of
  * registered modules and of BHI stub arrays, the program's SIGILL
  * disposition, and the arena holding the registered modules.
  *
  * A CFI runtime is only as strong as its own state: one write to a mode
  * byte would switch every check off. So, as the kernel keeps cfi_mode and
- * the seed __ro_after_init, the state is read-only except inside a short
- * write window: block every signal in this thread, take the writer spin
+ * its rehash seed __ro_after_init, the state is read-only except inside a
+ * short write window: block every signal in this thread, take the writer spin
  * lock, mprotect the pages to be written read-write (the first fields,
  * then the tables' pages as they are written), update, mprotect the whole
  * storage (and each arena chunk written) read-only in one call (which
@@ -350,8 +350,8 @@ __attribute__((constructor(200))) static void fi_rt_fork_init(void)
 
 /* ----------------------------------------------------------------- mode */
 
-int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
-		     bool have_arity)
+int fi_rt_set_config(const struct fineibt_config *cfg,
+		     const struct fineibt_key *key, bool have_arity)
 {
 	struct fi_runtime *rt;
 	sigset_t saved;
@@ -364,7 +364,7 @@ int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
 		ret = -EPERM;
 	} else {
 		rt->cfg = *cfg;
-		rt->seed = seed;
+		rt->key = *key;
 		rt->have_arity = have_arity;
 		rt->secure = getauxval(AT_SECURE) != 0;
 		rt->configured = true;
@@ -475,15 +475,15 @@ static int fi_rt_add_as(struct fi_module *m, bool jit)
 	fi_rt_write_end(&saved);
 scrub:
 	/*
-	 * The caller's copy is writable memory: the seed leaves it whether or
+	 * The caller's copy is writable memory: the key leaves it whether or
 	 * not the module got a slot (the rewrite that needed it is done; a
 	 * failed registration's copy would otherwise keep it, then be freed
 	 * with it still in the heap). Not a registered copy handed back to
-	 * us: that one lives in the read-only arena and is the seed's home.
+	 * us: that one lives in the read-only arena and is the key's home.
 	 */
 	if (!fi_arena_owns(&fi_rt_store.rt.arena, m, sizeof(*m))) {
-		m->seed = 0;
-		m->img.note.seed = 0;
+		memset(&m->rehash_key, 0, sizeof(m->rehash_key));
+		memset(&m->img.note.key, 0, sizeof(m->img.note.key));
 		__asm__ volatile("" ::: "memory");
 	}
 	return ret;
@@ -815,7 +815,7 @@ uint64_t fi_rt_bhi_base(uint64_t addr)
 /* ------------------------------------------------------------ hygiene */
 
 /*
- * The seed travels through locals of the patching code (the patch
+ * The key travels through locals of the patching code (the patch
  * options, the rehash loop): once those frames are popped their bytes
  * are still in the stack, writable and readable by the program. Wipe
  * up to FI_SCRUB_DEPTH below the caller, which covers the deepest

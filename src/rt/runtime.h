@@ -31,7 +31,7 @@ struct fi_module {
 	uint64_t bhi_args;		/* run-time BHI stub array its preambles call, 0 if none */
 	bool patched;			/* by the runtime, or statically (note) */
 	struct fineibt_config cfg;	/* the mode its sequences are in */
-	uint32_t seed;			/* valid when cfg.flags & FINEIBT_F_RAND */
+	struct fineibt_key rehash_key;	/* valid when cfg.flags & FINEIBT_F_RAND */
 	/*
 	 * A registered copy keeps no per-site arrays of 16 bytes (its img
 	 * has no funcs, calls or tcalls; its traps may be the module's own,
@@ -137,9 +137,7 @@ struct fi_rt_calls {
 struct fi_rt_cache {
 	bool on;
 	uint32_t uid;
-	uint64_t keyid;
-	/* the user's key (entry names; the rehash takes its seed from it) */
-	uint8_t key[16];
+	uint64_t keyid;		/* of the process's key, which is the user's */
 	char root[FI_CACHE_ROOT_MAX];
 };
 
@@ -179,7 +177,7 @@ struct fi_rt_found {
  * abi and size, then hands its namespace's modules to adopt (rewritten
  * into the primary's mode, registered with the primary's trap handler)
  * and its namespace's SIGILL installs to sigaction (its JIT registrations
- * likewise; its JIT emitters read the primary's mode and seed).
+ * likewise; its JIT emitters read the primary's mode and key).
  */
 #define FI_RT_ABI	0x46490001u
 struct fi_rt_self {
@@ -200,7 +198,7 @@ struct fi_rt_self {
  * window makes only the pages it writes read-write, and on this kind of
  * machine changing a page's protection costs per page that is present.
  *
- * Page 0, the sealed page: what start-up settles (mode, seed, flags) and
+ * Page 0, the sealed page: what start-up settles (mode, key, flags) and
  * every code pointer the runtime calls through. Windows open it only
  * until the state is sealed; after that only the rare writers of its
  * fields open it (fi_rt_write_open: the program's SIGILL handler, the
@@ -222,7 +220,7 @@ struct fi_runtime {
 	/* AT_SECURE, read at start-up (the auxiliary vector is writable). */
 	bool secure;
 	struct fineibt_config cfg;	/* resolved process mode */
-	uint32_t seed;
+	struct fineibt_key key;		/* the rehash key (cfg has RAND) */
 	struct fi_rt_sig sig;
 	struct fi_rt_calls calls;
 	struct fi_rt_cache cache;
@@ -285,7 +283,7 @@ void fi_rt_write_end(const sigset_t *saved);
  */
 int fi_rt_write_open(const void *p, size_t len);
 /*
- * Inside a window: open the sealed page too (page 0: mode, seed, flags,
+ * Inside a window: open the sealed page too (page 0: mode, key, flags,
  * the SIGILL record, every code pointer the runtime calls through),
  * which windows after the seal leave closed. Every writer of those
  * fields calls it first (after the seal, a write without it faults).
@@ -302,11 +300,11 @@ int fi_rt_write_open_sealed(void);
 #define fi_rt_batch_end		fi_rt_write_end
 
 /*
- * The process mode and seed: settable until fi_rt_seal(), -EPERM after.
+ * The process mode and key: settable until fi_rt_seal(), -EPERM after.
  * fi_rt_set_active(false) is refused after the seal as well.
  */
-int fi_rt_set_config(const struct fineibt_config *cfg, uint32_t seed,
-		     bool have_arity);
+int fi_rt_set_config(const struct fineibt_config *cfg,
+		     const struct fineibt_key *key, bool have_arity);
 int fi_rt_set_active(bool active);
 /* The process's use of the cache: settable until fi_rt_seal(), -EPERM after. */
 int fi_rt_set_cache(const struct fi_rt_cache *c);
@@ -336,9 +334,9 @@ void fi_rt_defer(const struct fi_runtime *p);
  * Publish @m: a deep copy of it (the module, its image, the views, site
  * arrays, symbols and their names) is made in the read-only arena and
  * registered; the handler only ever reads the copy. @m stays the caller's
- * and is the key fi_rt_del_module() recognises; its seed fields are
- * cleared (the copy keeps them), so no writable copy of the seed remains.
- * Fill m->img, text_lo/text_hi, cfg and seed first. Returns 0, -EEXIST,
+ * and is the key fi_rt_del_module() recognises; its rehash key fields
+ * are cleared (the copy keeps them), so no writable copy of the rehash
+ * key remains. Fill m->img, text_lo/text_hi, cfg and rehash_key first. Returns 0, -EEXIST,
  * -ENOSPC, -ENOMEM.
  */
 int fi_rt_add_module(struct fi_module *m);
@@ -412,7 +410,7 @@ bool fi_arena_owns(const struct fi_arena *a, const void *p, size_t len);
 struct fi_module *fi_arena_freeze(struct fi_arena *a, const struct fi_module *m);
 
 /*
- * Wipe the dead stack below the caller (the seed passes through locals
+ * Wipe the dead stack below the caller (the key passes through locals
  * of the patching code): call it from a shallow frame once done.
  */
 void fi_rt_scrub_stack(void);

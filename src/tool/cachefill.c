@@ -231,7 +231,7 @@ static int fi_cf_patch(struct fi_image *im, const struct fi_cache_conf *conf,
 		return fi_cf_fail(err, errlen, -EINVAL, "nothing to rewrite in "
 				  "this mode");
 	if (o.cfg.flags & FINEIBT_F_RAND)
-		o.seed = fi_cache_seed(key);
+		o.key = *key;
 	ret = fi_patch_image(im, &o, NULL);
 	memset(&o, 0, sizeof(o));
 	if (ret)

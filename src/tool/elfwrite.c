@@ -140,7 +140,7 @@ static int fi_build_tail(const struct fi_image *im, const struct fi_patch_opts *
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->file;
 	const Elf64_Shdr *old = (const Elf64_Shdr *)(im->file + eh->e_shoff);
 	const Elf64_Shdr *ostr = &old[eh->e_shstrndx];
-	struct fi_note n = { .present = true, .cfg = o->cfg, .seed = o->seed,
+	struct fi_note n = { .present = true, .cfg = o->cfg, .key = o->key,
 			     .bhi_args = o->bhi_args };
 	const size_t base = FI_ALIGN8(im->file_size);
 	size_t note_at, str_at, str_len, name_at, sh_at, nsh = eh->e_shnum;

@@ -46,10 +46,11 @@ ssize_t fi_note_encode(const struct fi_note *n, const struct fi_patch_stats *st,
 	put_le(p + 6, FI_NOTE_SIZE, 2);
 	p[8] = (uint8_t)n->cfg.mode;
 	put_le(p + 12, n->cfg.flags, 4);
-	put_le(p + 16, (n->cfg.flags & FINEIBT_F_RAND) ? n->seed : 0, 4);
 	put_le(p + 24, n->bhi_args, 8);
 	for (int i = 0; i < FI_NOTE_COUNTS; i++)
 		put_le(p + 32 + 4 * i, fi_sat32(counts[i]), 4);
+	if (n->cfg.flags & FINEIBT_F_RAND)
+		memcpy(p + FI_NOTE_KEY, n->key.bytes, sizeof(n->key.bytes));
 	return FI_NOTE_SIZE;
 }
 
@@ -69,5 +70,44 @@ int fi_note_decode_counts(const void *buf, size_t len,
 		return err;
 	for (int i = 0; i < FI_NOTE_COUNTS; i++)
 		*dst[i] = (size_t)fi_note_le(p + 32 + 4 * i, 4);
+	return 0;
+}
+
+void fi_key_hex(const struct fineibt_key *key, char out[FI_KEY_HEX_LEN + 1])
+{
+	static const char digit[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < sizeof(key->bytes); i++) {
+		out[2 * i] = digit[key->bytes[i] >> 4];
+		out[2 * i + 1] = digit[key->bytes[i] & 15];
+	}
+	out[FI_KEY_HEX_LEN] = '\0';
+}
+
+static int fi_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int fi_key_parse(const char *s, struct fineibt_key *key)
+{
+	struct fineibt_key k;
+
+	if (strlen(s) != FI_KEY_HEX_LEN)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(k.bytes); i++) {
+		int hi = fi_hex_digit(s[2 * i]), lo = fi_hex_digit(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		k.bytes[i] = (uint8_t)(hi << 4 | lo);
+	}
+	*key = k;
 	return 0;
 }

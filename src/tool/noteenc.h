@@ -24,4 +24,13 @@ ssize_t fi_note_encode(const struct fi_note *n, const struct fi_patch_stats *st,
 int fi_note_decode_counts(const void *buf, size_t len,
 			  struct fi_patch_stats *st);
 
+/*
+ * A rehash key as `fineibt patch --key` takes it and `fineibt inspect`
+ * shows it: 32 hex digits, bytes[0] first. fi_key_hex writes 33 bytes
+ * (NUL included); fi_key_parse returns 0 or -EINVAL.
+ */
+#define FI_KEY_HEX_LEN	(2 * sizeof(((struct fineibt_key *)0)->bytes))
+void fi_key_hex(const struct fineibt_key *key, char out[FI_KEY_HEX_LEN + 1]);
+int fi_key_parse(const char *s, struct fineibt_key *key);
+
 #endif /* FI_NOTEENC_H */

@@ -192,7 +192,7 @@ rt_ok cfi-garbage && for g in "$long" "$(printf 'caf\xc3\xa9,\xff\xfe\x01,\x1b[3
 done
 
 # ---- statically patched program + runtime: left alone, traps decoded
-"$FIBT" patch "$P/prog_pie" -o "$O/static.p" --cfi=fineibt,paranoid --seed 1234 >/dev/null 2>&1
+"$FIBT" patch "$P/prog_pie" -o "$O/static.p" --cfi=fineibt,paranoid --key 00000000000000000000000000001234 >/dev/null 2>&1
 cp "$O/static.p" "$O/static.orig"
 if rt_ok static-plus-runtime; then
 rt_run static kcfi env FINEIBT_VERBOSE=1 "$FIBT" run -- "$O/static.p" naked

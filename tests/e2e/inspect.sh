@@ -213,7 +213,7 @@ if "$FI" help patch >/dev/null 2>&1; then
 	for m in $(fi_with_sets auto fineibt fineibt,norand fineibt,paranoid,warn off kcfi); do
 		pf=$out/patched_${m//,/_}
 		rm -f "$pf"
-		if ! "$FI" patch "$progs/prog_pie" -o "$pf" --cfi=$m --seed 1234abcd -q \
+		if ! "$FI" patch "$progs/prog_pie" -o "$pf" --cfi=$m --key 1234abcd1234abcd1234abcd1234abcd -q \
 			>"$out/patch.log" 2>&1; then
 			fail "inspect_patched_$m" "fineibt patch failed: $(head -c 200 "$out/patch.log")"
 			continue
@@ -232,7 +232,7 @@ assert got["seq"] == ("v6.18" if v618 else None if m in ("off", "kcfi") else "v4
 assert got["patched"] is True, "not seen as patched"
 assert got["patched_cfi"] == want, got["patched_cfi"]
 assert got["mode"] == want, "mode from sites %r" % got["mode"]
-assert got["seed"] == (None if "norand" in m or m == "off" else "0x1234abcd"), got["seed"]
+assert got["key"] == (None if "norand" in m or m == "off" else "1234abcd" * 4), got["key"]
 for k in ("preambles", "call_sites", "tail_calls"):
     assert got[k] == orig[k], "%s %r != %r" % (k, got[k], orig[k])
 assert got["unmatched"] == [], got["unmatched"]
@@ -266,7 +266,7 @@ if "$FI" help patch >/dev/null 2>&1; then
 	for s in v4 v6.18; do
 	pf=$out/patched_bhi_$s
 	rm -f "$pf"
-	if "$FI" patch "$progs/prog_bhi" -o "$pf" --cfi=fineibt,bhi,seq=$s --seed 5 -q \
+	if "$FI" patch "$progs/prog_bhi" -o "$pf" --cfi=fineibt,bhi,seq=$s -q \
 		>"$out/patch.log" 2>&1 && "$FI" inspect "$pf" --json >"$pf.json" &&
 	   python3 - "$pf.json" "$out/prog_bhi.json" "$s" <<'PY'
 import json, sys

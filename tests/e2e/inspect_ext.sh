@@ -65,8 +65,8 @@ EOF
 LPRE=$(jget "$OUT/lib.json" 'j["preambles"]')
 LPRE_ENDBR=$(jget "$OUT/lib.json" 'j["preambles"] - j["preambles_without_endbr"]')
 LCALL=$(jget "$OUT/lib.json" 'j["call_sites"]')
-"$FI" patch "$OUT/a" -o "$OUT/a.auto" --cfi=auto --seed 1234abcd -q
-"$FI" patch "$OUT/a" -o "$OUT/a.kcfi" --cfi=kcfi --seed 1234abcd -q
+"$FI" patch "$OUT/a" -o "$OUT/a.auto" --cfi=auto --key 1234abcd1234abcd1234abcd1234abcd -q
+"$FI" patch "$OUT/a" -o "$OUT/a.kcfi" --cfi=kcfi --key 1234abcd1234abcd1234abcd1234abcd -q
 "$FI" patch "$OUT/a" -o "$OUT/a.norand" --cfi=kcfi,norand -q
 "$FI" inspect "$OUT/a" --json >"$OUT/a.json"
 NPRE=$(jget "$OUT/a.json" 'j["preambles"]')
@@ -143,7 +143,7 @@ check pid_auto_only_kcfi_modules "rows: $(sed -n '3,$p' "$OUT/pid.txt" | awk '{p
 	test "$(sed -n '3,$p' "$OUT/pid.txt" | wc -l)" = 2
 check pid_auto_no_hashes "a hash-like value is printed: $(grep -Eo '0x[0-9a-f]{8}' "$OUT/pid.txt" "$OUT/pid.json" | head -1)" \
 	sh -c "! grep -Eq '[0-9a-f]{8}' '$OUT/pid.txt' '$OUT/pid.json'"
-check pid_auto_json "JSON" test "$(jget "$OUT/pid.json" '[m for m in j["modules"] if m["module"] == "'"$OUT/a"'"][0]["seed"] == True and j["env_cfi"] == "auto"')" = True
+check pid_auto_json "JSON" test "$(jget "$OUT/pid.json" '[m for m in j["modules"] if m["module"] == "'"$OUT/a"'"][0]["key"] == True and j["env_cfi"] == "auto"')" = True
 pid_run fineibt,bhi
 check pid_bhi "row: $(pid_line)" test "$(pid_line)" = "fineibt,bhi $NPRE_ENDBR/$NPRE $NCALL/$NCALL present"
 pid_run kcfi

@@ -232,7 +232,7 @@ check("layers_so_no_cli_only", cli_only and not (set(cli_only) & so_syms),
 dyn = subprocess.run(["nm", "-D", "--defined-only", "-j", so], capture_output=True,
                      text=True).stdout.split()
 pats = [r"fineibt_\w+", r"__bhi_args(_end)?", r"__x86_indirect_thunk_\w+"] + \
-       [re.escape(g) for g in glibc] + [r"GLIBC_[\d.]+", r"FINEIBT_\d+"]
+       [re.escape(g) for g in glibc] + [r"GLIBC_[\d.]+", r"FINEIBT_[\d.]+"]
 extra = [s for s in dyn if not any(re.fullmatch(p, s.split("@")[0]) for p in pats)]
 check("layers_so_exports", dyn and not extra, "unexpected exports: %s" % extra)
 sys.exit(1 if fails else 0)

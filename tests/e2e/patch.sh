@@ -6,7 +6,7 @@
 # the sites being found independently of the tool: preambles from the
 # __cfi_<name> symbols, call sites from .kcfi_traps (read with od), thunk
 # calls from the input's disassembly. Hashes are recomputed here (the keyed
-# mix with the seed, then the LFSR) for --seed runs. A byte diff of input and output
+# Feistel network over SipHash, then the LFSR) for --key runs. A byte diff of input and output
 # must touch only those sites, the e_shoff/e_shnum/e_shstrndx fields and the
 # appended tail. The patched programs are run (no runtime is needed while
 # every call is legal), llvm-readelf must list .fineibt and fineibt inspect
@@ -18,7 +18,7 @@ B=${BUILD:-build}
 W=$B/e2e/patch
 FI=$B/fineibt
 P=$B/progs
-SEED=9e3779b9
+KEY=9e3779b97f4a7c15f39cc0605cedc834
 OBJDUMP=llvm-objdump-22
 READELF=llvm-readelf-22
 OBJCOPY=llvm-objcopy-22
@@ -69,31 +69,53 @@ is_endbr() {
 	return 1
 }
 
-# murmur3's finaliser on the 32-bit FM (bash wraps 64-bit products; only
-# the low 32 bits are kept).
-fmix() {
-	FM=$((FM ^ (FM >> 16)))
-	FM=$(((FM * 0x85ebca6b) & 0xffffffff))
-	FM=$((FM ^ (FM >> 13)))
-	FM=$(((FM * 0xc2b2ae35) & 0xffffffff))
-	FM=$((FM ^ (FM >> 16)))
+# SipHash-2-4 (docs/sequences.md), on bash's 64-bit arithmetic: sums
+# wrap, and >> is arithmetic, so a rotation masks the bits shifted in.
+rotl() { RV=$((($1 << $2) | (($1 >> (64 - $2)) & ((1 << $2) - 1)))); }
+sipround() {
+	V0=$((V0 + V1)); rotl $V1 13; V1=$((RV ^ V0)); rotl $V0 32; V0=$RV
+	V2=$((V2 + V3)); rotl $V3 16; V3=$((RV ^ V2))
+	V0=$((V0 + V3)); rotl $V3 21; V3=$((RV ^ V0))
+	V2=$((V2 + V1)); rotl $V1 17; V1=$((RV ^ V2)); rotl $V2 32; V2=$RV
+}
+# K0, K1: the key's two little-endian 64-bit words, from KEY (bytes in order).
+K0=0 K1=0
+for ((i = 7; i >= 0; i--)); do
+	K0=$(((K0 << 8) | 16#${KEY:2*i:2})); K1=$(((K1 << 8) | 16#${KEY:16+2*i:2}))
+done
+# SF = the low 16 bits of SipHash-2-4 of the 4 bytes le16($2) le16($1).
+sipf() {
+	local m=$(((4 << 56) | ($1 << 16) | $2))
+	V0=$((K0 ^ 0x736f6d6570736575)); V1=$((K1 ^ 0x646f72616e646f6d))
+	V2=$((K0 ^ 0x6c7967656e657261)); V3=$((K1 ^ 0x7465646279746573))
+	V3=$((V3 ^ m)); sipround; sipround; V0=$((V0 ^ m))
+	V2=$((V2 ^ 0xff)); sipround; sipround; sipround; sipround
+	SF=$(((V0 ^ V1 ^ V2 ^ V3) & 0xffff))
 }
 
-# NH = the hash after patching in the current case. docs/protection.md
-# ("The seed"): fmix(fmix(hash ^ seed) + seed * 0x9e3779b9 + 0x7f4a7c15),
-# then LFSR-step off ENDBR lookalikes (and their negation).
+# NH = the hash after patching in the current case: the 10-round Feistel
+# network on the 16-bit halves (round i: L, R -> R, L ^ F(i, R)), then
+# LFSR-stepped off ENDBR lookalikes (and their negation). Memoised.
+declare -A NHMEMO
 newhash() {
-	local s=$((16#$SEED))
+	local l r t i
 	NH=$(($1))
 	[ "$RAND" = 1 ] || return 0
-	FM=$((NH ^ s))
-	fmix
-	FM=$(((FM + s * 0x9e3779b9 + 0x7f4a7c15) & 0xffffffff))
-	fmix
-	NH=$FM
+	if [ -n "${NHMEMO[$NH]:-}" ]; then
+		NH=${NHMEMO[$NH]}
+		return 0
+	fi
+	l=$((NH >> 16)) r=$((NH & 0xffff))
+	for ((i = 0; i < 10; i++)); do
+		sipf $i $r
+		t=$((l ^ SF)) l=$r r=$t
+	done
+	t=$NH
+	NH=$(((l << 16) | r))
 	while is_endbr $NH || is_endbr $(((-NH) & 0xffffffff)); do
 		if ((NH & 1)); then NH=$(((NH >> 1) ^ 0x80200003)); else NH=$((NH >> 1)); fi
 	done
+	NHMEMO[$t]=$NH
 }
 
 # Call site starts (decimal), from .kcfi_traps: s32 relative to itself.
@@ -311,7 +333,7 @@ run_case() {
 	BHI_ARGS=$(sym "$in" __bhi_args)
 	BHI_ARGS=$((16#${BHI_ARGS:-0}))
 
-	if ! $FI patch -q "$in" -o "$out" --cfi="$cfi" --seed $SEED "$@"; then
+	if ! $FI patch -q "$in" -o "$out" --cfi="$cfi" --key $KEY "$@"; then
 		fail "${name}_patch" "fineibt patch exited $?"
 		return 1
 	fi
@@ -346,12 +368,12 @@ run_case() {
 	check_note "$name" "$in" "$out" "$cfi"
 }
 
-# The inspect report (from the note) names the mode and the seed.
+# The inspect report (from the note) names the mode and the key.
 check_note() {
 	local name=$1 in=$2 out=$3 cfi=$4 want rep
 	want="cfi=$cfi"
 	[ "$V618" = 1 ] && want="$want,seq=v6.18"
-	[ "$RAND" = 1 ] && want="$want seed 0x$SEED"
+	[ "$RAND" = 1 ] && want="$want key $KEY"
 	rep=$($FI inspect "$out" 2>&1)
 	if echo "$rep" | grep -q "^patched: *$want\$"; then
 		pass "${name}_inspect_reports_mode"
@@ -374,12 +396,12 @@ run_prog() {
 
 # ------------------------------------------------------------ the modes
 
-# prog_pie and its DSO, patched together (same mode, same seed)
+# prog_pie and its DSO, patched together (same mode, same key)
 for c in off kcfi kcfi,norand fineibt fineibt,norand fineibt,paranoid \
 	 fineibt,paranoid,norand fineibt,warn; do
 	n=pie_${c//,/_}
 	run_case "$n" "$P/prog_pie" "$c"
-	$FI patch -q "$P/libfiprog.so" -o "$W/$n/libfiprog.so" --cfi="$c" --seed $SEED ||
+	$FI patch -q "$P/libfiprog.so" -o "$W/$n/libfiprog.so" --cfi="$c" --key $KEY ||
 		fail "${n}_dso_patch" "exit $?"
 	run_prog "${n}_runs" "$W/$n/prog_pie" "ok rc=0"
 done
@@ -388,7 +410,7 @@ for c in kcfi fineibt; do
 	n=pie_${c}_nodethunk
 	run_case "$n" "$P/prog_pie" "$c" --no-dethunk
 	$FI patch -q "$P/libfiprog.so" -o "$W/$n/libfiprog.so" --cfi="$c" \
-		--seed $SEED --no-dethunk || fail "${n}_dso_patch" "exit $?"
+		--key $KEY --no-dethunk || fail "${n}_dso_patch" "exit $?"
 	run_prog "${n}_runs" "$W/$n/prog_pie" "ok rc=0"
 done
 # BHI: the program linked with the stubs (arity 1 inline without warn)
@@ -401,7 +423,7 @@ done
 run_case dso_fineibt_paranoid "$P/libfiprog.so" fineibt,paranoid
 run_case relr_fineibt "$P/prog_relr" fineibt
 $FI patch -q "$P/libfiprog_relr.so" -o "$W/relr_fineibt/libfiprog_relr.so" \
-	--cfi=fineibt --seed $SEED || fail relr_dso_patch "exit $?"
+	--cfi=fineibt --key $KEY || fail relr_dso_patch "exit $?"
 run_prog relr_fineibt_runs "$W/relr_fineibt/prog_relr" "ok rc=0"
 # non-PIE, no arity
 run_case nopie_fineibt_paranoid "$P/prog_noarity_nopie" fineibt,paranoid
@@ -413,7 +435,7 @@ for c in off kcfi fineibt fineibt,paranoid fineibt,paranoid,norand fineibt,warn;
 	n=v618_pie_${c//,/_}
 	run_case "$n" "$P/prog_pie" "$c" --seq=v6.18
 	$FI patch -q "$P/libfiprog.so" -o "$W/$n/libfiprog.so" --cfi="$c" \
-		--seed $SEED --seq=v6.18 || fail "${n}_dso_patch" "exit $?"
+		--key $KEY --seq=v6.18 || fail "${n}_dso_patch" "exit $?"
 	run_prog "${n}_runs" "$W/$n/prog_pie" "ok rc=0"
 done
 for c in kcfi fineibt; do
@@ -465,7 +487,7 @@ run_prog off_lets_libc_through "$W/pie_off/prog_pie" "libc ok rc=0" libc
 # the stripped copy patches to the same loaded bytes as the original
 mkdir -p "$W/stripped"
 if $FI patch -q "$P/prog_stripped" -o "$W/stripped/prog_stripped" \
-	--cfi=fineibt,paranoid --seed $SEED &&
+	--cfi=fineibt,paranoid --key $KEY &&
 	cp "$W/pie_fineibt_paranoid/libfiprog.so" "$W/stripped/"; then
 	seg=$($READELF -lW "$P/prog_pie" | awk '$1 == "LOAD" && / R E / { print $2, $5; exit }')
 	o=$((${seg% *})) n=$((${seg#* }))
@@ -484,7 +506,7 @@ fi
 mkdir -p "$W/inplace"
 cp "$P/prog_noarity" "$W/inplace/prog"
 ln "$W/inplace/prog" "$W/inplace/orig"
-if $FI patch -q "$W/inplace/prog" --in-place --cfi=fineibt --seed $SEED &&
+if $FI patch -q "$W/inplace/prog" --in-place --cfi=fineibt --key $KEY &&
 	cmp -s "$W/inplace/orig" "$P/prog_noarity" &&
 	$READELF -SW "$W/inplace/prog" | grep -q ' \.fineibt '; then
 	pass in_place_replaces_atomically
@@ -544,8 +566,19 @@ expect_error error_missing "$E/missing.out" "^Error: .*missing" -- \
 expect_error error_bhi_without_stubs "$E/bhi.out" \
 	"cfi=bhi needs the BHI stubs \(__bhi_args\) in the image: link the program with libfineibt \(fineibt-cc does\) or drop bhi" -- \
 	"$P/prog_pie" -o "$E/bhi.out" --cfi=fineibt,bhi
-expect_error error_bad_seed "$E/seed.out" "want a 32-bit hex number" -- \
-	"$P/prog_pie" -o "$E/seed.out" --seed xyz
+expect_error error_bad_key "$E/key.out" "want 32 hex digits \(128 bits\)" -- \
+	"$P/prog_pie" -o "$E/key.out" --key 9e3779b9
+expect_error error_bad_key_digit "$E/key.out" "want 32 hex digits \(128 bits\)" -- \
+	"$P/prog_pie" -o "$E/key.out" --key 9e3779b97f4a7c15f39cc0605cedc83x
+# --seed (a 32-bit seed, before the 128-bit key): a usage error (exit 2)
+# that says what replaced it; nothing written.
+err=$($FI patch "$P/prog_pie" -o "$E/seed.out" --seed 1234 2>&1 >/dev/null); rc=$?
+if [ $rc = 2 ] && [ "$err" = "Error: --seed: the rehash key has 128 bits now; pass --key with 32 hex digits" ] &&
+   [ ! -e "$E/seed.out" ]; then
+	pass error_seed_gone
+else
+	fail error_seed_gone "rc=$rc, '$err'"
+fi
 expect_error error_out_dir_missing "$E/nodir/out" "^Error: " -- \
 	"$P/prog_pie" -o "$E/nodir/out"
 # e_shnum = 0 (no section headers): refused, never half-written
@@ -555,7 +588,7 @@ expect_error error_no_section_headers "$E/noshdr.out" "^Error: " -- \
 	"$E/noshdr" -o "$E/noshdr.out"
 
 # words whose dependency is missing are reported, not fatal
-msg=$($FI patch "$P/prog_pie" -o "$E/ign" --cfi=kcfi,paranoid --seed 1 2>&1)
+msg=$($FI patch "$P/prog_pie" -o "$E/ign" --cfi=kcfi,paranoid --key $KEY 2>&1)
 if [ $? = 0 ] && echo "$msg" | grep -q "ignoring 'paranoid'" && [ -x "$E/ign" ]; then
 	pass ignored_words_not_fatal
 else
@@ -565,7 +598,7 @@ fi
 # output (FINEIBT_CFI keeps "ignore with a message": tests/unit/test_options)
 for bad in bogus "kcfi,paranoia" "fineibt,,warn,bh1"; do
 	n=${bad//[^a-z]/_}
-	err=$($FI patch "$P/prog_pie" -o "$E/unk_$n" --cfi="$bad" --seed 1 2>&1)
+	err=$($FI patch "$P/prog_pie" -o "$E/unk_$n" --cfi="$bad" --key $KEY 2>&1)
 	rc=$?
 	want=${bad##*,}
 	if [ $rc = 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
@@ -576,11 +609,11 @@ for bad in bogus "kcfi,paranoia" "fineibt,,warn,bh1"; do
 	fi
 done
 
-# A file patched by another record version (here: version 1, whose
-# hashes were rehashed as hash ^ seed) is named by inspect and refused by
-# the runtime with one fatal line (exit 127), never run with a guessed
-# mode and seed.
-if $FI patch "$P/prog_pie" -o "$E/v1" --cfi=fineibt --seed 7 >/dev/null 2>&1 &&
+# A file patched by another record version (here: version 2, whose
+# hashes were rehashed with a 32-bit seed) is named by inspect and refused
+# by the runtime with one fatal line (exit 127), never run with a guessed
+# mode and key.
+if $FI patch "$P/prog_pie" -o "$E/v1" --cfi=fineibt --key $KEY >/dev/null 2>&1 &&
    python3 - "$E/v1" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
@@ -593,21 +626,21 @@ for i in range(shnum):
     name, _, _, _, off, _ = sh(i)
     if b[stroff + name:stroff + name + 9] == b".fineibt\0":
         assert b[off:off + 4] == b"FIBT"
-        b[off + 4] = 1
+        b[off + 4] = 2
         open(sys.argv[1], "wb").write(b)
         sys.exit(0)
 sys.exit(1)
 PY
 then
 	out=$($FI inspect "$E/v1" 2>&1)
-	if grep -q '^patched: *record version 1, not readable' <<<"$out"; then
+	if grep -q '^patched: *record version 2, not readable' <<<"$out"; then
 		pass note_old_version_inspect
 	else
 		fail note_old_version_inspect "$out"
 	fi
 	if [ -z "${FINEIBT_SAN:-}" ]; then
 		err=$(env -u FINEIBT_CFI LD_LIBRARY_PATH="$P" $FI run -- "$E/v1" 2>&1 >/dev/null); rc=$?
-		if [ $rc = 127 ] && grep -q '^fineibt: fatal: .*v1 was patched statically by another fineibt (record version 1' <<<"$err"; then
+		if [ $rc = 127 ] && grep -q '^fineibt: fatal: .*v1 was patched statically by another fineibt (record version 2' <<<"$err"; then
 			pass note_old_version_refused
 		else
 			fail note_old_version_refused "rc=$rc, '$err'"

@@ -13,7 +13,7 @@
 
 pr_build || { pr_fail build "could not build the protect programs"; exit 1; }
 
-OBJECTS=(mode flags seed active sealed nmods mods stubs stub_copies
+OBJECTS=(mode flags key active sealed nmods mods stubs stub_copies
 	 sigill sigill_installed arena module module_flags module_path
 	 module_views module_traps module_funcs module_arity module_sample module_syms
 	 module_symname)
@@ -39,13 +39,13 @@ for m in "${MODES[@]}"; do
 done
 # After a dlopen patched a module (window opened and closed again).
 for m in $(fi_with_sets kcfi auto fineibt,bhi); do
-	for obj in mode flags seed mods module module_flags module_traps sigill arena; do
+	for obj in mode flags key mods module module_flags module_traps sigill arena; do
 		check_write "$obj" "$m" "$PROG" "$LIB"
 	done
 done
 # The runtime inside the executable (libfineibt.a): its own .bss page.
 for m in $(fi_with_sets off auto auto,warn); do
-	for obj in mode flags seed mods module_flags module_traps sigill; do
+	for obj in mode flags key mods module_flags module_traps sigill; do
 		check_write "$obj" "$m" "$PROG_STATIC"
 	done
 done

@@ -7,10 +7,10 @@
  * `make check` into $(BUILD)/testlib/: libfineibt.so with this export
  * (the tests run against it through LD_LIBRARY_PATH) and rtdebug.o (linked
  * into the -static-fineibt test program). The objects are read-only and
- * their addresses are in the library's symbol table anyway; the seed's
+ * their addresses are in the library's symbol table anyway; the key's
  * value is never returned.
  *
- * Names: mode, flags, seed, active, sealed, nmods, mods, stubs,
+ * Names: mode, flags, key, active, sealed, nmods, mods, stubs,
  * stub_copies, sigill (the program's saved SIGILL handler), sigill_installed,
  * arena (its chunk table), and, of the first registered module: module,
  * module_flags (its warn flag decides fatal or not), module_path,
@@ -84,7 +84,7 @@ const void *fineibt_debug_object(const char *name)
 	static const struct { const char *name; size_t off; } fields[] = {
 		{ "mode", offsetof(struct fi_runtime, cfg.mode) },
 		{ "flags", offsetof(struct fi_runtime, cfg.flags) },
-		{ "seed", offsetof(struct fi_runtime, seed) },
+		{ "key", offsetof(struct fi_runtime, key) },
 		{ "active", offsetof(struct fi_runtime, active) },
 		{ "sealed", offsetof(struct fi_runtime, sealed) },
 		{ "nmods", offsetof(struct fi_runtime, nmods) },

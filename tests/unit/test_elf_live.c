@@ -103,7 +103,7 @@ static bool same_sites(const struct fi_image *a, const struct fi_image *b)
 	       a->note.present == b->note.present &&
 	       a->note.cfg.mode == b->note.cfg.mode &&
 	       a->note.cfg.flags == b->note.cfg.flags &&
-	       a->note.seed == b->note.seed &&
+	       !memcmp(&a->note.key, &b->note.key, sizeof(a->note.key)) &&
 	       a->note.bhi_args == b->note.bhi_args;
 }
 

@@ -23,7 +23,11 @@
 #include "patch.h"
 #include "runtime.h"
 
-#define SEED	0x5eed1234u
+/* A fixed rehash key, so that every run sees the same hashes. */
+static const struct fineibt_key KEY = { {
+	0x5e, 0xed, 0x12, 0x34, 0x9a, 0xbc, 0xde, 0xf0,
+	0x0f, 0xed, 0xcb, 0xa9, 0x87, 0x65, 0x43, 0x21,
+} };
 #define VADDR	0x500000ull	/* where the fake image's text "runs" */
 #define STUBS	0x510000ull	/* a BHI stub array in reach of it */
 #define THUNK	0x520000ull	/* __x86_indirect_thunk_r11 */
@@ -66,17 +70,17 @@ static const struct mode modes[] = {
 
 /*
  * Compile-time hashes: ordinary, and one whose rehash needs LFSR steps:
- * SEED mixes 0xef6cc2fa into endbr64 (the inverse of the mix, computed
- * with test_hash.c's reference; checked in the rehash_hash test below).
+ * KEY's permutation takes 0xc92f0989 to endbr64 (fi_rehash_prp_inverse;
+ * checked in the rehash_hash test below).
  */
 static const uint32_t hashes[] = { 0x12345678u, 0x9abcdef0u, 0x01000000u,
-				   0xef6cc2fau };
+				   0xc92f0989u };
 
 static void env_for(const struct mode *m, struct fi_jit_env *env)
 {
 	*env = (struct fi_jit_env){
 		.cfg = { .mode = m->mode, .flags = m->flags },
-		.seed = SEED,
+		.key = KEY,
 		.nstubs = 1,
 		.stubs = { STUBS },
 	};
@@ -111,7 +115,7 @@ static int patch_fake(const struct mode *m, uint32_t h0, int arity, bool tail,
 	struct fi_image im = { .path = "fake", .views = &view, .nviews = 1,
 			       .funcs = &fn, .nfuncs = 1, .calls = &call,
 			       .ncalls = 1 };
-	struct fi_patch_opts o = { .cfg = { m->mode, m->flags }, .seed = SEED,
+	struct fi_patch_opts o = { .cfg = { m->mode, m->flags }, .key = KEY,
 				   .bhi_args = STUBS, .dethunk = true,
 				   .quiet = true };
 	struct fi_buf b;
@@ -396,6 +400,14 @@ static uint8_t *map_near(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The caller's copy of a registered module keeps no rehash key. */
+static bool key_clear(const struct fi_module *m)
+{
+	static const struct fineibt_key zero;
+
+	return !memcmp(&m->rehash_key, &zero, sizeof(zero));
+}
+
 static bool check_live_mode(const struct mode *m)
 {
 	const size_t size = 4096;
@@ -408,25 +420,25 @@ static bool check_live_mode(const struct mode *m)
 	struct fi_buf b;
 	bool ok = true;
 
-	fi_rt_set_config(&cfg, SEED, true);
+	fi_rt_set_config(&cfg, &KEY, true);
 	fi_rt_set_active(true);
 	ok &= EXPECT("jit: get_config", !fineibt_get_config(&got) &&
 		     got.mode == m->mode && got.flags == m->flags);
 	h = fineibt_rehash_hash(hashes[0]);
 	ok &= EXPECT("jit: rehash_hash",
 		     h.val == (m->flags & FINEIBT_F_RAND ?
-			       fineibt_rehash(hashes[0], SEED) : hashes[0]));
-	/* Issue 18: no value the API returns gives the seed away by xor. */
+			       fineibt_rehash(hashes[0], &KEY) : hashes[0]));
+	/* No value the API returns gives a word of the key away by xor. */
 	if (m->flags & FINEIBT_F_RAND) {
-		uint32_t z = fineibt_rehash_hash(0).val;
+		uint32_t z = fineibt_rehash_hash(0).val, w[4];
 
-		ok &= EXPECT("jit: rehash_hash(0) is not the seed", z != SEED);
+		memcpy(w, KEY.bytes, sizeof(w));
 		for (size_t k = 0; k < sizeof(hashes) / sizeof(hashes[0]); k++) {
 			uint32_t a = fineibt_rehash_hash(hashes[k]).val;
 			uint32_t b = fineibt_rehash_hash(hashes[k] ^ 0x100).val;
 
-			ok &= EXPECT("jit: rehash_hash(h) ^ h is not the seed",
-				     (a ^ hashes[k]) != SEED);
+			ok &= EXPECT("jit: rehash_hash(0), rehash_hash(h) ^ h are no key word",
+				     z != w[k] && (a ^ hashes[k]) != w[k]);
 			ok &= EXPECT("jit: rehash_hash(h), (h ^ x) do not differ by x",
 				     (a ^ b) != 0x100);
 		}
@@ -562,10 +574,10 @@ static void test_register_range(void)
 	m.text_lo = (uint64_t)(uintptr_t)jit_fake_text;
 	m.text_hi = m.text_lo + sizeof(jit_fake_text);
 	m.cfg = (struct fineibt_config){ FINEIBT_MODE_FINEIBT, 0 };
-	m.seed = 0x1234;
+	m.rehash_key = KEY;
 	if (CHECK("jit range: fake module registers", fi_rt_add_module(&m) == 0)) {
-		CHECK("jit range: the caller's module copy no longer holds the seed",
-		       m.seed == 0);
+		CHECK("jit range: the caller's module copy no longer holds the key",
+		       key_clear(&m));
 		CHECK("jit range: a region inside a module's text is -EEXIST",
 		       fineibt_jit_register(jit_fake_text + 64, 64) == -EEXIST);
 		CHECK("jit range: a region overlapping its end is -EEXIST",
@@ -573,16 +585,16 @@ static void test_register_range(void)
 					    16) == -EEXIST);
 		fi_rt_del_module(&m);
 	}
-	m.seed = 0x1234;
+	m.rehash_key = KEY;
 	m.text_lo = m.text_hi = 0;
 	/* A registration that fails (the same module twice: -EEXIST) scrubs
-	 * the seed from the caller's copy too. */
+	 * the key from the caller's copy too. */
 	if (CHECK("jit range: module registers again", fi_rt_add_module(&m) == 0)) {
-		m.seed = 0x1234;
+		m.rehash_key = KEY;
 		CHECK("jit range: the second registration fails",
 		      fi_rt_add_module(&m) == -EEXIST);
-		CHECK("jit range: a failed registration scrubs the seed",
-		      m.seed == 0);
+		CHECK("jit range: a failed registration scrubs the key",
+		      key_clear(&m));
 		fi_rt_del_module(&m);
 	}
 	munmap(p, 2 * pg);
@@ -629,7 +641,7 @@ static void test_register_race(void)
 	size_t n;
 	int i;
 
-	fi_rt_set_config(&cfg, 0, true);
+	fi_rt_set_config(&cfg, &(struct fineibt_key){ { 0 } }, true);
 	fi_rt_set_active(true);
 	race_mem = mmap(NULL, RACE_SIZE, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

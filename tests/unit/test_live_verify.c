@@ -161,7 +161,7 @@ static void t_mode(struct fi_image *im, const char *name, int mode,
 {
 	struct fi_patch_opts o = {
 		.cfg = { .mode = mode, .flags = flags },
-		.seed = 0x5eed1234, .dethunk = true, .quiet = true,
+		.key = { { 0x5e, 0xed, 0x12, 0x34 } }, .dethunk = true, .quiet = true,
 	};
 	struct fi_patch_stats st;
 	struct fi_live_copy lc;

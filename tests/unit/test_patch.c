@@ -39,7 +39,11 @@
 #define THUNK_RAX	0xf20
 #define THUNK_R8	0xf40
 #define ODD_TARGET	0xf80
-#define SEED		0x5eed1234u
+/* A fixed rehash key, so that every run sees the same hashes. */
+static const struct fineibt_key KEY = { {
+	0x5e, 0xed, 0x12, 0x34, 0x9a, 0xbc, 0xde, 0xf0,
+	0x0f, 0xed, 0xcb, 0xa9, 0x87, 0x65, 0x43, 0x21,
+} };
 
 enum entry { E_ENDBR64, E_ENDBR32, E_NONE };
 
@@ -284,7 +288,7 @@ static void model_preamble(struct model *m, size_t i)
 	const struct fi_patch_opts *o = m->o;
 	uint64_t a = f_addr(i), pre = a - FI_PREAMBLE_SIZE;
 	uint8_t *p = at(m->s, pre), old[20];
-	uint32_t h = (o->cfg.flags & FINEIBT_F_RAND) ? fineibt_rehash(f->hash, o->seed)
+	uint32_t h = (o->cfg.flags & FINEIBT_F_RAND) ? fineibt_rehash(f->hash, &o->key)
 						    : f->hash;
 	bool bhi = o->cfg.flags & FINEIBT_F_BHI, warn = o->cfg.flags & FINEIBT_F_WARN;
 	struct fi_buf b;
@@ -324,7 +328,7 @@ static void model_caller(struct model *m, size_t i)
 	const struct cspec *c = &cspecs[i];
 	const struct fi_patch_opts *o = m->o;
 	uint8_t *p = at(m->s, c_addr(i)), old[20];
-	uint32_t h = (o->cfg.flags & FINEIBT_F_RAND) ? fineibt_rehash(c->hash, o->seed)
+	uint32_t h = (o->cfg.flags & FINEIBT_F_RAND) ? fineibt_rehash(c->hash, &o->key)
 						    : c->hash;
 	struct fi_buf b;
 
@@ -424,7 +428,7 @@ static struct fi_patch_opts mkopts(enum fineibt_mode mode, unsigned int flags,
 				   bool dethunk)
 {
 	return (struct fi_patch_opts){
-		.cfg = { .mode = mode, .flags = flags }, .seed = SEED,
+		.cfg = { .mode = mode, .flags = flags }, .key = KEY,
 		.bhi_args = T_BASE + STUBS_AT, .dethunk = dethunk, .quiet = true,
 	};
 }
@@ -752,7 +756,7 @@ static void test_hash(void)
 	CHECK("hash_norand_unchanged", fi_patch_hash(&o, 0x12345678) == 0x12345678);
 	o.cfg.flags = FINEIBT_F_RAND;
 	CHECK("hash_rand_rehash",
-	      fi_patch_hash(&o, 0x12345678) == fineibt_rehash(0x12345678, SEED) &&
+	      fi_patch_hash(&o, 0x12345678) == fineibt_rehash(0x12345678, &KEY) &&
 	      fi_patch_hash(&o, 0x12345678) != 0x12345678);
 }
 
@@ -786,7 +790,7 @@ static void test_note(void)
 	struct fi_note n = { .present = true,
 			     .cfg = { FINEIBT_MODE_FINEIBT,
 				      FINEIBT_F_RAND | FINEIBT_F_PARANOID | FINEIBT_F_BHI },
-			     .seed = 0xabcdef01, .bhi_args = 0x401e00 };
+			     .key = KEY, .bhi_args = 0x401e00 };
 	struct fi_patch_stats st = { 1, 2, 3, 4, 5, 6, 7 }, st2;
 	uint8_t buf[FI_NOTE_SIZE + 8];
 	struct fi_note d;
@@ -797,7 +801,7 @@ static void test_note(void)
 	CHECK("note_magic", !memcmp(buf, "FIBT", 4) && buf[4] == FI_NOTE_VERSION && buf[5] == 0);
 	CHECK("note_decode_ok", fi_note_decode(buf, (size_t)len, &d) == 0);
 	CHECK("note_roundtrip", d.present && d.cfg.mode == n.cfg.mode &&
-	      d.cfg.flags == n.cfg.flags && d.seed == n.seed &&
+	      d.cfg.flags == n.cfg.flags && !memcmp(&d.key, &n.key, sizeof(KEY)) &&
 	      d.bhi_args == n.bhi_args);
 	CHECK("note_counts", fi_note_decode_counts(buf, (size_t)len, &st2) == 0 &&
 	      same_stats(&st, &st2));
@@ -816,11 +820,18 @@ static void test_note(void)
 	CHECK("note_new_version_present",
 	      fi_note_decode(buf, (size_t)len, &d) == -EPROTONOSUPPORT && d.present &&
 	      d.version == FI_NOTE_VERSION + 1);
-	/* Version 1 (xor rehash) is not read either: its hashes differ. */
+	/* Versions 1 (xor rehash) and 2 (32-bit seed) are not read either:
+	 * their hashes follow another rule. */
 	buf[4] = 1;
 	CHECK("note_v1_not_read",
 	      fi_note_decode(buf, (size_t)len, &d) == -EPROTONOSUPPORT && d.present &&
 	      d.version == 1);
+	buf[4] = 2;
+	CHECK("note_v2_not_read",
+	      fi_note_decode(buf, (size_t)len, &d) == -EPROTONOSUPPORT && d.present &&
+	      d.version == 2);
+	CHECK("note_key_at_64", !memcmp(buf + 64, KEY.bytes, 16) &&
+	      !memcmp(buf + 16, "\0\0\0\0", 4));
 	buf[4] = FI_NOTE_VERSION;
 	buf[8] = FINEIBT_MODE_AUTO;
 	CHECK("note_auto_rejected", fi_note_decode(buf, (size_t)len, &d) == -EINVAL);
@@ -916,7 +927,8 @@ static void test_write_file(void)
 		CHECK("write_minimal_note",
 		      fs->sh_type == SHT_PROGBITS && !(fs->sh_flags & SHF_ALLOC) &&
 		      fi_note_decode(buf + fs->sh_offset, fs->sh_size, &n) == 0 &&
-		      n.cfg.mode == FINEIBT_MODE_FINEIBT && n.seed == SEED);
+		      n.cfg.mode == FINEIBT_MODE_FINEIBT &&
+		      !memcmp(&n.key, &KEY, sizeof(KEY)));
 		CHECK("write_mode_bits", !stat(out, &stt) && (stt.st_mode & 0777) == 0640);
 	}
 	/* a file that already has .fineibt is refused (the output above) */

@@ -7,8 +7,8 @@
  *     each, strengthening ones honoured;
  *   - the runtime state: read-only outside its write window, registered
  *     modules deep-copied into the read-only arena (the caller's copy
- *     loses its seed), withdrawal by either pointer;
- *   - the seal: after start-up no setter changes the mode, the seed or
+ *     loses its key), withdrawal by either pointer;
+ *   - the seal: after start-up no setter changes the mode, the key or
  *     the handler.
  * Writes that must fault run in a forked child (SIGSEGV expected).
  */
@@ -155,7 +155,7 @@ static void setup_module(void)
 	mod.text_lo = (uint64_t)(uintptr_t)text;
 	mod.text_hi = mod.text_lo + sizeof(text);
 	mod.cfg = (struct fineibt_config){ FIBT, R | P };
-	mod.seed = 0x5eed1234;
+	memset(&mod.rehash_key, 0x5e, sizeof(mod.rehash_key));
 }
 
 static void test_registration(void)
@@ -175,8 +175,9 @@ static void test_registration(void)
 	      !strcmp(c->img.syms[1].name, "beta") &&
 	      !strcmp(c->img.path, "synthetic-protect") &&
 	      c->img.traps[1] == 0x1010 && c->img.views[0].mem == view.mem);
-	CHECK("state: the seed moved to the copy",
-	      c->seed == 0x5eed1234 && mod.seed == 0);
+	CHECK("state: the key moved to the copy",
+	      c->rehash_key.bytes[0] == 0x5e && c->rehash_key.bytes[15] == 0x5e &&
+	      !mod.rehash_key.bytes[0] && !mod.rehash_key.bytes[15]);
 	CHECK("state: the copy is the same module for add (-EEXIST)",
 	      fi_rt_add_module(&mod) == -EEXIST &&
 	      fi_rt_add_module((struct fi_module *)c) == -EEXIST);
@@ -190,7 +191,7 @@ static void test_registration(void)
 	CHECK("state: withdraw by the caller's pointer",
 	      fi_rt_del_module(&mod) == 0 && !fi_rt_module_at(mod.text_lo + 1) &&
 	      fi_rt_del_module(&mod) == -ENOENT);
-	mod.seed = 1;
+	mod.rehash_key.bytes[0] = 1;
 	CHECK("state: withdraw by the copy's pointer",
 	      fi_rt_add_module(&mod) == 0 &&
 	      (c = fi_rt_module_at(mod.text_lo + 1)) && fi_rt_del_module(c) == 0 &&
@@ -203,18 +204,19 @@ static void test_registration(void)
 static void sealed_child(void *arg)
 {
 	struct fineibt_config off = { OFF, 0 }, fib = { FIBT, R | P };
+	const struct fineibt_key k = { { 0x12, 0x34 } }, zero = { { 0 } };
 	int bad = 0;
 
 	(void)arg;
-	bad += fi_rt_set_config(&fib, 0x1234, true) != 0;
+	bad += fi_rt_set_config(&fib, &k, true) != 0;
 	bad += fi_rt_set_active(true) != 0;
 	bad += fi_trap_install() != 0;
 	fi_rt_seal();
-	bad += fi_rt_set_config(&off, 0, true) != -EPERM;
+	bad += fi_rt_set_config(&off, &zero, true) != -EPERM;
 	bad += fi_rt_set_active(false) != -EPERM;
 	bad += fi_trap_uninstall() != -EPERM;
 	bad += !fi_trap_installed();
-	bad += fi_rt()->cfg.mode != FIBT || fi_rt()->seed != 0x1234 ||
+	bad += fi_rt()->cfg.mode != FIBT || memcmp(&fi_rt()->key, &k, sizeof(k)) ||
 	       !fi_rt()->active;
 	_exit(bad);
 }

@@ -11,7 +11,7 @@
  *     fi_rt_rewritten_at answers, and dropping an entry withdraws its
  *     module;
  *   - JIT regions and modules have separate limits;
- *   - after the seal, windows leave the sealed page (mode, seed, code
+ *   - after the seal, windows leave the sealed page (mode, key, code
  *     pointers) closed to a racing writer (redteam2).
  * "Writable" is asked with process_vm_writev, which fails with EFAULT on
  * a page that is not writable instead of faulting: the write primitive
@@ -256,7 +256,7 @@ static void test_race_pointer(void)
 	race_forged->cfg.flags |= FINEIBT_F_WARN;
 	pthread_create(&t, NULL, race_writer, NULL);
 	for (int i = 0; i < 1000; i++) {
-		dummy.seed = 0;
+		memset(&dummy.rehash_key, 0, sizeof(dummy.rehash_key));
 		if (fi_rt_add_module(&dummy) == 0)
 			fi_rt_del_module(&dummy);
 		seen = fi_rt_module_at(victim.text_lo);
@@ -277,7 +277,7 @@ static void test_race_pointer(void)
 /*
  * After the seal, the windows a running program opens (here module
  * registrations, as a dlopen makes) leave page 0 closed: the mode, the
- * seed and the code pointers there (libc's dlopen, sigaction; the
+ * key and the code pointers there (libc's dlopen, sigaction; the
  * program's SIGILL handler) take no racing write, while the fields every
  * window opens still do (the control: the race is real).
  */
@@ -309,7 +309,7 @@ static int sealed_child(void)
 	struct fi_module m;
 	pthread_t t;
 
-	if (!rt->configured && fi_rt_set_config(&cfg, 1, false))
+	if (!rt->configured && fi_rt_set_config(&cfg, &(struct fineibt_key){ { 1 } }, false))
 		return 10;
 	fi_rt_seal();
 	if (!rt->sealed)

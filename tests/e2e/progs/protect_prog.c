@@ -18,8 +18,8 @@
  *                       ("survived dl" if it returns)
  *   protect_prog confuse     a type-confused call ("survived" if it returns)
  *   protect_prog config      prints "config: " + the resolved cfi= list
- *   protect_prog seed LIB OUT [LIB2]  use the API paths that touch the
- *                       seed (rehash, get_config, func_hash, JIT register,
+ *   protect_prog key LIB OUT [LIB2]  use the API paths that touch the
+ *                       key (rehash, get_config, func_hash, JIT register,
  *                       dlopen LIB; dlopen LIB2 from a thread with a 32 KiB
  *                       stack, whose scrub must stay inside that stack),
  *                       run /usr/bin/env > OUT (what a child inherits),
@@ -205,7 +205,7 @@ static int do_config(void)
 }
 
 /* dlopen @arg and call into it, on a small stack. */
-static void *seed_thread(void *arg)
+static void *key_thread(void *arg)
 {
 	long (*apply)(int, long), (*confused)(long);
 	fn1_t (*get)(int);
@@ -215,22 +215,22 @@ static void *seed_thread(void *arg)
 	return NULL;
 }
 
-/* Run seed_thread(@lib) on a thread with a 32 KiB stack. */
-static bool seed_small_stack(const char *lib)
+/* Run key_thread(@lib) on a thread with a 32 KiB stack. */
+static bool key_small_stack(const char *lib)
 {
 	pthread_attr_t a;
 	pthread_t t;
 	void *ret = (void *)lib;
 
 	if (pthread_attr_init(&a) || pthread_attr_setstacksize(&a, 32 * 1024) ||
-	    pthread_create(&t, &a, seed_thread, (void *)lib))
+	    pthread_create(&t, &a, key_thread, (void *)lib))
 		return false;
 	pthread_join(t, &ret);
 	return !ret;
 }
 
-/* Every public path that uses the seed, then a child, then wait. */
-static int do_seed(const char *lib, const char *out, const char *lib2)
+/* Every public path that uses the key, then a child, then wait. */
+static int do_key(const char *lib, const char *out, const char *lib2)
 {
 	long (*apply)(int, long), (*confused)(long);
 	struct fineibt_config cfg;
@@ -256,7 +256,7 @@ static int do_seed(const char *lib, const char *out, const char *lib2)
 		return 3;
 	if (!open_lib(lib, &apply, &get, &confused) || !lib_calls(apply, get))
 		return 4;
-	if (lib2 && !seed_small_stack(lib2))
+	if (lib2 && !key_small_stack(lib2))
 		return 7;
 	snprintf(cmd, sizeof(cmd), "/usr/bin/env > '%s'", out);
 	if (system(cmd))
@@ -290,9 +290,9 @@ int main(int argc, char **argv)
 		return do_confuse();
 	if (!strcmp(cmd, "config"))
 		return do_config();
-	if (!strcmp(cmd, "seed") && argc > 3)
-		return do_seed(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
+	if (!strcmp(cmd, "key") && argc > 3)
+		return do_key(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
 	fprintf(stderr, "usage: protect_prog write NAME [LIB] | maps [LIB] | "
-		"dl LIB | confuse | config | seed LIB OUT [LIB2]\n");
+		"dl LIB | confuse | config | key LIB OUT [LIB2]\n");
 	return 2;
 }

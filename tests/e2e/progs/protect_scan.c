@@ -1,24 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
  * protect_scan PID EXE [FILE...]: the outside observer of
- * tests/e2e/protect_seed.sh (a plain program linked with libfineibt.a,
+ * tests/e2e/protect_key.sh (a plain program linked with libfineibt.a,
  * not instrumented, not a fineibt process itself).
  *
- * Finds the seed of running process PID the way an observer of a running
- * process could, without any help from it: for kCFI preambles of EXE it
- * reads the compile-time hash from the file and the run-time hash from
- * PID's memory (/proc/PID/mem). Run-time = fineibt_rehash(compile-time,
- * seed), a keyed one-way mix, so the seed is no longer the xor of the two
- * (issue 18): instead every readable mapping of PID is scanned for 4-byte
- * aligned words w with fineibt_rehash(ct, w) == rt for 8 such pairs (a
- * chance match: 2^-256). It prints, one per line:
+ * Finds the rehash key of running process PID the way an observer of a
+ * running process could, without any help from it: for kCFI preambles of
+ * EXE it reads the compile-time hash from the file and the run-time hash
+ * from PID's memory (/proc/PID/mem). Run-time = fineibt_rehash(compile-
+ * time, key), a keyed permutation whose 128-bit key no pair gives away,
+ * so the observer tries every place the key could be kept: each 4-byte
+ * aligned 16 bytes w of every readable mapping, as the key itself
+ * (fineibt_rehash(ct, w) == rt for 8 pairs: a chance match is 2^-256)
+ * and, in writable mappings, as the first two words of SipHash's state
+ * initialised from it (w xor the SipHash constants: a spilled state
+ * gives the key back as surely). It prints, one per line:
  *   pairs N                 preambles read (at least 8 needed)
  *   hit MAPPING-PERMS NAME  each aligned occurrence (ro and rw)
- *   seed-ro N               occurrences in mappings that are not writable
- *   seed-rw N               occurrences in writable mappings
- *   seed-env N              /proc/PID/environ and each FILE: raw bytes,
- *                           "%08x", "%#x" and decimal spellings
- * The seed itself is never printed.
+ *   key-ro N                occurrences in mappings that are not writable
+ *   key-rw N                occurrences in writable mappings
+ *   key-env N               /proc/PID/environ and each FILE: raw bytes,
+ *                           lower- and upper-case hex
+ * The key itself is never printed.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -104,33 +107,51 @@ static bool find_pairs(int pid, const char *exe)
 	return npairs == NPAIRS;
 }
 
-/* @w rehashes every compile-time hash read into its run-time one. */
-static bool is_seed(uint32_t w)
+/* @k rehashes every compile-time hash read into its run-time one. */
+static bool is_key(const struct fineibt_key *k)
 {
 	for (size_t i = 0; i < npairs; i++)
-		if (fineibt_rehash(pairs[i].ct, w) != pairs[i].rt)
+		if (fineibt_rehash(pairs[i].ct, k) != pairs[i].rt)
 			return false;
 	return true;
 }
 
-static size_t scan_buf(const uint8_t *p, size_t len, uint32_t *seed)
+/* SipHash's v0 and v1 are k0 and k1 xor these (hash.c). */
+#define SIP_C0 0x736f6d6570736575ull
+#define SIP_C1 0x646f72616e646f6dull
+
+/* @p: @len bytes read at address @at (4-aligned). */
+static size_t scan_buf(const uint8_t *p, size_t len, uint64_t at, bool rw,
+		       struct fineibt_key *key)
 {
 	size_t hits = 0;
-	uint32_t w;
 
-	for (size_t o = 0; o + 4 <= len; o += 4) {
-		memcpy(&w, p + o, 4);
-		/* The first pair alone rules out all but 2^-32 of the words. */
-		if (fineibt_rehash(pairs[0].ct, w) == pairs[0].rt && is_seed(w)) {
-			*seed = w;
+	for (size_t o = 0; o + 16 <= len; o += 4) {
+		struct fineibt_key k;
+		uint64_t w[2];
+
+		memcpy(k.bytes, p + o, 16);
+		/* The first pair alone rules out all but 2^-32 of the places. */
+		if (fineibt_rehash(pairs[0].ct, &k) == pairs[0].rt && is_key(&k)) {
+			*key = k;
+			hits++;
+		}
+		if (!rw || (at + o) % 8)
+			continue;
+		memcpy(w, p + o, 16);
+		w[0] ^= SIP_C0;
+		w[1] ^= SIP_C1;
+		memcpy(k.bytes, w, 16);
+		if (fineibt_rehash(pairs[0].ct, &k) == pairs[0].rt && is_key(&k)) {
+			*key = k;
 			hits++;
 		}
 	}
 	return hits;
 }
 
-/* Every occurrence of the seed in PID's memory; false if there is none. */
-static bool scan_maps(int pid, uint32_t *seed)
+/* Every occurrence of the key in PID's memory; false if there is none. */
+static bool scan_maps(int pid, struct fineibt_key *key)
 {
 	static uint8_t buf[1 << 20];
 	char path[64], line[512], perms[8], name[4096];
@@ -147,11 +168,14 @@ static bool scan_maps(int pid, uint32_t *seed)
 		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %4095s", &lo, &hi,
 			   perms, name) < 3 || perms[0] != 'r')
 			continue;
-		for (unsigned long a = lo; a < hi; a += sizeof(buf)) {
+		/* Chunks overlap by 12 bytes: a key across a chunk's end is seen. */
+		for (unsigned long a = lo; a + 16 <= hi; a += sizeof(buf) - 12) {
 			size_t len = hi - a < sizeof(buf) ? hi - a : sizeof(buf);
 
 			if (rd(a, buf, len))
-				hits += scan_buf(buf, len, seed);
+				hits += scan_buf(buf, len, a, perms[1] == 'w', key);
+			if (len < sizeof(buf))
+				break;
 		}
 		if (!hits)
 			continue;
@@ -163,15 +187,15 @@ static bool scan_maps(int pid, uint32_t *seed)
 	}
 	if (f)
 		fclose(f);
-	printf("seed-ro %zu\nseed-rw %zu\n", ro, rw);
+	printf("key-ro %zu\nkey-rw %zu\n", ro, rw);
 	return ro + rw != 0;
 }
 
-/* The seed in any spelling a leak through an environment would use. */
-static size_t scan_text_file(const char *path, uint32_t seed)
+/* The key in any spelling a leak through an environment would use. */
+static size_t scan_text_file(const char *path, const struct fineibt_key *key)
 {
 	static char buf[1 << 20];
-	char forms[4][16];
+	char forms[2][33];
 	size_t hits = 0;
 	ssize_t n;
 	int fd = open(path, O_RDONLY);
@@ -183,16 +207,13 @@ static size_t scan_text_file(const char *path, uint32_t seed)
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
-	snprintf(forms[0], sizeof(forms[0]), "%08x", seed);
-	snprintf(forms[1], sizeof(forms[1]), "%08X", seed);
-	snprintf(forms[2], sizeof(forms[2]), "%u", seed);
-	snprintf(forms[3], sizeof(forms[3]), "%d", (int)seed);
-	for (ssize_t i = 0; i + 4 <= n; i++)
-		hits += !memcmp(buf + i, &seed, 4);
-	for (int k = 0; k < 4; k++) {
-		/* A short decimal could match by chance: only long spellings. */
-		if (strlen(forms[k]) < 6)
-			continue;
+	for (int i = 0; i < 16; i++) {
+		snprintf(forms[0] + 2 * i, 3, "%02x", key->bytes[i]);
+		snprintf(forms[1] + 2 * i, 3, "%02X", key->bytes[i]);
+	}
+	for (ssize_t i = 0; i + 16 <= n; i++)
+		hits += !memcmp(buf + i, key->bytes, 16);
+	for (int k = 0; k < 2; k++) {
 		for (char *p = buf; (p = memmem(p, (size_t)(buf + n - p), forms[k],
 						strlen(forms[k]))); p++)
 			hits++;
@@ -203,7 +224,7 @@ static size_t scan_text_file(const char *path, uint32_t seed)
 int main(int argc, char **argv)
 {
 	char path[64];
-	uint32_t seed = 0;
+	struct fineibt_key key = { { 0 } };
 	size_t env = 0;
 	int pid;
 
@@ -222,14 +243,14 @@ int main(int argc, char **argv)
 		printf("no-pairs\n");
 		return 1;
 	}
-	if (!scan_maps(pid, &seed)) {
-		printf("no-seed\n");
+	if (!scan_maps(pid, &key)) {
+		printf("no-key\n");
 		return 1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	env = scan_text_file(path, seed);
+	env = scan_text_file(path, &key);
 	for (int i = 3; i < argc; i++)
-		env += scan_text_file(argv[i], seed);
-	printf("seed-env %zu\n", env);
+		env += scan_text_file(argv[i], &key);
+	printf("key-env %zu\n", env);
 	return 0;
 }
