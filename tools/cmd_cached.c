@@ -612,6 +612,12 @@ static void cd_fill_one(struct cd_state *s, const struct cd_peer *p, int ufd,
 	}
 	fi_cache_user_key(&s->master, p->uid, &key);
 	fi_cache_name(&key, &rm->id, conf, name);
+	if (rm->name[0] && strncmp(rm->name, name, sizeof(name))) {
+		cd_log("pid %d (uid %u) names its entries otherwise than this "
+		       "service: a runtime of another build (restart the service "
+		       "after an upgrade)", p->pid, p->uid);
+		goto out;
+	}
 	if (!fstatat(ufd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		why = "the entry is there already";
 		goto out;

@@ -77,6 +77,12 @@ struct fi_cache_keyfile {
 struct fi_cache_req_mod {
 	uint64_t lo, hi;
 	struct fi_cache_ident id;
+	/*
+	 * The name the runtime gave the entry ("" without the user's key):
+	 * the service names it itself and refuses a request whose name
+	 * differs (a runtime of another build than the service's).
+	 */
+	char name[FI_CACHE_NAME_LEN + 1];
 };
 
 struct fi_cache_req {

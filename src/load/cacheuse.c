@@ -251,7 +251,7 @@ void fi_cache_prepare(struct fi_module *const *mods, size_t n)
 
 /* Remember a miss for the fill request (sent by fi_cache_finish). */
 static void fi_cu_miss(const char *path, uint64_t lo, uint64_t len,
-		       const struct fi_cache_ident *id)
+		       const struct fi_cache_ident *id, const char *name)
 {
 	struct fi_cache_req *r = fi_cu.req;
 
@@ -271,6 +271,7 @@ static void fi_cu_miss(const char *path, uint64_t lo, uint64_t len,
 	r->mod[r->n].lo = lo;
 	r->mod[r->n].hi = lo + len;
 	r->mod[r->n].id = *id;
+	memcpy(r->mod[r->n].name, name, sizeof(r->mod[r->n].name));
 	r->n++;
 }
 
@@ -334,7 +335,7 @@ bool fi_cache_take(struct fi_module *m)
 				&len, &why))
 		return fi_cu_pass(m, why);
 	if (fi_cu.mode == FI_CU_FILL) {
-		fi_cu_miss(fi_cu_exe(m) ? "" : m->img.path, lo, len, &id);
+		fi_cu_miss(fi_cu_exe(m) ? "" : m->img.path, lo, len, &id, "");
 		return false;
 	}
 	if (fi_cu.pm == -2)
@@ -351,7 +352,7 @@ bool fi_cache_take(struct fi_module *m)
 	if (!err)
 		return true;
 	if (err == -ENOENT)
-		fi_cu_miss(fi_cu_exe(m) ? "" : m->img.path, lo, len, &id);
+		fi_cu_miss(fi_cu_exe(m) ? "" : m->img.path, lo, len, &id, name);
 	return fi_cu_pass(m, why);
 }
 

@@ -309,11 +309,13 @@ static uint64_t fi_maps_num(const char **p, const char *end, int base)
 	return v;
 }
 
-/* One line "lo-hi perms off maj:min ino path" of /proc/self/maps. */
-static void fi_maps_line(const char *p, const char *end, const uint64_t *lo,
-			 size_t n, uint64_t *dev, uint64_t *ino)
+/* One line "lo-hi perms off maj:min ino path" of /proc/self/maps; how
+ * many of @lo it gave. */
+static size_t fi_maps_line(const char *p, const char *end, const uint64_t *lo,
+			   size_t n, uint64_t *dev, uint64_t *ino)
 {
 	uint64_t start = fi_maps_num(&p, end, 16), maj, min, inode;
+	size_t got = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (lo[i] != start)
@@ -327,35 +329,38 @@ static void fi_maps_line(const char *p, const char *end, const uint64_t *lo,
 		}
 		maj = fi_maps_num(&p, end, 16);
 		if (p >= end || *p++ != ':')
-			return;
+			return got;
 		min = fi_maps_num(&p, end, 16);
 		while (p < end && *p == ' ')
 			p++;
 		inode = fi_maps_num(&p, end, 10);
 		dev[i] = makedev(maj, min);
 		ino[i] = inode;
+		got++;
 	}
+	return got;
 }
 
 int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
 		       uint64_t *ino)
 {
 	char buf[4096];
-	size_t have = 0;
-	long fd, got;
+	size_t have = 0, found = 0;
+	long fd, got = 0;
 
 	for (size_t i = 0; i < n; i++)
 		dev[i] = ino[i] = 0;
 	fd = fi_sys3(SYS_open, (long)"/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return (int)fd;
-	/* Lines are parsed as they come; a partial one waits for its end. */
-	while ((got = fi_sys3(SYS_read, fd, (long)(buf + have),
-			      (long)(sizeof(buf) - have))) > 0) {
+	/* Lines are parsed as they come; a partial one waits for its end.
+	 * Done once every address is found. */
+	while (found < n && (got = fi_sys3(SYS_read, fd, (long)(buf + have),
+					   (long)(sizeof(buf) - have))) > 0) {
 		const char *p = buf, *end = buf + have + got, *nl;
 
 		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
-			fi_maps_line(p, nl, lo, n, dev, ino);
+			found += fi_maps_line(p, nl, lo, n, dev, ino);
 			p = nl + 1;
 		}
 		have = (size_t)(end - p);
