@@ -30,7 +30,7 @@
 #define FI_CACHE_NAME_LEN	32	/* hex digits of an entry's name */
 #define FI_BUILD_ID_MAX		64
 /* Bumped whenever what an entry holds, or how it is named, changes. */
-#define FI_CACHE_FORMAT		1
+#define FI_CACHE_FORMAT		2
 
 /*
  * A module's file and text segment, as the kernel mapped them: device and
@@ -55,6 +55,31 @@ struct fi_cache_conf {
 	struct fineibt_config cfg;	/* resolved; FINEIBT_F_DEBUG cleared */
 	uint32_t have_arity;		/* 0 or 1 */
 };
+
+/*
+ * The site record an entry carries after its copy of the file, at the
+ * file's size rounded up to a page: what the runtime's discovery finds in
+ * the module (src/elf/imgindex.c, fi_image_from_record), so that a process
+ * mapping the entry reads no page of the module's text first. Then:
+ * uint32_t func_off[nfuncs] (entries, increasing, from @base),
+ * int8_t func_arity[nfuncs] (padded to 4 bytes), uint32_t
+ * call_off[ncalls] (call sites, increasing, from @base).
+ */
+#define FI_CACHE_REC_MAGIC	"FIBTREC1"
+struct fi_cache_rec {
+	char magic[8];
+	uint32_t nfuncs, ncalls, nslots;
+	uint32_t arity_hist[8];		/* arity 0..7 */
+	uint32_t pad;
+	uint64_t base;			/* link-time: the executable segment */
+};
+
+/* Bytes of a record of @nfuncs and @ncalls. */
+static inline size_t fi_cache_rec_size(uint32_t nfuncs, uint32_t ncalls)
+{
+	return sizeof(struct fi_cache_rec) + 4 * (size_t)nfuncs +
+	       (((size_t)nfuncs + 3) & ~(size_t)3) + 4 * (size_t)ncalls;
+}
 
 /* The key file: magic, then the user's key. */
 #define FI_CACHE_KEY_MAGIC	"FIBTKEY1"

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cacheid.h"
 #include "elf_int.h"
 #include "imgindex.h"
 #include "index.h"
@@ -685,6 +686,95 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 		ret = fi_elf_discover(im);
 		if (ret)
 			fi_ix_fail(err, errlen, "out of memory");
+	}
+	if (ret)
+		fi_image_close(im);
+	return ret;
+}
+
+/* The counts of @rec, checked against its length, or false. */
+static bool fi_ix_rec_ok(const uint8_t *rec, size_t len, struct fi_cache_rec *h)
+{
+	if (len < sizeof(*h))
+		return false;
+	memcpy(h, rec, sizeof(*h));
+	return !memcmp(h->magic, FI_CACHE_REC_MAGIC, sizeof(h->magic)) &&
+	       h->nfuncs <= len / 4 && h->ncalls <= len / 4 &&
+	       fi_cache_rec_size(h->nfuncs, h->ncalls) == len;
+}
+
+/* The record's sites, each inside the text, increasing (binary searches
+ * and the fingerprint's sample rely on it). */
+static int fi_ix_rec_sites(struct fi_image *im, const struct fi_cache_rec *h,
+			   const uint8_t *p)
+{
+	const uint8_t *ar = p + 4 * (size_t)h->nfuncs;
+	const uint8_t *co = ar + ((h->nfuncs + 3) & ~3u);
+
+	im->funcs = calloc(h->nfuncs + 1, sizeof(*im->funcs));
+	im->calls = calloc(h->ncalls + 1, sizeof(*im->calls));
+	if (!im->funcs || !im->calls)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < h->nfuncs; i++) {
+		struct fi_func *f = &im->funcs[i];
+
+		f->addr = h->base + fi_ix_word(p + 4 * (size_t)i);
+		f->arity = (int8_t)ar[i];
+		f->form = FI_PRE_KCFI;
+		f->endbr = true;
+		if (!fi_image_text(im, f->addr - FI_PREAMBLE_SIZE, FI_PREAMBLE_SIZE) ||
+		    (i && f->addr <= im->funcs[i - 1].addr) || f->arity > FI_MAX_ARITY)
+			return -EINVAL;
+	}
+	for (uint32_t i = 0; i < h->ncalls; i++) {
+		struct fi_call *c = &im->calls[i];
+
+		c->addr = h->base + fi_ix_word(co + 4 * (size_t)i);
+		c->form = FI_CALL_KCFI;
+		if (!fi_image_text(im, c->addr, FI_CALLSITE_SIZE) ||
+		    (i && c->addr <= im->calls[i - 1].addr))
+			return -EINVAL;
+	}
+	im->nfuncs = h->nfuncs;
+	im->ncalls = h->ncalls;
+	im->nslots = h->nslots;
+	for (int a = 0; a <= FI_MAX_ARITY && a < 8; a++)
+		im->arity_hist[a] = h->arity_hist[a];
+	return 0;
+}
+
+int fi_image_from_record(struct fi_image *im, const char *path, uint64_t bias,
+			 const Elf64_Phdr *ph, size_t phnum, const uint32_t *desc,
+			 const uint8_t *rec, size_t len, char *err, size_t errlen)
+{
+	struct fi_cache_rec h;
+	int ret;
+
+	memset(im, 0, sizeof(*im));
+	if (!fi_ix_rec_ok(rec, len, &h))
+		return fi_ix_fail(err, errlen, "a site record of another size"),
+		       -EINVAL;
+	im->path = strdup(path);
+	im->elf = calloc(1, sizeof(*im->elf));
+	if (!im->path || !im->elf) {
+		fi_image_close(im);
+		return fi_ix_fail(err, errlen, "out of memory"), -ENOMEM;
+	}
+	im->live = true;
+	im->lazy_syms = true;
+	im->phdr = ph;
+	im->phnum = phnum;
+	im->bias = bias;
+	im->e_type = bias ? ET_DYN : ET_EXEC;
+	ret = fi_ix_views(im, ph, phnum, err, errlen);
+	if (!ret)
+		ret = fi_ix_traps(im, ph, phnum, desc, err, errlen);
+	if (!ret) {
+		fi_ix_thunks(im, desc);
+		ret = fi_ix_rec_sites(im, &h, rec + sizeof(h));
+		if (ret)
+			fi_ix_fail(err, errlen, ret == -ENOMEM ? "out of memory" :
+				   "a site record that does not fit the module");
 	}
 	if (ret)
 		fi_image_close(im);

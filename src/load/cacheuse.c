@@ -8,18 +8,24 @@
  * keeps) only if nothing about it is privileged or asks for a key of its
  * own; otherwise it draws its own key, as before, and never maps an
  * entry. With the user's key, each kCFI module built by fineibt-cc is
- * looked up before a byte of it is rewritten: a hit maps the entry over
- * its text (src/rt/rtcache.c); a miss is rewritten privately with the
- * same key (so its text is byte for byte what the entry will hold) and
- * the service is asked, without waiting, to fill the entry. Any doubt is
- * a private rewrite with one `debug` line.
+ * looked up when it is opened, before a page of its text is read: a hit
+ * builds the module's image from the entry's site record and, once the
+ * mode is settled, maps the entry over its text (src/rt/rtcache.c); a
+ * miss is read and rewritten privately with the same key (so its text is
+ * byte for byte what the entry will hold) and the service is asked,
+ * without waiting, to fill the entry. Any doubt is a private rewrite with
+ * one `debug` line.
  *
- * Which modules: those read from their module index (fineibt-cc's, in
- * compiler form), with one executable segment, a build-id, no text
- * relocation, no private page in their text yet (a debugger's breakpoint,
- * a uprobe, which a mapping would drop), in a mode without bhi (a BHI
- * preamble calls a stub page placed near the module in each process:
- * not position-independent, docs/protection.md).
+ * The first scan opens its modules before the mode is settled (a module
+ * patched statically may set it): it looks entries up under the mode the
+ * environment asks for, and maps them only if that is the mode settled.
+ *
+ * Which modules: those with a module index (fineibt-cc's), one executable
+ * segment, a build-id, no text relocation, no private page in their text
+ * yet (a debugger's breakpoint, a uprobe, which a mapping would drop), in
+ * a mode without bhi (a BHI preamble calls a stub page placed near the
+ * module in each process: not position-independent, docs/protection.md)
+ * that rewrites something (kcfi,norand does not).
  */
 #include <elf.h>
 #include <errno.h>
@@ -35,6 +41,8 @@
 #include "cacheid.h"
 #include "cacheuse.h"
 #include "image.h"
+#include "imgindex.h"
+#include "index.h"
 #include "patch.h"
 #include "print.h"
 #include "rawsys.h"
@@ -49,28 +57,40 @@ enum fi_cu_mode {
 	FI_CU_ON,	/* the user's key: map entries, ask for the misses */
 };
 
-/* A library's text mapping, as /proc/self/maps tells (fi_cache_prepare). */
+/* A library's text mapping, as /proc/self/maps tells (fi_cache_scan_begin). */
 struct fi_cu_where {
-	const struct fi_module *m;
 	uint64_t lo, dev, ino;
 };
 
+/* A module of this scan the cache looked at when it was opened. */
+struct fi_cu_mod {
+	const struct fi_image *im;	/* the module's image: its key */
+	int fd;				/* a hit: the entry, open; else -1 */
+	bool stale;			/* a hit under a mode not settled */
+	const char *path;		/* its file ("" the executable) */
+	uint64_t lo, len;		/* its text mapping */
+	struct fi_cache_ident id;
+	char name[FI_CACHE_NAME_LEN + 1];	/* "" without the key */
+};
+
 /*
- * One scan's scratch, under the runtime's lock. Holds no key: the user's
- * key is read from the read-only state when a name is made.
+ * One scan's scratch, under the runtime's lock. The user's key stays here
+ * only from the first scan's start to fi_rt_config, which takes it into
+ * the read-only state, and is wiped at the end of the scan.
  */
 static struct {
-	bool decided;		/* mode is this scan's */
 	enum fi_cu_mode mode;
+	struct fineibt_config cfg;	/* the scan's mode (first: asked for) */
+	struct fineibt_key key;		/* first scan: the user's key */
+	bool first;
 	struct fi_cache_dir dir;
-	int pm;			/* /proc/self/pagemap, -2 until opened */
+	int pm;				/* /proc/self/pagemap, -2 until opened */
 	struct fi_cu_where *where;
 	size_t nwhere;
-	struct fi_cache_req *req;
-	/* the file of each module of the request: "" for the executable */
-	const char *req_path[FI_CACHE_REQ_MAX];
+	struct fi_cu_mod *mods;
+	size_t nmods, cap;
 	char root[FI_CACHE_ROOT_MAX];
-	bool say;		/* debug lines */
+	bool say;			/* debug lines */
 } fi_cu = { .dir = { .fd = -1 }, .pm = -2 };
 
 static void fi_cu_say(const char *fmt, ...)
@@ -89,12 +109,11 @@ static void fi_cu_say(const char *fmt, ...)
 	fi_raw_write(2, buf, (size_t)n);
 }
 
-static bool fi_cu_no(const char *why)
+static void fi_cu_no(const char *why)
 {
 	if (fi_cu.say)
 		fi_cu_say("fineibt: cache: not used (%s); the process rewrites "
 			  "with a key of its own\n", why);
-	return false;
 }
 
 /* Does the process hold a capability (effective or permitted)? */
@@ -122,174 +141,155 @@ static bool fi_cu_service(const char *root)
 			AT_SYMLINK_NOFOLLOW, 0, 0) && S_ISSOCK(st.st_mode);
 }
 
-bool fi_cache_begin(const struct fineibt_config *cfg, bool secure,
-		    struct fi_module *const *mods, size_t n,
-		    struct fineibt_key *key)
+/*
+ * The first scan's decision (fi_cache_scan_begin): the mode the process
+ * may use the cache in, the user's key read when it may take it.
+ */
+static enum fi_cu_mode fi_cu_decide(const struct fineibt_config *cfg,
+				    bool secure)
 {
 	/* AT_SECURE: the environment is a less privileged caller's. */
 	const char *env = secure ? NULL : getenv("FINEIBT_CACHE");
 	const char *root = env && *env ? env : FI_CACHE_DIR_DEFAULT;
-	struct fi_rt_cache c;
 	unsigned long uid = getauxval(AT_UID);
 	const char *why;
 
-	fi_cu.decided = true;
-	fi_cu.mode = FI_CU_OFF;
-	fi_cu.say = fi_verbose_on() || (cfg->flags & FINEIBT_F_DEBUG);
 	if (secure)
-		return fi_cu_no("a privileged (AT_SECURE) process");
+		return fi_cu_no("a privileged (AT_SECURE) process"), FI_CU_OFF;
 	if (!strcmp(root, "off"))
-		return fi_cu_no("FINEIBT_CACHE=off");
-	for (size_t i = 0; i < n; i++) {
-		if (mods[i]->img.note.present)
-			return fi_cu_no("a module patched statically sets the key");
-	}
+		return fi_cu_no("FINEIBT_CACHE=off"), FI_CU_OFF;
 	if (strlen(root) >= FI_CACHE_ROOT_MAX)
-		return fi_cu_no("FINEIBT_CACHE is too long");
+		return fi_cu_no("FINEIBT_CACHE is too long"), FI_CU_OFF;
 	if (!uid || uid != getauxval(AT_EUID) ||
 	    getauxval(AT_GID) != getauxval(AT_EGID))
-		return fi_cu_no(uid ? "user or group ids differ" : "root");
+		return fi_cu_no(uid ? "user or group ids differ" : "root"),
+		       FI_CU_OFF;
 	/* Before anything of the cache is touched. */
 	if (fi_cu_capable())
-		return fi_cu_no("the process has capabilities");
+		return fi_cu_no("the process has capabilities"), FI_CU_OFF;
 	strcpy(fi_cu.root, root);
 	if (fi_cache_dir_open(root, (uint32_t)uid, &fi_cu.dir, &why)) {
+		fi_cu_no(why);
 		/* The service does not know this user yet: ask it to fill
 		 * this start's modules (it makes the user's key then). */
-		if (fi_cu_service(root))
-			fi_cu.mode = FI_CU_FILL;
-		return fi_cu_no(why);
+		return fi_cu_service(root) ? FI_CU_FILL : FI_CU_OFF;
 	}
-	if (fi_cache_key_read(&fi_cu.dir, key, &why)) {
+	if (fi_cache_key_read(&fi_cu.dir, &fi_cu.key, &why)) {
 		fi_cache_dir_close(&fi_cu.dir);
-		return fi_cu_no(why);
+		return fi_cu_no(why), FI_CU_OFF;
 	}
-	memset(&c, 0, sizeof(c));
-	c.on = true;
-	c.uid = (uint32_t)uid;
-	c.keyid = fi_cache_keyid(key);
-	strcpy(c.root, root);
-	if (fi_rt_set_cache(&c)) {
-		memset(&c, 0, sizeof(c));
-		fi_cache_dir_close(&fi_cu.dir);
-		return fi_cu_no("cannot record it in the runtime's state");
-	}
-	memset(&c, 0, sizeof(c));
-	fi_cu.mode = FI_CU_ON;
-	return true;
+	return FI_CU_ON;
 }
 
-/* Is @m, taken in mode @cfg, one an entry could be mapped for? */
-static bool fi_cu_candidate(const struct fi_module *m)
+static bool fi_cu_exe(const char *path)
 {
-	return m->img.lazy_syms && m->img.phdr && !m->img.note.present;
+	return !strcmp(path, FI_CU_SELF);
 }
 
-static bool fi_cu_exe(const struct fi_module *m)
-{
-	return !strcmp(m->img.path, FI_CU_SELF);
-}
-
-/* The scan's mode: start-up's decision, else the state's. */
-static void fi_cu_decide(void)
-{
-	const struct fi_rt_cache *c = &fi_rt()->cache;
-
-	if (fi_cu.decided)
-		return;
-	fi_cu.decided = true;
-	fi_cu.say = fi_verbose_on() || (fi_rt()->cfg.flags & FINEIBT_F_DEBUG);
-	fi_cu.mode = FI_CU_OFF;
-	if (!c->on)
-		return;
-	memcpy(fi_cu.root, c->root, sizeof(fi_cu.root));
-	fi_cu.mode = FI_CU_ON;
-}
-
-void fi_cache_prepare(struct fi_module *const *mods, size_t n)
+/* Where each new library with a module index has its text mapped. */
+static void fi_cu_where_find(const struct fi_rt_found *f, size_t n,
+			     const uint64_t *news)
 {
 	uint64_t *lo;
 	size_t k = 0;
 
-	fi_cu_decide();
-	fi_cu.nwhere = 0;
-	if (fi_cu.mode == FI_CU_OFF || !n)
-		return;
-	fi_cu.where = calloc(n, sizeof(*fi_cu.where));
-	lo = calloc(n, sizeof(*lo) * 3);
+	fi_cu.where = calloc(n + 1, sizeof(*fi_cu.where));
+	lo = calloc(3 * n + 3, sizeof(*lo));
 	if (!fi_cu.where || !lo) {
 		free(lo);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct fi_module *m = mods[i];
-		const Elf64_Phdr *ph = m->img.phdr;
+		const Elf64_Phdr *ph = f[i].phdr;
 
-		if (!fi_cu_candidate(m) || fi_cu_exe(m))
+		if (!(news[i / 64] & (1ull << (i % 64))) || !f[i].name[0] ||
+		    !fi_index_find(ph, f[i].phnum, f[i].bias))
 			continue;
-		for (size_t p = 0; p < m->img.phnum; p++) {
+		for (size_t p = 0; p < f[i].phnum; p++) {
 			if (ph[p].p_type == PT_LOAD && (ph[p].p_flags & PF_X)) {
-				fi_cu.where[k].m = m;
-				fi_cu.where[k].lo = (m->img.bias + ph[p].p_vaddr) &
-						    ~4095ull;
-				lo[k] = fi_cu.where[k].lo;
+				lo[k] = (f[i].bias + ph[p].p_vaddr) & ~4095ull;
+				fi_cu.where[k].lo = lo[k];
 				k++;
 				break;
 			}
 		}
 	}
 	/* One read of /proc/self/maps for every library of the scan. */
-	if (k && !fi_cache_maps_find(lo, k, lo + n, lo + 2 * n)) {
+	if (k && !fi_cache_maps_find(lo, k, lo + n + 1, lo + 2 * n + 2)) {
 		for (size_t i = 0; i < k; i++) {
-			fi_cu.where[i].dev = lo[n + i];
-			fi_cu.where[i].ino = lo[2 * n + i];
+			fi_cu.where[i].dev = lo[n + 1 + i];
+			fi_cu.where[i].ino = lo[2 * n + 2 + i];
 		}
 	}
 	fi_cu.nwhere = k;
 	free(lo);
 }
 
-/* Remember a miss for the fill request (sent by fi_cache_finish). */
-static void fi_cu_miss(const char *path, uint64_t lo, uint64_t len,
-		       const struct fi_cache_ident *id, const char *name)
+void fi_cache_scan_begin(const struct fi_rt_found *f, size_t n,
+			 const uint64_t *news, const struct fineibt_config *cfg,
+			 bool secure)
 {
-	struct fi_cache_req *r = fi_cu.req;
+	const struct fi_runtime *rt = fi_rt();
 
-	if (!r) {
-		r = fi_cu.req = calloc(1, sizeof(*r));
-		if (!r)
-			return;
-		memcpy(r->magic, FI_CACHE_REQ_MAGIC, sizeof(r->magic));
-		r->format = FI_CACHE_FORMAT;
-		strncpy(r->version, FINEIBT_VERSION, sizeof(r->version));
-		r->keyid = fi_cu.mode == FI_CU_ON ? fi_rt()->cache.keyid : 0;
-		r->conf = fi_cache_conf_of(&fi_rt()->cfg, fi_rt()->have_arity);
+	fi_cu.first = cfg != NULL;
+	fi_cu.cfg = cfg ? *cfg : rt->cfg;
+	fi_cu.say = fi_verbose_on() || (fi_cu.cfg.flags & FINEIBT_F_DEBUG);
+	fi_cu.mode = FI_CU_OFF;
+	fi_cu.nwhere = fi_cu.nmods = 0;
+	if (cfg) {
+		fi_cu.mode = fi_cu_decide(cfg, secure);
+	} else if (rt->cache.on) {
+		memcpy(fi_cu.root, rt->cache.root, sizeof(fi_cu.root));
+		fi_cu.mode = FI_CU_ON;
 	}
-	if (r->n == FI_CACHE_REQ_MAX)
-		return;
-	fi_cu.req_path[r->n] = path;
-	r->mod[r->n].lo = lo;
-	r->mod[r->n].hi = lo + len;
-	r->mod[r->n].id = *id;
-	memcpy(r->mod[r->n].name, name, sizeof(r->mod[r->n].name));
-	r->n++;
+	if (fi_cu.mode != FI_CU_OFF && n)
+		fi_cu_where_find(f, n, news);
 }
 
-static bool fi_cu_pass(const struct fi_module *m, const char *why)
+/* The scan's record of module @im (NULL if it has none). */
+static struct fi_cu_mod *fi_cu_mod_of(const struct fi_image *im)
+{
+	for (size_t i = 0; i < fi_cu.nmods; i++) {
+		if (fi_cu.mods[i].im == im)
+			return &fi_cu.mods[i];
+	}
+	return NULL;
+}
+
+static struct fi_cu_mod *fi_cu_mod_new(const struct fi_image *im)
+{
+	struct fi_cu_mod *r;
+
+	if (fi_cu.nmods == fi_cu.cap) {
+		size_t cap = fi_cu.cap ? 2 * fi_cu.cap : 8;
+
+		r = realloc(fi_cu.mods, cap * sizeof(*r));
+		if (!r)
+			return NULL;
+		fi_cu.mods = r;
+		fi_cu.cap = cap;
+	}
+	r = &fi_cu.mods[fi_cu.nmods++];
+	memset(r, 0, sizeof(*r));
+	r->im = im;
+	r->fd = -1;
+	return r;
+}
+
+static int fi_cu_pass(const char *path, const char *why)
 {
 	if (fi_cu.say)
 		fi_cu_say("fineibt: cache: %s: %s; rewritten privately\n",
-			  fi_cu_exe(m) ? FI_CU_SELF : m->img.path, why);
-	return false;
+			  path, why);
+	return -ENOENT;
 }
 
-/* /proc/self/maps' device and inode of library @m's text, or 0, 0. */
-static void fi_cu_where_of(const struct fi_module *m, uint64_t *dev,
-			   uint64_t *ino)
+/* /proc/self/maps' device and inode of the text mapped at @lo, or 0, 0. */
+static void fi_cu_where_of(uint64_t lo, uint64_t *dev, uint64_t *ino)
 {
 	*dev = *ino = 0;
 	for (size_t i = 0; i < fi_cu.nwhere; i++) {
-		if (fi_cu.where[i].m == m) {
+		if (fi_cu.where[i].lo == lo) {
 			*dev = fi_cu.where[i].dev;
 			*ino = fi_cu.where[i].ino;
 			return;
@@ -313,47 +313,166 @@ static bool fi_cu_dir(void)
 	return false;
 }
 
-bool fi_cache_take(struct fi_module *m)
+/* Does the scan's mode rewrite anything, without bhi? */
+static bool fi_cu_mode_cached(void)
 {
-	const struct fineibt_config *cfg = &fi_rt()->cfg;
-	struct fi_cache_ident id;
-	struct fi_cache_conf conf;
-	char name[FI_CACHE_NAME_LEN + 1];
-	uint64_t lo, len, dev, ino;
-	const char *why;
-	int err;
+	return !(fi_cu.cfg.mode == FINEIBT_MODE_KCFI &&
+		 !(fi_cu.cfg.flags & FINEIBT_F_RAND));
+}
 
-	fi_cu_decide();
-	if (fi_cu.mode == FI_CU_OFF || !fi_cu_candidate(m))
-		return false;
-	if (cfg->flags & FINEIBT_F_BHI)
-		return fi_cu_pass(m, "bhi calls a stub page placed near the "
-				  "module in each process");
-	fi_cu_where_of(m, &dev, &ino);
-	if (fi_cache_ident_live(fi_cu_exe(m) ? "" : m->img.path, m->img.phdr,
-				m->img.phnum, m->img.bias, dev, ino, &id, &lo,
-				&len, &why))
-		return fi_cu_pass(m, why);
-	if (fi_cu.mode == FI_CU_FILL) {
-		fi_cu_miss(fi_cu_exe(m) ? "" : m->img.path, lo, len, &id, "");
-		return false;
+/* Build @im from the entry's record: 0, the entry left open in @r. */
+static int fi_cu_hit(struct fi_image *im, struct fi_cu_mod *r, int fd,
+		     const char *path, uint64_t bias, const Elf64_Phdr *ph,
+		     size_t phnum, const uint32_t *desc, uint8_t *rec, size_t len)
+{
+	char err[120];
+	int ret = fi_image_from_record(im, path, bias, ph, phnum, desc, rec, len,
+				       err, sizeof(err));
+
+	free(rec);
+	if (ret) {
+		fi_sys3(SYS_close, fd, 0, 0);
+		r->im = NULL;
+		return fi_cu_pass(path, err);
 	}
+	r->fd = fd;
+	return 0;
+}
+
+int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
+		  const Elf64_Phdr *ph, size_t phnum, const uint32_t *desc)
+{
+	const char *fpath = fi_cu_exe(path) ? "" : path, *why;
+	const struct fineibt_key *key;
+	struct fi_cache_conf conf;
+	struct fi_cu_mod *r;
+	uint64_t dev, ino;
+	uint8_t *rec;
+	size_t len;
+	int fd;
+
+	if (fi_cu.mode == FI_CU_OFF || !fi_cu_mode_cached() ||
+	    !(desc[FI_INDEX_W_FLAGS] & FI_INDEX_FILLED))
+		return -ENOENT;
+	if (fi_cu.cfg.flags & FINEIBT_F_BHI)
+		return fi_cu_pass(path, "bhi calls a stub page placed near the "
+				  "module in each process");
+	r = fi_cu_mod_new(im);
+	if (!r)
+		return -ENOENT;
+	r->path = fpath;
+	dev = ino = 0;
+	for (size_t p = 0; p < phnum; p++) {
+		if (ph[p].p_type == PT_LOAD && (ph[p].p_flags & PF_X)) {
+			fi_cu_where_of((bias + ph[p].p_vaddr) & ~4095ull, &dev, &ino);
+			break;
+		}
+	}
+	if (fi_cache_ident_live(fpath, ph, phnum, bias, dev, ino, &r->id,
+				&r->lo, &r->len, &why)) {
+		r->im = NULL;
+		return fi_cu_pass(path, why);
+	}
+	if (fi_cu.mode == FI_CU_FILL)
+		return -ENOENT;
 	if (fi_cu.pm == -2)
 		fi_cu.pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
 					O_RDONLY | O_CLOEXEC, 0);
-	if (!fi_live_pages_clean(fi_cu.pm, lo, len))
-		return fi_cu_pass(m, "a page of its text is private already "
+	if (!fi_live_pages_clean(fi_cu.pm, r->lo, r->len)) {
+		r->im = NULL;
+		return fi_cu_pass(path, "a page of its text is private already "
 				  "(a breakpoint, a uprobe?)");
-	if (!fi_cu_dir())
+	}
+	if (!fi_cu_dir()) {
+		r->im = NULL;
+		return -ENOENT;
+	}
+	key = fi_cu.first ? &fi_cu.key : &fi_rt()->key;
+	conf = fi_cache_conf_of(&fi_cu.cfg, fi_rt()->have_arity);
+	fi_cache_name(key, &r->id, &conf, r->name);
+	fd = fi_cache_entry_open(&fi_cu.dir, r->name, &r->id, &rec, &len, &why);
+	if (fd >= 0)
+		return fi_cu_hit(im, r, fd, path, bias, ph, phnum, desc, rec, len);
+	if (fd != -ENOENT)
+		r->im = NULL;
+	return fi_cu_pass(path, why);
+}
+
+bool fi_cache_settle(const struct fineibt_config *cfg, bool secure,
+		     struct fi_module *const *mods, size_t n,
+		     struct fineibt_key *key)
+{
+	struct fi_cache_conf a = fi_cache_conf_of(cfg, false);
+	struct fi_cache_conf b = fi_cache_conf_of(&fi_cu.cfg, false);
+	const char *why = NULL;
+	struct fi_rt_cache c;
+
+	if (fi_cu.mode != FI_CU_ON)
 		return false;
-	conf = fi_cache_conf_of(cfg, fi_rt()->have_arity);
-	fi_cache_name(&fi_rt()->key, &id, &conf, name);
-	err = fi_cache_map(&fi_cu.dir, name, &id, lo, len, &why);
-	if (!err)
+	for (size_t i = 0; i < n && !why; i++) {
+		if (mods[i]->img.note.present)
+			why = "a module patched statically sets the key";
+	}
+	if (!why && (secure || memcmp(&a.cfg, &b.cfg, sizeof(a.cfg))))
+		why = "the mode settled is not the one asked for";
+	memset(&c, 0, sizeof(c));
+	c.on = true;
+	c.uid = (uint32_t)getauxval(AT_UID);
+	c.keyid = fi_cache_keyid(&fi_cu.key);
+	strcpy(c.root, fi_cu.root);
+	if (!why && fi_rt_set_cache(&c))
+		why = "cannot record it in the runtime's state";
+	if (why) {
+		/* Entries found are not this mode's: read those modules. */
+		for (size_t i = 0; i < fi_cu.nmods; i++)
+			fi_cu.mods[i].stale = true;
+		fi_cu.mode = FI_CU_OFF;
+		fi_cu_no(why);
+		return false;
+	}
+	*key = fi_cu.key;
+	return true;
+}
+
+/* @m's image again, discovered from its text (it was built from a record). */
+static void fi_cu_reread(struct fi_module *m)
+{
+	const Elf64_Phdr *ph = m->img.phdr;
+	size_t phnum = m->img.phnum;
+	uint64_t bias = m->img.bias;
+	const uint32_t *desc = fi_index_find(ph, phnum, bias);
+	char *path = strdup(m->img.path), err[160];
+
+	fi_image_close(&m->img);
+	if (!path || !desc ||
+	    fi_image_from_index(&m->img, path, bias, ph, phnum, desc, err,
+				sizeof(err)))
+		fi_cu_say("fineibt: warning: %s: cannot read its sites again; "
+			  "left in compiler form\n", path ? path : "a module");
+	free(path);
+}
+
+bool fi_cache_take(struct fi_module *m)
+{
+	struct fi_cu_mod *r = fi_cu_mod_of(&m->img);
+	const char *why;
+	int fd;
+
+	if (!r || r->fd < 0)
+		return false;
+	fd = r->fd;
+	r->fd = -1;
+	if (!r->stale && !fi_cache_entry_map(fd, &r->id, r->lo, r->len, &why)) {
+		r->im = NULL;
 		return true;
-	if (err == -ENOENT)
-		fi_cu_miss(fi_cu_exe(m) ? "" : m->img.path, lo, len, &id, name);
-	return fi_cu_pass(m, why);
+	}
+	if (r->stale)
+		fi_sys3(SYS_close, fd, 0, 0);
+	else
+		fi_cu_pass(m->img.path, why);
+	r->im = NULL;
+	fi_cu_reread(m);
+	return false;
 }
 
 /*
@@ -365,33 +484,53 @@ bool fi_cache_take(struct fi_module *m)
  */
 static void fi_cu_request(void)
 {
-	struct fi_cache_req *r = fi_cu.req;
+	struct fi_cache_req *q = calloc(1, sizeof(*q));
 	int fd[FI_CACHE_REQ_MAX];
 	const char *why;
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < r->n; i++) {
-		int f = fi_cache_open_module(fi_cu.req_path[i], &r->mod[i].id);
+	if (!q)
+		return;
+	memcpy(q->magic, FI_CACHE_REQ_MAGIC, sizeof(q->magic));
+	q->format = FI_CACHE_FORMAT;
+	strncpy(q->version, FINEIBT_VERSION, sizeof(q->version));
+	q->keyid = fi_cu.mode == FI_CU_ON ? fi_rt()->cache.keyid : 0;
+	q->conf = fi_cache_conf_of(&fi_rt()->cfg, fi_rt()->have_arity);
+	for (size_t i = 0; i < fi_cu.nmods && n < FI_CACHE_REQ_MAX; i++) {
+		const struct fi_cu_mod *r = &fi_cu.mods[i];
+		int f;
 
+		if (!r->im || r->fd >= 0 || r->stale)
+			continue;
+		f = fi_cache_open_module(r->path, &r->id);
 		if (f < 0)
 			continue;
-		r->mod[n] = r->mod[i];
+		q->mod[n].lo = r->lo;
+		q->mod[n].hi = r->lo + r->len;
+		q->mod[n].id = r->id;
+		memcpy(q->mod[n].name, r->name, sizeof(q->mod[n].name));
 		fd[n++] = f;
 	}
-	r->n = n;
-	if (n && fi_cache_send(fi_cu.root, r, fi_cache_req_size(n), fd, n,
-			       &why) && fi_cu.say)
+	q->n = n;
+	if (n && fi_cache_send(fi_cu.root, q, fi_cache_req_size(n), fd, n, &why) &&
+	    fi_cu.say)
 		fi_cu_say("fineibt: cache: no fill request sent (%s)\n", why);
 	for (uint32_t i = 0; i < n; i++)
 		fi_sys3(SYS_close, fd[i], 0, 0);
+	free(q);
 }
 
 void fi_cache_finish(void)
 {
-	if (fi_cu.req && fi_cu.req->n)
+	if (fi_cu.mode != FI_CU_OFF && fi_cu.nmods)
 		fi_cu_request();
-	free(fi_cu.req);
-	fi_cu.req = NULL;
+	for (size_t i = 0; i < fi_cu.nmods; i++) {
+		if (fi_cu.mods[i].fd >= 0)
+			fi_sys3(SYS_close, fi_cu.mods[i].fd, 0, 0);
+	}
+	free(fi_cu.mods);
+	fi_cu.mods = NULL;
+	fi_cu.nmods = fi_cu.cap = 0;
 	free(fi_cu.where);
 	fi_cu.where = NULL;
 	fi_cu.nwhere = 0;
@@ -399,5 +538,6 @@ void fi_cache_finish(void)
 	if (fi_cu.pm >= 0)
 		fi_sys3(SYS_close, fi_cu.pm, 0, 0);
 	fi_cu.pm = -2;
-	fi_cu.decided = false;
+	fi_cu.mode = FI_CU_OFF;
+	memset(&fi_cu.key, 0, sizeof(fi_cu.key));
 }

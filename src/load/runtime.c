@@ -432,8 +432,11 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 	if (!m)
 		return NULL;
 	err[0] = '\0';
-	ret = fi_image_from_index(&m->img, path, f->bias, f->phdr, f->phnum,
-				  desc, err, sizeof(err));
+	/* Its entry in the shared text cache, before its text is read. */
+	ret = fi_cache_open(&m->img, path, f->bias, f->phdr, f->phnum, desc);
+	if (ret)
+		ret = fi_image_from_index(&m->img, path, f->bias, f->phdr,
+					  f->phnum, desc, err, sizeof(err));
 	if (!ret && fi_image_tcall_list_bad(&m->img))
 		fi_rt_say("fineibt: warning: %s: the module index's list of "
 			  "thunk calls is refused (%s); scanning the text\n", path,
@@ -915,17 +918,17 @@ static void fi_rt_take(struct fi_module *m)
 		fi_rt_take_static(m);
 		return;
 	}
+	/* Its text rewritten once for every process of the user. */
+	if (fi_cache_take(m)) {
+		m->patched = true;
+		fi_rt_report(m, NULL, "mapped from the cache, in");
+		return;
+	}
 	/* kcfi without rand: the compiler's bytes are the mode already,
 	 * unless an empty-parentheses definition needs its hash (knr.c). */
 	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
 	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img)) {
 		fi_rt_report(m, NULL, "kept");
-		return;
-	}
-	/* Its text rewritten once for every process of the user. */
-	if (fi_cache_take(m)) {
-		m->patched = true;
-		fi_rt_report(m, NULL, "mapped from the cache, in");
 		return;
 	}
 	if (o.cfg.flags & FINEIBT_F_BHI) {
@@ -1087,7 +1090,7 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	fi_rt_seq(&cfg);
 	fineibt_resolve_auto(&cfg);
 	/* The user's key when the process may share text (cacheuse.c). */
-	if (!fi_cache_begin(&cfg, secure, mods, n, &key) &&
+	if (!fi_cache_settle(&cfg, secure, mods, n, &key) &&
 	    (cfg.flags & FINEIBT_F_RAND) && fineibt_random_key(&key)) {
 		fi_rt_say("fineibt: warning: no random key (getrandom "
 			  "failed); hashes are not randomised\n");
@@ -1138,6 +1141,31 @@ static void fi_rt_finish(void)
 }
 
 /*
+ * The shared text cache before the scan opens its new modules (@news, over
+ * fi_found): at the first scan, with the mode the environment asks for
+ * (fi_rt_config settles it once every module is open; a module patched
+ * statically may change it), quietly: fi_rt_config says what it refuses.
+ */
+static void fi_rt_cache_begin(const uint64_t *news)
+{
+	const char *env = getenv("FINEIBT_CFI"), *seq = getenv("FINEIBT_SEQ");
+	bool secure = getauxval(AT_SECURE) != 0 || fi_rt_unanchored();
+	struct fineibt_config cfg;
+	char msgs[FI_MSG_MAX];
+
+	if (fi_rt_started) {
+		fi_cache_scan_begin(fi_found, fi_nfound, news, NULL, false);
+		return;
+	}
+	fi_parse_cfi_secure(env && *env ? env : "auto", true, secure, &cfg,
+			    msgs, sizeof(msgs));
+	if (seq && *seq)
+		fi_seq_apply(seq, strlen(seq), &cfg);
+	fineibt_resolve_auto(&cfg);
+	fi_cache_scan_begin(fi_found, fi_nfound, news, &cfg, secure);
+}
+
+/*
  * Walk the loaded modules, open the new ones, and (after the first walk
  * has settled the mode) rewrite and register every new kCFI module.
  * Returns the number of modules taken.
@@ -1166,6 +1194,7 @@ static size_t fi_rt_scan_found(bool own)
 	}
 	/* Stale entries first: a new module may have taken their key. */
 	fi_rt_forget_dead(alive, stale);
+	fi_rt_cache_begin(news);
 	nnew = 0;
 	for (size_t i = 0; i < fi_nfound; i++) {
 		const struct fi_rt_found *f = &fi_found[i];
@@ -1212,7 +1241,6 @@ static size_t fi_rt_scan_found(bool own)
 	if (batch)
 		fi_rt_batch_end(&bsaved);
 	/* Rewritten (or mapped from the cache) with the state read-only ... */
-	fi_cache_prepare(fresh, nfresh);
 	for (size_t i = 0; i < nfresh; i++)
 		fi_rt_take(fresh[i]);
 	fi_cache_finish();

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -374,32 +375,51 @@ int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
 	return got < 0 ? (int)got : 0;
 }
 
-int fi_cache_map(const struct fi_cache_dir *d, const char *name,
-		 const struct fi_cache_ident *id, uint64_t lo, uint64_t len,
-		 const char **why)
+int fi_cache_entry_open(const struct fi_cache_dir *d, const char *name,
+			const struct fi_cache_ident *id, uint8_t **rec,
+			size_t *len, const char **why)
 {
-	uint64_t off = fi_cpage_down(id->text_off);
+	uint64_t copy = fi_cpage_up(id->size);
 	struct stat st;
-	long fd, p;
-	unsigned char v;
+	long fd, n;
 
+	*rec = NULL;
 	fd = fi_sys6(SYS_openat, d->fd, (long)name,
 		     O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0, 0, 0);
 	if (fd < 0)
 		return fi_cfail(why, fd == -ENOENT ? "no entry yet" :
 				"cannot open the entry", (int)fd);
-	if (fi_sys3(SYS_fstat, fd, (long)&st, 0)) {
+	if (fi_sys3(SYS_fstat, fd, (long)&st, 0) || !S_ISREG(st.st_mode) ||
+	    st.st_uid != 0 || (st.st_mode & 07777) != 0444 || st.st_nlink != 1 ||
+	    st.st_dev != d->dev || (uint64_t)st.st_size <= copy ||
+	    (uint64_t)st.st_size - copy > (1ULL << 30)) {
 		fi_sys3(SYS_close, fd, 0, 0);
-		return fi_cfail(why, "cannot fstat the entry", -EIO);
+		return fi_cfail(why, "the entry is not a root-owned 0444 file with "
+				"one link and the module file's size", -EPERM);
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & 07777) != 0444 || st.st_nlink != 1 ||
-	    st.st_dev != d->dev || (uint64_t)st.st_size != id->size ||
-	    off + len > fi_cpage_up(id->size)) {
+	*len = (size_t)((uint64_t)st.st_size - copy);
+	*rec = malloc(*len);
+	n = *rec ? fi_sys6(SYS_pread64, fd, (long)*rec, (long)*len, (long)copy,
+			   0, 0) : -ENOMEM;
+	if (n != (long)*len) {
+		free(*rec);
+		*rec = NULL;
 		fi_sys3(SYS_close, fd, 0, 0);
-		return fi_cfail(why, "the entry is not a root-owned 0444 file "
-				"with one link and the module file's size",
-				-EPERM);
+		return fi_cfail(why, "cannot read the entry's site record", -EIO);
+	}
+	return (int)fd;
+}
+
+int fi_cache_entry_map(int fd, const struct fi_cache_ident *id, uint64_t lo,
+		       uint64_t len, const char **why)
+{
+	uint64_t off = fi_cpage_down(id->text_off);
+	unsigned char v;
+	long p;
+
+	if (off + len > fi_cpage_up(id->size)) {
+		fi_sys3(SYS_close, fd, 0, 0);
+		return fi_cfail(why, "the text lies past the entry's copy", -EINVAL);
 	}
 	p = fi_sys6(SYS_mmap, (long)lo, (long)len, PROT_READ | PROT_EXEC,
 		    MAP_PRIVATE | MAP_FIXED, fd, (long)off);

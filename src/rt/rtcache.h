@@ -62,16 +62,26 @@ int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
 		       uint64_t *ino);
 
 /*
- * Map entry @name of @d over the module's text [@lo, @lo + @len) from file
- * offset @id->text_off rounded down to a page, read-execute, private: the
- * entry must be a regular file owned by root, mode 0444, one link, of
- * @id->size bytes, on @d's file system. -ENOENT: no such entry (a miss).
- * The text is untouched unless it returns 0; a mapping that failed and
- * took the text with it stops the process (fi_rt_die).
+ * Open entry @name of @d for a module of identity @id: a regular file
+ * owned by root, mode 0444, one link, on @d's file system, holding a copy
+ * of the module's file (@id->size bytes, rounded up to a page) and its
+ * site record, which is read into *@rec (malloc'ed, *@len bytes; the
+ * caller frees it). Returns the entry's descriptor, kept open for
+ * fi_cache_entry_map; -ENOENT: no such entry (a miss).
  */
-int fi_cache_map(const struct fi_cache_dir *d, const char *name,
-		 const struct fi_cache_ident *id, uint64_t lo, uint64_t len,
-		 const char **why);
+int fi_cache_entry_open(const struct fi_cache_dir *d, const char *name,
+			const struct fi_cache_ident *id, uint8_t **rec,
+			size_t *len, const char **why);
+
+/*
+ * Map the entry open at @fd over the module's text [@lo, @lo + @len),
+ * from file offset @id->text_off rounded down to a page, read-execute,
+ * private; @fd is closed. The text is untouched unless it returns 0; a
+ * mapping that failed and took the text with it stops the process
+ * (fi_rt_die).
+ */
+int fi_cache_entry_map(int fd, const struct fi_cache_ident *id, uint64_t lo,
+		       uint64_t len, const char **why);
 
 /*
  * Send @req (@len bytes) to the service's socket in @root with the @nfd

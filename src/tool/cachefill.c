@@ -239,6 +239,58 @@ static int fi_cf_patch(struct fi_image *im, const struct fi_cache_conf *conf,
 	return 0;
 }
 
+/*
+ * The site record of @im (struct fi_cache_rec) at @out + @at: its funcs and
+ * calls as offsets from the executable segment @id->text_vaddr, and their
+ * counts, as discovery found them before the passes ran.
+ */
+static int fi_cf_record(const struct fi_image *im,
+			const struct fi_cache_ident *id, uint8_t **out,
+			size_t have, size_t at, size_t *size)
+{
+	size_t len = fi_cache_rec_size((uint32_t)im->nfuncs, (uint32_t)im->ncalls);
+	struct fi_cache_rec h;
+	uint8_t *buf, *p;
+
+	if (im->nfuncs > UINT32_MAX / 8 || im->ncalls > UINT32_MAX / 8)
+		return -E2BIG;
+	buf = realloc(*out, at + len);
+	if (!buf)
+		return -ENOMEM;
+	*out = buf;
+	memset(buf + have, 0, at - have + len);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, FI_CACHE_REC_MAGIC, sizeof(h.magic));
+	h.nfuncs = (uint32_t)im->nfuncs;
+	h.ncalls = (uint32_t)im->ncalls;
+	h.nslots = (uint32_t)im->nslots;
+	for (int a = 0; a <= FI_MAX_ARITY && a < 8; a++)
+		h.arity_hist[a] = (uint32_t)im->arity_hist[a];
+	h.base = id->text_vaddr;
+	p = buf + at;
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	for (size_t i = 0; i < im->nfuncs; i++, p += 4) {
+		uint64_t off = im->funcs[i].addr - id->text_vaddr;
+
+		if (off >= id->text_size)
+			return -ERANGE;
+		memcpy(p, &(uint32_t){ (uint32_t)off }, 4);
+	}
+	for (size_t i = 0; i < im->nfuncs; i++)
+		*p++ = (uint8_t)im->funcs[i].arity;
+	p += ((im->nfuncs + 3) & ~(size_t)3) - im->nfuncs;
+	for (size_t i = 0; i < im->ncalls; i++, p += 4) {
+		uint64_t off = im->calls[i].addr - id->text_vaddr;
+
+		if (off >= id->text_size)
+			return -ERANGE;
+		memcpy(p, &(uint32_t){ (uint32_t)off }, 4);
+	}
+	*size = at + len;
+	return 0;
+}
+
 int fi_cache_fill(int fd, const char *path, const struct fi_cache_conf *conf,
 		  const struct fineibt_key *key, struct fi_cache_ident *id,
 		  uint8_t **out, size_t *size, char *err, size_t errlen)
@@ -290,14 +342,20 @@ int fi_cache_fill(int fd, const char *path, const struct fi_cache_conf *conf,
 	ret = fi_image_from_index(&im, path, bias, ph, phnum, desc, err, errlen);
 	if (ret)
 		goto out;
-	ret = fi_cf_patch(&im, conf, key, err, errlen);
+	/* the copy, then at its size rounded to a page the site record */
+	ret = fi_cf_record(&im, id, &buf, (size_t)st.st_size,
+			   (size_t)((st.st_size + FI_PAGE - 1) & ~(FI_PAGE - 1)),
+			   size);
+	if (ret)
+		fi_cf_fail(err, errlen, ret, "no site record");
+	else
+		ret = fi_cf_patch(&im, conf, key, err, errlen);
 	fi_image_close(&im);
 	if (ret)
 		goto out;
 	memcpy(buf + id->text_off,
 	       (const uint8_t *)(uintptr_t)(bias + id->text_vaddr), id->text_size);
 	*out = buf;
-	*size = (size_t)st.st_size;
 	buf = NULL;
 out:
 	if (len)

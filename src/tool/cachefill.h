@@ -18,8 +18,9 @@
  * the whole file read once, its identity into @id (fstat of @fd before
  * and after the read must agree: a file being written is refused; its
  * build-id and text segment), and a copy of it whose executable segment
- * is rewritten in @conf with @key, into *@out (malloc'ed, *@size bytes,
- * the file's size). The module is loaded into this process's memory as
+ * is rewritten in @conf with @key, followed at the file's size rounded up
+ * to a page by the module's site record (struct fi_cache_rec), into *@out
+ * (malloc'ed, *@size bytes). The module is loaded into this process's memory as
  * the dynamic loader would map it (no relocation: the text needs none)
  * and read through its module index, exactly as the runtime reads a
  * loaded module. Refused (-ENOEXEC, -EINVAL, with @err): not a module

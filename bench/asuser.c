@@ -1,21 +1,33 @@
 // SPDX-License-Identifier: MIT
 /*
- * exitmem N UID PROG [ARGS...]: start N copies of PROG at once as user UID
- * (no capabilities), stop each one at its exit (ptrace, PTRACE_O_TRACEEXIT:
- * its memory still mapped), and once all N are stopped print, per process
- * and summed, what /proc/PID/smaps_rollup says (kB): Rss, Pss,
- * Private_Dirty, Anonymous; then let them exit. The memory a program keeps
- * for its whole run, whatever it does before exiting, for programs whose
- * main is not ours (sqlite's speedtest1, bash). Not a test.
+ * Programs run as another user, measured (bench/cache_startup.py). Not a
+ * test.
+ *
+ * asuser mem N UID PROG [ARGS...]: start N copies of PROG at once as user
+ * UID (no capabilities), stop each one at its exit (ptrace,
+ * PTRACE_O_TRACEEXIT: its memory still mapped), and once all N are
+ * stopped print, per process and summed, what /proc/PID/smaps_rollup says
+ * (kB): Rss, Pss, Private_Dirty, Anonymous; then let them exit. The
+ * memory a program keeps for its whole run, whatever it does before
+ * exiting, for programs whose main is not ours (sqlite's speedtest1,
+ * bash). EXITMEM_SMAPS=1: also the first one's mappings with dirty
+ * private pages.
+ *
+ * asuser time UID PROG [ARGS...]: run PROG once as UID, stdin, stdout and
+ * stderr on /dev/null; print "wall_us minflt" (fork to exit, and the
+ * child's minor faults).
  */
 #define _GNU_SOURCE
 #include <grp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -26,32 +38,67 @@ static long field(const char *txt, const char *name)
 	return p ? atol(p + strlen(name)) : -1;
 }
 
+/* The child side: quiet, as @uid with no groups and no capabilities. */
+static void become(uid_t uid, bool quiet_err)
+{
+	int fd = open("/dev/null", O_RDWR);
+
+	dup2(fd, 0);
+	dup2(fd, 1);
+	if (quiet_err)
+		dup2(fd, 2);
+	if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+		_exit(126);
+}
+
+static int time_one(uid_t uid, char **argv)
+{
+	struct timespec a, b;
+	struct rusage ru;
+	int st;
+	pid_t p;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	p = fork();
+	if (!p) {
+		become(uid, true);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (p < 0 || wait4(p, &st, 0, &ru) < 0)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.1f %ld\n", (b.tv_sec - a.tv_sec) * 1e6 +
+	       (b.tv_nsec - a.tv_nsec) / 1e3, ru.ru_minflt);
+	return !WIFEXITED(st) || WEXITSTATUS(st);
+}
+
+static int mem(int n, uid_t uid, char **argv);
+
 int main(int argc, char **argv)
 {
-	int n = argc > 3 ? atoi(argv[1]) : 0;
-	uid_t uid = argc > 3 ? (uid_t)atoi(argv[2]) : 0;
+	if (argc > 3 && !strcmp(argv[1], "time"))
+		return time_one((uid_t)atoi(argv[2]), argv + 3);
+	if (argc > 4 && !strcmp(argv[1], "mem") && atoi(argv[2]) > 0)
+		return mem(atoi(argv[2]), (uid_t)atoi(argv[3]), argv + 4);
+	fprintf(stderr, "usage: asuser time UID PROG [ARGS...]\n"
+		"       asuser mem N UID PROG [ARGS...]\n");
+	return 2;
+}
+
+static int mem(int n, uid_t uid, char **argv)
+{
 	pid_t *pid;
 	long sum[4] = { 0 };
 
-	if (n < 1) {
-		fprintf(stderr, "usage: exitmem N UID PROG [ARGS...]\n");
-		return 2;
-	}
 	pid = calloc((size_t)n, sizeof(*pid));
 	for (int i = 0; i < n; i++) {
 		pid[i] = fork();
 		if (!pid[i]) {
-			int fd = open("/dev/null", O_RDWR);
-
-			dup2(fd, 0);
-			dup2(fd, 1);
-			if (!getenv("EXITMEM_STDERR"))
-				dup2(fd, 2);
-			if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
-				_exit(126);
+			become(uid, !getenv("EXITMEM_STDERR"));
 			ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 			raise(SIGSTOP);
-			execv(argv[3], argv + 3);
+			execv(argv[0], argv);
 			_exit(127);
 		}
 	}
