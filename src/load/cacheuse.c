@@ -190,9 +190,13 @@ static bool fi_cu_exe(const char *path)
 static void fi_cu_where_find(const struct fi_rt_found *f, size_t n,
 			     const uint64_t *news)
 {
-	uint64_t *lo;
+	uint64_t *lo, any = 0;
 	size_t k = 0;
 
+	for (size_t i = 0; i < (n + 63) / 64; i++)
+		any |= news[i];
+	if (!any)
+		return;
 	fi_cu.where = calloc(n + 1, sizeof(*fi_cu.where));
 	lo = calloc(3 * n + 3, sizeof(*lo));
 	if (!fi_cu.where || !lo) {

@@ -38,7 +38,6 @@
 #include <unistd.h>
 
 #include "fineibt.h"
-#include "cacheid.h"
 #include "cacheuse.h"
 #include "imgindex.h"
 #include "jit.h"

@@ -213,6 +213,22 @@ else
 	rt_fail cache-linked "out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 fi
 
+# A library patched statically (fineibt patch) sets the process's mode
+# and key: the executable's entry, found when it was opened under the
+# mode asked for, is not mapped; the executable is read and rewritten
+# privately into the library's mode.
+cp "$T/librt_cache.so" "$T/librt_cache.orig"
+"$FIBT" patch "$T/librt_cache.orig" -o "$T/librt_cache.static" --cfi=kcfi >/dev/null 2>&1 &&
+	chmod 755 "$T/librt_cache.static" && mv "$T/librt_cache.static" "$T/librt_cache.so"
+cr static-note auto "$T/rt_cache_linked" linked
+mv "$T/librt_cache.orig" "$T/librt_cache.so"
+if [ "$RT_OUT_TXT" != "${RT_OUT_TXT#*ok 130}" ] && ! grep -q "$HIT" <<<"$RT_ERR_TXT" &&
+   grep -q 'not used (a module patched statically sets the key)' <<<"$RT_ERR_TXT"; then
+	rt_pass "cache-static-note: a statically patched library sets the mode; the entry found is not mapped"
+else
+	rt_fail cache-static-note "out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+fi
+
 # ---------------------------------------------------------------- stale
 # A running process keeps its mapped text whatever happens to the file.
 # run_wait NAME CFI CMD...: CMD (a "wait" command) as nobody, in the
