@@ -13,9 +13,9 @@
  * bash). EXITMEM_SMAPS=1: also the first one's mappings with dirty
  * private pages.
  *
- * asuser time UID PROG [ARGS...]: run PROG once as UID, stdin, stdout and
- * stderr on /dev/null; print "wall_us minflt" (fork to exit, and the
- * child's minor faults).
+ * asuser time UID PROG [ARGS...]: run PROG once as UID (0: as it is),
+ * stdin, stdout and stderr on /dev/null; print "wall_us minflt" (fork to
+ * exit, and the child's minor faults; bench/hello_startup.sh too).
  */
 #define _GNU_SOURCE
 #include <grp.h>

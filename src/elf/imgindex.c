@@ -649,19 +649,15 @@ const char *fi_image_tcall_list_bad(const struct fi_image *im)
 	return im->elf ? im->elf->tcall_list_bad : NULL;
 }
 
-int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
-			const Elf64_Phdr *ph, size_t phnum, const uint32_t *desc,
-			char *err, size_t errlen)
+/*
+ * What an image of a loaded module starts as (fi_image_from_index,
+ * fi_image_from_record): its path, reader state and segments; 0 or
+ * -errno, @im closed on error.
+ */
+static int fi_ix_live_image(struct fi_image *im, const char *path,
+			    uint64_t bias, const Elf64_Phdr *ph, size_t phnum,
+			    char *err, size_t errlen)
 {
-	int ret;
-
-	memset(im, 0, sizeof(*im));
-	if ((desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION &&
-	     desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION_1) ||
-	    !(desc[FI_INDEX_W_FLAGS] & FI_INDEX_FILLED)) {
-		fi_ix_fail(err, errlen, "module index not filled");
-		return -ENOENT;
-	}
 	im->path = strdup(path);
 	im->elf = calloc(1, sizeof(*im->elf));
 	if (!im->path || !im->elf) {
@@ -675,7 +671,25 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 	im->phnum = phnum;
 	im->bias = bias;
 	im->e_type = bias ? ET_DYN : ET_EXEC;
-	ret = fi_ix_views(im, ph, phnum, err, errlen);
+	return fi_ix_views(im, ph, phnum, err, errlen);
+}
+
+int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
+			const Elf64_Phdr *ph, size_t phnum, const uint32_t *desc,
+			char *err, size_t errlen)
+{
+	int ret;
+
+	memset(im, 0, sizeof(*im));
+	if ((desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION &&
+	     desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION_1) ||
+	    !(desc[FI_INDEX_W_FLAGS] & FI_INDEX_FILLED)) {
+		fi_ix_fail(err, errlen, "module index not filled");
+		return -ENOENT;
+	}
+	ret = fi_ix_live_image(im, path, bias, ph, phnum, err, errlen);
+	if (ret == -ENOMEM)
+		return ret;
 	if (!ret)
 		ret = fi_ix_entries(im, ph, phnum, desc, err, errlen);
 	if (!ret)
@@ -781,19 +795,9 @@ int fi_image_from_record(struct fi_image *im, const char *path, uint64_t bias,
 	if (!fi_ix_rec_ok(rec, len, &h))
 		return fi_ix_fail(err, errlen, "a site record of another size"),
 		       -EINVAL;
-	im->path = strdup(path);
-	im->elf = calloc(1, sizeof(*im->elf));
-	if (!im->path || !im->elf) {
-		fi_image_close(im);
-		return fi_ix_fail(err, errlen, "out of memory"), -ENOMEM;
-	}
-	im->live = true;
-	im->lazy_syms = true;
-	im->phdr = ph;
-	im->phnum = phnum;
-	im->bias = bias;
-	im->e_type = bias ? ET_DYN : ET_EXEC;
-	ret = fi_ix_views(im, ph, phnum, err, errlen);
+	ret = fi_ix_live_image(im, path, bias, ph, phnum, err, errlen);
+	if (ret == -ENOMEM)
+		return ret;
 	if (!ret)
 		ret = fi_ix_traps(im, ph, phnum, desc, err, errlen);
 	if (!ret) {

@@ -93,26 +93,10 @@ static struct {
 	bool say;			/* debug lines */
 } fi_cu = { .dir = { .fd = -1 }, .pm = -2 };
 
-static void fi_cu_say(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	fi_raw_write(2, buf, (size_t)n);
-}
-
 static void fi_cu_no(const char *why)
 {
 	if (fi_cu.say)
-		fi_cu_say("fineibt: cache: not used (%s); the process rewrites "
+		fi_say("fineibt: cache: not used (%s); the process rewrites "
 			  "with a key of its own\n", why);
 }
 
@@ -283,7 +267,7 @@ static struct fi_cu_mod *fi_cu_mod_new(const struct fi_image *im)
 static int fi_cu_pass(const char *path, const char *why)
 {
 	if (fi_cu.say)
-		fi_cu_say("fineibt: cache: %s: %s; rewritten privately\n",
+		fi_say("fineibt: cache: %s: %s; rewritten privately\n",
 			  path, why);
 	return -ENOENT;
 }
@@ -311,7 +295,7 @@ static bool fi_cu_dir(void)
 	if (!fi_cache_dir_open(fi_cu.root, fi_rt()->cache.uid, &fi_cu.dir, &why))
 		return true;
 	if (fi_cu.say)
-		fi_cu_say("fineibt: cache: %s; modules loaded now are rewritten "
+		fi_say("fineibt: cache: %s; modules loaded now are rewritten "
 			  "privately\n", why);
 	fi_cu.mode = FI_CU_OFF;
 	return false;
@@ -451,7 +435,7 @@ static void fi_cu_reread(struct fi_module *m)
 	if (!path || !desc ||
 	    fi_image_from_index(&m->img, path, bias, ph, phnum, desc, err,
 				sizeof(err)))
-		fi_cu_say("fineibt: warning: %s: cannot read its sites again; "
+		fi_say("fineibt: warning: %s: cannot read its sites again; "
 			  "left in compiler form\n", path ? path : "a module");
 	free(path);
 }
@@ -518,7 +502,7 @@ static void fi_cu_request(void)
 	q->n = n;
 	if (n && fi_cache_send(fi_cu.root, q, fi_cache_req_size(n), fd, n, &why) &&
 	    fi_cu.say)
-		fi_cu_say("fineibt: cache: no fill request sent (%s)\n", why);
+		fi_say("fineibt: cache: no fill request sent (%s)\n", why);
 	for (uint32_t i = 0; i < n; i++)
 		fi_sys3(SYS_close, fd[i], 0, 0);
 	free(q);

@@ -88,19 +88,11 @@ static bool fi_rt_doubt;
 /* Messages of the start-up path go straight to stderr with one write. */
 static void fi_rt_say(const char *fmt, ...)
 {
-	char buf[FI_MSG_MAX];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	fi_vsay(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
-		return;
 }
 
 /* --------------------------------------------------------- module walk */
