@@ -71,6 +71,11 @@ struct fi_cu_mod {
 	uint64_t lo, len;		/* its text mapping */
 	struct fi_cache_ident id;
 	char name[FI_CACHE_NAME_LEN + 1];	/* "" without the key */
+	/* why it is rewritten privately: said at the end of the scan, not
+	 * where it is found (a dlopen on a small thread stack, deep in the
+	 * scan: printing there overflowed a 16 KiB stack) */
+	const char *say_path;
+	char why[120];
 };
 
 /*
@@ -264,12 +269,30 @@ static struct fi_cu_mod *fi_cu_mod_new(const struct fi_image *im)
 	return r;
 }
 
-static int fi_cu_pass(const char *path, const char *why)
+/*
+ * Module @r (of @path) is rewritten privately, for @why: said at the end
+ * of the scan (fi_cache_finish) under `debug`. Without a record of its
+ * own (none could be made) it goes unsaid.
+ */
+static int fi_cu_pass(struct fi_cu_mod *r, const char *path, const char *why)
 {
-	if (fi_cu.say)
-		fi_say("fineibt: cache: %s: %s; rewritten privately\n",
-			  path, why);
+	if (r) {
+		r->say_path = path;
+		snprintf(r->why, sizeof(r->why), "%s", why);
+	}
 	return -ENOENT;
+}
+
+/* The scan's debug lines, now that the scan is over. */
+static void fi_cu_said(void)
+{
+	for (size_t i = 0; fi_cu.say && i < fi_cu.nmods; i++) {
+		const struct fi_cu_mod *r = &fi_cu.mods[i];
+
+		if (r->why[0])
+			fi_say("fineibt: cache: %s: %s; rewritten privately\n",
+			       r->say_path, r->why);
+	}
 }
 
 /* /proc/self/maps' device and inode of the text mapped at @lo, or 0, 0. */
@@ -286,7 +309,7 @@ static void fi_cu_where_of(uint64_t lo, uint64_t *dev, uint64_t *ino)
 }
 
 /* The user's directory, at a scan after start-up (a dlopen). */
-static bool fi_cu_dir(void)
+static bool fi_cu_dir(struct fi_cu_mod *r, const char *path)
 {
 	const char *why;
 
@@ -294,9 +317,7 @@ static bool fi_cu_dir(void)
 		return true;
 	if (!fi_cache_dir_open(fi_cu.root, fi_rt()->cache.uid, &fi_cu.dir, &why))
 		return true;
-	if (fi_cu.say)
-		fi_say("fineibt: cache: %s; modules loaded now are rewritten "
-			  "privately\n", why);
+	fi_cu_pass(r, path, why);
 	fi_cu.mode = FI_CU_OFF;
 	return false;
 }
@@ -321,7 +342,7 @@ static int fi_cu_hit(struct fi_image *im, struct fi_cu_mod *r, int fd,
 	if (ret) {
 		fi_sys3(SYS_close, fd, 0, 0);
 		r->im = NULL;
-		return fi_cu_pass(path, err);
+		return fi_cu_pass(r, path, err);
 	}
 	r->fd = fd;
 	return 0;
@@ -342,12 +363,14 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 	if (fi_cu.mode == FI_CU_OFF || !fi_cu_mode_cached() ||
 	    !(desc[FI_INDEX_W_FLAGS] & FI_INDEX_FILLED))
 		return -ENOENT;
-	if (fi_cu.cfg.flags & FINEIBT_F_BHI)
-		return fi_cu_pass(path, "bhi calls a stub page placed near the "
-				  "module in each process");
 	r = fi_cu_mod_new(im);
 	if (!r)
 		return -ENOENT;
+	if (fi_cu.cfg.flags & FINEIBT_F_BHI) {
+		r->im = NULL;
+		return fi_cu_pass(r, path, "bhi calls a stub page placed near "
+				  "the module in each process");
+	}
 	r->path = fpath;
 	dev = ino = 0;
 	for (size_t p = 0; p < phnum; p++) {
@@ -359,7 +382,7 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 	if (fi_cache_ident_live(fpath, ph, phnum, bias, dev, ino, &r->id,
 				&r->lo, &r->len, &why)) {
 		r->im = NULL;
-		return fi_cu_pass(path, why);
+		return fi_cu_pass(r, path, why);
 	}
 	if (fi_cu.mode == FI_CU_FILL)
 		return -ENOENT;
@@ -368,10 +391,10 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 					O_RDONLY | O_CLOEXEC, 0);
 	if (!fi_live_pages_clean(fi_cu.pm, r->lo, r->len)) {
 		r->im = NULL;
-		return fi_cu_pass(path, "a page of its text is private already "
-				  "(a breakpoint, a uprobe?)");
+		return fi_cu_pass(r, path, "a page of its text is private "
+				  "already (a breakpoint, a uprobe?)");
 	}
-	if (!fi_cu_dir()) {
+	if (!fi_cu_dir(r, path)) {
 		r->im = NULL;
 		return -ENOENT;
 	}
@@ -383,7 +406,7 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 		return fi_cu_hit(im, r, fd, path, bias, ph, phnum, desc, rec, len);
 	if (fd != -ENOENT)
 		r->im = NULL;
-	return fi_cu_pass(path, why);
+	return fi_cu_pass(r, path, why);
 }
 
 bool fi_cache_settle(const struct fineibt_config *cfg, bool secure,
@@ -457,7 +480,7 @@ bool fi_cache_take(struct fi_module *m)
 	if (r->stale)
 		fi_sys3(SYS_close, fd, 0, 0);
 	else
-		fi_cu_pass(m->img.path, why);
+		fi_cu_pass(r, r->path[0] ? r->path : FI_CU_SELF, why);
 	r->im = NULL;
 	fi_cu_reread(m);
 	return false;
@@ -510,6 +533,7 @@ static void fi_cu_request(void)
 
 void fi_cache_finish(void)
 {
+	fi_cu_said();
 	if (fi_cu.mode != FI_CU_OFF && fi_cu.nmods)
 		fi_cu_request();
 	for (size_t i = 0; i < fi_cu.nmods; i++) {

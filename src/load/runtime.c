@@ -1136,8 +1136,11 @@ static void fi_rt_finish(void)
  * fi_found): at the first scan, with the mode the environment asks for
  * (fi_rt_config settles it once every module is open; a module patched
  * statically may change it), quietly: fi_rt_config says what it refuses.
+ * Not inlined: its buffers are gone before the modules are rewritten
+ * (a thread with a 16 KiB stack may dlopen).
  */
-static void fi_rt_cache_begin(const uint64_t *news)
+static __attribute__((noinline)) void
+fi_rt_cache_begin(const uint64_t *news)
 {
 	const char *env = getenv("FINEIBT_CFI"), *seq = getenv("FINEIBT_SEQ");
 	bool secure = getauxval(AT_SECURE) != 0 || fi_rt_unanchored();

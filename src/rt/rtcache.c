@@ -342,10 +342,16 @@ static size_t fi_maps_line(const char *p, const char *end, const uint64_t *lo,
 	return got;
 }
 
+/*
+ * Not on the stack: a thread with a small stack may dlopen (its scan runs
+ * under the runtime's lock, one at a time).
+ */
+static char fi_maps_buf[4096];
+
 int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
 		       uint64_t *ino)
 {
-	char buf[4096];
+	char *buf = fi_maps_buf;
 	size_t have = 0, found = 0;
 	long fd, got = 0;
 
@@ -357,7 +363,7 @@ int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
 	/* Lines are parsed as they come; a partial one waits for its end.
 	 * Done once every address is found. */
 	while (found < n && (got = fi_sys3(SYS_read, fd, (long)(buf + have),
-					   (long)(sizeof(buf) - have))) > 0) {
+					   (long)(sizeof(fi_maps_buf) - have))) > 0) {
 		const char *p = buf, *end = buf + have + got, *nl;
 
 		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
@@ -367,7 +373,7 @@ int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
 		have = (size_t)(end - p);
 		/* a line longer than the buffer (a long path): its start is
 		 * all we read, and has gone by */
-		if (have == sizeof(buf))
+		if (have == sizeof(fi_maps_buf))
 			have = 0;
 		memmove(buf, p, have);
 	}

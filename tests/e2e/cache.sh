@@ -229,6 +229,26 @@ else
 	rt_fail cache-static-note "out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 fi
 
+# A thread with a 16 KiB stack dlopens a library whose entry it maps
+# (protect_stack's program): the cache's work fits on that stack too.
+{ "$FCC" -O2 -Wall "$RT_SRC/stack_prog.c" -o "$T/stack_prog" -lpthread &&
+  "$FCC" -g -O2 -fPIC -shared "$RT_SRC/escape_lib.c" -o "$T/libfi_escape_g.so" &&
+  chmod 755 "$T/stack_prog" "$T/libfi_escape_g.so"; } ||
+	rt_fail cache-thread-build "could not build stack_prog"
+drop_entries
+cr thread-fill auto "$T/stack_prog" thread "$T/libfi_escape_g.so" 16
+fill_rc=$RT_RC fill_err=$RT_ERR_TXT
+wait_entries 2
+cr thread auto "$T/stack_prog" thread "$T/libfi_escape_g.so" 16
+if [ "$fill_rc" = 132 ] && grep -q "libfi_escape_g.so: no entry yet" <<<"$fill_err" &&
+   [ "$RT_RC" = 132 ] && [ "$RT_OUT_TXT" = "dl ok" ] &&
+   grep -q "libfi_escape_g.so: $HIT" <<<"$RT_ERR_TXT" &&
+   grep -Eq "${RT_REPORT_RE}twice\+0x0;" <<<"$RT_ERR_TXT"; then
+	rt_pass "cache-thread-16k: a dlopen on a 16 KiB thread stack misses, then maps its entry; the trap is reported"
+else
+	rt_fail cache-thread-16k "rc=$fill_rc/$RT_RC out='$RT_OUT_TXT' err='$fill_err' '$RT_ERR_TXT'"
+fi
+
 # ---------------------------------------------------------------- stale
 # A running process keeps its mapped text whatever happens to the file.
 # run_wait NAME CFI CMD...: CMD (a "wait" command) as nobody, in the
