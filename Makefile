@@ -306,9 +306,11 @@ MANDIR  ?= $(PREFIX)/share/man
 LIBEXECDIR ?= $(PREFIX)/libexec
 DOCDIR  ?= $(PREFIX)/share/doc/fineibt
 PCDIR   ?= $(LIBDIR)/pkgconfig
+# the shared text cache's service unit (fineibt-cached(8))
+UNITDIR ?= $(LIBDIR)/systemd/system
 INST_BIN := fineibt fineibt-cc
 INST_LIB := libfineibt.a libfineibt_crt.a libfineibt_audit.so libfineibt.so libfineibt.so.$(SOVER) libfineibt.so.$(VERSION)
-INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7
+INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7 man8/fineibt-cached.8
 # Every page of docs/ (the man pages and messages cite them by name).
 INST_DOC := $(sort $(wildcard docs/*.md docs/*.png))
 
@@ -316,7 +318,8 @@ INST_DOC := $(sort $(wildcard docs/*.md docs/*.png))
 install: all $(BUILD)/demo/libexec/fi-attack
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(LIBEXECDIR)/fineibt $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(LIBEXECDIR)/fineibt $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BUILD)/fineibt $(BUILD)/fineibt-cc $(DESTDIR)$(BINDIR)/
 	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-c++
 	ln -sf fineibt-cc $(DESTDIR)$(BINDIR)/fineibt-ld
@@ -336,6 +339,8 @@ install: all $(BUILD)/demo/libexec/fi-attack
 		chmod 644 $(DESTDIR)$(MANDIR)/$$m || exit 1; done
 	install -m 755 $(BUILD)/demo/libexec/fi-attack $(DESTDIR)$(LIBEXECDIR)/fineibt/
 	install -m 644 $(INST_DOC) $(DESTDIR)$(DOCDIR)/
+	sed -e 's|@BINDIR@|$(BINDIR)|g' systemd/fineibt-cached.service.in \
+	    >$(DESTDIR)$(UNITDIR)/fineibt-cached.service
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN) fineibt-c++ fineibt-ld) \
@@ -343,7 +348,8 @@ uninstall:
 	      $(DESTDIR)$(INCDIR)/fineibt.h $(DESTDIR)$(PCDIR)/fineibt.pc \
 	      $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_MAN)) \
 	      $(DESTDIR)$(LIBEXECDIR)/fineibt/fi-attack \
-	      $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INST_DOC)))
+	      $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INST_DOC))) \
+	      $(DESTDIR)$(UNITDIR)/fineibt-cached.service
 	rmdir $(DESTDIR)$(LIBDIR)/$(FI_LINK_DIR) $(DESTDIR)$(LIBEXECDIR)/fineibt $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 # make fuzz: libFuzzer harnesses (fuzz/fuzz.mk, docs/robustness.md).

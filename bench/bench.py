@@ -662,6 +662,16 @@ def plot(summ, ssumm, real):
     return png
 
 
+def cache_startup(rounds):
+    """Start-up from the shared text cache: bench/cache_startup.py (hello,
+    a hello library, sqlite's speedtest1, bash -c :, 8,000 functions; as
+    root only); its report, or None."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "cache_startup.py"),
+                        "--rounds", str(rounds)], env=dict(os.environ, BUILD=BDIR),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return r.stdout if r.stdout.strip() else None
+
+
 # ------------------------------------------------------------------ main
 
 def main():
@@ -694,6 +704,7 @@ def main():
         ssumm = summarize_startup(srows, sites)
         passes = passes_speed()
     real = real_programs()
+    cache = None if args.quick else cache_startup(max(31, args.startup_cycles))
 
     print_calls(summ, cg, same, args.cycles)
     files = [write_calls_csv(rows, summ, cg), os.path.join(B, "calls-raw.csv")]
@@ -707,6 +718,10 @@ def main():
                 w.writerow(["mode", "msites_per_s_cpu", "msites_per_s_wall"])
                 w.writerows([m, c, wl] for m, (c, wl) in passes.items())
     print_real(real)
+    if cache:
+        say()
+        say(cache.rstrip())
+        files.append(os.path.join(B, "cache-startup.csv"))
     png = plot(summ, ssumm, real)
     say()
     say("CSV: " + " ".join(os.path.relpath(f, ROOT) for f in files))

@@ -109,45 +109,16 @@ for i in "${!libs[@]}"; do
 	names+=("$(readlink -f "${libs[$i]}")")
 done
 
-# A tiny runner: fork/exec PROG, wait, print wall ns and minor faults.
-cat >"$out/runone.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-#include <fcntl.h>
-int main(int argc, char **argv)
-{
-	struct timespec a, b;
-	struct rusage ru;
-	int st;
-	pid_t p;
-
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	p = fork();
-	if (!p) {
-		int fd = open("/dev/null", O_WRONLY);
-		dup2(fd, 1);
-		execv(argv[1], argv + 1);
-		_exit(127);
-	}
-	wait4(p, &st, 0, &ru);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("%ld %ld\n", (b.tv_sec - a.tv_sec) * 1000000000L +
-	       (b.tv_nsec - a.tv_nsec), ru.ru_minflt);
-	return st != 0;
-}
-C
-cc -O2 -o "$out/runone" "$out/runone.c"
+# The runner (bench/asuser.c time): fork/exec PROG, wait; prints wall us
+# and minor faults.
+cc -O2 -o "$out/asuser" bench/asuser.c
 
 # run VARIANT: one process; VARIANT p = plain, else the index of a lib.
 run() {
 	if [ "$1" = p ]; then
-		LD_LIBRARY_PATH=$out/v0 taskset -c "$CPU" "$out/runone" "$out/hello_plain"
+		LD_LIBRARY_PATH=$out/v0 taskset -c "$CPU" "$out/asuser" time 0 "$out/hello_plain"
 	else
-		LD_LIBRARY_PATH=$out/v$1 taskset -c "$CPU" "$out/runone" "$out/hello_fi_rp"
+		LD_LIBRARY_PATH=$out/v$1 taskset -c "$CPU" "$out/asuser" time 0 "$out/hello_fi_rp"
 	fi
 }
 cmd() {
@@ -184,8 +155,8 @@ import collections, statistics, sys
 f, v, tot, rt, sc, name = sys.argv[1:]
 rows = collections.defaultdict(dict)
 for l in open(f):
-    r, var, ns, flt = l.split()
-    rows[int(r)][var] = (int(ns), int(flt))
+    r, var, us, flt = l.split()
+    rows[int(r)][var] = (float(us) * 1000, int(flt))
 w = [x[v][0] for x in rows.values() if v in x]
 flt = statistics.median(x[v][1] for x in rows.values() if v in x)
 d = [x[v][0] - x["p"][0] for x in rows.values() if v in x and "p" in x]

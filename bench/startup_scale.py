@@ -42,6 +42,16 @@ With --sqlite, the sqlite3 speedtest1 built by scripts/real (fineibt-cc vs
 plain clang, tests/e2e/real_sqlite3.sh) is timed doing no work (--help
 on /dev/null): wall time only, since its main is not ours.
 
+Cache hit (as root, unless --no-cache; docs/protection.md "The shared
+text cache"): `fineibt cached` runs on a directory of /dev/shm, and each
+program (ctor path) is run as nobody until it maps its entry; then, in
+interleaved cycles of its own (both runs as nobody):
+
+  hit wall    : fork to exit, auto mapped from the cache minus no runtime
+  hit anon    : Anonymous KiB (copied pages), the same difference; not
+                Private_Dirty, which counts an entry's tmpfs pages while
+                one process alone maps them
+
 Not a test: prints numbers (and writes build/bench/scale/startup-scale.csv,
 and with gnuplot installed the plot startup-scale.svg / .txt there).
 """
@@ -54,6 +64,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -138,13 +149,13 @@ def hello_program():
     return build_pair("hello", [src], opt="-O2")
 
 
-def run_once(argv, env):
+def run_once(argv, env, preexec_fn=None):
     e = dict(os.environ)
     e.update(env)
     f0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
     t0 = time.perf_counter_ns()
     r = subprocess.run(argv, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       stdin=subprocess.DEVNULL, text=True)
+                       stdin=subprocess.DEVNULL, text=True, preexec_fn=preexec_fn)
     wall = (time.perf_counter_ns() - t0) / 1e3
     kv = dict(re.findall(r"(\w+)=([\d.]+)", r.stdout))
     kv["minflt"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - f0
@@ -193,6 +204,69 @@ def measure(exe, nort, cycles):
             "init": statistics.median(init) if init else nan,
             "xpd": statistics.median(xpd),
             "xflt": statistics.median(xflt)}
+
+
+NOBODY = 65534
+
+
+def drop():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+class Cache:
+    """fineibt cached on a directory of /dev/shm, for the hit column."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="fineibt-scale.", dir="/dev/shm")
+        os.chmod(self.dir, 0o711)
+        self.svc = subprocess.Popen([os.path.join(BUILD, "fineibt"), "cached",
+                                     "--dir", self.dir, "--max-size", "2G"],
+                                    stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if os.path.exists(os.path.join(self.dir, "sock")):
+                break
+            time.sleep(0.05)
+
+    def env(self):
+        return {"FINEIBT_CFI": "auto", "FINEIBT_CACHE": self.dir}
+
+    def warm(self, exe):
+        """Run @exe as nobody until it maps its entry."""
+        e = dict(os.environ, FINEIBT_CFI="auto,debug", FINEIBT_CACHE=self.dir)
+        for _ in range(80):
+            r = subprocess.run([exe], env=e, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True,
+                               stdin=subprocess.DEVNULL, preexec_fn=drop)
+            if "mapped from the cache" in r.stderr:
+                return True
+            time.sleep(0.25)
+        return False
+
+    def close(self):
+        self.svc.terminate()
+        self.svc.wait()
+        subprocess.run(["chattr", "-R", "-i", self.dir], stderr=subprocess.DEVNULL)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def measure_hit(exe, nort, cycles, cache):
+    """Cache hit minus no runtime, both as nobody, interleaved."""
+    if not cache.warm(exe):
+        return None
+    xwall, xanon = [], []
+    for c in range(cycles):
+        pair = [(nort, {}), (exe, cache.env())]
+        if c % 2:
+            pair.reverse()
+        res = {}
+        for argv0, env in pair:
+            res[argv0] = run_once([argv0], env, preexec_fn=drop)
+        (wb, kb, _), (wa, ka, _) = res[nort], res[exe]
+        xwall.append(wa - wb)
+        xanon.append(int(ka.get("anon_kb", 0)) - int(kb.get("anon_kb", 0)))
+    return {"xwall": statistics.median(xwall), "xanon": statistics.median(xanon)}
 
 
 def runtime_ir(exe, args=()):
@@ -255,7 +329,8 @@ def plot(rows):
         with open(data[path], "w") as f:
             for r in pts:
                 if r[1] == path:
-                    f.write("%d %d %d %s\n" % (r[2], r[7], r[8], r[9]))
+                    f.write("%d %d %d %s %s\n" % (r[2], r[7], r[8], r[9],
+                                                 r[11] if r[11] != "" else "NaN"))
     common = (
         "set multiplot layout 2,1; set logscale xy; set key top left; set grid;"
         "set xlabel 'sites rewritten';"
@@ -265,7 +340,8 @@ def plot(rows):
         "set ylabel 'KiB';"
         "plot '%(c)s' using 1:3 with linespoints title 'extra Private_Dirty, ctor path',"
         " '%(e)s' using 1:3 with linespoints title 'early path',"
-        " '%(c)s' using 1:4 with lines dashtype 2 title 'budget: text + 64 KiB + 8 B/site';"
+        " '%(c)s' using 1:4 with lines dashtype 2 title 'budget: text + 64 KiB + 8 B/site',"
+        " '%(c)s' using 1:5 with linespoints title 'cache hit: extra anonymous';"
         "unset multiplot" % {"c": data["ctor"], "e": data["early"]})
     for term, out in (("svg size 800,700", "startup-scale.svg"),
                       ("dumb size 79,44", "startup-scale.txt")):
@@ -274,7 +350,7 @@ def plot(rows):
     print("plot: %s (and .svg)" % os.path.join(OUT, "startup-scale.txt"))
 
 
-def report_row(name, path, pair, cycles):
+def report_row(name, path, pair, cycles, cache=None):
     """Measure one program on one start-up path; print its line, return
     its CSV row."""
     exe, nort = pair
@@ -286,10 +362,14 @@ def report_row(name, path, pair, cycles):
     rate = n / (x / 1e6) / 1e6 if x > 0 else float("inf")
     ok = "yes" if m["xpd"] <= budget else "NO"
     ir = runtime_ir(exe)
-    print("%-12s %-6s %8d %9.0f %13.3f %10.2f %10.0f %10s %12.0f %11.0f %s" % (
+    hit = measure_hit(exe, nort, cycles, cache) if cache and path == "ctor" else None
+    print("%-12s %-6s %8d %9.0f %13.3f %10.2f %10.0f %10s %12.0f %11.0f %-9s %12s %12s" % (
         name, path, n, text / 1024, m["xwall"] / 1e3, rate,
-        m["xflt"], "%.0f" % (ir / n) if ir else "-", m["xpd"], budget, ok))
-    return [name, path, n, text, "%.3f" % (m["xwall"] / 1e3), "%.2f" % rate, m["xflt"], ir or "", m["xpd"], "%.0f" % budget]
+        m["xflt"], "%.0f" % (ir / n) if ir else "-", m["xpd"], budget, ok,
+        "%.3f" % (hit["xwall"] / 1e3) if hit else "-",
+        "%.0f" % hit["xanon"] if hit else "-"))
+    return [name, path, n, text, "%.3f" % (m["xwall"] / 1e3), "%.2f" % rate, m["xflt"], ir or "", m["xpd"], "%.0f" % budget,
+            "%.3f" % (hit["xwall"] / 1e3) if hit else "", "%.0f" % hit["xanon"] if hit else ""]
 
 
 def main():
@@ -297,6 +377,8 @@ def main():
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--cycles", type=int, default=31)
     ap.add_argument("--sqlite", nargs=2, metavar=("FINEIBT", "REF"))
+    ap.add_argument("--no-cache", action="store_true",
+                    help="no cache-hit columns (they need root)")
     a = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     progs = [("hello", hello_program())]
@@ -312,15 +394,24 @@ def main():
     print("path ctor: no preinit entry, the runtime starts at the first constructor;")
     print("path early: a DT_PREINIT_ARRAY entry, the runtime starts while ld.so")
     print("relocates libfineibt.so (docs/runtime.md \"Before any constructor\")")
-    hdr = "%-12s %-6s %8s %9s %13s %10s %10s %10s %12s %11s %s" % (
+    hdr = "%-12s %-6s %8s %9s %13s %10s %10s %10s %12s %11s %-9s %12s %12s" % (
         "program", "path", "sites", "text KiB", "extra wall ms",
         "M sites/s", "extra flt", "rt Ir/site", "extra PD KiB", "budget KiB",
-        "PD within")
+        "PD within", "hit wall ms", "hit anon KiB")
+    cache = None
+    if not a.no_cache and os.geteuid() == 0:
+        cache = Cache()
+        print("cache hit: the ctor path as nobody, the entry mapped from "
+              "fineibt cached (hit columns: extra over no runtime)")
     print(hdr)
     print("-" * len(hdr))
-    for name, exes in progs:
-        for path in PATHS:
-            rows.append(report_row(name, path, exes[path], a.cycles))
+    try:
+        for name, exes in progs:
+            for path in PATHS:
+                rows.append(report_row(name, path, exes[path], a.cycles, cache))
+    finally:
+        if cache:
+            cache.close()
     if a.sqlite:
         x, rt = measure_sqlite(a.sqlite[0], a.sqlite[1], a.cycles)
         n = sites_of_sqlite(a.sqlite[0])
@@ -329,12 +420,13 @@ def main():
               " %d sites; runtime %s Ir (%s Ir/site)"
               % ("speedtest1", x / 1e3, rt, n, ir, "%.0f" % (ir / n) if ir and n else "-"))
         rows.append(["speedtest1", "ctor", n, "", "%.3f" % (x / 1e3), "",
-                     "", ir or "", "", ""])
+                     "", ir or "", "", "", "", ""])
     with open(os.path.join(OUT, "startup-scale.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["program", "path", "sites", "text_bytes", "extra_wall_ms",
                     "msites_per_s", "extra_minflt",
-                    "runtime_ir", "extra_private_dirty_kb", "budget_kb"])
+                    "runtime_ir", "extra_private_dirty_kb", "budget_kb",
+                    "hit_extra_wall_ms", "hit_extra_anon_kb"])
         w.writerows(rows)
     plot(rows)
 

@@ -91,6 +91,8 @@ bool insp_naked_matters(const struct fineibt_config *cfg);
 void insp_naked_verdict(const struct fineibt_config *cfg, char *buf, size_t len);
 int cmd_run(int argc, char **argv);
 int cmd_run_help(void);
+int cmd_cached(int argc, char **argv);
+int cmd_cached_help(void);
 
 /* Commands added by later work register here (one line each). */
 #define FI_EXTRA_CMDS \
@@ -98,6 +100,7 @@ int cmd_run_help(void);
 	{ "inspect", cmd_inspect, "FILE [--json] [--list] | --diff A B | --pid PID", "report the kCFI/FineIBT sites of an ELF file", cmd_inspect_help }, \
 	{ "seq", cmd_seq, "[--hash HEX] [--arity N] [--ip HEX] [--asm]", "print every byte sequence (templates and encoders)", cmd_seq_help }, \
 	{ "run", cmd_run, "[--cfi=LIST] [--verbose] -- PROG [ARGS]", "run a kCFI program under a cfi= mode (preloads the runtime if needed)", cmd_run_help }, \
+	{ "cached", cmd_cached, "[--dir DIR] [--max-size SIZE] [--verbose]", "serve the shared text cache (root; fineibt-cached(8))", cmd_cached_help }, \
 
 
 #endif

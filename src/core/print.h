@@ -2,12 +2,21 @@
 #ifndef FI_PRINT_H
 #define FI_PRINT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include "fineibt.h"
 
 /* Messages are one line each and start with "fineibt: ". */
 void fi_print(enum fineibt_print_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * One message straight to stderr, formatted into a stack buffer (512
+ * bytes) and written with one write: no stdio, no allocation (start-up
+ * messages, before libc may be initialised).
+ */
+void fi_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fi_vsay(const char *fmt, va_list ap);
 
 /* FINEIBT_VERBOSE diagnostics on/off (async-signal-safe read). */
 void fi_verbose_set(bool on);

@@ -51,6 +51,21 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 			char *err, size_t errlen);
 
 /*
+ * @im for the module loaded at @bias (program headers @ph, @phnum, index
+ * @desc) with its sites taken from @rec (@len bytes: a struct
+ * fi_cache_rec and its arrays, src/elf/cacheid.h) instead of discovered
+ * from its text: what a process mapping an entry of the shared text
+ * cache knows from the entry. Its views, trap list and thunks are read
+ * as fi_image_from_index reads them (none of them from the text); its
+ * preambles and call sites are in compiler form, with their recorded
+ * arity (hashes unknown: 0). Returns 0 or -errno (a record that does not
+ * fit the module) with a one-line reason in @err.
+ */
+int fi_image_from_record(struct fi_image *im, const char *path, uint64_t bias,
+			 const Elf64_Phdr *ph, size_t phnum, const uint32_t *desc,
+			 const uint8_t *rec, size_t len, char *err, size_t errlen);
+
+/*
  * Why discovery refused the index's list of thunk calls without a check
  * and scanned the text instead (an entry that is not such a call, out of
  * order, outside the text, or too many), or NULL: no list, or taken.

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "fineibt.h"
+#include "cacheuse.h"
 #include "imgindex.h"
 #include "jit.h"
 #include "note.h"
@@ -89,19 +90,11 @@ static bool fi_rt_doubt;
 /* Messages of the start-up path go straight to stderr with one write. */
 static void fi_rt_say(const char *fmt, ...)
 {
-	char buf[FI_MSG_MAX];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	fi_vsay(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
-		return;
 }
 
 /* --------------------------------------------------------- module walk */
@@ -432,8 +425,11 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 	if (!m)
 		return NULL;
 	err[0] = '\0';
-	ret = fi_image_from_index(&m->img, path, f->bias, f->phdr, f->phnum,
-				  desc, err, sizeof(err));
+	/* Its entry in the shared text cache, before its text is read. */
+	ret = fi_cache_open(&m->img, path, f->bias, f->phdr, f->phnum, desc);
+	if (ret)
+		ret = fi_image_from_index(&m->img, path, f->bias, f->phdr,
+					  f->phnum, desc, err, sizeof(err));
 	if (!ret && fi_image_tcall_list_bad(&m->img))
 		fi_rt_say("fineibt: warning: %s: the module index's list of "
 			  "thunk calls is refused (%s); scanning the text\n", path,
@@ -936,14 +932,18 @@ static void fi_rt_take(struct fi_module *m)
 	}
 	/* Unchecked calls keep their thunks' coarse check (coarse.h). */
 	o.coarse = fi_patch_coarse(&m->img, &o.cfg);
+	/* Its text rewritten once for every process of the user. */
+	if (fi_cache_take(m)) {
+		m->patched = true;
+		fi_rt_report(m, NULL, "mapped from the cache, in");
+		return;
+	}
 	/* kcfi without rand: the compiler's bytes are the mode already,
 	 * unless an empty-parentheses definition needs its hash (knr.c) or
 	 * a stock module's layout is not ours (docs/compat.md), or checked
 	 * sites call through checking thunks (made direct: checked calls never
 	 * pay the coarse check too). */
-	if (o.cfg.mode == FINEIBT_MODE_KCFI &&
-	    !(o.cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(&m->img) &&
-	    !fi_image_stock(&m->img) && !(o.coarse && m->img.ncalls)) {
+	if (fi_patch_keeps(&m->img, &o)) {
 		fi_rt_report(m, NULL, "kept");
 		return;
 	}
@@ -1128,13 +1128,16 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	/* Asked only when it matters (the test hook is a getenv). */
 	ibt = cfg.mode == FINEIBT_MODE_AUTO ? fi_user_ibt(secure) : -1;
 	fi_resolve_auto(&cfg, ibt > 0);
-	if ((cfg.flags & FINEIBT_F_RAND) && fineibt_random_key(&key)) {
+	/* The user's key when the process may share text (cacheuse.c). */
+	if (!fi_cache_settle(&cfg, secure, mods, n, &key) &&
+	    (cfg.flags & FINEIBT_F_RAND) && fineibt_random_key(&key)) {
 		fi_rt_say("fineibt: warning: no random key (getrandom "
 			  "failed); hashes are not randomised\n");
 		cfg.flags &= ~FINEIBT_F_RAND;
 	}
 	fi_rt_adopt_note(mods, n, &cfg, &key, secure);
 	fi_rt_set_config(&cfg, &key, have_arity);
+	fi_rt_wipe(&key, sizeof(key));
 	fi_logsink_open(secure);
 	if (cfg.flags & FINEIBT_F_DEBUG)
 		fi_rt_debug_config(&cfg, have_arity, ibt, n);
@@ -1180,6 +1183,34 @@ static void fi_rt_finish(void)
 }
 
 /*
+ * The shared text cache before the scan opens its new modules (@news, over
+ * fi_found): at the first scan, with the mode the environment asks for
+ * (fi_rt_config settles it once every module is open; a module patched
+ * statically may change it), quietly: fi_rt_config says what it refuses.
+ * Not inlined: its buffers are gone before the modules are rewritten
+ * (a thread with a 16 KiB stack may dlopen).
+ */
+static __attribute__((noinline)) void
+fi_rt_cache_begin(const uint64_t *news)
+{
+	const char *env = getenv("FINEIBT_CFI"), *seq = getenv("FINEIBT_SEQ");
+	bool secure = getauxval(AT_SECURE) != 0 || fi_rt_unanchored();
+	struct fineibt_config cfg;
+	char msgs[FI_MSG_MAX];
+
+	if (fi_rt_started) {
+		fi_cache_scan_begin(fi_found, fi_nfound, news, NULL, false);
+		return;
+	}
+	fi_parse_cfi_secure(env && *env ? env : "auto", true, secure, &cfg,
+			    msgs, sizeof(msgs));
+	if (seq && *seq)
+		fi_seq_apply(seq, strlen(seq), &cfg);
+	fineibt_resolve_auto(&cfg);
+	fi_cache_scan_begin(fi_found, fi_nfound, news, &cfg, secure);
+}
+
+/*
  * Walk the loaded modules, open the new ones, and (after the first walk
  * has settled the mode) rewrite and register every new kCFI module.
  * Returns the number of modules taken.
@@ -1208,6 +1239,7 @@ static size_t fi_rt_scan_found(bool own)
 	}
 	/* Stale entries first: a new module may have taken their key. */
 	fi_rt_forget_dead(alive, stale);
+	fi_rt_cache_begin(news);
 	nnew = 0;
 	for (size_t i = 0; i < fi_nfound; i++) {
 		const struct fi_rt_found *f = &fi_found[i];
@@ -1253,9 +1285,10 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_config(have_arity, fresh, nfresh);
 	if (batch)
 		fi_rt_batch_end(&bsaved);
-	/* Rewritten with the state read-only ... */
+	/* Rewritten (or mapped from the cache) with the state read-only ... */
 	for (size_t i = 0; i < nfresh; i++)
 		fi_rt_take(fresh[i]);
+	fi_cache_finish();
 	/*
 	 * ... then all registered in one window, with their fingerprints
 	 * (read from the registered copies) and, at start-up, the rest of

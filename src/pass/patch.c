@@ -1079,6 +1079,13 @@ bool fi_patch_coarse(const struct fi_image *im, const struct fineibt_config *cfg
 	return cfg->mode != FINEIBT_MODE_OFF && fi_image_coarse_thunks(im);
 }
 
+bool fi_patch_keeps(const struct fi_image *im, const struct fi_patch_opts *o)
+{
+	return o->cfg.mode == FINEIBT_MODE_KCFI &&
+	       !(o->cfg.flags & FINEIBT_F_RAND) && !fi_image_has_knr(im) &&
+	       !fi_image_stock(im) && !(o->coarse && im->ncalls);
+}
+
 /* ---------------------------------------------------------------- verify */
 
 static bool fi_sorted_funcs(const struct fi_image *im)

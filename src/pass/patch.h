@@ -85,6 +85,14 @@ uint32_t fi_patch_hash(const struct fi_patch_opts *o, uint32_t hash);
  * the checking ones (fi_image_coarse_thunks).
  */
 bool fi_patch_coarse(const struct fi_image *im, const struct fineibt_config *cfg);
+/*
+ * True when @o (its cfg and coarse settled) leaves @im's text as compiled:
+ * kcfi without rand, no empty-parentheses definition needing its hash
+ * (knr.c), not a stock module (its layout is not ours), and no checked
+ * site calling through a checking thunk. The runtime and the cache filler
+ * decide with it alike.
+ */
+bool fi_patch_keeps(const struct fi_image *im, const struct fi_patch_opts *o);
 
 /*
  * src/knr.c. The hash a preamble of an empty-parentheses definition

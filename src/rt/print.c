@@ -5,6 +5,7 @@
 
 #include "fineibt.h"
 #include "print.h"
+#include "rawsys.h"
 #include "runtime.h"
 
 static int fi_print_stderr(enum fineibt_print_level level, const char *fmt,
@@ -56,6 +57,27 @@ void fi_print(enum fineibt_print_level level, const char *fmt, ...)
 		return;
 	va_start(ap, fmt);
 	hook(level, fmt, ap);
+	va_end(ap);
+}
+
+void fi_vsay(const char *fmt, va_list ap)
+{
+	char buf[512];
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	fi_raw_write(2, buf, (size_t)n);
+}
+
+void fi_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fi_vsay(fmt, ap);
 	va_end(ap);
 }
 

@@ -61,6 +61,13 @@ bool fi_live_alone(void);
 int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 		  struct fi_patch_stats *st);
 
+/*
+ * Are the pages of @len bytes at @a, if mapped, the file's own (not a
+ * private copy: a TEXTREL, a PLT page plt.c swapped, a debugger's
+ * breakpoint)? /proc/self/pagemap, @pm; false when it cannot be read.
+ */
+bool fi_live_pages_clean(int pm, uint64_t a, uint64_t len);
+
 /* Run-time [lo, hi) covering the executable views of live @im. */
 void fi_live_text_range(const struct fi_image *im, uint64_t *lo,
 			uint64_t *hi);

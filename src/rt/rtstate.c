@@ -99,6 +99,23 @@ int fi_rt_set_syslog(const struct fi_rt_syslog *s)
 	return ret;
 }
 
+int fi_rt_set_cache(const struct fi_rt_cache *c)
+{
+	struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = 0;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	if (rt->sealed)
+		ret = -EPERM;
+	else
+		rt->cache = *c;
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
 int fi_rt_set_active(bool active)
 {
 	const struct fi_runtime *rt;

@@ -140,6 +140,21 @@ struct fi_rt_calls {
 };
 
 /*
+ * The shared text cache as this process uses it (src/load/cacheuse.c,
+ * docs/runtime.md "Shared text"): settled at start-up with the key, read
+ * at each later scan (a dlopen). @on: the process's key is its user's,
+ * read from the directory @root (u<@uid> in it); off, the key is the
+ * process's own and the cache is never touched.
+ */
+#define FI_CACHE_ROOT_MAX	256
+struct fi_rt_cache {
+	bool on;
+	uint32_t uid;
+	uint64_t keyid;		/* of the process's key, which is the user's */
+	char root[FI_CACHE_ROOT_MAX];
+};
+
+/*
  * foreign.c's veneer and stub-page bookkeeping (docs/compat.md): it
  * decides which targets the SIGILL handler accepts as veneers and where
  * stubs are written, and holds executable addresses, so it is read-only
@@ -249,6 +264,7 @@ struct fi_runtime {
 	struct fi_rt_sig sig;
 	struct fi_rt_calls calls;
 	struct fi_rt_syslog syslog;
+	struct fi_rt_cache cache;
 	struct fi_rt_wr wr;
 	/* ---- page 1: what windows after start-up write ---- */
 	size_t page1 __attribute__((aligned(4096)));
@@ -381,6 +397,8 @@ int fi_rt_vma_text(uint64_t lo, uint64_t hi, bool exec, struct fi_vma *v);
 int fi_rt_set_config(const struct fineibt_config *cfg,
 		     const struct fineibt_key *key, bool have_arity);
 int fi_rt_set_active(bool active);
+/* The process's use of the cache: settable until fi_rt_seal(), -EPERM after. */
+int fi_rt_set_cache(const struct fi_rt_cache *c);
 /* Start-up is over: no setter of the mode exists from now on. */
 void fi_rt_seal(void);
 /*

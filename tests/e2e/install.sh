@@ -36,7 +36,8 @@ pass install
 for f in bin/fineibt bin/fineibt-cc lib/libfineibt.a lib/libfineibt_crt.a \
 	 include/fineibt.h lib/pkgconfig/fineibt.pc share/man/man1/fineibt.1 \
 	 share/man/man1/fineibt-cc.1 share/man/man7/fineibt-cfi.7 \
-	 libexec/fineibt/fi-attack share/doc/fineibt/index.md; do
+	 libexec/fineibt/fi-attack share/doc/fineibt/index.md \
+	 share/man/man8/fineibt-cached.8 lib/systemd/system/fineibt-cached.service; do
 	check "install_file[$f]" "missing" test -f "$P/$f"
 done
 check install_cxx_link "bin/fineibt-c++ is not a link to fineibt-cc" \
