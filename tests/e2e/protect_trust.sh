@@ -41,13 +41,15 @@ PROG=$T_OUT/trust_prog
 PROG_STATIC=$T_OUT/trust_prog_static
 TLIB=$T_OUT/libfi_trust.so
 INC="-I$ROOT/include $(printf -- '-I%s ' "$ROOT"/src/*/)"
+# Named by soname (FINEIBT_CC_RUNPATH=1): the shared cases run against the
+# test library (its fi_rt_park hook) through LD_LIBRARY_PATH.
 { pr_fresh "$PROG" "$SRC" ||
-  "$FCC" -O2 -Wall $INC "$SRC" -o "$PROG" -ldl -lpthread; } &&
+  FINEIBT_CC_RUNPATH=1 "$FCC" -O2 -Wall $INC "$SRC" -o "$PROG" -ldl -lpthread; } &&
 { pr_fresh "$PROG_STATIC" "$SRC" "$PR_TESTLIB/rtdebug.o" ||
   "$FCC" -O2 -Wall -static-fineibt $INC "$SRC" "$PR_TESTLIB/rtdebug.o" \
 	-o "$PROG_STATIC" -ldl -lpthread; } &&
 { pr_fresh "$TLIB" "$PR_SRC/escape_lib.c" ||
-  "$FCC" -O2 -fPIC -shared "$PR_SRC/escape_lib.c" -o "$TLIB"; } ||
+  FINEIBT_CC_RUNPATH=1 "$FCC" -O2 -fPIC -shared "$PR_SRC/escape_lib.c" -o "$TLIB"; } ||
 	{ pr_fail build "could not build trust_prog"; exit 1; }
 
 # t_run NAME MODE ATTACK PROG...: runs the program (shared: against the
