@@ -707,15 +707,6 @@ static int fi_ix_live_image(struct fi_image *im, const char *path,
 		fi_ix_fail(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	/* Patched statically: its record, as the file's section would give. */
-	if (desc[FI_INDEX_W_FLAGS] & FI_INDEX_PATCHED) {
-		if (desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION ||
-		    fi_ix_record(desc, &im->note) == -EINVAL) {
-			fi_image_close(im);
-			fi_ix_fail(err, errlen, "bad .fineibt record in the index");
-			return -EINVAL;
-		}
-	}
 	im->live = true;
 	im->lazy_syms = true;
 	im->phdr = ph;
@@ -741,6 +732,13 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
 	ret = fi_ix_live_image(im, path, bias, ph, phnum, err, errlen);
 	if (ret == -ENOMEM)
 		return ret;
+	/* Patched statically: its record, as the file's section would give. */
+	if (!ret && (desc[FI_INDEX_W_FLAGS] & FI_INDEX_PATCHED) &&
+	    (desc[FI_INDEX_W_VERSION] != FI_INDEX_VERSION ||
+	     fi_ix_record(desc, &im->note) == -EINVAL)) {
+		fi_ix_fail(err, errlen, "bad .fineibt record in the index");
+		ret = -EINVAL;
+	}
 	if (!ret)
 		ret = fi_ix_entries(im, ph, phnum, desc, err, errlen);
 	if (!ret)

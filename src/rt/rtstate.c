@@ -101,17 +101,15 @@ int fi_rt_set_syslog(const struct fi_rt_syslog *s)
 
 int fi_rt_set_cache(const struct fi_rt_cache *c)
 {
-	struct fi_runtime *rt;
+	const struct fi_runtime *rt;
 	sigset_t saved;
-	int ret = 0;
+	int ret = -EPERM;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return -errno;
-	if (rt->sealed)
-		ret = -EPERM;
-	else
-		rt->cache = *c;
+	if (!rt->sealed)
+		ret = fi_rt_put(&rt->cache, c, sizeof(*c));
 	fi_rt_write_end(&saved);
 	return ret;
 }

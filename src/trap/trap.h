@@ -86,6 +86,6 @@ size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len);
  * writes (the decoding before it needs about 0.5 KiB).
  */
 #define FI_TRAP_STACK_FULL	4608
-#define FI_TRAP_STACK_LINE	1280
+#define FI_TRAP_STACK_LINE	1536
 
 #endif /* FI_TRAP_H */
