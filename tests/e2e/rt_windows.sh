@@ -33,10 +33,14 @@ command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
 
 D=$RT_OUT/windows
 mkdir -p "$D"
+# Named by soname (FINEIBT_CC_RUNPATH=1): the fallback cases run them
+# against the test library (its FINEIBT_TEST_NOPROCMEM hook).
+export FINEIBT_CC_RUNPATH=1
 { rt_build "$D/rt_windows" -O2 "$RT_SRC/rt_windows.c" -ldl &&
   rt_build "$D/rt_windows_early" -O2 -DRT_WINDOWS_PREINIT "$RT_SRC/rt_windows.c" -ldl &&
   rt_build "$D/librt_wlib.so" -O1 -fPIC -shared "$RT_SRC/rt_lazylib.c"; } ||
 	{ rt_fail build "fineibt-cc could not build the programs"; exit 1; }
+unset FINEIBT_CC_RUNPATH
 OTHER=$(ldconfig -p | awk '/libm\.so\.6 .*x86-64/ { print $NF; exit }')
 [ -n "$OTHER" ] || OTHER=libm.so.6
 
