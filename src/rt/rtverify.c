@@ -283,21 +283,22 @@ static bool fi_ver_text_parts(const struct fi_module *c)
 	return true;
 }
 
-/* Is link-time @addr one of @c's recorded function entries? */
-static bool fi_ver_is_func(const struct fi_module *c, uint64_t addr)
+/*
+ * Is link-time @at one of @c's first @n recorded entries, or in FineIBT
+ * modes (@pre) the preamble 16 bytes before one? @j: where the previous,
+ * lower address stopped in the increasing entries; moved on.
+ */
+static bool fi_ver_known(const struct fi_module *c, size_t n, size_t *j,
+			 uint64_t at, bool pre)
 {
-	size_t lo = 0, hi = c->nfunc;
-
-	while (c->func_off && lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t v = c->func_base + c->func_off[mid];
-
-		if (v == addr)
+	while (*j < n && c->func_base + c->func_off[*j] < at)
+		(*j)++;
+	if (*j < n && c->func_base + c->func_off[*j] == at)
+		return true;
+	for (size_t k = *j; pre && k < n &&
+	     c->func_base + c->func_off[k] <= at + FI_PREAMBLE_SIZE; k++) {
+		if (c->func_base + c->func_off[k] == at + FI_PREAMBLE_SIZE)
 			return true;
-		if (v < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
 	}
 	return false;
 }
@@ -313,19 +314,24 @@ static bool fi_ver_coarse(struct fi_ver *v, const struct fi_module *c)
 	uint64_t lo = c->text_lo & ~(uint64_t)(FI_PREAMBLE_SIZE - 1);
 	uint64_t nbits = (c->text_hi - lo + FI_PREAMBLE_SIZE - 1) / FI_PREAMBLE_SIZE;
 	bool pre = c->cfg.mode == FINEIBT_MODE_FINEIBT;
+	size_t n = c->func_off ? c->nfunc : 0, j = 0;
 
 	if (!c->coarse_bits)
 		return true;
 	fi_ver_in(v, c->coarse_bits, (nbits + 63) / 64, sizeof(uint64_t));
 	if (v->bad)
 		return false;
+	/*
+	 * The bits and the entries (increasing: fi_ver_text_parts) walked
+	 * together, one pass: a binary search per bit was a fifth of the
+	 * start-up of a program with 8,000 functions.
+	 */
 	for (uint64_t w = 0; w < (nbits + 63) / 64; w++) {
 		for (uint64_t b = c->coarse_bits[w]; b; b &= b - 1) {
 			uint64_t at = lo + (w * 64 + (uint64_t)__builtin_ctzll(b)) *
 					  FI_PREAMBLE_SIZE - c->img.bias;
 
-			if (!fi_ver_is_func(c, at) &&
-			    !(pre && fi_ver_is_func(c, at + FI_PREAMBLE_SIZE)))
+			if (!fi_ver_known(c, n, &j, at, pre))
 				return false;
 		}
 	}
