@@ -6,8 +6,9 @@
 #  - no two modules (x.c + x.h) include each other, directly or through
 #    headers
 #  - no two object files call each other (through any chain: no cycle in
-#    the graph "uses a symbol defined by") in src/ and in driver/; calls go
-#    down the layers, except to print.h's functions (declared in core/,
+#    the graph "uses a symbol defined by", weak references included) in
+#    src/, driver/ and tools/, each circle printed as the calls that close
+#    it; calls go down the layers, except to print.h's functions (declared in core/,
 #    kept by rt/: the hook lives in the read-only state) and to libc's
 #    interposed entry points (dlsym, sigaction, ...)
 #  - libfineibt.so and libfineibt.a hold nothing of src/tool/;
@@ -122,7 +123,10 @@ def nm(o):
         p = l.split()
         if len(p) < 2:
             continue
-        if p[1] == "U":
+        # U: undefined; w, v: weak undefined (a function, an object): a
+        # weak reference is a call all the same when the definition is
+        # linked in.
+        if p[1] in ("U", "w", "v"):
             u.add(p[0])
         elif p[1] in "TDBRVW":
             d.add(p[0])
@@ -168,16 +172,19 @@ def sccs(edges):
 def short(o):
     return o.replace(BUILD + "/obj/", "").replace(".c.o", ".c").replace(".S.o", ".S")
 
-for part, pat in (("src", BUILD + "/obj/*/*.[cS].o"), ("driver", BUILD + "/obj/driver/*.o")):
+for part, pat in (("src", BUILD + "/obj/*/*.[cS].o"), ("driver", BUILD + "/obj/driver/*.o"),
+                  ("tools", BUILD + "/obj/tools/*.o")):
     objs = sorted(o for o in glob.glob(pat)
-                  if part == "driver" or o.split("/")[-2] in RANK)
+                  if part != "src" or o.split("/")[-2] in RANK)
     if not objs:
         check("layers_objects_" + part, False, "no objects under %s (run make)" % pat)
         continue
     e = graph(objs)
     cyc = sccs(e)
+    # Each circle as the calls that close it: "a.c -> b.c (names)".
     check("layers_no_call_cycles_" + part, not cyc,
-          " | ".join(" <-> ".join(short(o) for o in c) for c in cyc))
+          " | ".join("; ".join("%s -> %s (%s)" % (short(a), short(b), ", ".join(sorted(e[a][b])))
+                               for a in c for b in sorted(e[a]) if b in c) for c in cyc))
     if part != "src":
         continue
     up = []
@@ -255,4 +262,19 @@ for c in layers_includes_point_down layers_no_include_pairs; do
 		rc=1
 	fi
 done
+
+# A circle held by a weak reference (nm's "w") must be found too: two
+# objects, one calling the other, which calls back through a weak symbol.
+mkdir -p "$CHECK.d/obj/obj/seq" &&
+	printf 'void fi_lt_b(void);\nvoid fi_lt_a(void) { fi_lt_b(); }\n' >"$CHECK.d/a.c" &&
+	printf 'void fi_lt_a(void) __attribute__((weak));\nvoid fi_lt_b(void) { if (fi_lt_a) fi_lt_a(); }\n' >"$CHECK.d/b.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/seq/a.c.o" "$CHECK.d/a.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/seq/b.c.o" "$CHECK.d/b.c"
+out=$(BUILD="$CHECK.d/obj" python3 "$CHECK" 2>&1)
+if grep -q "^FAIL: layers_no_call_cycles_src:.*seq/b.c -> .*seq/a.c (fi_lt_a)" <<<"$out"; then
+	echo "PASS: layers_selftest[weak_cycle]"
+else
+	echo "FAIL: layers_selftest[weak_cycle]: a circle through a weak reference was not found"
+	rc=1
+fi
 exit $rc
