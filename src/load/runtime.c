@@ -52,6 +52,7 @@
 #include "stockven.h"
 #include "logsink.h"
 #include "trap.h"
+#include "variant.h"
 
 #define FI_MSG_MAX	2048	/* FINEIBT_CFI=help: the word list */
 #define FI_SEEN_WORDS	(FI_MAX_SEEN / 64)
@@ -532,8 +533,8 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		if (m || !fall)
 			return m;
 	} else if (f->name[0] &&
-		   ((!fi_rt()->sealed && fi_early_said_plain &&
-		     fi_early_said_plain(f, fi_subs_now)) ||
+		   ((!fi_rt()->sealed && fi_variant.early_said_plain &&
+		     fi_variant.early_said_plain(f, fi_subs_now)) ||
 		    !fi_live_maybe_kcfi(f->phdr, f->phnum, f->bias))) {
 		/* No index and no kCFI preamble in memory: libc, ld.so,
 		 * libfineibt... never opened. At start-up the early check
@@ -1143,14 +1144,8 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 		fi_rt_debug_config(&cfg, have_arity, ibt, n);
 }
 
-/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and
- * dlopen to ours whatever the lookup order; true if one must wait (it is
- * still being loaded by another thread: fi_rt_bind_due). */
-bool fi_bind_interposers(void) __attribute__((weak));
 /* A stock module waits for the loader before its veneers (stockven.c). */
 static bool fi_rt_sven_due;
-/* dlhook.c: libc's dlopen, resolved and recorded (opens a window of its own). */
-void fi_dlhook_prime(void) __attribute__((weak));
 static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
 			unsigned long long subs);
 
@@ -1171,15 +1166,15 @@ static void fi_rt_finish(void)
 	fi_rt_set_active(true);
 	/* Start-up is over: mode and key are final (docs/protection.md). */
 	fi_rt_seal();
-	if (fi_early_forget)
-		fi_early_forget();
+	if (fi_variant.early_forget)
+		fi_variant.early_forget();
 	fi_rt_publish(&(const struct fi_rt_self){
-		.adopt = fi_rt_adopt, .sigaction = fi_trap_sigaction,
+		.adopt = fi_rt_adopt, .sigaction = fi_variant.sigaction,
 		.jit_register = fi_jit_register_local,
 		.jit_unregister = fi_jit_unregister_local,
 	});
-	if (!fi_rt_early && fi_dlhook_prime)
-		fi_dlhook_prime();
+	if (!fi_rt_early && fi_variant.dlopen_prime)
+		fi_variant.dlopen_prime();
 }
 
 /*
@@ -1309,11 +1304,14 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_finish();
 	if (batch)
 		fi_rt_batch_end(&bsaved);
-	if (own && (nfresh || fi_rt_bind_due) && fi_bind_interposers) {
+	/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym,
+	 * dlvsym and dlopen to ours whatever the lookup order; true if one
+	 * must wait (another thread is still loading it). */
+	if (own && (nfresh || fi_rt_bind_due) && fi_variant.bind_interposers) {
 		if (fi_rt_early)
 			fi_rt_bind_due = true;
 		else
-			fi_rt_bind_due = fi_bind_interposers();
+			fi_rt_bind_due = fi_variant.bind_interposers();
 	}
 	/* Typed veneers for stock kCFI modules' libc pointers (stockven.c). */
 	if (own && (nfresh || fi_rt_sven_due))
@@ -1567,8 +1565,8 @@ __attribute__((constructor)) static void fi_rt_ctor(void)
 {
 	fineibt_rt_hook();
 	pthread_mutex_lock(&fi_rt_mutex);
-	if (fi_rt_bind_due && fi_bind_interposers)
-		fi_rt_bind_due = fi_bind_interposers();
+	if (fi_rt_bind_due && fi_variant.bind_interposers)
+		fi_rt_bind_due = fi_variant.bind_interposers();
 	if (fi_rt_sven_due)
 		fi_rt_sven_due = fi_stock_veneers();
 	pthread_mutex_unlock(&fi_rt_mutex);

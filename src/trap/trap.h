@@ -13,6 +13,7 @@
 #ifndef FI_TRAP_H
 #define FI_TRAP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,13 +29,6 @@
  */
 int fi_trap_install(void);
 /*
- * The sigaction interposer under a hidden name no lookup order changes
- * (load/runtime.c publishes it for a dlmopen namespace's copy).
- */
-int fi_trap_sigaction(int sig, const struct sigaction *act,
-		      struct sigaction *old);
-
-/*
  * Put the program's recorded handler back into the kernel and stop
  * interposing sigaction/signal for SIGILL. Returns 0 or -errno.
  */
@@ -43,19 +37,21 @@ int fi_trap_uninstall(void);
 bool fi_trap_installed(void);
 
 /*
- * What dlsym()/dlvsym() hand out for @name when libc's lookup found @p:
- * for libc's own entry of a SIGILL-installing function (sigaction,
- * signal, sigset, ...), fineibt's interposer; otherwise @p. A lookup
- * that starts after libfineibt (RTLD_NEXT from a later module, a libc
- * handle) would otherwise bypass the interposition.
+ * What the SIGILL-installing interposers (src/interpose/signals.c) build
+ * on. libc's sigaction as resolved at load time, or the system call
+ * itself (fully static, or before the constructor): 0 or -1 and errno.
  */
-void *fi_trap_sig_entry(const char *name, void *p);
-/* The interposer of that name, or NULL; libc's base (its sigaction's). */
-void *fi_trap_sig_own(const char *name);
-/* True if @addr is the entry of one of the interposers above: the address
- * dlsym hands out for libc's name under the static runtime. */
-bool fi_trap_sig_is_own(uint64_t addr);
-const void *fi_trap_libc_base(void);
+int fi_trap_sys_sigaction(int sig, const struct sigaction *act,
+			  struct sigaction *old);
+/* libc's signal (@sysv: sysv_signal), or NULL before the constructor. */
+typedef sighandler_t (*fi_signal_fn)(int, sighandler_t);
+fi_signal_fn fi_trap_real_signal(bool sysv);
+/*
+ * Inside a write window: record @act (the program's memory: copied
+ * first) as the handler non-CFI SIGILLs chain to. 0 or -errno (the
+ * record is then unchanged).
+ */
+int fi_trap_user_set(const struct fi_rt_sig *s, const struct sigaction *act);
 
 /*
  * Decode a #UD at @r->ip. Returns true and fills @t for a CFI trap of a
