@@ -1377,7 +1377,7 @@ static uint64_t fi_rt_now_us(void)
 {
 	struct timespec ts;
 
-	/* Not clock_gettime(): src/rawsys.h. */
+	/* Not clock_gettime(): src/seq/rawsys.h. */
 	if (fi_sys3(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;

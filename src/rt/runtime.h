@@ -56,7 +56,7 @@ struct fi_module {
 	 * A stock kCFI module (docs/compat.md, "Stock kCFI modules"): its
 	 * checks go through any register (the trap decoder reads the site),
 	 * and its pointers to uninstrumented functions may be typed veneers,
-	 * in the read-only page run [sven_lo, sven_hi) (src/load/stockven.c).
+	 * in the read-only page run [sven_lo, sven_hi) (src/trap/stockven.c).
 	 */
 	bool stock;
 	uint64_t sven_lo, sven_hi;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The SIGILL side (DESIGN.md section 4; seeds 002, 004, 006, 007, 009).
+ * The SIGILL side (docs/traps.md; seeds 002, 004, 006, 007, 009).
  *
  * Every CFI failure is a #UD, so a SIGILL. The handler decides from the
  * faulting ip whether one of our sequences trapped:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The SIGILL side (DESIGN.md section 4): decode every #UD the kCFI and
+ * The SIGILL side (docs/traps.md): decode every #UD the kCFI and
  * FineIBT sequences can raise, report it on stderr, then die (default) or
  * continue (cfi=warn); hand every other SIGILL to the program's handler.
  *

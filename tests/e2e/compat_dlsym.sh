@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compat_dlsym: function pointers from dlsym/dlvsym into uninstrumented
-# libraries (issue 14, docs/compat.md). libm's cos and libc's strlen
+# libraries (docs/compat.md). libm's cos and libc's strlen
 # (dlvsym), called through their own type, another type and a tail call,
 # work in every mode; a checking caller traps once per site and never
 # again (counted with strace when it is installed); cos + 16 and the
