@@ -767,35 +767,6 @@ fi_signal_fn fi_trap_real_signal(bool sysv)
 	return (fi_signal_fn)__atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-static void fi_trap_handler(int sig, siginfo_t *si, void *ctx);
-
-/*
- * Inside a write window (@s writable). Our own handler is never recorded
- * (it could only come back through a raw syscall's oldact): chaining to
- * it would recurse.
- */
-/*
- * Inside a window. @act is the program's (its memory): copied to this
- * stack first, and written from there, between two puts of the counter
- * (odd meanwhile). 0 or -errno (the record is then unchanged).
- */
-int fi_trap_user_set(const struct fi_rt_sig *s, const struct sigaction *act)
-{
-	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
-	struct sigaction a = act->sa_sigaction == fi_trap_handler ? dfl : *act;
-	unsigned int seq = s->user_seq;
-	int err;
-
-	/* No handler reads it before fineibt's holds SIGILL: one put. */
-	if (!s->installed)
-		return fi_rt_put(&s->user_act, &a, sizeof(a));
-	if ((err = FI_RT_PUT(s->user_seq, seq + 1)))
-		return err;
-	err = fi_rt_put(&s->user_act, &a, sizeof(a));
-	FI_RT_PUT(s->user_seq, seq + 2);
-	return err;
-}
-
 /* Lock-free, for the handler. */
 static void fi_user_get(struct sigaction *act)
 {
@@ -1040,7 +1011,7 @@ static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
 	fi_trap_report_leave(slot);
 }
 
-static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
+void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	greg_t *g = uc->uc_mcontext.gregs;

@@ -46,12 +46,34 @@ int fi_trap_sys_sigaction(int sig, const struct sigaction *act,
 /* libc's signal (@sysv: sysv_signal), or NULL before the constructor. */
 typedef sighandler_t (*fi_signal_fn)(int, sighandler_t);
 fi_signal_fn fi_trap_real_signal(bool sysv);
+/* fineibt's SIGILL handler (trap.c). */
+void fi_trap_handler(int sig, siginfo_t *si, void *ctx);
 /*
- * Inside a write window: record @act (the program's memory: copied
- * first) as the handler non-CFI SIGILLs chain to. 0 or -errno (the
- * record is then unchanged).
+ * Inside a write window (@s writable): record @act as the handler
+ * non-CFI SIGILLs chain to. @act is the program's (its memory): copied
+ * to this stack first, and written from there, between two puts of the
+ * counter (odd meanwhile). Our own handler is never recorded (it could
+ * only come back through a raw syscall's oldact): chaining to it would
+ * recurse. 0 or -errno (the record is then unchanged). Inline: the
+ * sigaction interposer runs it at every install of a SIGILL handler.
  */
-int fi_trap_user_set(const struct fi_rt_sig *s, const struct sigaction *act);
+static inline int fi_trap_user_set(const struct fi_rt_sig *s,
+				   const struct sigaction *act)
+{
+	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction a = act->sa_sigaction == fi_trap_handler ? dfl : *act;
+	unsigned int seq = s->user_seq;
+	int err;
+
+	/* No handler reads it before fineibt's holds SIGILL: one put. */
+	if (!s->installed)
+		return fi_rt_put(&s->user_act, &a, sizeof(a));
+	if ((err = FI_RT_PUT(s->user_seq, seq + 1)))
+		return err;
+	err = fi_rt_put(&s->user_act, &a, sizeof(a));
+	FI_RT_PUT(s->user_seq, seq + 2);
+	return err;
+}
 
 /*
  * Decode a #UD at @r->ip. Returns true and fills @t for a CFI trap of a
