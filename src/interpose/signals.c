@@ -7,7 +7,7 @@
  * the record and libc's entries, resolved at load time). The table of
  * these interposers by name answers dlsym (dlsym_so.c, dlsym_a.c), the
  * PLT's direct entries (src/load/plt.c), DEEPBIND rebinding (sigbind.c)
- * and the coarse check (src/trap/coarsetrap.c, through the variant's
+ * and the handler's coarse check (src/trap/trap.c, through the variant's
  * table: variant_so.c, variant_a.c).
  *
  * Exported under libc's names and versions (src/libfineibt.map); in the

@@ -84,7 +84,12 @@ int fi_rt_set_config(const struct fineibt_config *cfg,
 	return ret;
 }
 
-int fi_rt_set_syslog(const struct fi_rt_syslog *s)
+/*
+ * Put @len bytes of @src at @off in the state, in a window of its own,
+ * while start-up has not sealed it: the page-0 settings start-up makes
+ * once (the system log's socket, the cache's use). -EPERM after the seal.
+ */
+static int fi_rt_put_unsealed(size_t off, const void *src, size_t len)
 {
 	const struct fi_runtime *rt;
 	sigset_t saved;
@@ -94,24 +99,19 @@ int fi_rt_set_syslog(const struct fi_rt_syslog *s)
 	if (!rt)
 		return -errno;
 	if (!rt->sealed)
-		ret = fi_rt_put(&rt->syslog, s, sizeof(*s));
+		ret = fi_rt_put((const uint8_t *)rt + off, src, len);
 	fi_rt_write_end(&saved);
 	return ret;
 }
 
+int fi_rt_set_syslog(const struct fi_rt_syslog *s)
+{
+	return fi_rt_put_unsealed(offsetof(struct fi_runtime, syslog), s, sizeof(*s));
+}
+
 int fi_rt_set_cache(const struct fi_rt_cache *c)
 {
-	const struct fi_runtime *rt;
-	sigset_t saved;
-	int ret = -EPERM;
-
-	rt = fi_rt_write_begin(&saved);
-	if (!rt)
-		return -errno;
-	if (!rt->sealed)
-		ret = fi_rt_put(&rt->cache, c, sizeof(*c));
-	fi_rt_write_end(&saved);
-	return ret;
+	return fi_rt_put_unsealed(offsetof(struct fi_runtime, cache), c, sizeof(*c));
 }
 
 int fi_rt_set_active(bool active)
