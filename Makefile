@@ -28,7 +28,7 @@ endif
 # src/load/audit.c is an LD_AUDIT library of its own (libfineibt_audit.so).
 AUDIT_SRC := src/load/audit.c
 # Linked in the order of the file names, whatever their folder: the
-# constructors of dlhook.c, rtstate.c, runtime.c and trap.c run in link order.
+# constructors of dlhook.c (src/interpose/), rtstate.c, runtime.c and trap.c run in link order.
 # src/tool/ is what only the CLI needs (the file writer, the .fineibt
 # encoder, the trusted-directory check): libfineibt_tool.a, linked into the
 # CLI, fineibt-cc, the tests and the fuzzers, never into libfineibt
@@ -167,8 +167,10 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 		-fno-sanitize=kcfi -D_GNU_SOURCE -shared -Wl,-z,noexecstack \
 		-Wl,-z,relro -Wl,-z,now -o $@ $<
 
-# src/load/dlsym_so.c interposes dlsym in the shared runtime only (see there);
-# src/load/dlsym_a.c is the static runtime's (--wrap, fineibt-cc -static-fineibt).
+# src/interpose/dlsym_so.c interposes dlsym in the shared runtime only (see
+# there); src/interpose/dlsym_a.c is the static runtime's (--wrap,
+# fineibt-cc -static-fineibt). Each variant's table (src/rt/variant.h):
+# src/interpose/variant_so.c, src/interpose/variant_a.c.
 # The early start: src/load/rtearly.c (IFUNC) in the shared runtime,
 # src/load/rtpreinit.c (DT_PREINIT_ARRAY, executables) in the static one.
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
@@ -189,13 +191,15 @@ FI_SO_LIBC := close open pread write readlink fstat mmap munmap mprotect mremap 
 FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort \
 	$(if $(SAN),,$(FI_SO_LIBC)),-Wl,--wrap=$(f)) -Wl,-Bsymbolic-functions
 $(BUILD)/obj/load/rtlibc.c.o: LIB_CFLAGS += -fno-builtin
-$(BUILD)/libfineibt.a: $(filter-out %/dlsym_so.c.o %/rtearly.c.o %/rtalloc.c.o %/rtlibc.c.o,$(LIB_OBJ)) $(LIB_LIST)
+FI_SO_ONLY := %/dlsym_so.c.o %/variant_so.c.o %/rtearly.c.o %/rtalloc.c.o %/rtlibc.c.o
+FI_A_ONLY := %/dlsym_a.c.o %/variant_a.c.o %/rtpreinit.c.o
+$(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
 	$(call say,AR,$@)
 	$(Q)ar rcs $@ $(filter %.o,$^)
 
 # fi_so_link OUT SONAME: libfineibt.so from the objects.
-fi_so_link = $(CC) -shared -o $(1) $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) -Wl,-soname,$(2) \
+fi_so_link = $(CC) -shared -o $(1) $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) -Wl,-soname,$(2) \
 	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
 	-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
@@ -248,7 +252,7 @@ $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 
 $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
 	$(call say,LD,$@)
-	$(Q)$(CC) -shared -o $@ $(filter-out %/dlsym_a.c.o %/rtpreinit.c.o,$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
+	$(Q)$(CC) -shared -o $@ $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
 		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)

@@ -5,7 +5,7 @@
  * that glibc, which takes the caller from its return address, searches
  * as it would for this module's own call (a module loaded by dlopen: the
  * scope of its dlopen root). The runtime's dlsym interposer
- * (src/load/dlsym_so.c) calls it and wraps the answer in a veneer.
+ * (src/interpose/dlsym_so.c) calls it and wraps the answer in a veneer.
  *
  * Not a gadget (docs/compat.md, docs/protection.md):
  * - no ENDBR, no kCFI preamble, not exported: no indirect branch lands

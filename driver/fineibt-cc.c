@@ -420,7 +420,7 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 			/* Shared objects' thunks find the coarse check there. */
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=__fineibt_coarse");
 			/* The executable's lookups of libc's sigaction & co.
-			 * get the interposers (src/load/dlsym_a.c). */
+			 * get the interposers (src/interpose/dlsym_a.c). */
 			if (!d->full_static)
 				fi_argv_add(a, "-Wl,--wrap=dlsym,--wrap=dlvsym");
 		}

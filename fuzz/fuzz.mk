@@ -13,8 +13,12 @@ FUZZ_CFLAGS  := -std=gnu11 $(WARN) -O1 -g -Iinclude $(SRC_INC) -Itools -Ifuzz \
 		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC     := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN     := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
-# Not the dlsym interposer: it belongs in the shared runtime only (src/load/dlsym_so.c).
-FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/load/dlsym_so.c src/load/dlsym_a.c,$(LIB_SRC)) $(TOOLLIB_SRC))
+# Not the dlsym interposers: src/interpose/dlsym_so.c belongs in the shared
+# runtime only (the sanitizers' own dlsym calls would come to it), and
+# dlsym_a.c is reached through --wrap only. The static variant's table
+# (src/interpose/variant_a.c), not the shared one's, which would pull in
+# the shared runtime's early start and dlsym binding.
+FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/interpose/dlsym_so.c src/interpose/dlsym_a.c src/interpose/variant_so.c,$(LIB_SRC)) $(TOOLLIB_SRC))
 
 $(FUZZ_BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)

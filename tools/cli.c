@@ -9,12 +9,14 @@
  *
  * Exit status: CLI_OK, CLI_FAIL (the command could not do its job) or
  * CLI_USAGE (the command line is wrong); man/fineibt.1, EXIT STATUS.
+ * Modes are printed in one spelling (cli_mode_str, insp_mode).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "fineibt.h"
+#include "image.h"
 #include "cli.h"
 
 static void cli_vmsg(const char *kind, const char *cmd, const char *fmt,
@@ -112,4 +114,36 @@ void cli_getopt_reset(void)
 void cli_mode_str(const struct fineibt_config *cfg, char *buf, size_t len)
 {
 	fineibt_config_str(cfg, buf, len);
+}
+
+/* The mode the sites are in, as a cfi= list; "mixed" when they disagree. */
+void insp_mode(const struct fi_image *im, char *buf, size_t len)
+{
+	struct fineibt_config cfg;
+
+	if (fi_image_mode(im, &cfg) < 0) {
+		snprintf(buf, len, "mixed");
+		return;
+	}
+	/* Randomisation cannot be seen in the bytes: only the note knows. */
+	if (!im->note.present)
+		cfg.flags |= FINEIBT_F_RAND;
+	cli_mode_str(&cfg, buf, len);
+}
+
+/* @s as a JSON string: names are bytes, kept ASCII (\uXXXX). */
+void cli_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
 }

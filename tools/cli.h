@@ -55,11 +55,14 @@ int cmd_patch(int argc, char **argv);
 int cmd_patch_help(void);
 int cmd_inspect(int argc, char **argv);
 int cmd_inspect_help(void);
-/* tools/cmd_inspect.c: the mode an image's sites are in, as a cfi= list. */
+/* tools/cli.c: @s as a JSON string (quoted, escaped). */
+void cli_json_str(const char *s);
+/* tools/cli.c: the mode an image's sites are in, as a cfi= list. */
 struct fi_image;
 void insp_mode(const struct fi_image *im, char *buf, size_t len);
-/* tools/cmd_inspect_ext.c: inspect --diff A B and inspect --pid PID. */
+/* tools/cmd_inspect_diff.c: inspect --diff A B. */
 int insp_diff(const char *a, const char *b, bool list, bool json);
+/* tools/cmd_inspect_pid.c: inspect --pid PID. */
 int insp_pid(int pid, bool json);
 /*
  * tools/cmd_inspect_audit.c: the forward-edge holes of a file no CFI

@@ -86,21 +86,6 @@ static const char *insp_site_set(uint8_t set)
 	return set == FI_SET_V618 ? "/v6.18" : "";
 }
 
-/* The mode the sites are in, as a cfi= list; "mixed" when they disagree. */
-void insp_mode(const struct fi_image *im, char *buf, size_t len)
-{
-	struct fineibt_config cfg;
-
-	if (fi_image_mode(im, &cfg) < 0) {
-		snprintf(buf, len, "mixed");
-		return;
-	}
-	/* Randomisation cannot be seen in the bytes: only the note knows. */
-	if (!im->note.present)
-		cfg.flags |= FINEIBT_F_RAND;
-	cli_mode_str(&cfg, buf, len);
-}
-
 static size_t insp_tail_calls(const struct fi_image *im)
 {
 	size_t n = 0;
@@ -297,27 +282,11 @@ static void text_summary(const struct fi_image *im, const char *mode)
 
 /* ---------------------------------------------------------------- json */
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);	/* names are bytes: keep it ASCII */
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void json_key(const char *k, bool *first)
 {
 	printf("%s\n  ", *first ? "{" : ",");
 	*first = false;
-	json_str(k);
+	cli_json_str(k);
 	printf(": ");
 }
 
@@ -331,7 +300,7 @@ static void json_sites(const struct fi_image *im)
 
 		fi_image_symbolize(im, f->addr, sym, sizeof(sym));
 		printf("%s\n    {\"address\": \"%#" PRIx64 "\", \"symbol\": ", i ? "," : "", f->addr);
-		json_str(sym);
+		cli_json_str(sym);
 		printf(", \"hash\": \"%#010x\", \"arity\": %d, \"form\": \"%s%s\", "
 		       "\"endbr\": %s, \"cfi_symbol\": %s}", f->hash, f->arity,
 		       pre_form(f->form), insp_site_set(f->set), f->endbr ? "true" : "false",
@@ -343,7 +312,7 @@ static void json_sites(const struct fi_image *im)
 
 		fi_image_symbolize(im, c->addr, sym, sizeof(sym));
 		printf("%s\n    {\"address\": \"%#" PRIx64 "\", \"symbol\": ", i ? "," : "", c->addr);
-		json_str(sym);
+		cli_json_str(sym);
 		printf(", \"hash\": \"%#010x\", \"tail\": %s, \"form\": \"%s%s\"}",
 		       c->hash, c->jmp ? "true" : "false", call_form(c->form),
 		       insp_site_set(c->set));
@@ -354,7 +323,7 @@ static void json_sites(const struct fi_image *im)
 
 		fi_image_symbolize(im, t->addr, sym, sizeof(sym));
 		printf("%s\n    {\"address\": \"%#" PRIx64 "\", \"symbol\": ", i ? "," : "", t->addr);
-		json_str(sym);
+		cli_json_str(sym);
 		printf(", \"tail\": %s, \"register\": %d}", t->jmp ? "true" : "false", t->reg);
 	}
 	printf("]}");
@@ -373,10 +342,10 @@ static void json_lists(const struct fi_image *im)
 		const char *why = insp_naked_origin(im, im->naked[i]);
 
 		printf("%s{\"symbol\": ", i ? ", " : "");
-		json_str(insp_name(im, im->naked[i]));
+		cli_json_str(insp_name(im, im->naked[i]));
 		printf(", \"address\": \"%#" PRIx64 "\", \"origin\": ", im->naked[i]);
 		if (why)
-			json_str(why);
+			cli_json_str(why);
 		else
 			printf("null");
 		printf(", \"matters_at_load\": %s}", !have_load ? "null" :
@@ -385,16 +354,16 @@ static void json_lists(const struct fi_image *im)
 	printf("],\n  \"typeids\": [");
 	for (size_t i = 0; i < im->ntypeids; i++) {
 		printf("%s{\"name\": ", i ? ", " : "");
-		json_str(im->typeids[i].name);
+		cli_json_str(im->typeids[i].name);
 		printf(", \"hash\": \"%#010x\"}", im->typeids[i].hash);
 	}
 	printf("],\n  \"unmatched\": [");
 	for (size_t i = 0; i < im->nbad; i++, first = false) {
 		fi_image_symbolize(im, im->bad[i].addr, sym, sizeof(sym));
 		printf("%s{\"what\": ", first ? "" : ", ");
-		json_str(im->bad[i].what);
+		cli_json_str(im->bad[i].what);
 		printf(", \"address\": \"%#" PRIx64 "\", \"symbol\": ", im->bad[i].addr);
-		json_str(sym);
+		cli_json_str(sym);
 		printf("}");
 	}
 	printf("]");
@@ -411,7 +380,7 @@ static void json_audit(const struct insp_audit *a, bool *first)
 	if (!a->valid)
 		return;
 	json_key("relro", first);
-	json_str(insp_relro_name(a));
+	cli_json_str(insp_relro_name(a));
 	json_bool("bind_now", a->bind_now, first);
 	json_bool("writable_got", a->writable_got, first);
 	json_bool("exec_stack", a->exec_stack, first);
@@ -430,15 +399,15 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	bool first = true;
 
 	json_key("file", &first);
-	json_str(im->path);
+	cli_json_str(im->path);
 	json_key("type", &first);
-	json_str(insp_type(im));
+	cli_json_str(insp_type(im));
 	json_key("mode", &first);
-	json_str(mode);
+	cli_json_str(mode);
 	json_key("mode_at_load", &first);
 	if (insp_load_cfg(im, &load)) {
 		cli_mode_str(&load, lmode, sizeof(lmode));
-		json_str(lmode);
+		cli_json_str(lmode);
 	} else {
 		printf("null");
 	}
@@ -446,7 +415,7 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	printf("%s", insp_has_runtime(im) ? "true" : "false");
 	json_key("seq", &first);
 	if (insp_set(im))
-		json_str(insp_set(im));
+		cli_json_str(insp_set(im));
 	else
 		printf("null");
 	json_key("kcfi", &first);
@@ -459,7 +428,7 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	printf("%zu", im->nscalls);
 	json_key("stock_refused", &first);
 	if (fi_image_stock_refused(im))
-		json_str(fi_image_stock_refused(im));
+		cli_json_str(fi_image_stock_refused(im));
 	else
 		printf("null");
 	json_key("patched", &first);
@@ -467,11 +436,11 @@ static void json_report(const struct fi_image *im, const char *mode, bool list,
 	if (im->note.present) {
 		cli_mode_str(&im->note.cfg, cfg, sizeof(cfg));
 		json_key("patched_cfi", &first);
-		json_str(cfg);
+		cli_json_str(cfg);
 		json_key("key", &first);
 		if (im->note.cfg.flags & FINEIBT_F_RAND) {
 			fi_key_hex(&im->note.key, key);
-			json_str(key);
+			cli_json_str(key);
 		} else {
 			printf("null");
 		}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Site discovery (DESIGN.md section 1): preambles from
+ * Site discovery (docs/sequences.md): preambles from
  * __patchable_function_entries and __cfi_<name> symbols, call sites from
  * .kcfi_traps, thunk calls without a check, naked ENDBRs, and the mode the
  * sites are in. Bytes are read through the image's views only, so the same

@@ -2,7 +2,7 @@
 /*
  * A loaded module's dynamic section, read from memory (livedyn.c): its
  * symbols, relocations and RELRO range, and the store into one of its
- * pointer slots that the runtime's binding passes make (load/dlsym_so.c's
+ * pointer slots that the runtime's binding passes make (interpose/dlsym_so.c's
  * interposers, trap/stockven.c's typed veneers).
  */
 #ifndef FI_LIVEDYN_H

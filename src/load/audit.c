@@ -3,7 +3,7 @@
  * libfineibt_audit.so: an LD_AUDIT library (rtld-audit(7)) that `fineibt
  * run` loads beside the preloaded runtime, so that a kCFI library built
  * without fineibt-cc and dlopen'ed at run time is rewritten before its
- * constructors run (issue 14, docs/runtime.md "Late modules").
+ * constructors run (docs/runtime.md "Late modules").
  *
  * The dynamic loader calls la_activity(LA_ACT_CONSISTENT) once the objects
  * a dlopen brought in are mapped, before it relocates them and runs their
@@ -33,7 +33,7 @@ typedef void (*fi_hook_fn)(void);
 /*
  * ld.so calls la_activity at every dlopen, and we call the hook from there
  * without any check: a code pointer kept in writable memory here would be
- * a call target for any write primitive (issue 18's "our own saved
+ * a call target for any write primitive (docs/protection.md: "our own saved
  * pointers"). So the hook and the identity of the main namespace are
  * resolved while the loader maps the program, before any of its code
  * runs, and their page is then made read-only for good. The page holds

@@ -57,7 +57,7 @@
 #include "rawsys.h"
 #include "rtlive.h"
 #include "runtime.h"
-#include "trap.h"
+#include "variant.h"
 
 #define FI_PAGE		4096ULL
 /* How far past .plt a .plt.sec may start (a .plt.got may sit between). */
@@ -65,9 +65,6 @@
 
 /* ld.so's: the initial stack (argc, argv..., NULL, envp..., NULL). */
 extern void *__libc_stack_end;
-
-/* dlsym_so.c (shared runtime only): the slot value it binds @name to. */
-void *fi_bind_want(const char *name) __attribute__((weak));
 
 struct fi_plt_fix {
 	uint64_t at;
@@ -256,9 +253,11 @@ static uint64_t fi_plt_target(const struct fi_pltmod *m, size_t k, uint64_t v,
 	if (ELF64_R_TYPE(r->r_info) != R_X86_64_JUMP_SLOT)
 		return 0;
 	name = m->str + m->sym[ELF64_R_SYM(r->r_info)].st_name;
-	want = fi_trap_sig_own(name);
-	if (!want && fi_bind_want)
-		want = fi_bind_want(name);
+	/* The SIGILL family's interposers, and (shared runtime only) the
+	 * value dlsym_so.c binds dlsym, dlvsym and dlopen to. */
+	want = fi_variant.sig_own(name);
+	if (!want && fi_variant.bind_want)
+		want = fi_variant.bind_want(name);
 	return !want || (uint64_t)(uintptr_t)want == v ? v : 0;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The shared runtime's earliest start (issue 14, docs/runtime.md "Before
+ * The shared runtime's earliest start (docs/runtime.md "Before
  * any constructor"): a kCFI library built without fineibt-cc (no crt
  * hook) that the program needs at start-up would run its constructors
  * in compiler form, before libfineibt.so's constructor: the loader

@@ -3,8 +3,8 @@
  * The static runtime's start (fineibt-cc -static-fineibt; libfineibt.a
  * only, pulled in by the driver's -u fi_rt_preinit): an entry in the
  * executable's DT_PREINIT_ARRAY, which the loader runs once every module
- * is relocated and before any constructor, libc's included (issue 14,
- * docs/runtime.md "Before any constructor"). Without it the runtime
+ * is relocated and before any constructor, libc's included
+ * (docs/runtime.md "Before any constructor"). Without it the runtime
  * started from the executable's crt hook, after the constructors of the
  * libraries it needs: a kCFI library built without fineibt-cc ran its
  * constructors in compiler form.

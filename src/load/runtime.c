@@ -52,6 +52,7 @@
 #include "stockven.h"
 #include "logsink.h"
 #include "trap.h"
+#include "variant.h"
 
 #define FI_MSG_MAX	2048	/* FINEIBT_CFI=help: the word list */
 #define FI_SEEN_WORDS	(FI_MAX_SEEN / 64)
@@ -535,8 +536,8 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		if (m || !fall)
 			return m;
 	} else if (f->name[0] &&
-		   ((!fi_rt()->sealed && fi_early_said_plain &&
-		     fi_early_said_plain(f, fi_subs_now)) ||
+		   ((!fi_rt()->sealed && fi_variant.early_said_plain &&
+		     fi_variant.early_said_plain(f, fi_subs_now)) ||
 		    !fi_live_maybe_kcfi(f->phdr, f->phnum, f->bias))) {
 		/* No index and no kCFI preamble in memory: libc, ld.so,
 		 * libfineibt... never opened. At start-up the early check
@@ -1146,14 +1147,8 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 		fi_rt_debug_config(&cfg, have_arity, ibt, n);
 }
 
-/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym, dlvsym and
- * dlopen to ours whatever the lookup order; true if one must wait (it is
- * still being loaded by another thread: fi_rt_bind_due). */
-bool fi_bind_interposers(void) __attribute__((weak));
 /* A stock module waits for the loader before its veneers (stockven.c). */
 static bool fi_rt_sven_due;
-/* dlhook.c: libc's dlopen, resolved and recorded (opens a window of its own). */
-void fi_dlhook_prime(void) __attribute__((weak));
 static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
 			unsigned long long subs);
 
@@ -1174,15 +1169,15 @@ static void fi_rt_finish(void)
 	fi_rt_set_active(true);
 	/* Start-up is over: mode and key are final (docs/protection.md). */
 	fi_rt_seal();
-	if (fi_early_forget)
-		fi_early_forget();
+	if (fi_variant.early_forget)
+		fi_variant.early_forget();
 	fi_rt_publish(&(const struct fi_rt_self){
-		.adopt = fi_rt_adopt, .sigaction = fi_trap_sigaction,
+		.adopt = fi_rt_adopt, .sigaction = fi_variant.sigaction,
 		.jit_register = fi_jit_register_local,
 		.jit_unregister = fi_jit_unregister_local,
 	});
-	if (!fi_rt_early && fi_dlhook_prime)
-		fi_dlhook_prime();
+	if (!fi_rt_early && fi_variant.dlopen_prime)
+		fi_variant.dlopen_prime();
 }
 
 /*
@@ -1317,11 +1312,14 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_finish();
 	if (batch)
 		fi_rt_batch_end(&bsaved);
-	if (own && (nfresh || fi_rt_bind_due) && fi_bind_interposers) {
+	/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym,
+	 * dlvsym and dlopen to ours whatever the lookup order; true if one
+	 * must wait (another thread is still loading it). */
+	if (own && (nfresh || fi_rt_bind_due) && fi_variant.bind_interposers) {
 		if (fi_rt_early)
 			fi_rt_bind_due = true;
 		else
-			fi_rt_bind_due = fi_bind_interposers();
+			fi_rt_bind_due = fi_variant.bind_interposers();
 	}
 	/* Typed veneers for stock kCFI modules' libc pointers (stockven.c). */
 	if (own && (nfresh || fi_rt_sven_due))
@@ -1387,7 +1385,7 @@ static uint64_t fi_rt_now_us(void)
 {
 	struct timespec ts;
 
-	/* Not clock_gettime(): src/rawsys.h. */
+	/* Not clock_gettime(): src/seq/rawsys.h. */
 	if (fi_sys3(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
@@ -1575,8 +1573,8 @@ __attribute__((constructor)) static void fi_rt_ctor(void)
 {
 	fineibt_rt_hook();
 	pthread_mutex_lock(&fi_rt_mutex);
-	if (fi_rt_bind_due && fi_bind_interposers)
-		fi_rt_bind_due = fi_bind_interposers();
+	if (fi_rt_bind_due && fi_variant.bind_interposers)
+		fi_rt_bind_due = fi_variant.bind_interposers();
 	if (fi_rt_sven_due)
 		fi_rt_sven_due = fi_stock_veneers();
 	pthread_mutex_unlock(&fi_rt_mutex);

@@ -95,7 +95,7 @@ bool fi_patch_coarse(const struct fi_image *im, const struct fineibt_config *cfg
 bool fi_patch_keeps(const struct fi_image *im, const struct fi_patch_opts *o);
 
 /*
- * src/knr.c. The hash a preamble of an empty-parentheses definition
+ * src/pass/knr.c. The hash a preamble of an empty-parentheses definition
  * (`R f()`, typed `_ZTSF<R>E` by clang) should carry: that of `R f(void)`.
  * Any other hash is returned unchanged. fi_image_has_knr: does @im hold
  * such a preamble (still in kCFI form)?

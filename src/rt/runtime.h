@@ -56,7 +56,7 @@ struct fi_module {
 	 * A stock kCFI module (docs/compat.md, "Stock kCFI modules"): its
 	 * checks go through any register (the trap decoder reads the site),
 	 * and its pointers to uninstrumented functions may be typed veneers,
-	 * in the read-only page run [sven_lo, sven_hi) (src/load/stockven.c).
+	 * in the read-only page run [sven_lo, sven_hi) (src/trap/stockven.c).
 	 */
 	bool stock;
 	uint64_t sven_lo, sven_hi;
@@ -557,9 +557,9 @@ void fi_rt_start_early(void);
  * Did the early check (src/load/rtearly.c, libfineibt.so only) sample module
  * @f and find no kCFI, with @subs modules unloaded so far as then? For the
  * first scan only: fi_early_forget() ends it once start-up is over.
+ * Called through the variant's table (variant.h).
  */
-bool fi_early_said_plain(const struct fi_rt_found *f, unsigned long long subs)
-	__attribute__((weak));
-void fi_early_forget(void) __attribute__((weak));
+bool fi_early_said_plain(const struct fi_rt_found *f, unsigned long long subs);
+void fi_early_forget(void);
 
 #endif /* FI_RUNTIME_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * __bhi_args[]: the FineIBT-BHI stubs (DESIGN.md section 2).
+ * __bhi_args[]: the FineIBT-BHI stubs (docs/sequences.md).
  *
  * A FineIBT-BHI preamble ends in "call __bhi_args[arity]". It arrives here
  * right after its "subl $hash, %r10d", so ZF is set and r10 is zero when

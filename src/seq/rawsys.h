@@ -4,7 +4,7 @@
  * must not call libc functions that an LD_PRELOAD interposer may define
  * (libfaketime: clock_gettime, getrandom, getpid, syscall...): such an
  * interposer is kCFI code that would run before it is rewritten, from
- * inside the runtime, and trap there (issue 14, docs/compat.md). Nor may
+ * inside the runtime, and trap there (docs/compat.md). Nor may
  * the trap report: an interposed open or fstat that itself traps would
  * re-enter the SIGILL handler from inside it (docs/traps.md "Reports and
  * interposers").

@@ -5,7 +5,7 @@
  * Why these exist at all: kCFI programs are compiled with
  * -mretpoline-external-thunk -mindirect-branch-cs-prefix, which is what
  * gives every checked call site its fixed 20-byte shape ending in
- * "cs call __x86_indirect_thunk_r11" (DESIGN.md section 1). The compiler
+ * "cs call __x86_indirect_thunk_r11" (docs/sequences.md). The compiler
  * only references the thunks; someone must define them. The passes
  * de-thunk patched call sites into "call *%r11", so after patching the
  * thunks serve only calls that carry no check and sites left unpatched.

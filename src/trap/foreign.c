@@ -54,7 +54,7 @@
  * name record holds its function (fi_fx_slot_fn): slots are taken in
  * order, so the first empty record is the count. Keeping the count in
  * the state cost a write window per veneer (~5 system calls: libfaketime
- * asks for ~40 veneers at every start, issue 13); the records are in a
+ * asks for ~40 veneers at every start); the records are in a
  * region of the runtime's (fi_rt_map_protected), never writable, written
  * with fi_rt_put under fi_fven_lock.
  */
@@ -88,7 +88,7 @@ static bool fi_fx_all_int3(const uint8_t *p, uint64_t n)
  * Does sealed @copy (@n bytes, a copy of the pages at @lo) hold exactly
  * what fi_fx_publish meant to write: @bytes at @at, the original pages
  * (or int3s when @fresh) everywhere else? Compared with memcmp: a byte
- * loop here cost ~65,000 instructions per veneer (issue 13).
+ * loop here cost ~65,000 instructions per veneer (docs/bench.md).
  */
 static bool fi_fx_copy_ok(const uint8_t *copy, uint64_t lo, uint64_t n,
 			  uint64_t at, const void *bytes, size_t len, bool fresh)
@@ -135,7 +135,7 @@ static int fi_fx_publish(uint64_t addr, const void *bytes, size_t len,
 	}
 	/*
 	 * The copy was writable while other threads ran: what becomes code
-	 * is checked once nothing can write it any more (issue 18).
+	 * is checked once nothing can write it any more (docs/protection.md).
 	 */
 	if (!fi_fx_copy_ok(copy, lo, n, addr - lo, bytes, len, fresh)) {
 		fi_raw_munmap(copy, n);
@@ -199,7 +199,7 @@ uint64_t fi_foreign_slot_target(uint64_t addr, uint64_t *entry)
  * glibc's _dl_find_object (2.35) finds the object in a sorted table,
  * lock-free; dladdr would also search the object's symbols for the one
  * nearest @p (~60,000 instructions in libc, per call) for a name we do
- * not use: that was most of a preloaded interposer's start-up (issue 13).
+ * not use: that was most of a preloaded interposer's start-up (docs/bench.md).
  * Same definition of "holds" (its reference implementation is dladdr's
  * search), same base (l_map_start). dladdr1 only when it knows no object
  * there: called from an audit module before glibc built its table, or

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The SIGILL side (DESIGN.md section 4; seeds 002, 004, 006, 007, 009).
+ * The SIGILL side (docs/traps.md; seeds 002, 004, 006, 007, 009).
  *
  * Every CFI failure is a #UD, so a SIGILL. The handler decides from the
  * faulting ip whether one of our sequences trapped:
@@ -42,8 +42,7 @@
 #include "stockven.h"
 #include "logsink.h"
 #include "trap.h"
-
-#define FI_EXPORT	__attribute__((visibility("default")))
+#include "variant.h"
 
 /* ------------------------------------------------------- mapped memory */
 
@@ -682,7 +681,6 @@ static void fi_trap_report(const struct fi_trap *t, uint64_t sp, size_t room)
  * entry points live there too: they are called without any CFI check.
  */
 typedef int (*fi_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef sighandler_t (*fi_signal_fn)(int, sighandler_t);
 
 #define FI_SIG()	(&fi_rt()->sig)
 
@@ -750,8 +748,8 @@ static int fi_raw_sigaction(int sig, const struct sigaction *act,
 	return 0;
 }
 
-static int fi_sys_sigaction(int sig, const struct sigaction *act,
-			    struct sigaction *old)
+int fi_trap_sys_sigaction(int sig, const struct sigaction *act,
+			  struct sigaction *old)
 {
 	fi_sigaction_fn f = (fi_sigaction_fn)__atomic_load_n(
 		&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE);
@@ -763,40 +761,11 @@ static int fi_sys_sigaction(int sig, const struct sigaction *act,
 	return f(sig, act, old);
 }
 
-static fi_signal_fn fi_real_signal_fn(bool sysv)
+fi_signal_fn fi_trap_real_signal(bool sysv)
 {
 	void *const *p = sysv ? &FI_SIG()->real_sysv_signal : &FI_SIG()->real_signal;
 
 	return (fi_signal_fn)__atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static void fi_trap_handler(int sig, siginfo_t *si, void *ctx);
-
-/*
- * Inside a write window (@s writable). Our own handler is never recorded
- * (it could only come back through a raw syscall's oldact): chaining to
- * it would recurse.
- */
-/*
- * Inside a window. @act is the program's (its memory): copied to this
- * stack first, and written from there, between two puts of the counter
- * (odd meanwhile). 0 or -errno (the record is then unchanged).
- */
-static int fi_user_set(const struct fi_rt_sig *s, const struct sigaction *act)
-{
-	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
-	struct sigaction a = act->sa_sigaction == fi_trap_handler ? dfl : *act;
-	unsigned int seq = s->user_seq;
-	int err;
-
-	/* No handler reads it before fineibt's holds SIGILL: one put. */
-	if (!s->installed)
-		return fi_rt_put(&s->user_act, &a, sizeof(a));
-	if ((err = FI_RT_PUT(s->user_seq, seq + 1)))
-		return err;
-	err = fi_rt_put(&s->user_act, &a, sizeof(a));
-	FI_RT_PUT(s->user_seq, seq + 2);
-	return err;
 }
 
 /* Lock-free, for the handler. */
@@ -891,7 +860,7 @@ static __attribute__((noinline)) void fi_trap_chain(int sig, siginfo_t *si,
 
 		rt = fi_rt_write_begin(&saved);
 		if (rt) {
-			fi_user_set(&rt->sig, &dfl);
+			fi_trap_user_set(&rt->sig, &dfl);
 			fi_rt_write_end(&saved);
 		}
 	}
@@ -1043,7 +1012,7 @@ static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
 	fi_trap_report_leave(slot);
 }
 
-static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
+void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	greg_t *g = uc->uc_mcontext.gregs;
@@ -1075,7 +1044,7 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		    fi_trap_stack_room(frame) >= FI_TRAP_STACK_FULL)
 			fi_trap_say_opened(&t);
 	} else if (t.kind == FI_TRAP_COARSE &&
-		   (fi_coarse_take(&t) || fi_trap_sig_is_own(t.target))) {
+		   (fi_coarse_take(&t) || fi_variant.sig_is_own(t.target))) {
 		/* An uninstrumented library's exported entry (coarsetrap.c),
 		 * or an interposer dlsym hands out for a SIGILL-installing
 		 * name: under the static runtime it lives in the executable,
@@ -1121,12 +1090,12 @@ int fi_trap_install(void)
 		return -errno;
 	if (rt->sig.installed)
 		goto out;
-	if (fi_sys_sigaction(SIGILL, &sa, &old) < 0) {
+	if (fi_trap_sys_sigaction(SIGILL, &sa, &old) < 0) {
 		ret = -errno;
 		goto out;
 	}
 	/* Held by the kernel now: the record must say so, or stop. */
-	if (fi_user_set(&rt->sig, &old) || FI_RT_PUT(rt->sig.installed, true))
+	if (fi_trap_user_set(&rt->sig, &old) || FI_RT_PUT(rt->sig.installed, true))
 		fi_rt_die("cannot record the SIGILL handler");
 out:
 	fi_rt_write_end(&saved);
@@ -1146,288 +1115,11 @@ int fi_trap_uninstall(void)
 	if (rt->sealed) {
 		ret = -EPERM;
 	} else if (rt->sig.installed) {
-		if (fi_sys_sigaction(SIGILL, &rt->sig.user_act, NULL) < 0)
+		if (fi_trap_sys_sigaction(SIGILL, &rt->sig.user_act, NULL) < 0)
 			ret = -errno;
 		else
 			ret = FI_RT_PUT(rt->sig.installed, false);
 	}
 	fi_rt_write_end(&saved);
 	return ret;
-}
-
-/* ------------------------------------------------- signal interposition */
-
-/*
- * The program (or a library probing CPU features) installing a SIGILL
- * handler must not evict ours: record its handler as the one to chain to
- * and answer with the one recorded before. Other signals, and SIGILL
- * while fineibt is not installed, go straight to libc. A raw
- * rt_sigaction syscall bypasses this (see docs/traps.md).
- */
-FI_EXPORT int sigaction(int sig, const struct sigaction *act,
-			struct sigaction *old)
-{
-	const struct fi_runtime *rt;
-	sigset_t saved;
-	int ret = 0;
-
-	if (sig != SIGILL)
-		return fi_sys_sigaction(sig, act, old);
-	/* A second instance (dlmopen): the process's runtime holds SIGILL. */
-	if (fi_rt()->primary)
-		return fi_rt()->primary->self.sigaction(sig, act, old);
-	rt = fi_rt_write_begin(&saved);
-	if (!rt)
-		return -1;	/* errno: the state cannot be written */
-	if (!rt->sig.installed) {
-		ret = fi_sys_sigaction(sig, act, old);
-	} else {
-		struct sigaction prev = rt->sig.user_act;
-		int err = act ? fi_user_set(&rt->sig, act) : 0;
-
-		if (err) {
-			errno = -err;
-			ret = -1;
-		} else if (old) {
-			*old = prev;
-		}
-	}
-	fi_rt_write_end(&saved);
-	return ret;
-}
-
-/* The interposer above, whatever the lookup order binds the name to. */
-int fi_trap_sigaction(int sig, const struct sigaction *act,
-		      struct sigaction *old)
-	__attribute__((alias("sigaction"), visibility("hidden")));
-
-/* signal()-style installs of SIGILL, expressed as the sigaction they mean. */
-static sighandler_t fi_signal_as(int sig, sighandler_t h, int flags,
-				 bool self_mask)
-{
-	struct sigaction act = { .sa_handler = h, .sa_flags = flags }, old;
-
-	if (h == SIG_ERR) {
-		errno = EINVAL;
-		return SIG_ERR;
-	}
-	sigemptyset(&act.sa_mask);
-	if (self_mask)
-		sigaddset(&act.sa_mask, sig);
-	if (sigaction(sig, &act, &old) < 0)
-		return SIG_ERR;
-	return old.sa_handler;
-}
-
-/* BSD semantics, as glibc's signal(): restart, sig blocked in its handler. */
-FI_EXPORT sighandler_t signal(int sig, sighandler_t h)
-{
-	fi_signal_fn f = fi_real_signal_fn(false);
-
-	if (sig != SIGILL && f)
-		return f(sig, h);
-	return fi_signal_as(sig, h, SA_RESTART, true);
-}
-
-FI_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
-{
-	return signal(sig, h);
-}
-
-/* System V semantics: one-shot, not blocked in its handler. */
-FI_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
-{
-	fi_signal_fn f = fi_real_signal_fn(true);
-
-	if (sig != SIGILL && f)
-		return f(sig, h);
-	return fi_signal_as(sig, h, SA_RESETHAND | SA_NODEFER, false);
-}
-
-/*
- * The other libc entries that install a disposition (glibc implements
- * them on its internal sigaction, which no interposer sees). Each is
- * expressed as the sigaction it means, through the interposer above, for
- * every signal: the same code as libc's then, whatever the signal.
- */
-
-/* Strict ISO C (-std=c11, no _GNU_SOURCE): glibc's signal() is this. */
-FI_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
-{
-	return sysv_signal(sig, h);
-}
-
-/* An alias of signal() in glibc. */
-FI_EXPORT sighandler_t ssignal(int sig, sighandler_t h)
-{
-	return signal(sig, h);
-}
-
-FI_EXPORT int __sigaction(int sig, const struct sigaction *act,
-			  struct sigaction *old)
-{
-	return sigaction(sig, act, old);
-}
-
-/* One signal in a set, or -1 (EINVAL) for a bad number. */
-static int fi_sig_one(int sig, sigset_t *set)
-{
-	sigemptyset(set);
-	return sigaddset(set, sig);
-}
-
-/*
- * System V sigset(): SIG_HOLD blocks @sig and keeps its disposition;
- * anything else installs it (no flags, empty mask) and unblocks @sig.
- * Returns SIG_HOLD when @sig was blocked, else the previous disposition.
- */
-FI_EXPORT sighandler_t sigset(int sig, sighandler_t h)
-{
-	struct sigaction act = { .sa_handler = h }, old;
-	sigset_t one, was;
-
-	if (h == SIG_ERR || fi_sig_one(sig, &one) < 0) {
-		errno = EINVAL;
-		return SIG_ERR;
-	}
-	if (h == SIG_HOLD) {
-		if (sigprocmask(SIG_BLOCK, &one, &was) < 0 ||
-		    sigaction(sig, NULL, &old) < 0)
-			return SIG_ERR;
-		return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
-	}
-	sigemptyset(&act.sa_mask);
-	if (sigaction(sig, &act, &old) < 0 ||
-	    sigprocmask(SIG_UNBLOCK, &one, &was) < 0)
-		return SIG_ERR;
-	return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
-}
-
-FI_EXPORT int sigignore(int sig)
-{
-	struct sigaction act = { .sa_handler = SIG_IGN };
-
-	sigemptyset(&act.sa_mask);
-	return sigaction(sig, &act, NULL);
-}
-
-/*
- * 4.2BSD sigvec(): a compat symbol of glibc (sigvec@GLIBC_2.2.5, no
- * header declares it since 2.21); old binaries still reference it.
- */
-struct fi_sigvec {
-	sighandler_t sv_handler;
-	int sv_mask;		/* bit sig - 1 blocks sig (signals 1..32) */
-	int sv_flags;
-};
-#define FI_SV_ONSTACK	1
-#define FI_SV_INTERRUPT	2
-#define FI_SV_RESETHAND	4
-
-int fi_sigvec(int sig, const struct fi_sigvec *vec, struct fi_sigvec *ovec);
-__asm__(".symver fi_sigvec, sigvec@GLIBC_2.2.5");
-
-FI_EXPORT int fi_sigvec(int sig, const struct fi_sigvec *vec,
-			struct fi_sigvec *ovec)
-{
-	struct sigaction act = { .sa_handler = SIG_DFL }, old;
-
-	if (vec) {
-		act.sa_handler = vec->sv_handler;
-		sigemptyset(&act.sa_mask);
-		for (int s = 1; s <= 32; s++) {
-			if (vec->sv_mask & (int)(1U << (s - 1)))
-				sigaddset(&act.sa_mask, s);
-		}
-		if (vec->sv_flags & FI_SV_ONSTACK)
-			act.sa_flags |= SA_ONSTACK;
-		if (!(vec->sv_flags & FI_SV_INTERRUPT))
-			act.sa_flags |= SA_RESTART;
-		if (vec->sv_flags & FI_SV_RESETHAND)
-			act.sa_flags |= SA_RESETHAND | SA_NODEFER;
-	}
-	if (sigaction(sig, vec ? &act : NULL, &old) < 0)
-		return -1;
-	if (ovec) {
-		ovec->sv_handler = old.sa_handler;
-		ovec->sv_mask = 0;
-		for (int s = 1; s <= 32; s++) {
-			if (sigismember(&old.sa_mask, s) == 1)
-				ovec->sv_mask |= (int)(1U << (s - 1));
-		}
-		ovec->sv_flags = ((old.sa_flags & SA_ONSTACK) ? FI_SV_ONSTACK : 0) |
-				 ((old.sa_flags & SA_RESTART) ? 0 : FI_SV_INTERRUPT) |
-				 ((old.sa_flags & SA_RESETHAND) ? FI_SV_RESETHAND : 0);
-	}
-	return 0;
-}
-
-/* ------------------------------------------- lookups that reach libc's */
-
-/* The module containing @p (its base), through the loader. */
-static const void *fi_trap_object_of(const void *p)
-{
-	Dl_info info;
-
-	return p && dladdr(p, &info) ? info.dli_fbase : NULL;
-}
-
-/* sigset and sigignore are ours here; libc marks its declarations deprecated. */
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wdeprecated-declarations"
-static const struct { const char *name; void *fn; } fi_sig_entries[] = {
-	{ "sigaction", (void *)sigaction },
-	{ "__sigaction", (void *)__sigaction },
-	{ "signal", (void *)signal },
-	{ "bsd_signal", (void *)bsd_signal },
-	{ "ssignal", (void *)ssignal },
-	{ "sysv_signal", (void *)sysv_signal },
-	{ "__sysv_signal", (void *)__sysv_signal },
-	{ "sigset", (void *)sigset },
-	{ "sigignore", (void *)sigignore },
-	{ "sigvec", (void *)fi_sigvec },
-};
-
-void *fi_trap_sig_own(const char *name)
-{
-	/* Every name above starts with 's', '_' or 'b': the others without
-	 * a call (asked for each PLT slot of each module at start-up). */
-	if (!name || (name[0] != 's' && name[0] != '_' && name[0] != 'b'))
-		return NULL;
-	for (size_t i = 0; i < sizeof(fi_sig_entries) / sizeof(fi_sig_entries[0]); i++) {
-		if (!strcmp(name, fi_sig_entries[i].name))
-			return fi_sig_entries[i].fn;
-	}
-	return NULL;
-}
-
-bool fi_trap_sig_is_own(uint64_t addr)
-{
-	for (size_t i = 0; i < sizeof(fi_sig_entries) / sizeof(fi_sig_entries[0]); i++) {
-		if ((uint64_t)(uintptr_t)fi_sig_entries[i].fn == addr)
-			return true;
-	}
-	return false;
-}
-#pragma clang diagnostic pop
-
-/*
- * NULL until fi_trap_resolve() has stored libc's sigaction: its own
- * lookups (through the dlsym interposer) must get libc's functions.
- */
-const void *fi_trap_libc_base(void)
-{
-	return fi_trap_object_of(__atomic_load_n(&FI_SIG()->real_sigaction,
-						 __ATOMIC_ACQUIRE));
-}
-
-void *fi_trap_sig_entry(const char *name, void *p)
-{
-	void *ours = fi_trap_sig_own(name);
-	const void *libc;
-
-	if (!p || !ours)
-		return p;
-	libc = fi_trap_libc_base();
-	return libc && fi_trap_object_of(p) == libc ? ours : p;
 }

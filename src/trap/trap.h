@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The SIGILL side (DESIGN.md section 4): decode every #UD the kCFI and
+ * The SIGILL side (docs/traps.md): decode every #UD the kCFI and
  * FineIBT sequences can raise, report it on stderr, then die (default) or
  * continue (cfi=warn); hand every other SIGILL to the program's handler.
  *
@@ -13,6 +13,7 @@
 #ifndef FI_TRAP_H
 #define FI_TRAP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,13 +29,6 @@
  */
 int fi_trap_install(void);
 /*
- * The sigaction interposer under a hidden name no lookup order changes
- * (load/runtime.c publishes it for a dlmopen namespace's copy).
- */
-int fi_trap_sigaction(int sig, const struct sigaction *act,
-		      struct sigaction *old);
-
-/*
  * Put the program's recorded handler back into the kernel and stop
  * interposing sigaction/signal for SIGILL. Returns 0 or -errno.
  */
@@ -43,19 +37,43 @@ int fi_trap_uninstall(void);
 bool fi_trap_installed(void);
 
 /*
- * What dlsym()/dlvsym() hand out for @name when libc's lookup found @p:
- * for libc's own entry of a SIGILL-installing function (sigaction,
- * signal, sigset, ...), fineibt's interposer; otherwise @p. A lookup
- * that starts after libfineibt (RTLD_NEXT from a later module, a libc
- * handle) would otherwise bypass the interposition.
+ * What the SIGILL-installing interposers (src/interpose/signals.c) build
+ * on. libc's sigaction as resolved at load time, or the system call
+ * itself (fully static, or before the constructor): 0 or -1 and errno.
  */
-void *fi_trap_sig_entry(const char *name, void *p);
-/* The interposer of that name, or NULL; libc's base (its sigaction's). */
-void *fi_trap_sig_own(const char *name);
-/* True if @addr is the entry of one of the interposers above: the address
- * dlsym hands out for libc's name under the static runtime. */
-bool fi_trap_sig_is_own(uint64_t addr);
-const void *fi_trap_libc_base(void);
+int fi_trap_sys_sigaction(int sig, const struct sigaction *act,
+			  struct sigaction *old);
+/* libc's signal (@sysv: sysv_signal), or NULL before the constructor. */
+typedef sighandler_t (*fi_signal_fn)(int, sighandler_t);
+fi_signal_fn fi_trap_real_signal(bool sysv);
+/* fineibt's SIGILL handler (trap.c). */
+void fi_trap_handler(int sig, siginfo_t *si, void *ctx);
+/*
+ * Inside a write window (@s writable): record @act as the handler
+ * non-CFI SIGILLs chain to. @act is the program's (its memory): copied
+ * to this stack first, and written from there, between two puts of the
+ * counter (odd meanwhile). Our own handler is never recorded (it could
+ * only come back through a raw syscall's oldact): chaining to it would
+ * recurse. 0 or -errno (the record is then unchanged). Inline: the
+ * sigaction interposer runs it at every install of a SIGILL handler.
+ */
+static inline int fi_trap_user_set(const struct fi_rt_sig *s,
+				   const struct sigaction *act)
+{
+	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction a = act->sa_sigaction == fi_trap_handler ? dfl : *act;
+	unsigned int seq = s->user_seq;
+	int err;
+
+	/* No handler reads it before fineibt's holds SIGILL: one put. */
+	if (!s->installed)
+		return fi_rt_put(&s->user_act, &a, sizeof(a));
+	if ((err = FI_RT_PUT(s->user_seq, seq + 1)))
+		return err;
+	err = fi_rt_put(&s->user_act, &a, sizeof(a));
+	FI_RT_PUT(s->user_seq, seq + 2);
+	return err;
+}
 
 /*
  * Decode a #UD at @r->ip. Returns true and fills @t for a CFI trap of a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compat_build (issue 14, build routes): a program that stores libc
+# compat_build (docs/compat.md, build routes): a program that stores libc
 # functions (strlen, puts) in a table and calls them through kCFI, built
 #  (a) with a stock clang-22 and `pkg-config --cflags --libs fineibt` from
 #      an installed prefix (veneers come from fineibt-ld, the --ld-path the

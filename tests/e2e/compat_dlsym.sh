@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compat_dlsym: function pointers from dlsym/dlvsym into uninstrumented
-# libraries (issue 14, docs/compat.md). libm's cos and libc's strlen
+# libraries (docs/compat.md). libm's cos and libc's strlen
 # (dlvsym), called through their own type, another type and a tail call,
 # work in every mode; a checking caller traps once per site and never
 # again (counted with strace when it is installed); cos + 16 and the
@@ -42,7 +42,7 @@ for m in "${RT_MODES[@]}"; do
 	else
 		rt_fail "dlsym-calls[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 	fi
-	# -static-fineibt has no dlsym interposer (src/load/dlsym_so.c): the
+	# -static-fineibt has no dlsym interposer (src/interpose/dlsym_so.c): the
 	# pointer is the function itself, caught where the caller checks.
 	if rt_checks_caller "$m"; then
 		rt_run dlsym-static "$m" "$PS" 1

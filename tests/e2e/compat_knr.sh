@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compat_knr: old-style C definitions (issue 14, docs/compat.md). An
+# compat_knr: old-style C definitions (docs/compat.md). An
 # empty-parentheses definition `static void invalidate()` called through
 # `void (*)(void)`, a K&R `int twice(a) int a;` through `int (*)(int)`,
 # K&R with a promoted char parameter, and `const char *name()` through

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compat_next: dlsym(RTLD_NEXT) / dlvsym(RTLD_NEXT) from a kCFI LD_PRELOAD
-# interposer (the libfaketime pattern; issue 14, docs/compat.md). Every
+# interposer (the libfaketime pattern; docs/compat.md). Every
 # mode, with the program built by fineibt-cc (libfineibt before libc in
 # the lookup order) and by plain clang-22 (libfineibt pulled in by the
 # preload, behind libc: the runtime points the interposer's dlsym GOT

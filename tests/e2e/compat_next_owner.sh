@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compat_next_owner: dlsym(RTLD_NEXT) answers relative to the object that
-# calls it (issue 13: src/load/dlsym_so.c finds that object with
+# calls it (src/interpose/dlsym_so.c finds that object with
 # _dl_find_object, see foreign.c). Three interposers of time()
 # (compat_next_lib.c) preloaded, kCFI, uninstrumented and kCFI in the
 # middle, in two orders: each one's next must be the interposer right

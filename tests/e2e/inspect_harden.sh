@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# inspect_harden: the hardening audit of `fineibt inspect` (issue 15):
+# inspect_harden: the hardening audit of `fineibt inspect` (docs/inspect.md):
 # RELRO (full/partial/none), BIND_NOW, writable GOT, executable stack and
 # text relocations, in text ("hardening:" line, one "audit:" line per
 # hole) and --json (relro, bind_now, writable_got, exec_stack, textrel,

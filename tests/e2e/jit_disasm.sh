@@ -4,7 +4,7 @@
 # dumps its finished code region (CALC_DUMP); LLVM's disassembler
 # (llvm-mc-22 + llvm-objdump-22, not our decoder) reads it at its run-time
 # address, and each generated function's preamble and each checked call
-# site must be the instruction sequence DESIGN.md gives for the mode, with
+# site must be the instruction sequence docs/sequences.md gives for the mode, with
 # the run-time hash the process uses for the type (printed by calc from a
 # compiled C function of that type).
 set -u

@@ -6,10 +6,13 @@
 #  - no two modules (x.c + x.h) include each other, directly or through
 #    headers
 #  - no two object files call each other (through any chain: no cycle in
-#    the graph "uses a symbol defined by") in src/ and in driver/; calls go
-#    down the layers, except to print.h's functions (declared in core/,
-#    kept by rt/: the hook lives in the read-only state) and to libc's
-#    interposed entry points (dlsym, sigaction, ...)
+#    the graph "uses a symbol defined by", weak references included) in
+#    src/, driver/ and tools/, each circle printed as the calls that close
+#    it; calls go down the layers, except to print.h's functions (declared in core/,
+#    kept by rt/: the hook lives in the read-only state), to libc's
+#    interposed entry points (dlsym, sigaction, ...) and through the
+#    runtime variant's const table (src/rt/variant.h), whose entries are
+#    listed here (UPCALLS) and which must sit in .data.rel.ro (RELRO)
 #  - libfineibt.so and libfineibt.a hold nothing of src/tool/;
 #    libfineibt.so holds no CLI-only entry point (a function of src/ that
 #    only tools/ or driver/ call: --gc-sections leaves it out) and exports
@@ -27,7 +30,20 @@ import glob, os, re, subprocess, sys
 
 BUILD = os.environ["BUILD"]
 RANK = {"seq": 0, "core": 1, "elf": 2, "pass": 3, "rt": 4,
-        "trap": 5, "jit": 5, "load": 6, "tool": 6}
+        "trap": 5, "jit": 5, "load": 6, "tool": 6, "interpose": 7}
+# The calls that go up: through each runtime variant's const table
+# (src/rt/variant.h), the one symbol below that lower layers may use,
+# defined by these objects, holding exactly these functions (NULL
+# entries aside). A new upcall is a new entry here and in variant.h.
+UPCALL_TABLE = "fi_variant"
+UPCALLS = {
+    "interpose/variant_so.c": {"fi_sig_sigaction", "fi_sig_own", "fi_sig_is_own",
+                               "fi_dlhook_prime", "fi_bind_interposers",
+                               "fi_bind_want", "fi_early_said_plain",
+                               "fi_early_forget"},
+    "interpose/variant_a.c": {"fi_sig_sigaction", "fi_sig_own", "fi_sig_is_own",
+                              "fi_dlhook_prime"},
+}
 # Declared low, defined above (see the header): callers in any layer.
 INVERTED = {"print.h"}
 
@@ -122,7 +138,10 @@ def nm(o):
         p = l.split()
         if len(p) < 2:
             continue
-        if p[1] == "U":
+        # U: undefined; w, v: weak undefined (a function, an object): a
+        # weak reference is a call all the same when the definition is
+        # linked in.
+        if p[1] in ("U", "w", "v"):
             u.add(p[0])
         elif p[1] in "TDBRVW":
             d.add(p[0])
@@ -168,16 +187,50 @@ def sccs(edges):
 def short(o):
     return o.replace(BUILD + "/obj/", "").replace(".c.o", ".c").replace(".S.o", ".S")
 
-for part, pat in (("src", BUILD + "/obj/*/*.[cS].o"), ("driver", BUILD + "/obj/driver/*.o")):
+for part, pat in (("src", BUILD + "/obj/*/*.[cS].o"), ("driver", BUILD + "/obj/driver/*.o"),
+                  ("tools", BUILD + "/obj/tools/*.o")):
     objs = sorted(o for o in glob.glob(pat)
-                  if part == "driver" or o.split("/")[-2] in RANK)
+                  if part != "src" or o.split("/")[-2] in RANK)
     if not objs:
         check("layers_objects_" + part, False, "no objects under %s (run make)" % pat)
         continue
     e = graph(objs)
+    if part == "src":
+        # The table's users reach it as data: list them, check what the
+        # tables hold, and leave those edges out of the circles.
+        users = sorted(short(o) for o in e for t in e[o]
+                       if UPCALL_TABLE in e[o][t])
+        print("layers: upcalls through %s from: %s" % (UPCALL_TABLE, " ".join(users)))
+        for t, want in UPCALLS.items():
+            o = BUILD + "/obj/" + t + ".o"
+            have = nm(o)[1] if os.path.exists(o) else None
+            check("layers_upcalls[%s]" % t, have == want,
+                  "holds %s, layers.sh lists %s" % (sorted(have or ()), sorted(want)))
+            sec = subprocess.run(["objdump", "-t", o], capture_output=True,
+                                 text=True).stdout if have is not None else ""
+            check("layers_upcalls_relro[%s]" % t,
+                  re.search(r"\s\.data\.rel\.ro\S*\s+\S+\s+(\.hidden\s+)?%s$" % UPCALL_TABLE,
+                            sec, re.M), "%s is not in .data.rel.ro" % UPCALL_TABLE)
+        # Where libfineibt.so has it: inside PT_GNU_RELRO.
+        at = [(int(l.split()[0], 16), int(l.split()[1], 16)) for l in subprocess.run(
+            ["nm", "-S", BUILD + "/libfineibt.so"], capture_output=True, text=True).stdout.splitlines()
+            if l.split()[-1:] == [UPCALL_TABLE] and len(l.split()) == 4]
+        relro = [(int(l.split()[2], 16), int(l.split()[5], 16)) for l in subprocess.run(
+            ["readelf", "-lW", BUILD + "/libfineibt.so"], capture_output=True,
+            text=True).stdout.splitlines() if l.split()[:1] == ["GNU_RELRO"]]
+        check("layers_upcalls_relro[libfineibt.so]",
+              len(at) == 1 and any(lo <= at[0][0] and sum(at[0]) <= lo + n for lo, n in relro),
+              "%s at %s, GNU_RELRO %s" % (UPCALL_TABLE, at, relro))
+        for o in e:
+            for t in list(e[o]):
+                e[o][t] = [n for n in e[o][t] if n != UPCALL_TABLE]
+                if not e[o][t]:
+                    del e[o][t]
     cyc = sccs(e)
+    # Each circle as the calls that close it: "a.c -> b.c (names)".
     check("layers_no_call_cycles_" + part, not cyc,
-          " | ".join(" <-> ".join(short(o) for o in c) for c in cyc))
+          " | ".join("; ".join("%s -> %s (%s)" % (short(a), short(b), ", ".join(sorted(e[a][b])))
+                               for a in c for b in sorted(e[a]) if b in c) for c in cyc))
     if part != "src":
         continue
     up = []
@@ -255,4 +308,19 @@ for c in layers_includes_point_down layers_no_include_pairs; do
 		rc=1
 	fi
 done
+
+# A circle held by a weak reference (nm's "w") must be found too: two
+# objects, one calling the other, which calls back through a weak symbol.
+mkdir -p "$CHECK.d/obj/obj/seq" &&
+	printf 'void fi_lt_b(void);\nvoid fi_lt_a(void) { fi_lt_b(); }\n' >"$CHECK.d/a.c" &&
+	printf 'void fi_lt_a(void) __attribute__((weak));\nvoid fi_lt_b(void) { if (fi_lt_a) fi_lt_a(); }\n' >"$CHECK.d/b.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/seq/a.c.o" "$CHECK.d/a.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/seq/b.c.o" "$CHECK.d/b.c"
+out=$(BUILD="$CHECK.d/obj" python3 "$CHECK" 2>&1)
+if grep -q "^FAIL: layers_no_call_cycles_src:.*seq/b.c -> .*seq/a.c (fi_lt_a)" <<<"$out"; then
+	echo "PASS: layers_selftest[weak_cycle]"
+else
+	echo "FAIL: layers_selftest[weak_cycle]: a circle through a weak reference was not found"
+	rc=1
+fi
 exit $rc

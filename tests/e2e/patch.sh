@@ -2,7 +2,7 @@
 # fineibt patch, end to end, on the kCFI test programs (tests/progs).
 #
 # For each mode the patched file is disassembled by llvm-objdump-22 and
-# every site is compared with the sequence DESIGN.md section 2 gives for it,
+# every site is compared with the sequence docs/sequences.md gives for it,
 # the sites being found independently of the tool: preambles from the
 # __cfi_<name> symbols, call sites from .kcfi_traps (read with od), thunk
 # calls from the input's disassembly. Hashes are recomputed here (the keyed
@@ -32,7 +32,7 @@ if ! bash tests/progs/build.sh "$P"; then
 	fail progs_build "tests/progs/build.sh failed"
 	exit 1
 fi
-# The test programs carry no BHI stubs: a variant linked with src/bhi.S.
+# The test programs carry no BHI stubs: a variant linked with src/seq/bhi.S.
 KCFI="-fsanitize=kcfi -fsanitize-kcfi-arity -fpatchable-function-entry=11,11
  -falign-functions=16 -fcf-protection=branch -mretpoline-external-thunk
  -mindirect-branch-cs-prefix"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# protect_dlmopen (issue 18, item 8): one runtime per process. After
+# protect_dlmopen (docs/protection.md): one runtime per process. After
 # start-up the program sets FINEIBT_CFI to something weaker in its
 # environment, then dlmopen(LM_ID_NEWLM)s a kCFI library: the namespace
 # brings a second copy of libfineibt.so, which must defer to the process's
-# runtime (src/rtone.c), never read the environment:
+# runtime (src/rt/rtone.c), never read the environment:
 #  - dl[MODE,ENV]: the library is rewritten into the process's mode; its
 #    confused call is reported in that mode (never ",warn" unless the
 #    process runs in warn) and fatal; for the shared and the static

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# protect_escape (issue 18, items 1, 3 and 6): escapes through the
+# protect_escape (docs/protection.md, "Escapes through the runtime's own work"): escapes through the
 # runtime's own work. (tests/unit/test_protect_escape.c: the rest.)
 #  - race: a writer thread hammers the runtime's scratch copy of a
 #    library's text (process_vm_writev) while the library is dlopen'ed,
@@ -64,7 +64,7 @@ echo "note: race: $abandoned rewrites abandoned (a write landed in the copy)"
 
 # mapfull: the state and the arena are read-only again after every
 # window, with the process at its map-count limit and a thread taking
-# each slot that frees up (before issue 18, the state stayed writable).
+# each slot that frees up (the state was once writable).
 for m in $(fi_with_sets kcfi fineibt auto); do
 	pr_run mapfull "$m" env "$PR_DEBUG_ENV" "$PROG" mapfull "$LIB"
 	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'mapfull ok\ndl ok' ] &&

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# protect_fini (redteam3): a program overwrites the first entry of its own
-# DT_FINI_ARRAY and returns from main(); ld.so's _dl_fini calls the entry
+# protect_fini (docs/protection.md, "Remaining, known"): a program
+# overwrites the first entry of its own DT_FINI_ARRAY and returns from
+# main(); ld.so's _dl_fini calls the entry
 # with a plain `call *` that no mode checks. With fineibt-cc's default
 # (RELRO) and with --fineibt-no-relro (partial RELRO: .init_array,
 # .fini_array and .dynamic stay in PT_GNU_RELRO) the write faults, in every

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # protect_fnptr: no unchecked call target in libfineibt's writable memory
-# (issue 15). A program built with fineibt-cc (shared runtime, and
+# (docs/protection.md). A program built with fineibt-cc (shared runtime, and
 # -static-fineibt) runs, in every mode, through start-up, a dlopen of a
 # kCFI library and a call into it, library messages through the default
 # print hook and through a hook of its own; then it scans the writable

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# protect_got: fineibt-cc links with full RELRO by default (issue 15). A
+# protect_got: fineibt-cc links with full RELRO by default (docs/protection.md). A
 # program that overwrites its own GOT entry of puts() with another
 # function must fault on the write (SIGSEGV) and never reach that
 # function, in every mode and with either runtime; built with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# protect_runpath (issue 18, item 10): a program fineibt-cc links loads
+# protect_runpath (docs/protection.md): a program fineibt-cc links loads
 # the runtime from the directory the driver found it in, in a setuid
 # program too: by its absolute path (the default: DT_NEEDED names the
 # file, docs/runtime.md), or through a RUNPATH, which the loader searches

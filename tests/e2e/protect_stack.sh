@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# protect_stack (issue 18, items 4 and 10): the runtime on small stacks.
+# protect_stack (docs/traps.md "Stack use"): the runtime on small stacks.
 #  - thread: a thread with a 16 or 32 KiB stack dlopens a kCFI library
 #    (rewritten there; the stack scrub that follows must stay inside that
 #    stack: it used to wipe 32 KiB below it and crash), calls into it, and

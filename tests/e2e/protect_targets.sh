@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# protect_targets: what an attacker with a write primitive finds (redteam2).
+# protect_targets: what an attacker with a write primitive finds
+# (docs/protection.md, "What an attacker with a write primitive still
+# finds").
 # protect_targets (a fineibt-cc program, either runtime) overwrites, one
 # by one in forked children, every word of its writable memory that holds
 # a code address, raw or mangled with glibc's pointer guard, with the

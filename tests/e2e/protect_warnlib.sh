@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# protect_warnlib (issue 18, item 5): a library patched statically with
+# protect_warnlib (docs/protection.md): a library patched statically with
 # `fineibt patch --cfi=...,warn` brings warn into the process only at
 # start-up, and never into a privileged (AT_SECURE) one. The library's
 # constructor makes a type-confused call inside the library (no call

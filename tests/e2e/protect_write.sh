@@ -67,7 +67,7 @@ else
 	pr_fail "write-control" "rc=$PR_RC out='$PR_OUT_TXT'"
 fi
 
-# The shipped runtime has no test-only export (issue 18): not in
+# The shipped runtime has no test-only export (docs/protection.md): not in
 # libfineibt.so's dynamic symbols, not in libfineibt.a, and a program run
 # against the shipped library does not find it.
 if nm -D --defined-only "$ROOT/$BUILD/libfineibt.so" | grep -q debug_object ||

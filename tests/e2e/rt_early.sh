@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rt_early: a kCFI library built by stock clang-22 (no crt hook, no module
 # index), loaded at start-up (DT_NEEDED), is rewritten before any
-# constructor runs (src/load/rtearly.c; issue 14, docs/runtime.md "Before any
+# constructor runs (src/load/rtearly.c; docs/runtime.md "Before any
 # constructor"): under `fineibt run` of a stock-clang program, and in a
 # program built by fineibt-cc that links it. The library's constructor
 # (progs/rt_early_lib.c) snapshots its own text and calls through

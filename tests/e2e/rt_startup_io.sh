@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rt_startup_io: the runtime's start-up path reads no file (issue 12,
+# rt_startup_io: the runtime's start-up path reads no file (docs/bench.md,
 # docs/index.md). Under strace, in every cfi= mode, a program built by
 # fineibt-cc (executable + linked kCFI library + dlopen'ed kCFI library):
 # the executable and /proc/self/exe are never opened, and no file is

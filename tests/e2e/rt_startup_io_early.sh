@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # rt_startup_io_early: the start-up reads no file of a fineibt-cc module
-# even when it runs before the loader relocated that module (issue 12,
+# even when it runs before the loader relocated that module (docs/bench.md,
 # docs/index.md "Not relocated yet"): the early start of rtearly.c (while
 # ld.so relocates libfineibt.so) and the LD_AUDIT hook of `fineibt run`
 # (before it relocates a dlopen'ed library). Under strace, every mode:

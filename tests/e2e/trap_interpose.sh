@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SIGILL interposition by libfineibt.so (src/trap/trap.c): a shared library that
+# SIGILL interposition by libfineibt.so (src/interpose/signals.c): a shared library that
 # probes a CPU feature the classic way (sigaction/signal(SIGILL) + an
 # instruction that may #UD + siglongjmp) keeps working, while the kernel
 # keeps fineibt's handler; oldact reports the program's handlers, not

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # trap_reentry: the trap report never runs a program's interposer of the
-# functions it needs (issue 14; docs/traps.md "Reports and interposers").
+# functions it needs (docs/traps.md "Reports and interposers").
 # The program (progs/trap_reentry.c) defines open, fstat, read, write,
 # mmap, munmap, mprotect, close and strrchr in kCFI code that counts its
 # calls and, armed, fails a CFI check itself. A confused call is then

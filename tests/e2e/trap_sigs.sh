@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trap_sigs (issue 18): CFI traps are never swallowed nor resumed.
+# trap_sigs (docs/traps.md): CFI traps are never swallowed nor resumed.
 # - race: a second thread rewrites every saved ip of a fatal trap on the
 #   alternate signal stack while the handler runs (it used to resume at
 #   escaped(): the handler returned through the writable frame); the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Test-only, never in the shipped library (issue 18): the address of a
+ * Test-only, never in the shipped library (docs/protection.md): the address of a
  * protected object of the runtime state, so that tests/e2e/protect_write.sh
  * can write to the real object and show that the write faults, and
  * protect_escape's mapfull can check that none stays writable. Built by

@@ -4,7 +4,7 @@
  * matchers and #UD decoder.
  *
  * The expected bytes below are written out again, from the tables of
- * DESIGN.md section 2, on purpose: this file is the independent statement
+ * docs/sequences.md, on purpose: this file is the independent statement
  * of the sequences (the one place, with insn.c, where they are spelled).
  * The oracle (tests/e2e/insn_oracle.sh) checks them a third way, through
  * LLVM's disassembler.
@@ -63,7 +63,7 @@ static uint32_t get32(const uint8_t *p)
 
 /* --------------------------------------------------------- the tables */
 
-/* DESIGN.md section 1 and 2, with the placeholder hash 0x12345678. */
+/* docs/sequences.md, with the placeholder hash 0x12345678. */
 static const uint8_t x_kcfi_preamble[] = {
 	0xb8, B4(PH), 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
 	0x90, 0x90,
@@ -245,13 +245,13 @@ static void test_seq_all(void)
 			printf("  untested template: %s\n", (*s)->name);
 		ok &= found;
 	}
-	CHECK("fi_seq_all: holds at least the 18 sequences of DESIGN.md", n >= 18);
+	CHECK("fi_seq_all: holds at least the 18 sequences of docs/sequences.md", n >= 18);
 	for (size_t i = 0; i < 18; i++) {
 		bool found = false;
 
 		for (const struct fi_seq *const *s = fi_seq_all; *s; s++)
 			found |= expected[i].seq == *s;
-		if (!EXPECT("fi_seq_all: lists every DESIGN.md sequence", found))
+		if (!EXPECT("fi_seq_all: lists every documented sequence", found))
 			printf("  missing: %s\n", expected[i].name);
 		ok &= found;
 	}
@@ -285,7 +285,7 @@ static void test_emit_seq_hash(void)
 
 /* ------------------------------------------------------- the encoders */
 
-/* Expected encodings, built from the tables above plus DESIGN.md rules. */
+/* Expected encodings, built from the tables above plus docs/sequences.md's rules. */
 static size_t want_kcfi_preamble(uint8_t *w, uint32_t hash, int arity)
 {
 	/* movl $hash, %e?x: b8+r for eax ecx edx ebx esp ebp esi edi */

@@ -602,7 +602,7 @@ static void test_register_range(void)
 }
 
 /*
- * A racing writer (issue 18, item 1): a thread keeps writing kcfi call
+ * A racing writer (docs/protection.md, "Escapes through the runtime's own work"): a thread keeps writing kcfi call
  * sites into a JIT region (process_vm_writev, as protect_escape's race)
  * while it is registered over and over. Writable, the region is refused
  * every time (before, it was scanned twice, count then fill, and a site

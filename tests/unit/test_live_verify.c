@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verification of a rewritten module's sealed copy (issue 18; made
- * cheaper for issue 12): a byte written into the scratch copy after the
+ * The verification of a rewritten module's sealed copy (docs/protection.md;
+ * made cheaper: docs/bench.md): a byte written into the scratch copy after the
  * passes ran and before it was sealed, as a racing thread would, must make
  * fi_live_copy_seal_verify refuse the copy (-EBADMSG), wherever it lands:
  * in a byte the passes changed, anywhere in a site window (preamble, call

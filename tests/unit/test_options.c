@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cfi= grammar (DESIGN.md section 3): a table of word lists and what
+ * The cfi= grammar (man/fineibt-cfi.7): a table of word lists and what
  * they must give (mode, flags, messages, count), then the edges: lengths,
  * truncation, the print hook, fineibt_resolve_auto, fineibt_config_str.
  */

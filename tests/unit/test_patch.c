@@ -7,7 +7,7 @@
  * patterns and must never be written.
  *
  * For every mode and flag combination the expected image is built
- * independently (site by site, from the semantics in DESIGN.md section 2,
+ * independently (site by site, from the semantics in docs/sequences.md,
  * through the encoders) and compared with the patched one as a whole, so
  * a byte written outside a site, or a site written wrongly, fails.
  */

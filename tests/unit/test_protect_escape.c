@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 18, items 3, 6 and 7, the parts a unit test drives in one process:
+ * docs/protection.md, "Escapes through the runtime's own work": the parts a unit test drives in one process:
  *   - the state sits between read-only guard pages, so closing a window
  *     changes whole mappings and works with the process at its map-count
  *     limit while a thread takes every slot that frees up; fi_rt_die;
@@ -17,7 +17,7 @@
  *     while the same writer's control store to a writable word lands.
  * "Writable" is asked with process_vm_writev, which fails with EFAULT on
  * a page that is not writable instead of faulting: the write primitive
- * of issue 18's attacks.
+ * of those attacks.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * End-to-end program of tests/e2e/escape_*.sh (issue 18), built with
+ * End-to-end program of tests/e2e/escape_*.sh (docs/protection.md), built with
  * fineibt-cc:
  *
  *   escape_prog race LIB N   dlopen/el_apply/dlclose LIB N times while a

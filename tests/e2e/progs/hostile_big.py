@@ -3,7 +3,7 @@
 
 Usage: hostile_big.py OUT.s [N=100000]
 
-Every function has the compiler's kCFI shape (DESIGN.md section 1): a
+Every function has the compiler's kCFI shape (docs/sequences.md): a
 16-byte preamble (movl $hash into the arity register, 11 patchable-entry
 nops listed in __patchable_function_entries), endbr64, then one kCFI call
 site (listed in .kcfi_traps) calling the next function through a pointer

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * End-to-end program of tests/e2e/protect_dlmopen.sh (issue 18, item 8),
+ * End-to-end program of tests/e2e/protect_dlmopen.sh (docs/protection.md),
  * built with fineibt-cc: one runtime per process.
  *
  *   one_prog LIB CFI [install|forge]
@@ -11,7 +11,7 @@
  * SIGILL handler of its own (prints "namespace handler", exits 3).
  * "ud2": the same, then a plain ud2 (__builtin_trap) in LIB, which is
  * the program's (its handler runs), not a CFI failure.
- * "forge": first publish a forged anchor (src/rtone.c) naming a writable
+ * "forge": first publish a forged anchor (src/rt/rtone.c) naming a writable
  * copy of the runtime's state. "api": the namespace's copy of the public
  * API sees the process's mode ("config same") and registers a JIT region
  * with the process's runtime ("jit registered": registering it again from

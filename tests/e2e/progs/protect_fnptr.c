@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * tests/e2e/protect_fnptr.sh: no code pointer in libfineibt's writable
- * memory once the process runs (issue 15). Built with fineibt-cc, shared
+ * memory once the process runs (docs/protection.md). Built with fineibt-cc, shared
  * runtime or -static-fineibt.
  *
  *   protect_fnptr scan [LIB]   after start-up, dlopen LIB and a call into

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * End-to-end program of tests/e2e/protect_stack.sh (issue 18, items 4 and
- * 10): the runtime on small stacks. Built with fineibt-cc; LIB is
+ * End-to-end program of tests/e2e/protect_stack.sh (docs/traps.md
+ * "Stack use"): the runtime on small stacks. Built with fineibt-cc; LIB is
  * libfi_escape.so (escape_lib.c).
  *
  *   stack_prog thread LIB KIB  on a thread with a KIB KiB stack: dlopen LIB

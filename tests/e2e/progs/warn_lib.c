@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libfi_warn.so: tests/e2e/protect_warnlib.sh patches it statically with
- * `fineibt patch --cfi=...,warn` (issue 18, item 5). Its constructor
+ * `fineibt patch --cfi=...,warn` (docs/protection.md). Its constructor
  * makes a type-confused call inside the library, so no call crosses
  * modules (whose hashes could differ from the process's anyway): prints
  * "survived ctor" if the call returns.

@@ -42,7 +42,7 @@
 #include "imgindex.h"
 #include "livedyn.h"
 #include "runtime.h"
-#include "trap.h"
+#include "interpose.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
 
@@ -171,7 +171,7 @@ static void *fi_next_veneer(const void *ret, const char *name,
 	return v != p ? v : NULL;
 }
 
-/* Names of the functions src/trap/trap.c interposes for SIGILL start "s"/"_"/"b". */
+/* Names of the functions signals.c interposes for SIGILL start "s"/"_"/"b". */
 static bool fi_maybe_sig(const char *name)
 {
 	return name && (name[0] == 's' || name[0] == '_' || name[0] == 'b') &&
@@ -181,7 +181,7 @@ static bool fi_maybe_sig(const char *name)
 /* A kCFI caller gets a veneer of whichever it is. */
 static void *fi_sig_wrap(void *p, const char *name, const void *ret)
 {
-	p = fi_trap_sig_entry(name, p);
+	p = fi_sig_entry(name, p);
 	return fi_foreign_for_caller(ret) ? fi_foreign_wrap(p, name) : p;
 }
 
@@ -233,7 +233,6 @@ FI_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
  * (runtime.c) the GOT slots of kCFI modules that name these functions
  * are pointed at ours. Uninstrumented modules keep libc's (see above).
  */
-void *fi_dlopen_local(const char *, int);	/* dlhook.c */
 static void *fi_dlsym_local(void *, const char *)
 	__attribute__((alias("dlsym")));
 static void *fi_dlvsym_local(void *, const char *, const char *)
@@ -254,7 +253,8 @@ static void *fi_bind_target(const char *name)
 	return NULL;
 }
 
-/* plt.c (weak there): what a kCFI module's slot for @name must hold. */
+/* What a kCFI module's slot for @name must hold (src/load/plt.c, through
+ * the variant's table). */
 void *fi_bind_want(const char *name)
 {
 	return fi_bind_target(name);
@@ -337,9 +337,10 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* runtime.c, after a rewriting pass that took new modules (weak there:
- * not in libfineibt.a, whose executable's dlsym is its own). True when
- * a registered module is still being loaded: bind again next pass. */
+/* runtime.c, after a rewriting pass that took new modules (through the
+ * shared variant's table: not in libfineibt.a, whose executable's dlsym
+ * is its own). True when a registered module is still being loaded: bind
+ * again next pass. */
 bool fi_bind_interposers(void)
 {
 	bool waits = false;

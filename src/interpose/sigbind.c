@@ -3,7 +3,7 @@
  * RTLD_DEEPBIND plug-ins (docs/traps.md): a library dlopen'ed with
  * RTLD_DEEPBIND looks its symbols up in its own dependencies first, so
  * its references to sigaction, signal, sigset... bind to libc's and
- * bypass src/trap/trap.c's interposers: a SIGILL handler it installs would
+ * bypass signals.c's interposers: a SIGILL handler it installs would
  * evict fineibt's. After such a dlopen, every module it brought in has
  * those references rebound to the interposers, as the loader would have
  * bound them without the flag: the GOT slots (GLOB_DAT, JUMP_SLOT, and
@@ -18,8 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "sigbind.h"
-#include "trap.h"
+#include "interpose.h"
 
 struct fi_dyn {
 	const Elf64_Sym *symtab;
@@ -114,7 +113,7 @@ static int fi_rebind_rela(const struct link_map *lm, const struct fi_dyn *d,
 			continue;
 		if (!ELF64_R_SYM(r[i].r_info) || s->st_shndx != SHN_UNDEF)
 			continue;
-		ours = (uintptr_t)fi_trap_sig_own(d->strtab + s->st_name);
+		ours = (uintptr_t)fi_sig_own(d->strtab + s->st_name);
 		if (!ours)
 			continue;
 		cur = *(const uintptr_t *)slot;
@@ -129,7 +128,7 @@ static int fi_rebind_rela(const struct link_map *lm, const struct fi_dyn *d,
 
 int fi_sigbind_rebind(void *handle)
 {
-	const void *libc = fi_trap_libc_base(), *me = fi_base_of((void *)fi_sigbind_rebind);
+	const void *libc = fi_sig_libc_base(), *me = fi_base_of((void *)fi_sigbind_rebind);
 	struct link_map *lm = NULL;
 	struct fi_dyn d;
 	int n = 0;

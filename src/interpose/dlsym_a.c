@@ -3,7 +3,7 @@
  * dlsym()/dlvsym() of the static runtime (-static-fineibt): fineibt-cc
  * links the executable with -Wl,--wrap=dlsym,--wrap=dlvsym, so that the
  * executable's own lookups come here. A lookup of libc's sigaction (or
- * another SIGILL-installing entry, src/trap/trap.c) gets the interposer
+ * another SIGILL-installing entry, signals.c) gets the interposer
  * instead: dlsym(RTLD_NEXT, "sigaction") from the executable finds libc's,
  * since the interposers live in the executable itself. Every other
  * lookup is a tail call, so libc still sees the real caller (RTLD_NEXT).
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "trap.h"
+#include "interpose.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
 
@@ -24,19 +24,19 @@ void *__real_dlvsym(void *, const char *, const char *);
 
 static bool fi_maybe_sig(const char *name)
 {
-	return name && strstr(name, "sig") && fi_trap_sig_own(name);
+	return name && strstr(name, "sig") && fi_sig_own(name);
 }
 
 FI_EXPORT void *__wrap_dlsym(void *handle, const char *name)
 {
 	if (fi_maybe_sig(name))
-		return fi_trap_sig_entry(name, __real_dlsym(handle, name));
+		return fi_sig_entry(name, __real_dlsym(handle, name));
 	__attribute__((musttail)) return __real_dlsym(handle, name);
 }
 
 FI_EXPORT void *__wrap_dlvsym(void *handle, const char *name, const char *version)
 {
 	if (fi_maybe_sig(name))
-		return fi_trap_sig_entry(name, __real_dlvsym(handle, name, version));
+		return fi_sig_entry(name, __real_dlvsym(handle, name, version));
 	__attribute__((musttail)) return __real_dlvsym(handle, name, version);
 }

@@ -23,16 +23,16 @@
 #include <stddef.h>
 
 #include "runtime.h"
-#include "sigbind.h"
+#include "interpose.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
 
 typedef void *(*fi_dlopen_fn)(const char *, int);
 
-/* runtime.c; weak so that linking libfineibt.a never pulls the runtime in
- * through this file alone. */
+/* src/load/runtime.c; weak so that linking libfineibt.a (the CLI, the
+ * unit tests) never pulls the runtime in through this file alone. */
 void fineibt_rt_hook(void) __attribute__((weak));
-/* runtime.c (src/load/plt.c's pass): weak for the same reason. */
+/* src/load/runtime.c (src/load/plt.c's pass): weak for the same reason. */
 void fi_rt_plt_pass(void) __attribute__((weak));
 
 /* libc's dlopen, resolved once and recorded in the read-only state. */
@@ -57,7 +57,8 @@ static fi_dlopen_fn fi_real_dlopen(void)
 	return (fi_dlopen_fn)f;
 }
 
-/* Start-up's last window resolves it (runtime.c), sparing one of its own. */
+/* Start-up's last window resolves it (src/load/runtime.c, through the
+ * variant's table), sparing one of its own. */
 void fi_dlhook_prime(void)
 {
 	fi_real_dlopen();
@@ -83,7 +84,7 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 	if (!f)
 		return NULL;
 	h = f(file, mode);
-	/* Deep-bound: its sigaction & co. are libc's (src/load/sigbind.c). */
+	/* Deep-bound: its sigaction & co. are libc's (sigbind.c). */
 	if (h && (mode & RTLD_DEEPBIND))
 		fi_sigbind_rebind(h);
 	if (h && fineibt_rt_hook)

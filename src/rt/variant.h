@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FI_VARIANT_H
+#define FI_VARIANT_H
+
+/*
+ * What the shared and the static runtime each provide to the layers below
+ * the interposers (docs/architecture.md, "Calls that go up"): one const
+ * table per variant, src/interpose/variant_so.c (libfineibt.so) and
+ * src/interpose/variant_a.c (libfineibt.a), the only calls from rt/,
+ * trap/ and load/ into src/interpose/ and into the shared runtime's early
+ * start (src/load/rtearly.c). A NULL entry: the variant has no such part.
+ *
+ * The table is const and holds addresses, so the compiler puts it in
+ * .data.rel.ro: read-only once the loader has relocated the object, under
+ * RELRO (libfineibt.so is linked -z relro -z now; an executable that links
+ * libfineibt.a has it under its own RELRO, the toolchain's default). The
+ * runtime calls through it without a check, as through its GOT.
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime.h"
+
+struct fi_variant {
+	/* src/interpose/signals.c (both): the sigaction interposer (published
+	 * for a dlmopen namespace's copy), the interposer of a name, and
+	 * whether an address is one of them (the coarse check). */
+	int (*sigaction)(int sig, const struct sigaction *act,
+			 struct sigaction *old);
+	void *(*sig_own)(const char *name);
+	bool (*sig_is_own)(uint64_t addr);
+	/* src/interpose/dlhook.c: libc's dlopen, resolved in start-up's last
+	 * window (static runtime: only when the executable calls dlopen). */
+	void (*dlopen_prime)(void);
+	/* src/interpose/dlsym_so.c (shared only): kCFI modules' dlsym, dlvsym
+	 * and dlopen slots bound to ours; what one such slot must hold. */
+	bool (*bind_interposers)(void);
+	void *(*bind_want)(const char *name);
+	/* src/load/rtearly.c (shared only): did the early check find module
+	 * @f without kCFI (first scan only); end that once start-up is over. */
+	bool (*early_said_plain)(const struct fi_rt_found *f,
+				 unsigned long long subs);
+	void (*early_forget)(void);
+};
+
+extern const struct fi_variant fi_variant;
+
+#endif /* FI_VARIANT_H */
