@@ -1389,7 +1389,7 @@ static void fi_rt_start_locked(void)
 {
 	const struct fi_runtime *primary = fi_rt_primary();
 	const char *verbose;
-	uint64_t t0 = fi_rt_now_us();
+	uint64_t t0;
 	size_t nmods;
 
 	/*
@@ -1404,6 +1404,9 @@ static void fi_rt_start_locked(void)
 	}
 	verbose = secure_getenv("FINEIBT_VERBOSE");
 	fi_verbose_set(verbose && strcmp(verbose, "0"));
+	/* The start-up time is printed only with FINEIBT_VERBOSE: no clock
+	 * read (a system call under valgrind or seccomp) otherwise. */
+	t0 = fi_verbose_on() ? fi_rt_now_us() : 0;
 	/*
 	 * The sites discovery found were freed once registered: give their
 	 * pages back rather than leave them dirty in the heap (freed chunks
