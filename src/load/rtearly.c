@@ -76,6 +76,18 @@ static struct {
 } fi_early_plain[FI_EARLY_PLAIN];
 static size_t fi_early_nplain;
 static unsigned long long fi_early_subs;
+/* libfineibt.so's own load bias: built without kCFI (the Makefile's
+ * -fno-sanitize=kcfi), never sampled. */
+static uint64_t fi_early_own;
+
+static void fi_early_said(const struct dl_phdr_info *info)
+{
+	if (fi_early_nplain < FI_EARLY_PLAIN) {
+		fi_early_plain[fi_early_nplain].bias = info->dlpi_addr;
+		fi_early_plain[fi_early_nplain++].phdr = info->dlpi_phdr;
+	}
+	fi_early_subs = info->dlpi_subs;
+}
 
 /* A load range of one of libfineibt.so's dependencies. */
 struct fi_early_deps {
@@ -153,13 +165,10 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 	}
 	if (fi_index_find(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr))
 		return 0;
-	if (!fi_live_maybe_kcfi(info->dlpi_phdr, info->dlpi_phnum,
+	if ((fi_early_own && info->dlpi_addr == fi_early_own) ||
+	    !fi_live_maybe_kcfi(info->dlpi_phdr, info->dlpi_phnum,
 				info->dlpi_addr)) {
-		if (fi_early_nplain < FI_EARLY_PLAIN) {
-			fi_early_plain[fi_early_nplain].bias = info->dlpi_addr;
-			fi_early_plain[fi_early_nplain++].phdr = info->dlpi_phdr;
-		}
-		fi_early_subs = info->dlpi_subs;
+		fi_early_said(info);
 		return 0;
 	}
 	*(bool *)arg = true;
@@ -300,6 +309,7 @@ static bool fi_early_wanted(void)
 
 	if (!lm || !lm->l_name || !fi_early_bound_safely(lm))
 		return false;
+	fi_early_own = lm->l_addr;
 	dl_iterate_phdr(fi_early_foreign_cb, &foreign);
 	return foreign;
 }
