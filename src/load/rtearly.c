@@ -89,7 +89,7 @@ static void fi_early_said(const struct dl_phdr_info *info)
 	fi_early_subs = info->dlpi_subs;
 }
 
-/* A load range of one of libfineibt.so's dependencies. */
+/* The executable ranges of libfineibt.so's dependencies. */
 struct fi_early_deps {
 	const char *names[FI_EARLY_DEPS];
 	size_t nnames;
@@ -215,8 +215,11 @@ static void fi_early_deps_add(struct fi_early_deps *d, const struct link_map *l)
 	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > 4096)
 		return;
 	ph = (const void *)(uintptr_t)(l->l_addr + eh->e_phoff);
+	/* Executable segments only: a bound slot holds a function's code
+	 * address (fewer ranges for every slot to be compared with). */
 	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD || d->n == FI_EARLY_DEPS * 4)
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X) ||
+		    d->n == FI_EARLY_DEPS * 4)
 			continue;
 		d->lo[d->n] = l->l_addr + ph[i].p_vaddr;
 		d->hi[d->n++] = l->l_addr + ph[i].p_vaddr + ph[i].p_memsz;
