@@ -1193,8 +1193,8 @@ static void fi_rt_finish(void)
 static __attribute__((noinline)) void
 fi_rt_cache_begin(const uint64_t *news)
 {
-	const char *env = getenv("FINEIBT_CFI"), *seq = getenv("FINEIBT_SEQ");
-	bool secure = getauxval(AT_SECURE) != 0 || fi_rt_unanchored();
+	const char *env, *seq;
+	bool secure;
 	struct fineibt_config cfg;
 	char msgs[FI_MSG_MAX];
 
@@ -1202,6 +1202,9 @@ fi_rt_cache_begin(const uint64_t *news)
 		fi_cache_scan_begin(fi_found, fi_nfound, news, NULL, false);
 		return;
 	}
+	env = getenv("FINEIBT_CFI");
+	seq = getenv("FINEIBT_SEQ");
+	secure = getauxval(AT_SECURE) != 0 || fi_rt_unanchored();
 	fi_parse_cfi_secure(env && *env ? env : "auto", true, secure, &cfg,
 			    msgs, sizeof(msgs));
 	if (seq && *seq)
