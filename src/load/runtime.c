@@ -1391,7 +1391,7 @@ static uint64_t fi_rt_now_us(void)
 static void fi_rt_start_locked(void)
 {
 	const struct fi_runtime *primary = fi_rt_primary();
-	const char *verbose;
+	const char *verbose, *cfi;
 	uint64_t t0;
 	size_t nmods;
 
@@ -1407,9 +1407,11 @@ static void fi_rt_start_locked(void)
 	}
 	verbose = secure_getenv("FINEIBT_VERBOSE");
 	fi_verbose_set(verbose && strcmp(verbose, "0"));
-	/* The start-up time is printed only with FINEIBT_VERBOSE: no clock
-	 * read (a system call under valgrind or seccomp) otherwise. */
-	t0 = fi_verbose_on() ? fi_rt_now_us() : 0;
+	/* The start-up time is printed only with FINEIBT_VERBOSE or
+	 * cfi=debug: no clock read (a system call under valgrind, strace or
+	 * seccomp) otherwise. */
+	cfi = getenv("FINEIBT_CFI");
+	t0 = fi_verbose_on() || (cfi && strstr(cfi, "debug")) ? fi_rt_now_us() : 0;
 	/*
 	 * The sites discovery found were freed once registered: give their
 	 * pages back rather than leave them dirty in the heap (freed chunks
@@ -1428,10 +1430,14 @@ static void fi_rt_start_locked(void)
 			nseen += fi_rt()->seen[i].key != 0;
 			nmods += fi_rt()->seen[i].lo != 0;
 		}
-		fi_rt_say("fineibt: runtime started in %llu us (%zu kCFI "
-			  "modules of %zu)\n",
-			  (unsigned long long)(fi_rt_now_us() - t0), nmods,
-			  nseen);
+		if (t0)
+			fi_rt_say("fineibt: runtime started in %llu us (%zu kCFI "
+				  "modules of %zu)\n",
+				  (unsigned long long)(fi_rt_now_us() - t0),
+				  nmods, nseen);
+		else
+			fi_rt_say("fineibt: runtime started (%zu kCFI modules "
+				  "of %zu)\n", nmods, nseen);
 		/* docs/protection.md, "Writing the state through the kernel". */
 		if (fi_rt()->wr.how == FI_RT_WINDOWS)
 			fi_rt_say("fineibt: the runtime state is written through "
