@@ -325,10 +325,26 @@ int __wrap_bcmp(const void *a, const void *b, size_t n)
 	return __wrap_memcmp(a, b, n);
 }
 
+/*
+ * Eight bytes a step (a byte equal to @c makes its lane of w ^ rep zero,
+ * and (x - 0x01..) & ~x & 0x80.. is non-zero exactly when some lane of x
+ * is zero), then the byte: the cache's scan of /proc/self/maps for line
+ * ends took 20k instructions a byte at a time.
+ */
 void *__wrap_memchr(const void *p, int c, size_t n)
 {
 	const unsigned char *s = p;
+	const uint64_t ones = 0x0101010101010101ull, highs = ones << 7;
+	const uint64_t rep = ones * (unsigned char)c;
 
+	for (; n >= 8; n -= 8, s += 8) {
+		uint64_t w;
+
+		__builtin_memcpy(&w, s, 8);
+		w ^= rep;
+		if ((w - ones) & ~w & highs)
+			break;
+	}
 	for (; n; n--, s++) {
 		if (*s == (unsigned char)c)
 			return (void *)s;
