@@ -1388,6 +1388,20 @@ static uint64_t fi_rt_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/*
+ * rtalloc.c (shared runtime): what the runtime took from libc's heap so
+ * far. Below FI_TRIM_MIN the freed discovery arrays are a few pages, and
+ * trimming gives the heap's top back only for the program's first malloc
+ * to take it again (two brk calls for nothing in a small program).
+ */
+size_t fi_alloc_libc_bytes(void) __attribute__((weak));
+#define FI_TRIM_MIN	(64 * 1024)
+
+static bool fi_rt_trim_worth(void)
+{
+	return !fi_alloc_libc_bytes || fi_alloc_libc_bytes() >= FI_TRIM_MIN;
+}
+
 static void fi_rt_start_locked(void)
 {
 	const struct fi_runtime *primary = fi_rt_primary();
@@ -1418,7 +1432,7 @@ static void fi_rt_start_locked(void)
 	 * below glibc's trim threshold stay; for a program of a thousand
 	 * functions they were a third of the runtime's private memory).
 	 */
-	if (fi_rt_scan())
+	if (fi_rt_scan() && fi_rt_trim_worth())
 		malloc_trim(0);
 	fi_rt_started = true;
 	fi_rt_publish_anchor();
