@@ -340,7 +340,7 @@ install: all $(BUILD)/demo/libexec/fi-attack
 		chmod 644 $(DESTDIR)$(MANDIR)/$$m || exit 1; done
 	install -m 755 $(BUILD)/demo/libexec/fi-attack $(DESTDIR)$(LIBEXECDIR)/fineibt/
 	install -m 644 $(INST_DOC) $(DESTDIR)$(DOCDIR)/
-	sed -e 's|@BINDIR@|$(BINDIR)|g' systemd/fineibt-cached.service.in \
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' systemd/fineibt-cached.service.in \
 	    >$(DESTDIR)$(UNITDIR)/fineibt-cached.service
 
 uninstall:

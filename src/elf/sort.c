@@ -38,12 +38,19 @@ static void fi_rec_copy(uint8_t *dst, const uint8_t *src, size_t size)
 
 #define FI_RADIX_BITS	11
 
-/* One counting pass on @bits bits of the keys from @shift, @src to @dst. */
+/*
+ * One counting pass on @bits bits of the keys from @shift, @src to @dst;
+ * @at: 1 << FI_RADIX_BITS counters (16 KiB: on the heap, since this may
+ * run in a dlopen on a thread with a 16 KiB stack).
+ */
 static void fi_radix_pass(const uint8_t *src, uint8_t *dst, size_t n,
-			  size_t size, unsigned int shift, unsigned int bits)
+			  size_t size, unsigned int shift, unsigned int bits,
+			  size_t *at)
 {
-	size_t at[1u << FI_RADIX_BITS] = { 0 }, sum = 0;
 	const uint64_t mask = (1ull << bits) - 1;
+	size_t sum = 0;
+
+	memset(at, 0, (mask + 1) * sizeof(*at));
 
 	for (size_t i = 0; i < n; i++)
 		at[(fi_rec_key(src + i * size) >> shift) & mask]++;
@@ -115,7 +122,7 @@ static void fi_merge_runs(uint8_t *a, uint8_t *tmp, size_t size,
  * of at most FI_RADIX_BITS bits as they need.
  */
 static void fi_radix_sort(uint8_t *a, uint8_t *tmp, size_t n, size_t size,
-			  uint64_t diff)
+			  uint64_t diff, size_t *at)
 {
 	unsigned int lo = (unsigned int)__builtin_ctzll(diff);
 	unsigned int width = 64 - (unsigned int)__builtin_clzll(diff) - lo;
@@ -125,7 +132,7 @@ static void fi_radix_sort(uint8_t *a, uint8_t *tmp, size_t n, size_t size,
 
 	for (unsigned int p = 0; p < passes; p++) {
 		fi_radix_pass(src, dst, n, size, lo + p * bits,
-			      p == passes - 1 ? width - p * bits : bits);
+			      p == passes - 1 ? width - p * bits : bits, at);
 		dst = src;
 		src = src == a ? tmp : a;
 	}
@@ -165,7 +172,14 @@ int fi_sort_by_addr(void *v, size_t n, size_t size)
 		run[nrun] = n;
 		fi_merge_runs(a, tmp, size, run, nrun);
 	} else {
-		fi_radix_sort(a, tmp, n, size, any ^ all);
+		size_t *at = malloc(sizeof(*at) << FI_RADIX_BITS);
+
+		if (!at) {
+			free(tmp);
+			return -ENOMEM;
+		}
+		fi_radix_sort(a, tmp, n, size, any ^ all, at);
+		free(at);
 	}
 	free(tmp);
 	return 0;

@@ -509,15 +509,18 @@ static const uint32_t *fi_rt_compiled_list(const struct fi_image *im,
 
 /*
  * Open and attach module @f; NULL if it is not a kCFI module. Not inlined:
- * its path buffers must not deepen fi_rt_scan's frame, below which the
- * key passes during patching (fi_rt_scrub_stack wipes 32 KiB).
+ * its buffers must not deepen fi_rt_scan's frame, below which the key
+ * passes during patching (fi_rt_scrub_stack wipes 32 KiB). The path of
+ * the executable is static (scans hold fi_rt_mutex): a dlopen may run on
+ * a thread with a 16 KiB stack, of which glibc's dlopen and this scan
+ * leave little (cache.sh, protect_stack).
  */
 static __attribute__((noinline)) struct fi_module *
 fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 {
 	const char *path = f->name;
 	const uint32_t *desc;
-	char exe[4096];
+	static char exe[4096];
 	struct fi_module *m;
 	char err[160];
 	bool fall;
@@ -1220,15 +1223,20 @@ fi_rt_cache_begin(const uint64_t *news)
  */
 static size_t fi_rt_scan_found(bool own)
 {
-	struct fi_module *fresh[FI_MAX_MODULES];
+	/* Static, as fi_found (scans hold fi_rt_mutex): 2.4 KiB off the
+	 * stack of whatever thread dlopens. */
+	static struct fi_module *fresh[FI_MAX_MODULES];
 	/* Bitmaps: over the record (alive, stale) and over fi_found (news). */
-	uint64_t alive[FI_SEEN_WORDS] = { 0 }, stale[FI_SEEN_WORDS] = { 0 };
-	uint64_t news[FI_SEEN_WORDS] = { 0 };
+	static uint64_t alive[FI_SEEN_WORDS], stale[FI_SEEN_WORDS];
+	static uint64_t news[FI_SEEN_WORDS];
 	size_t nfresh = 0, nnew;
 	bool have_arity = false;
 	const struct fi_runtime *batch;
 	sigset_t bsaved;
 
+	memset(alive, 0, sizeof(alive));
+	memset(stale, 0, sizeof(stale));
+	memset(news, 0, sizeof(news));
 	for (size_t i = 0; i < fi_nfound; i++) {
 		long k = fi_rt_seen_find(fi_found[i].key);
 

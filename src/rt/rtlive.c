@@ -569,20 +569,23 @@ static void fi_inplace_close(struct fi_scratch *sc, size_t n)
 }
 
 /*
- * 512 KiB of text a read (sqlite's 240 pages: 2 reads, not 4). Not
- * inlined: its 1 KiB buffer must not sit in fi_live_patch's frame while
- * the passes run (a thread with a 16 KiB stack dlopens: protect_stack).
+ * 128 KiB of text a read (sqlite's 240 pages: 8 reads). Its buffer is
+ * small and it is not inlined: it runs in a dlopen on whatever stack the
+ * caller's thread has (a thread with a 16 KiB stack dlopens:
+ * protect_stack, cache.sh; with 1 KiB here, the cache's lookup read past
+ * the end of such a stack, the kernel answered EFAULT and the module
+ * counted as "not clean").
  */
 __attribute__((noinline)) bool fi_live_pages_clean(int pm, uint64_t a,
 						   uint64_t len)
 {
-	uint64_t e[128], first = a / FI_PAGE;
+	uint64_t e[32], first = a / FI_PAGE;
 	size_t n = len / FI_PAGE;
 
 	if (pm < 0)
 		return false;
-	for (size_t i = 0; i < n; i += 128) {
-		size_t k = n - i < 128 ? n - i : 128;
+	for (size_t i = 0; i < n; i += 32) {
+		size_t k = n - i < 32 ? n - i : 32;
 
 		if (fi_sys6(SYS_pread64, pm, (long)e, (long)(k * 8),
 			    (long)((first + i) * 8), 0, 0) != (long)(k * 8))

@@ -26,7 +26,6 @@
 #include "foreign.h"
 #include "insn.h"
 #include "runtime.h"
-#include "trap.h"
 
 /* coarse.S: per register, its ud2, self-relative. */
 extern const int32_t fi_coarse_uds[FI_COARSE_NREGS];
@@ -136,11 +135,8 @@ bool fi_coarse_take(const struct fi_trap *t)
 	uint64_t entry;
 	int type;
 
-	/* Under the static runtime the interposers dlsym hands out for
-	 * libc's SIGILL-installing names live in the executable, a registered
-	 * module, built without kCFI: their entries are legal targets. */
 	if (t->kind == FI_TRAP_COARSE && (m = fi_rt_module_at(t->target)))
-		return fi_coarse_naked(m, t->target) || fi_trap_sig_is_own(t->target);
+		return fi_coarse_naked(m, t->target);
 
 	/* The veneers have their entries in the table: anything else in
 	 * their region is not an entry. */

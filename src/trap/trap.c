@@ -1074,8 +1074,12 @@ static void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		if (opened && fi_verbose_on() &&
 		    fi_trap_stack_room(frame) >= FI_TRAP_STACK_FULL)
 			fi_trap_say_opened(&t);
-	} else if (t.kind == FI_TRAP_COARSE && fi_coarse_take(&t)) {
-		/* An uninstrumented library's exported entry (coarsetrap.c). */
+	} else if (t.kind == FI_TRAP_COARSE &&
+		   (fi_coarse_take(&t) || fi_trap_sig_is_own(t.target))) {
+		/* An uninstrumented library's exported entry (coarsetrap.c),
+		 * or an interposer dlsym hands out for a SIGILL-installing
+		 * name: under the static runtime it lives in the executable,
+		 * a registered module, built without kCFI. */
 		g[REG_RIP] = (greg_t)t.resume;
 	} else if (t.kind != FI_TRAP_NONE) {
 		fi_trap_report_once(&t, r.sp, fi_trap_stack_room(frame));

@@ -657,15 +657,16 @@ else
 fi
 # A patched program that carries the runtime (fineibt-cc's demo) runs in
 # its file's mode: it says so when FINEIBT_CFI asked for another mode, or
-# under FINEIBT_VERBOSE, never on a plain run.
+# under FINEIBT_VERBOSE when the default (auto: kcfi) is another, never on
+# a plain run.
 DEMO=$BUILD/demo/fi-attack
-if [ -x "$DEMO" ] && $FI patch "$DEMO" -o "$E/demo_kcfi" --cfi=kcfi -q; then
-	NOTE="^fineibt: note: .*demo_kcfi was patched statically \\(kcfi\\); the process uses that mode, not "
+if [ -x "$DEMO" ] && $FI patch "$DEMO" -o "$E/demo_patched" --cfi=fineibt,paranoid -q; then
+	NOTE="^fineibt: note: .*demo_patched was patched statically \\(fineibt,paranoid\\); the process uses that mode, not (fineibt|kcfi)\$"
 	for how in plain asked verbose; do
 		case $how in
-		plain) err=$(env -u FINEIBT_CFI -u FINEIBT_VERBOSE "$E/demo_kcfi" 2>&1 >/dev/null) ;;
-		asked) err=$(FINEIBT_CFI=fineibt "$E/demo_kcfi" 2>&1 >/dev/null) ;;
-		verbose) err=$(env -u FINEIBT_CFI FINEIBT_VERBOSE=1 "$E/demo_kcfi" 2>&1 >/dev/null) ;;
+		plain) err=$(env -u FINEIBT_CFI -u FINEIBT_VERBOSE "$E/demo_patched" 2>&1 >/dev/null) ;;
+		asked) err=$(FINEIBT_CFI=fineibt "$E/demo_patched" 2>&1 >/dev/null) ;;
+		verbose) err=$(env -u FINEIBT_CFI FINEIBT_VERBOSE=1 "$E/demo_patched" 2>&1 >/dev/null) ;;
 		esac
 		if [ $how = plain ] && [ -z "$err" ]; then
 			pass "static_note_quiet"

@@ -16,8 +16,8 @@
 # a module is kept (kcfi,norand) every page is the file's. The
 # -static-fineibt build links a site (sp_exe_near) on the page of the
 # runtime's fi_live_patch: written in place, that page would not be
-# executable while the runtime runs on it. The memcpy build defines the
-# memcpy the runtime calls (through its GOT): copied as well.
+# executable while the runtime runs on it. The strrchr build defines a
+# function the runtime calls (through its GOT): copied as well.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 D=$RT_OUT/sparse
@@ -31,9 +31,9 @@ printf '%s\n' sp_exe_near fi_live_patch fi_patch_image >"$D/order.txt"
 rt_build "$D/rt_sparse_static" -O2 -static-fineibt -fuse-ld=lld \
 	-Wl,--symbol-ordering-file="$D/order.txt" "$RT_SRC/rt_sparse.c" -ldl -lpthread ||
 	{ rt_fail build "fineibt-cc could not build the -static-fineibt program"; exit 1; }
-# an executable defining memcpy, which the runtime calls: copied too
-rt_build "$D/rt_sparse_memcpy" -O2 -DRT_SPARSE_MEMCPY "$RT_SRC/rt_sparse.c" -ldl -lpthread ||
-	{ rt_fail build "fineibt-cc could not build the memcpy program"; exit 1; }
+# an executable defining strrchr, which the runtime calls: copied too
+rt_build "$D/rt_sparse_strrchr" -O2 -DRT_SPARSE_STRRCHR "$RT_SRC/rt_sparse.c" -ldl -lpthread ||
+	{ rt_fail build "fineibt-cc could not build the strrchr program"; exit 1; }
 near=$(nm "$D/rt_sparse_static" | awk '$3 == "sp_exe_near" || $3 == "fi_live_patch" { print substr($1, 1, length($1) - 3) }' | sort -u | wc -l)
 if [ "$near" != 1 ]; then
 	rt_fail "sparse-static-layout" "sp_exe_near and fi_live_patch not on one page: $(nm "$D/rt_sparse_static" | grep -E ' (sp_exe_near|fi_live_patch)$')"
@@ -57,7 +57,7 @@ for m in "${RT_MODES[@]}"; do
 		rt_pass "sparse[$m]: $got ($exe_rw/$lib_rw)"
 	fi
 
-	for v in static memcpy; do
+	for v in static strrchr; do
 		rt_run "sparse-$v-$m" "$m" env FINEIBT_VERBOSE=1 "$D/rt_sparse_$v"
 		if grep -q "rt_sparse_$v: rewritten to" <<<"$RT_ERR_TXT"; then
 			exe_rw=copy want_exe="exe site anon private pad file shared"

@@ -3,11 +3,12 @@
 # the loader mapped it when that is safe (docs/index.md, "The trap list in
 # place"): inside a PT_LOAD that is only readable, entries sorted. The
 # same executable three ways: as linked (in place), with that segment made
-# writable in its program header (a copy in the read-only arena instead),
-# and with the list's entries reversed (unsorted: a sorted copy). In
-# each, in every mode whose caller checks, a call through a pointer of the
-# wrong type is reported as a CFI failure (the handler found the ud2 in
-# its list) and kills the process with SIGILL.
+# writable in its program header (its headers and index then writable too:
+# not registered, below), and with the list's entries reversed (unsorted:
+# a sorted copy). In every mode whose caller checks, a call through a
+# pointer of the wrong type kills the process with SIGILL, reported as a
+# CFI failure where the module is registered (the handler found the ud2
+# in its list).
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 D=$RT_OUT/traps_in_place
@@ -59,18 +60,36 @@ variant "$D/ktraps" "$D/ktraps-writable" writable &&
 variant "$D/ktraps" "$D/ktraps-reversed" reversed ||
 	{ rt_fail variants "could not rewrite the copies"; exit 1; }
 
+# ktraps-writable: flipping the segment of .kcfi_traps writable makes the
+# program headers and the module index writable too (one read-only
+# PT_LOAD holds them all): the runtime trusts no record whose headers a
+# write could change (docs/protection.md, "Records built from scratch"),
+# so the module is not registered and its checks stay fatal, undecoded.
 for m in "${RT_MODES[@]}"; do
-	for v in ktraps:in-module ktraps-writable:copied ktraps-reversed:copied; do
+	for v in ktraps:in-module ktraps-writable:refused ktraps-reversed:copied; do
 		p=${v%%:*} want=${v#*:}
 		rt_run "$p" "$m" env LD_LIBRARY_PATH="$TESTLIB" "$D/$p"
-		if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "traps $want" ]; then
+		if [ "$want" = refused ]; then
+			if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "traps none" ] &&
+			   grep -q "$p: cannot register (Bad message)" <<<"$RT_ERR_TXT"; then
+				rt_pass "where[$p,$m]: not registered"
+			else
+				rt_fail "where[$p,$m]" "want 'cannot register': rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+			fi
+		elif [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "traps $want" ]; then
 			rt_pass "where[$p,$m]: $want"
 		else
 			rt_fail "where[$p,$m]" "want 'traps $want': rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
 		fi
 		rt_checks_caller "$m" || continue
 		rt_run "$p-bad" "$m" env LD_LIBRARY_PATH="$TESTLIB" "$D/$p" bad
-		if [ "$RT_RC" = 132 ] && grep -Eq "$RT_REPORT_RE" <<<"$RT_ERR_TXT"; then
+		if [ "$want" = refused ]; then
+			if [ "$RT_RC" = 132 ] && grep -q "not registered; not decoded" <<<"$RT_ERR_TXT"; then
+				rt_pass "trap[$p,$m]: fatal, not decoded"
+			else
+				rt_fail "trap[$p,$m]" "rc=$RT_RC err='$RT_ERR_TXT'"
+			fi
+		elif [ "$RT_RC" = 132 ] && grep -Eq "$RT_REPORT_RE" <<<"$RT_ERR_TXT"; then
 			rt_pass "trap[$p,$m]: reported from the list"
 		else
 			rt_fail "trap[$p,$m]" "rc=$RT_RC err='$RT_ERR_TXT'"

@@ -65,17 +65,20 @@ __attribute__((noinline)) int sp_exe_near(int x)
 
 fn_t volatile sp_exe_nearp = sp_exe_near;
 
-#ifdef RT_SPARSE_MEMCPY
-/* The runtime's memcpy (its GOT binds the executable's): the executable
- * holds code the runtime calls, it is not written in place. */
-void *memcpy(void *d, const void *src, size_t n)
+#ifdef RT_SPARSE_STRRCHR
+/* A function the runtime imports (its GOT binds the executable's): the
+ * executable holds code the runtime calls, it is not written in place.
+ * (libfineibt.so has its own memcpy and the like since load/rtlibc.c;
+ * strrchr it still takes from libc.) */
+char *strrchr(const char *s, int c)
 {
-	unsigned char *a = d;
-	const unsigned char *b = src;
+	const char *last = NULL;
 
-	while (n--)
-		*(volatile unsigned char *)a++ = *b++;
-	return d;
+	do {
+		if (*(volatile const char *)s == (char)c)
+			last = s;
+	} while (*s++);
+	return (char *)last;
 }
 #endif
 
