@@ -111,29 +111,105 @@ void insp_load_str(const struct fi_image *im, char *buf, size_t len)
 	}
 }
 
-/*
- * Where a relocation stores naked entry @addr: in .init_array,
- * .fini_array or .preinit_array (libc calls it, from no CFI site), other
- * data, or nowhere a relocation says (code may still take its address:
- * a RIP-relative lea needs none).
- */
-const char *insp_naked_origin(const struct fi_image *im, uint64_t addr)
+#ifndef SHT_RELR
+#define SHT_RELR	19
+#endif
+
+/* What says which of the start-up/exit arrays holds place @at, or NULL. */
+static const char *insp_array_of(const Elf64_Shdr *sh, size_t n, uint64_t at)
 {
 	static const struct { uint32_t type; const char *say; } arrays[] = {
 		{ SHT_INIT_ARRAY, "in .init_array: libc calls it at start-up" },
 		{ SHT_FINI_ARRAY, "in .fini_array: libc calls it at exit" },
 		{ SHT_PREINIT_ARRAY, "in .preinit_array: the loader calls it" },
 	};
-	const char *found = NULL;
+
+	for (size_t s = 0; s < n; s++) {
+		for (size_t a = 0; a < 3; a++) {
+			if (sh[s].sh_type == arrays[a].type && at >= sh[s].sh_addr &&
+			    at < sh[s].sh_addr + sh[s].sh_size)
+				return arrays[a].say;
+		}
+	}
+	return NULL;
+}
+
+/* The 8 bytes the file holds at link-time address @at (a RELR place keeps
+ * its value there); false when no section of the file has them. */
+static bool insp_word_at(const struct fi_image *im, const Elf64_Shdr *sh,
+			 size_t n, uint64_t at, uint64_t *v)
+{
+	for (size_t s = 0; s < n; s++) {
+		if (!(sh[s].sh_flags & SHF_ALLOC) || !insp_in_file(im, &sh[s]) ||
+		    at < sh[s].sh_addr || sh[s].sh_size < 8 ||
+		    at - sh[s].sh_addr > sh[s].sh_size - 8)
+			continue;
+		memcpy(v, im->file + sh[s].sh_offset + (at - sh[s].sh_addr), 8);
+		return true;
+	}
+	return false;
+}
+
+/* Place @at, relocated relative, gets @addr: where is that? */
+static const char *insp_place(const struct fi_image *im, const Elf64_Shdr *sh,
+			      size_t n, uint64_t at, uint64_t addr,
+			      const char **found)
+{
+	uint64_t v;
+
+	if (!insp_word_at(im, sh, n, at, &v) || v != addr)
+		return NULL;
+	*found = "its address is in data (a relocation stores it)";
+	return insp_array_of(sh, n, at);
+}
+
+/*
+ * Where a relocation stores naked entry @addr: in .init_array,
+ * .fini_array or .preinit_array (libc calls it, from no CFI site), other
+ * data, or nowhere a relocation says (code may still take its address:
+ * a RIP-relative lea needs none). RELA records carry the value; a RELR
+ * table (fineibt-cc links with -z pack-relative-relocs) names places
+ * whose value the file holds in place.
+ */
+const char *insp_naked_origin(const struct fi_image *im, uint64_t addr)
+{
+	const char *found = NULL, *say;
 	size_t n;
 	const Elf64_Shdr *sh = insp_shdrs(im, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		const Elf64_Rela *r;
+		const uint64_t *w;
+		uint64_t base = 0;
 		size_t nr;
 
-		if (sh[i].sh_type != SHT_RELA || sh[i].sh_entsize != sizeof(*r) ||
-		    !insp_in_file(im, &sh[i]))
+		if (!insp_in_file(im, &sh[i]))
+			continue;
+		if (sh[i].sh_type == SHT_RELR && sh[i].sh_entsize == 8) {
+			w = (const void *)(im->file + sh[i].sh_offset);
+			nr = sh[i].sh_size / 8;
+			for (size_t k = 0; k < nr; k++) {
+				if (!(w[k] & 1)) {
+					base = w[k];
+					say = insp_place(im, sh, n, base, addr, &found);
+					if (say)
+						return say;
+					base += 8;
+					continue;
+				}
+				for (unsigned int b = 1; b < 64; b++) {
+					if (!(w[k] >> b & 1))
+						continue;
+					say = insp_place(im, sh, n, base + (b - 1) * 8ull,
+							 addr, &found);
+					if (say)
+						return say;
+				}
+				base += 63 * 8;
+			}
+			continue;
+		}
+		if (sh[i].sh_type != SHT_RELA || sh[i].sh_entsize != sizeof(*r))
 			continue;
 		r = (const void *)(im->file + sh[i].sh_offset);
 		nr = sh[i].sh_size / sizeof(*r);
@@ -142,14 +218,9 @@ const char *insp_naked_origin(const struct fi_image *im, uint64_t addr)
 			    (uint64_t)r[k].r_addend != addr)
 				continue;
 			found = "its address is in data (a relocation stores it)";
-			for (size_t s = 0; s < n; s++) {
-				for (size_t a = 0; a < 3; a++) {
-					if (sh[s].sh_type == arrays[a].type &&
-					    r[k].r_offset >= sh[s].sh_addr &&
-					    r[k].r_offset < sh[s].sh_addr + sh[s].sh_size)
-						return arrays[a].say;
-				}
-			}
+			say = insp_array_of(sh, n, r[k].r_offset);
+			if (say)
+				return say;
 		}
 	}
 	return found;

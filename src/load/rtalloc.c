@@ -182,15 +182,38 @@ static void fi_private_free(struct fi_pool *p, void *ptr)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
+/*
+ * Bytes the runtime asked of libc's allocator (shared runtime): whether
+ * the start-up's malloc_trim can give anything back (runtime.c). Written
+ * by any thread, read once; a forged value only changes whether the heap
+ * is trimmed.
+ */
+static size_t fi_alloc_libc;
+
+size_t fi_alloc_libc_bytes(void)
+{
+	return __atomic_load_n(&fi_alloc_libc, __ATOMIC_RELAXED);
+}
+
+static void fi_alloc_count(size_t n)
+{
+	__atomic_fetch_add(&fi_alloc_libc, n, __ATOMIC_RELAXED);
+}
+
 void *__wrap_malloc(size_t n)
 {
-	return fi_alloc_on ? fi_private_alloc(n) : __real_malloc(n);
+	if (fi_alloc_on)
+		return fi_private_alloc(n);
+	fi_alloc_count(n);
+	return __real_malloc(n);
 }
 
 void *__wrap_calloc(size_t n, size_t size)
 {
-	if (!fi_alloc_on)
+	if (!fi_alloc_on) {
+		fi_alloc_count(size && n <= SIZE_MAX / size ? n * size : 0);
 		return __real_calloc(n, size);
+	}
 	if (size && n > SIZE_MAX / size) {
 		errno = ENOMEM;
 		return NULL;
@@ -217,8 +240,10 @@ void *__wrap_realloc(void *ptr, size_t n)
 	size_t old;
 	void *q;
 
-	if (ptr && !p)
+	if (ptr && !p) {
+		fi_alloc_count(n);
 		return __real_realloc(ptr, n);
+	}
 	if (!ptr)
 		return __wrap_malloc(n);
 	old = fi_private_size(ptr);

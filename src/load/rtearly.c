@@ -76,8 +76,20 @@ static struct {
 } fi_early_plain[FI_EARLY_PLAIN];
 static size_t fi_early_nplain;
 static unsigned long long fi_early_subs;
+/* libfineibt.so's own load bias: built without kCFI (the Makefile's
+ * -fno-sanitize=kcfi), never sampled. */
+static uint64_t fi_early_own;
 
-/* A load range of one of libfineibt.so's dependencies. */
+static void fi_early_said(const struct dl_phdr_info *info)
+{
+	if (fi_early_nplain < FI_EARLY_PLAIN) {
+		fi_early_plain[fi_early_nplain].bias = info->dlpi_addr;
+		fi_early_plain[fi_early_nplain++].phdr = info->dlpi_phdr;
+	}
+	fi_early_subs = info->dlpi_subs;
+}
+
+/* The executable ranges of libfineibt.so's dependencies. */
 struct fi_early_deps {
 	const char *names[FI_EARLY_DEPS];
 	size_t nnames;
@@ -153,13 +165,10 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 	}
 	if (fi_index_find(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr))
 		return 0;
-	if (!fi_live_maybe_kcfi(info->dlpi_phdr, info->dlpi_phnum,
+	if ((fi_early_own && info->dlpi_addr == fi_early_own) ||
+	    !fi_live_maybe_kcfi(info->dlpi_phdr, info->dlpi_phnum,
 				info->dlpi_addr)) {
-		if (fi_early_nplain < FI_EARLY_PLAIN) {
-			fi_early_plain[fi_early_nplain].bias = info->dlpi_addr;
-			fi_early_plain[fi_early_nplain++].phdr = info->dlpi_phdr;
-		}
-		fi_early_subs = info->dlpi_subs;
+		fi_early_said(info);
 		return 0;
 	}
 	*(bool *)arg = true;
@@ -206,8 +215,11 @@ static void fi_early_deps_add(struct fi_early_deps *d, const struct link_map *l)
 	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > 4096)
 		return;
 	ph = (const void *)(uintptr_t)(l->l_addr + eh->e_phoff);
+	/* Executable segments only: a bound slot holds a function's code
+	 * address (fewer ranges for every slot to be compared with). */
 	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD || d->n == FI_EARLY_DEPS * 4)
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X) ||
+		    d->n == FI_EARLY_DEPS * 4)
 			continue;
 		d->lo[d->n] = l->l_addr + ph[i].p_vaddr;
 		d->hi[d->n++] = l->l_addr + ph[i].p_vaddr + ph[i].p_memsz;
@@ -300,6 +312,7 @@ static bool fi_early_wanted(void)
 
 	if (!lm || !lm->l_name || !fi_early_bound_safely(lm))
 		return false;
+	fi_early_own = lm->l_addr;
 	dl_iterate_phdr(fi_early_foreign_cb, &foreign);
 	return foreign;
 }

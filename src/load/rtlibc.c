@@ -9,11 +9,11 @@
  * imports when the process starts, whether or not the process ever calls
  * it: a symbol lookup through the whole scope (each module's hash table,
  * a string compare and a version check), about 600 instructions each.
- * These 39 were a third of what the loader spent on libfineibt.so in a
+ * The first 39 were a third of what the loader spent on libfineibt.so in a
  * hello world (docs/bench.md, "A runtime that costs nothing"). Each is a
  * system call or a short loop; what stays imported is what needs libc's
  * own state (the allocator, stdio, the dynamic loader's lists, threads,
- * errno, the environment), and strrchr, which the trap report calls to
+ * errno, the environ array itself), and strrchr, which the trap report calls to
  * name an uninstrumented target's file: tests/e2e/trap_reentry.sh
  * interposes it to make a report re-enter the handler, the one way left
  * to reach that guard (docs/traps.md "Reports and interposers").
@@ -325,10 +325,26 @@ int __wrap_bcmp(const void *a, const void *b, size_t n)
 	return __wrap_memcmp(a, b, n);
 }
 
+/*
+ * Eight bytes a step (a byte equal to @c makes its lane of w ^ rep zero,
+ * and (x - 0x01..) & ~x & 0x80.. is non-zero exactly when some lane of x
+ * is zero), then the byte: the cache's scan of /proc/self/maps for line
+ * ends took 20k instructions a byte at a time.
+ */
 void *__wrap_memchr(const void *p, int c, size_t n)
 {
 	const unsigned char *s = p;
+	const uint64_t ones = 0x0101010101010101ull, highs = ones << 7;
+	const uint64_t rep = ones * (unsigned char)c;
 
+	for (; n >= 8; n -= 8, s += 8) {
+		uint64_t w;
+
+		__builtin_memcpy(&w, s, 8);
+		w ^= rep;
+		if ((w - ones) & ~w & highs)
+			break;
+	}
 	for (; n; n--, s++) {
 		if (*s == (unsigned char)c)
 			return (void *)s;
@@ -426,4 +442,42 @@ char *__wrap_strncpy(char *d, const char *s, size_t n)
 	for (; i < n; i++)
 		d[i] = '\0';
 	return d;
+}
+
+char *__wrap_strcpy(char *d, const char *s)
+{
+	__wrap_stpcpy(d, s);
+	return d;
+}
+
+/* ----------------------------------------------------------- environment */
+
+/*
+ * libc's own getenv reads environ the same way (the program's setenv and
+ * putenv change environ, not a copy). The early start sets environ from
+ * the initial stack before anything here runs (rtearly.c).
+ */
+extern char **environ;
+
+char *__wrap_getenv(const char *name)
+{
+	size_t n = __wrap_strlen(name);
+	char c = name[0];
+
+	if (!environ || !n)
+		return NULL;
+	/* The first byte inline: most entries differ there. */
+	for (char **e = environ; *e; e++) {
+		if ((*e)[0] == c && !__wrap_strncmp(*e, name, n) &&
+		    (*e)[n] == '=')
+			return *e + n + 1;
+	}
+	return NULL;
+}
+
+/* glibc's test is __libc_enable_secure, which the loader sets from
+ * AT_SECURE. */
+char *__wrap_secure_getenv(const char *name)
+{
+	return getauxval(AT_SECURE) ? NULL : __wrap_getenv(name);
 }

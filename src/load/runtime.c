@@ -1191,8 +1191,8 @@ static void fi_rt_finish(void)
 static __attribute__((noinline)) void
 fi_rt_cache_begin(const uint64_t *news)
 {
-	const char *env = getenv("FINEIBT_CFI"), *seq = getenv("FINEIBT_SEQ");
-	bool secure = getauxval(AT_SECURE) != 0 || fi_rt_unanchored();
+	const char *env, *seq;
+	bool secure;
 	struct fineibt_config cfg;
 	char msgs[FI_MSG_MAX];
 
@@ -1200,6 +1200,9 @@ fi_rt_cache_begin(const uint64_t *news)
 		fi_cache_scan_begin(fi_found, fi_nfound, news, NULL, false);
 		return;
 	}
+	env = getenv("FINEIBT_CFI");
+	seq = getenv("FINEIBT_SEQ");
+	secure = getauxval(AT_SECURE) != 0 || fi_rt_unanchored();
 	fi_parse_cfi_secure(env && *env ? env : "auto", true, secure, &cfg,
 			    msgs, sizeof(msgs));
 	if (seq && *seq)
@@ -1391,11 +1394,25 @@ static uint64_t fi_rt_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/*
+ * rtalloc.c (shared runtime): what the runtime took from libc's heap so
+ * far. Below FI_TRIM_MIN the freed discovery arrays are a few pages, and
+ * trimming gives the heap's top back only for the program's first malloc
+ * to take it again (two brk calls for nothing in a small program).
+ */
+size_t fi_alloc_libc_bytes(void) __attribute__((weak));
+#define FI_TRIM_MIN	(64 * 1024)
+
+static bool fi_rt_trim_worth(void)
+{
+	return !fi_alloc_libc_bytes || fi_alloc_libc_bytes() >= FI_TRIM_MIN;
+}
+
 static void fi_rt_start_locked(void)
 {
 	const struct fi_runtime *primary = fi_rt_primary();
-	const char *verbose;
-	uint64_t t0 = fi_rt_now_us();
+	const char *verbose, *cfi;
+	uint64_t t0;
 	size_t nmods;
 
 	/*
@@ -1410,13 +1427,18 @@ static void fi_rt_start_locked(void)
 	}
 	verbose = secure_getenv("FINEIBT_VERBOSE");
 	fi_verbose_set(verbose && strcmp(verbose, "0"));
+	/* The start-up time is printed only with FINEIBT_VERBOSE or
+	 * cfi=debug: no clock read (a system call under valgrind, strace or
+	 * seccomp) otherwise. */
+	cfi = getenv("FINEIBT_CFI");
+	t0 = fi_verbose_on() || (cfi && strstr(cfi, "debug")) ? fi_rt_now_us() : 0;
 	/*
 	 * The sites discovery found were freed once registered: give their
 	 * pages back rather than leave them dirty in the heap (freed chunks
 	 * below glibc's trim threshold stay; for a program of a thousand
 	 * functions they were a third of the runtime's private memory).
 	 */
-	if (fi_rt_scan())
+	if (fi_rt_scan() && fi_rt_trim_worth())
 		malloc_trim(0);
 	fi_rt_started = true;
 	fi_rt_publish_anchor();
@@ -1428,10 +1450,14 @@ static void fi_rt_start_locked(void)
 			nseen += fi_rt()->seen[i].key != 0;
 			nmods += fi_rt()->seen[i].lo != 0;
 		}
-		fi_rt_say("fineibt: runtime started in %llu us (%zu kCFI "
-			  "modules of %zu)\n",
-			  (unsigned long long)(fi_rt_now_us() - t0), nmods,
-			  nseen);
+		if (t0)
+			fi_rt_say("fineibt: runtime started in %llu us (%zu kCFI "
+				  "modules of %zu)\n",
+				  (unsigned long long)(fi_rt_now_us() - t0),
+				  nmods, nseen);
+		else
+			fi_rt_say("fineibt: runtime started (%zu kCFI modules "
+				  "of %zu)\n", nmods, nseen);
 		/* docs/protection.md, "Writing the state through the kernel". */
 		if (fi_rt()->wr.how == FI_RT_WINDOWS)
 			fi_rt_say("fineibt: the runtime state is written through "

@@ -28,6 +28,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <signal.h>
 #include <stdio.h>
@@ -86,59 +87,63 @@ static bool fi_one_sigill_taken(void)
 	return k.handler != (void *)SIG_DFL && k.handler != (void *)SIG_IGN;
 }
 
-/* One line of /proc/self/maps: its range, whether writable, its path. */
-struct fi_one_map {
-	unsigned long lo, hi;
-	char perms[8];
-	const char *path;
-};
-
-static bool fi_one_parse(char *line, struct fi_one_map *m)
+/* "ADDR:ABI" (hexadecimal both) after the anchor's prefix. */
+static bool fi_one_name(const char *s, unsigned long *addr, unsigned int *abi)
 {
-	int n = 0;
+	uint64_t v[2] = { 0, 0 };
 
-	if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &m->lo, &m->hi,
-		   m->perms, &n) != 3 || !n)
-		return false;
-	m->path = line + n;
-	line[strcspn(line, "\n")] = '\0';
+	for (int i = 0; i < 2; i++) {
+		const char *from = s;
+
+		for (; (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'); s++)
+			v[i] = v[i] * 16 + (uint64_t)(*s <= '9' ? *s - '0' : *s - 'a' + 10);
+		if (s == from || (i == 0 && *s++ != ':'))
+			return false;
+	}
+	*addr = (unsigned long)v[0];
+	*abi = (unsigned int)v[1];
 	return true;
 }
 
 /*
  * The anchor's state address and ABI, and whether [addr, addr + size)
  * lies in mappings that are readable and not writable. Returns the number
- * of anchors seen (>1: the process has more than one primary).
+ * of anchors seen (>1: the process has more than one primary). @buf: the
+ * maps file (fi_maps_read), its lines cut in place by the first pass.
  */
-static int fi_one_scan(FILE *f, unsigned long *addr, unsigned int *abi,
+static int fi_one_scan(char *buf, unsigned long *addr, unsigned int *abi,
 		       bool *ro)
 {
-	char line[512];
-	struct fi_one_map m;
+	const size_t plen = strlen(FI_ONE_PREFIX);
 	unsigned long want = 0, lo = 0, hi = 0;
+	struct fi_vma m;
+	const char *path;
+	char *at = buf;
+	size_t nlines = 0;
 	int anchors = 0;
 
 	*ro = false;
-	while (fgets(line, sizeof(line), f)) {
-		if (!fi_one_parse(line, &m))
-			continue;
-		if (!strncmp(m.path, FI_ONE_PREFIX, strlen(FI_ONE_PREFIX)) &&
-		    sscanf(m.path + strlen(FI_ONE_PREFIX), "%lx:%x", addr,
-			   abi) == 2)
+	while (fi_vma_next(&at, &m, &path)) {
+		nlines++;
+		if (m.hi && !strncmp(path, FI_ONE_PREFIX, plen) &&
+		    fi_one_name(path + plen, addr, abi))
 			anchors++;
 	}
 	if (anchors != 1)
 		return anchors;
-	/* Second pass: the state's pages, contiguous and read-only. */
+	/* Second pass: the state's pages, contiguous and read-only. The
+	 * lines are NUL-terminated now: step over each terminator. */
 	want = *addr;
-	rewind(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (!fi_one_parse(line, &m))
+	at = buf;
+	for (size_t i = 0; i < nlines; i++) {
+		char *line = at;
+
+		at += strlen(at) + 1;
+		if (!fi_vma_next(&line, &m, &path) || !m.hi)
 			continue;
 		if (m.hi <= want || m.lo >= want + sizeof(struct fi_runtime))
 			continue;
-		if (m.perms[0] != 'r' || m.perms[1] != '-' ||
-		    (hi && m.lo != hi))
+		if (!m.r || m.w || (hi && m.lo != hi))
 			return anchors;
 		if (!hi)
 			lo = m.lo;
@@ -175,16 +180,20 @@ const struct fi_runtime *fi_rt_primary(void)
 	unsigned long addr = 0;
 	unsigned int abi = 0;
 	bool ro = false;
-	FILE *f;
-	int n;
+	char *maps;
+	int n, fd;
 
 	if (!fi_one_sigill_taken())
 		return NULL;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	n = fi_one_scan(f, &addr, &abi, &ro);
-	fclose(f);
+	maps = fi_maps_read(fd);
+	close(fd);
+	if (!maps)
+		return NULL;
+	n = fi_one_scan(maps, &addr, &abi, &ro);
+	free(maps);
 	/*
 	 * A handler holds SIGILL but no anchor is there: a primary that
 	 * could not publish one (memfd_create refused, e.g. by seccomp) is

@@ -84,16 +84,14 @@ static int fi_vma_kept_fd(void)
 	return w->maps_fd >= 0 && fi_rt_own_here() ? w->maps_fd : -1;
 }
 
-/* The maps file's line for @addr, parsed (kernels before PROCMAP_QUERY). */
-static int fi_vma_parse(int fd, uint64_t addr, struct fi_vma *v)
+char *fi_maps_read(int fd)
 {
 	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap + 1), *line;
-	int ret = -ENOENT;
+	char *buf = malloc(cap + 1);
 	long n;
 
 	if (!buf)
-		return -ENOMEM;
+		return NULL;
 	while ((n = fi_sys6(SYS_pread64, fd, (long)(buf + len), (long)(cap - len),
 			    (long)len, 0, 0)) > 0) {
 		len += (size_t)n;
@@ -107,22 +105,99 @@ static int fi_vma_parse(int fd, uint64_t addr, struct fi_vma *v)
 		}
 	}
 	buf[len] = '\0';
-	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		unsigned long lo, hi, off, ino;
-		unsigned int maj, min;
-		char perms[8];
+	return buf;
+}
 
-		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms,
-			   &off, &maj, &min, &ino) != 7 || addr < lo || addr >= hi)
-			continue;
-		*v = (struct fi_vma){
-			.lo = lo, .hi = hi, .r = perms[0] == 'r',
-			.w = perms[1] == 'w', .x = perms[2] == 'x',
-			.file = ino != 0, .dev = ((uint64_t)maj << 32) | min,
-			.ino = ino, .off = off,
-		};
-		ret = 0;
-		break;
+/* A hexadecimal (@base 16) or decimal number at @*p, moved past it. */
+static bool fi_maps_num(char **p, unsigned int base, uint64_t *v)
+{
+	char *s = *p;
+
+	*v = 0;
+	for (;; s++) {
+		unsigned int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned int)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned int)(*s - 'a' + 10);
+		else
+			break;
+		*v = *v * base + d;
+	}
+	if (s == *p)
+		return false;
+	*p = s;
+	return true;
+}
+
+static bool fi_maps_sep(char **p, char c)
+{
+	if (**p != c)
+		return false;
+	while (**p == c)
+		(*p)++;
+	return true;
+}
+
+/* "lo-hi perms off maj:min ino   path" (proc(5)). */
+bool fi_vma_next(char **at, struct fi_vma *v, const char **path)
+{
+	char *s = *at, *nl, *perms;
+	uint64_t maj, min;
+
+	if (!s || !*s)
+		return false;
+	nl = strchr(s, '\n');
+	if (nl)
+		*nl = '\0';
+	*at = nl ? nl + 1 : s + strlen(s);
+	*v = (struct fi_vma){ 0 };
+	*path = "";
+	if (!fi_maps_num(&s, 16, &v->lo) || !fi_maps_sep(&s, '-') ||
+	    !fi_maps_num(&s, 16, &v->hi) || !fi_maps_sep(&s, ' '))
+		goto bad;
+	perms = s;
+	for (int i = 0; i < 4; i++, s++) {
+		if (!*s || *s == ' ')
+			goto bad;
+	}
+	if (!fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 16, &v->off) ||
+	    !fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 16, &maj) ||
+	    !fi_maps_sep(&s, ':') || !fi_maps_num(&s, 16, &min) ||
+	    !fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 10, &v->ino))
+		goto bad;
+	while (*s == ' ')
+		s++;
+	v->r = perms[0] == 'r';
+	v->w = perms[1] == 'w';
+	v->x = perms[2] == 'x';
+	v->file = v->ino != 0;
+	v->dev = (maj << 32) | min;
+	*path = s;
+	if (v->lo <= v->hi)
+		return true;
+bad:
+	v->hi = 0;
+	return true;
+}
+
+/* The maps file's line for @addr, parsed (kernels before PROCMAP_QUERY). */
+static int fi_vma_parse(int fd, uint64_t addr, struct fi_vma *v)
+{
+	char *buf = fi_maps_read(fd), *at = buf;
+	const char *path;
+	struct fi_vma m;
+	int ret = -ENOENT;
+
+	if (!buf)
+		return -ENOMEM;
+	while (fi_vma_next(&at, &m, &path)) {
+		if (m.hi && addr >= m.lo && addr < m.hi) {
+			*v = m;
+			ret = 0;
+			break;
+		}
 	}
 	free(buf);
 	return ret;

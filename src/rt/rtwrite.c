@@ -291,7 +291,10 @@ static int fi_rt_own_open(bool wipe, bool first)
 
 	if (fi_rt_hook_no_procmem())
 		return -EACCES;
-	if (__atomic_load_n(&fi_rt_area.o.own.magic, __ATOMIC_ACQUIRE) != FI_OWN_MAGIC)
+	/* The first time the state is as the loader zeroed it: no parent's
+	 * descriptor to close (and no fstat of descriptor 0 to find that). */
+	if (!first &&
+	    __atomic_load_n(&fi_rt_area.o.own.magic, __ATOMIC_ACQUIRE) != FI_OWN_MAGIC)
 		fi_rt_drop_inherited();
 	fd = fi_rt_keep_open("/proc/self/mem", O_RDWR, &w.mem_dev, &w.mem_ino);
 	if (fd < 0)
@@ -507,9 +510,11 @@ static int fi_rt_setup(void)
 	bool wipe;
 	int err;
 
-	/* The guards' protection over all of it, then the middle. */
+	/* The guards' protection over all of it, then the middle (one call
+	 * while the guards are read-only like the middle). */
 	if (mprotect(&fi_rt_area, sizeof(fi_rt_area), FI_GUARD_PROT) ||
-	    mprotect(&fi_rt_store, FI_RT_BYTES + FI_PAGE, PROT_READ))
+	    (FI_GUARD_PROT != PROT_READ &&
+	     mprotect(&fi_rt_store, FI_RT_BYTES + FI_PAGE, PROT_READ)))
 		return -errno;
 	madvise(fi_rt_area.guard_lo, FI_PAGE, MADV_DONTDUMP);
 	madvise(fi_rt_area.guard_hi, FI_PAGE, MADV_DONTDUMP);

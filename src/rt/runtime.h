@@ -384,6 +384,15 @@ struct fi_vma {
 };
 int fi_rt_vma(uint64_t addr, struct fi_vma *v);
 /*
+ * The maps file (rtverify.c), read without stdio: the whole of @fd (read
+ * from offset 0) in a malloc'd, NUL-terminated buffer, or NULL. Then
+ * fi_vma_next parses the line at @*at into @v and @path (NUL-terminated
+ * in place: "" for an anonymous mapping) and moves @*at past it; false
+ * at the end. A line that does not parse gives v->hi == 0.
+ */
+char *fi_maps_read(int fd);
+bool fi_vma_next(char **at, struct fi_vma *v, const char **path);
+/*
  * Is [@lo, @hi) mapped, every byte, readable and executable when @exec,
  * and never writable? -EACCES when not, -errno when the kernel cannot be
  * asked, 0 when it is. When @file, the first mapping's file in @v.
