@@ -58,7 +58,7 @@ int fi_logsink_open(bool secure)
 	if (!fi_logsink_is_syslog(v))
 		return 0;
 	if (v[6] == ':' && secure)
-		fi_warn("warning: FINEIBT_LOG=%.64s: a privileged (AT_SECURE) process "
+		fi_warn("warning: FINEIBT_LOG=%.120s: a privileged (AT_SECURE) process "
 			"logs to " FI_SYSLOG_PATH " only; PATH ignored\n", v);
 	else if (v[6] == ':')
 		path = v + 7;
@@ -73,7 +73,8 @@ int fi_logsink_open(bool secure)
 	if (err < 0) {
 		if (fd >= 0)
 			fi_raw_close((int)fd);
-		fi_warn("warning: FINEIBT_LOG=%.64s: cannot reach the system log at %s "
+		/* @v is "syslog:" and a path that fits sun_path (above). */
+		fi_warn("warning: FINEIBT_LOG=%s: cannot reach the system log at %s "
 			"(%s); CFI failures are reported on stderr only\n", v,
 			path, strerror(-err));
 		return err;
