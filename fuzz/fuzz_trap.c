@@ -145,8 +145,8 @@ static void decode(const uint8_t *h, const uint8_t *text, size_t n)
 	else
 		r.ip = base + get16(h + 1) % n;
 	if (fi_trap_decode(&r, &t))
-		fi_trap_format(&t, line, sizeof(line));
-	fi_trap_format(&t, line, 16);
+		fi_report_line(&t, line, sizeof(line));
+	fi_report_line(&t, line, 16);
 	if (registered)
 		fi_rt_del_module(&m);
 }
