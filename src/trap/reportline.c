@@ -259,20 +259,8 @@ void fi_report_opened(const struct fi_trap *t)
 	fi_raw_write(STDERR_FILENO, buf, b.len);
 }
 
-void fi_report_unexplained(uint64_t ip)
-{
-	char buf[160];
-	struct fi_strbuf b;
-
-	fi_strbuf_init(&b, buf, sizeof(buf), 0);
-	fi_strbuf_str(&b, "fineibt: CFI failure at ");
-	fi_strbuf_hex(&b, ip, 1);
-	fi_strbuf_str(&b, " (in rewritten code of a module that is not "
-			  "registered; not decoded)\n");
-	fi_raw_write(STDERR_FILENO, buf, b.len);
-}
-
-void fi_report_compiled(uint64_t ip, bool go_on)
+/* "fineibt: CFI failure at 0x<ip> (<what>; not decoded<tail>": no module to name it by. */
+static void fi_report_undecoded(uint64_t ip, const char *what, const char *tail)
 {
 	char buf[200];
 	struct fi_strbuf b;
@@ -280,10 +268,23 @@ void fi_report_compiled(uint64_t ip, bool go_on)
 	fi_strbuf_init(&b, buf, sizeof(buf), 0);
 	fi_strbuf_str(&b, "fineibt: CFI failure at ");
 	fi_strbuf_hex(&b, ip, 1);
-	fi_strbuf_str(&b, " (a kCFI check of a module left as compiled; not "
-			  "decoded");
-	fi_strbuf_str(&b, go_on ? "; warn)\n" : ")\n");
+	fi_strbuf_str(&b, " (");
+	fi_strbuf_str(&b, what);
+	fi_strbuf_str(&b, "; not decoded");
+	fi_strbuf_str(&b, tail);
 	fi_raw_write(STDERR_FILENO, buf, b.len);
+}
+
+void fi_report_unexplained(uint64_t ip)
+{
+	fi_report_undecoded(ip, "in rewritten code of a module that is not "
+			    "registered", ")\n");
+}
+
+void fi_report_compiled(uint64_t ip, bool go_on)
+{
+	fi_report_undecoded(ip, "a kCFI check of a module left as compiled",
+			    go_on ? "; warn)\n" : ")\n");
 }
 
 void fi_report_nested(const struct fi_trap *t)
