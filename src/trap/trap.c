@@ -12,7 +12,8 @@
  *   LOCK Jcc.d8 at caller+0xd		paranoid: type = r10, target = r11+16
  *   ud2 in a BHI stub array		type = r10 + hash, target = (%rsp)
  *
- * and reports it with one write(2). Fatal (default): the process dies of
+ * and reports it with one write(2) (the text: reportline.c, report.c).
+ * Fatal (default): the process dies of
  * SIGILL from inside the handler (fi_trap_die), never returning through
  * the writable signal frame. cfi=warn: continue as the kernel does.
  * Anything else belongs to the program: chain to its handler.
@@ -334,7 +335,7 @@ bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t)
 	return true;
 }
 
-/* ------------------------------------------------------ stack room */
+/* ----------------------------------------------- the report's stack */
 
 /*
  * The bytes of the alternate signal stack below @sp, where the kernel's
