@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +27,7 @@
 #include "logsink.h"
 #include "print.h"
 #include "strbuf.h"
+#include "trapmem.h"
 
 /* ------------------------------------------------------ live text reads */
 
@@ -35,17 +35,8 @@
 static const uint8_t *fi_rep_text(const struct fi_module *m, uint64_t addr,
 				  size_t len)
 {
-	const struct fi_image *im = &m->img;
-
-	for (size_t i = 0; i < im->nviews; i++) {
-		const struct fi_view *v = &im->views[i];
-		uint64_t lo = v->vaddr + im->bias;
-
-		if (v->exec && addr >= lo && addr - lo < v->size &&
-		    v->size - (addr - lo) >= len)
-			return (const uint8_t *)(uintptr_t)addr;
-	}
-	return NULL;
+	return fi_trap_span(m, addr) >= len ? (const uint8_t *)(uintptr_t)addr :
+					      NULL;
 }
 
 /* The run-time hash in the preamble of the function at run-time @func. */
@@ -60,17 +51,6 @@ static bool fi_rep_func_hash(const struct fi_module *m, uint64_t func,
 		return false;
 	*hash = info.hash;
 	return true;
-}
-
-/* 8 bytes at @addr, or false if they are not mapped (never faults). */
-static bool fi_rep_read64(uint64_t addr, uint64_t *val)
-{
-	struct iovec local = { .iov_base = val, .iov_len = sizeof(*val) };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
-				.iov_len = sizeof(*val) };
-
-	return syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L,
-		       &remote, 1L, 0L) == (long)sizeof(*val);
 }
 
 /* -------------------------------------------------------------- types */
@@ -211,10 +191,10 @@ static uint64_t fi_rep_site(const struct fi_trap *t, uint64_t sp)
 	case FI_TRAP_PARANOID:
 		return t->addr - FI_PARANOID_UD;
 	case FI_TRAP_PREAMBLE:
-		return fi_rep_read64(sp, &ret) ? fi_rep_caller(t, ret) : 0;
+		return fi_trap_read64(sp, &ret) ? fi_rep_caller(t, ret) : 0;
 	case FI_TRAP_BHI:
 		/* (%rsp) returns into the target; the caller's is above it. */
-		return fi_rep_read64(sp + 8, &ret) ? fi_rep_caller(t, ret) : 0;
+		return fi_trap_read64(sp + 8, &ret) ? fi_rep_caller(t, ret) : 0;
 	case FI_TRAP_COARSE:
 		return t->site_known ? t->addr : 0;
 	default:

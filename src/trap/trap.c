@@ -19,9 +19,10 @@
  * Anything else belongs to the program: chain to its handler.
  *
  * Nothing here allocates, locks (in the handler) or uses stdio. Memory is
- * read only where it is known to be mapped: the executable views of a
- * registered module, a registered stub array, and the one stack slot the
- * BHI case needs (read with process_vm_readv, which fails cleanly).
+ * read only where it is known to be mapped (trapmem.c): the executable
+ * views of a registered module, a registered stub array, and the one
+ * stack slot the BHI case needs (read with process_vm_readv, which fails
+ * cleanly).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,7 +31,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -41,64 +41,8 @@
 #include "print.h"
 #include "report.h"
 #include "trap.h"
+#include "trapmem.h"
 #include "variant.h"
-
-/* ------------------------------------------------------- mapped memory */
-
-/* Bytes readable from run-time @addr to the end of one executable view of @m. */
-static size_t fi_trap_span(const struct fi_module *m, uint64_t addr)
-{
-	const struct fi_image *im = &m->img;
-
-	for (size_t i = 0; i < im->nviews; i++) {
-		const struct fi_view *v = &im->views[i];
-		uint64_t lo = v->vaddr + im->bias;
-
-		if (v->exec && addr >= lo && addr - lo < v->size)
-			return v->size - (addr - lo);
-	}
-	return 0;
-}
-
-/*
- * @len bytes of live text at run-time @addr if they lie in one executable
- * view of a registered module (returned in @mp), else NULL. The live
- * bytes, not the view's buffer: they are what the CPU executed.
- */
-static const uint8_t *fi_trap_text(uint64_t addr, size_t len,
-				   const struct fi_module **mp)
-{
-	const struct fi_module *m = fi_rt_module_at(addr);
-
-	if (!m || fi_trap_span(m, addr) < len)
-		return NULL;
-	if (mp)
-		*mp = m;
-	return (const uint8_t *)(uintptr_t)addr;
-}
-
-/* Read 8 bytes at @addr without faulting if they are not mapped. */
-static bool fi_trap_read64(uint64_t addr, uint64_t *val)
-{
-	struct iovec local = { .iov_base = val, .iov_len = sizeof(*val) };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
-				.iov_len = sizeof(*val) };
-	long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L,
-			 &remote, 1L, 0L);
-
-	if (n == (long)sizeof(*val))
-		return true;
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-		/*
-		 * A sandbox without process_vm_readv: the slot at the top of
-		 * the stack the stub was called with is where that call just
-		 * pushed its return address, so it is mapped.
-		 */
-		__builtin_memcpy(val, (const void *)(uintptr_t)addr, sizeof(*val));
-		return true;
-	}
-	return false;
-}
 
 /* ------------------------------------------------------------- decoders */
 
@@ -264,7 +208,7 @@ static bool fi_decode_bhi(const struct fi_trap_regs *r, uint64_t base,
 	uint64_t ret;
 
 	/* The preamble's call ends at func+0: the return address is the target. */
-	if (!fi_trap_read64(r->sp, &ret))
+	if (!fi_trap_read_pushed(r->sp, &ret))
 		return false;
 	if (!fi_trap_preamble(ret - FI_PREAMBLE_SIZE, &t->mod, &info))
 		return false;
@@ -603,7 +547,7 @@ static bool fi_trap_unexplained(const struct fi_trap_regs *r)
 	 * arity in v6.18, arity >= 2 in v4. Without this the program's
 	 * handler got it as a plain ud2.
 	 */
-	return fi_rt_bhi_base(r->ip) && fi_trap_read64(r->sp, &ret) &&
+	return fi_rt_bhi_base(r->ip) && fi_trap_read_pushed(r->sp, &ret) &&
 	       fi_rt_rewritten_at(ret - 1) && !fi_rt_module_at(ret - 1);
 }
 
