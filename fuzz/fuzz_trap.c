@@ -4,7 +4,7 @@
  * the executable text of a synthetic registered module (one view); its
  * head says where the ip is (in the text or in libfineibt's BHI stubs),
  * the registers, the return address on the "stack" and the .kcfi_traps
- * list. fi_trap_decode and fi_trap_format run on it, and every classifier
+ * list. fi_trap_decode and fi_report_line run on it, and every classifier
  * of insn.c runs at every offset of the text (an exact-size heap buffer,
  * so that ASan sees any read outside it). The runtime registers a module
  * only if the kernel maps its text executable and never writable
@@ -145,8 +145,8 @@ static void decode(const uint8_t *h, const uint8_t *text, size_t n)
 	else
 		r.ip = base + get16(h + 1) % n;
 	if (fi_trap_decode(&r, &t))
-		fi_trap_format(&t, line, sizeof(line));
-	fi_trap_format(&t, line, 16);
+		fi_report_line(&t, line, sizeof(line));
+	fi_report_line(&t, line, 16);
 	if (registered)
 		fi_rt_del_module(&m);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cacheid.h"
+#include "strbuf.h"
 
 /* A message being laid out: fixed capacity, overflow ignored (none fits). */
 struct fi_cmsg {
@@ -61,6 +62,7 @@ void fi_cache_name(const struct fineibt_key *key,
 	static const char tag[] = "fineibt cache entry";
 	struct fi_cmsg m = { .n = 0 };
 	uint8_t ver[16] = { 0 };
+	struct fi_strbuf b;
 	uint64_t h[2];
 
 	fi_cmsg_put(&m, tag, sizeof(tag));
@@ -87,9 +89,11 @@ void fi_cache_name(const struct fineibt_key *key,
 	/* 128 bits: the hash of the message, then a hash of that hash */
 	h[0] = fi_siphash24(key, m.b, m.n);
 	h[1] = fi_siphash24(key, h, sizeof(h[0]));
-	for (int i = 0; i < FI_CACHE_NAME_LEN; i++)
-		out[i] = "0123456789abcdef"[(h[i / 16] >> (60 - 4 * (i % 16))) & 15];
-	out[FI_CACHE_NAME_LEN] = '\0';
+	_Static_assert(FI_CACHE_NAME_LEN == 2 * FI_STRBUF_HEX_MAX,
+		       "the name is the two words in hex");
+	fi_strbuf_init(&b, out, FI_CACHE_NAME_LEN + 1, 0);
+	fi_strbuf_xdigits(&b, h[0], FI_STRBUF_HEX_MAX);
+	fi_strbuf_xdigits(&b, h[1], FI_STRBUF_HEX_MAX);
 }
 
 void fi_cache_user_key(const struct fineibt_key *master, uint32_t uid,
@@ -114,22 +118,14 @@ void fi_cache_user_key(const struct fineibt_key *master, uint32_t uid,
 
 void fi_cache_user_dir(uint32_t uid, char *buf, size_t len)
 {
-	char d[12];
-	size_t n = 0, k = 0;
+	struct fi_strbuf b;
 
-	do {
-		d[n++] = (char)('0' + uid % 10);
-		uid /= 10;
-	} while (uid);
-	if (len < n + 2) {
-		if (len)
-			buf[0] = '\0';
-		return;
-	}
-	buf[k++] = 'u';
-	while (n)
-		buf[k++] = d[--n];
-	buf[k] = '\0';
+	fi_strbuf_init(&b, buf, len, 0);
+	fi_strbuf_char(&b, 'u');
+	fi_strbuf_dec(&b, uid, 1);
+	/* All or nothing: a cut name would be another user's directory. */
+	if (b.over && len)
+		buf[0] = '\0';
 }
 
 size_t fi_cache_path(char *buf, size_t len, const char *dir, const char *name)

@@ -23,6 +23,7 @@
 #include "elf_int.h"
 #include "symfile.h"
 #include "note.h"
+#include "strbuf.h"
 
 #ifndef SHT_RELR
 #define SHT_RELR	19
@@ -1024,42 +1025,22 @@ const struct fi_sym *fi_image_sym(const struct fi_image *im, uint64_t addr)
 	return lo ? &syms[lo - 1] : NULL;
 }
 
-/* Append @s to @buf (async-signal-safe, always NUL-terminated). */
-static size_t fi_put_str(char *buf, size_t len, size_t at, const char *s)
-{
-	while (*s && at + 1 < len)
-		buf[at++] = *s++;
-	if (len)
-		buf[at < len ? at : len - 1] = 0;
-	return at;
-}
-
-static size_t fi_put_hex(char *buf, size_t len, size_t at, uint64_t v)
-{
-	char tmp[19] = "0x";
-	int n = 0;
-
-	for (uint64_t x = v; n == 0 || x; x >>= 4)
-		n++;
-	for (int i = 0; i < n; i++)
-		tmp[2 + i] = "0123456789abcdef"[(v >> (4 * (n - 1 - i))) & 0xf];
-	tmp[2 + n] = 0;
-	return fi_put_str(buf, len, at, tmp);
-}
-
 size_t fi_image_symbolize(const struct fi_image *im, uint64_t addr,
 			  char *buf, size_t len)
 {
 	const struct fi_sym *s = fi_image_sym(im, addr);
-	size_t at = 0;
+	struct fi_strbuf b;
 
-	if (len)
-		buf[0] = 0;
-	if (!s)
-		return fi_put_hex(buf, len, 0, addr);
-	at = fi_put_str(buf, len, at, s->name);
-	at = fi_put_str(buf, len, at, "+");
-	return fi_put_hex(buf, len, at, addr - s->addr);
+	/* Async-signal-safe: the SIGILL handler names addresses with it. */
+	fi_strbuf_init(&b, buf, len, 0);
+	if (!s) {
+		fi_strbuf_hex(&b, addr, 1);
+		return b.len;
+	}
+	fi_strbuf_str(&b, s->name);
+	fi_strbuf_str(&b, "+");
+	fi_strbuf_hex(&b, addr - s->addr, 1);
+	return b.len;
 }
 
 const struct fi_func *fi_image_func(const struct fi_image *im, uint64_t addr)

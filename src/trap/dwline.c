@@ -24,6 +24,7 @@
 #include "dwarf.h"
 #include "rawsys.h"
 #include "report.h"
+#include "strbuf.h"
 #include "symfile.h"
 
 /* ------------------------------------------------------------ sections */
@@ -248,7 +249,7 @@ static void fi_dw_file_name(const struct fi_dw_unit *u,
 	struct fi_dw d = { .p = u->tables, .end = u->prog };
 	const char *name = NULL, *dir = NULL;
 	uint64_t dir_idx = 0, n;
-	size_t k = 0;
+	struct fi_strbuf b;
 
 	out[0] = '\0';
 	if (u->version >= 5) {
@@ -290,14 +291,15 @@ static void fi_dw_file_name(const struct fi_dw_unit *u,
 			dir = NULL;
 	}
 	/* dir 0 is the compilation directory: a relative name stands alone. */
+	fi_strbuf_init(&b, out, len, 0);
 	if (name[0] != '/' && dir && dir[0] && dir[0] != '/' && dir_idx) {
-		for (; *dir && k + 2 < len; dir++)
-			out[k++] = *dir;
-		out[k++] = '/';
+		/* A directory cut short still leaves room for its '/'. */
+		fi_strbuf_init(&b, out, len - 1, 0);
+		fi_strbuf_str(&b, dir);
+		fi_strbuf_init(&b, out, len, b.len);
+		fi_strbuf_char(&b, '/');
 	}
-	for (; *name && k + 1 < len; name++)
-		out[k++] = *name;
-	out[k] = '\0';
+	fi_strbuf_str(&b, name);
 }
 
 /* --------------------------------------------------------- the program */

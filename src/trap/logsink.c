@@ -28,6 +28,7 @@
 #include "print.h"
 #include "rawsys.h"
 #include "runtime.h"
+#include "strbuf.h"
 
 #define FI_SYSLOG_PATH	"/dev/log"
 #define FI_LOG_USER	(1 << 3)	/* facility LOG_USER */
@@ -88,34 +89,27 @@ int fi_logsink_open(bool secure)
 	return err;
 }
 
-static size_t fi_logsink_dec(char *p, unsigned long v)
+/*
+ * "<PRI>ident[pid]: " into @p[@len]; its length. The ident is cut at
+ * its field's size: the state holds it without a NUL when it fills it.
+ */
+static size_t fi_logsink_prefix(char *p, size_t len,
+				const struct fi_rt_syslog *s, bool warn)
 {
-	char tmp[24];
-	size_t n = 0, i;
+	char ident[sizeof(s->ident) + 1];
+	struct fi_strbuf b;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i];
-	return n;
-}
-
-/* "<PRI>ident[pid]: " into @p (at least 96 bytes); its length. */
-static size_t fi_logsink_prefix(char *p, const struct fi_rt_syslog *s, bool warn)
-{
-	size_t n = 0, id = strnlen(s->ident, sizeof(s->ident));
-
-	p[n++] = '<';
-	n += fi_logsink_dec(p + n, FI_LOG_USER | (warn ? FI_LOG_WARNING : FI_LOG_CRIT));
-	p[n++] = '>';
-	memcpy(p + n, s->ident, id);
-	n += id;
-	p[n++] = '[';
-	n += fi_logsink_dec(p + n, (unsigned long)fi_sys3(SYS_getpid, 0, 0, 0));
-	memcpy(p + n, "]: ", 3);
-	return n + 3;
+	memcpy(ident, s->ident, sizeof(s->ident));
+	ident[sizeof(s->ident)] = '\0';
+	fi_strbuf_init(&b, p, len, 0);
+	fi_strbuf_char(&b, '<');
+	fi_strbuf_dec(&b, FI_LOG_USER | (warn ? FI_LOG_WARNING : FI_LOG_CRIT), 1);
+	fi_strbuf_char(&b, '>');
+	fi_strbuf_str(&b, ident);
+	fi_strbuf_char(&b, '[');
+	fi_strbuf_dec(&b, (uint64_t)fi_sys3(SYS_getpid, 0, 0, 0), 1);
+	fi_strbuf_str(&b, "]: ");
+	return b.len;
 }
 
 static long fi_logsink_sendmsg(int fd, struct iovec *iov)
@@ -137,7 +131,7 @@ void fi_logsink_send(bool warn, const char *text, size_t n)
 
 	if (fd < 0)
 		return;
-	iov[0].iov_len = fi_logsink_prefix(pre, s, warn);
+	iov[0].iov_len = fi_logsink_prefix(pre, sizeof(pre), s, warn);
 	while (at < n && r >= 0) {
 		const char *nl = memchr(text + at, '\n', n - at);
 		size_t len = (nl ? (size_t)(nl - text) : n) - at;

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +26,8 @@
 #include "report.h"
 #include "logsink.h"
 #include "print.h"
+#include "strbuf.h"
+#include "trapmem.h"
 
 /* ------------------------------------------------------ live text reads */
 
@@ -34,17 +35,8 @@
 static const uint8_t *fi_rep_text(const struct fi_module *m, uint64_t addr,
 				  size_t len)
 {
-	const struct fi_image *im = &m->img;
-
-	for (size_t i = 0; i < im->nviews; i++) {
-		const struct fi_view *v = &im->views[i];
-		uint64_t lo = v->vaddr + im->bias;
-
-		if (v->exec && addr >= lo && addr - lo < v->size &&
-		    v->size - (addr - lo) >= len)
-			return (const uint8_t *)(uintptr_t)addr;
-	}
-	return NULL;
+	return fi_trap_span(m, addr) >= len ? (const uint8_t *)(uintptr_t)addr :
+					      NULL;
 }
 
 /* The run-time hash in the preamble of the function at run-time @func. */
@@ -59,17 +51,6 @@ static bool fi_rep_func_hash(const struct fi_module *m, uint64_t func,
 		return false;
 	*hash = info.hash;
 	return true;
-}
-
-/* 8 bytes at @addr, or false if they are not mapped (never faults). */
-static bool fi_rep_read64(uint64_t addr, uint64_t *val)
-{
-	struct iovec local = { .iov_base = val, .iov_len = sizeof(*val) };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
-				.iov_len = sizeof(*val) };
-
-	return syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L,
-		       &remote, 1L, 0L) == (long)sizeof(*val);
 }
 
 /* -------------------------------------------------------------- types */
@@ -210,10 +191,10 @@ static uint64_t fi_rep_site(const struct fi_trap *t, uint64_t sp)
 	case FI_TRAP_PARANOID:
 		return t->addr - FI_PARANOID_UD;
 	case FI_TRAP_PREAMBLE:
-		return fi_rep_read64(sp, &ret) ? fi_rep_caller(t, ret) : 0;
+		return fi_trap_read64(sp, &ret) ? fi_rep_caller(t, ret) : 0;
 	case FI_TRAP_BHI:
 		/* (%rsp) returns into the target; the caller's is above it. */
-		return fi_rep_read64(sp + 8, &ret) ? fi_rep_caller(t, ret) : 0;
+		return fi_trap_read64(sp + 8, &ret) ? fi_rep_caller(t, ret) : 0;
 	case FI_TRAP_COARSE:
 		return t->site_known ? t->addr : 0;
 	default:
@@ -322,52 +303,9 @@ void fi_report_collect(const struct fi_trap *t, uint64_t sp,
 
 /* ------------------------------------------------------------- the text */
 
-/* A bounded buffer: appends past the end are dropped, always NUL-ended. */
-struct fi_out {
-	char *buf;
-	size_t len, cap;	/* cap includes the NUL */
-};
-
-static void fi_out_str(struct fi_out *o, const char *s)
+void fi_report_sym(struct fi_strbuf *b, const struct fi_module *m,
+		   uint64_t addr)
 {
-	while (*s && o->len + 1 < o->cap)
-		o->buf[o->len++] = *s++;
-	if (o->cap)
-		o->buf[o->len] = '\0';
-}
-
-static void fi_out_hex(struct fi_out *o, uint64_t v, int digits)
-{
-	char tmp[19], *p = tmp + sizeof(tmp) - 1;
-	int n = 0;
-
-	*p = '\0';
-	do {
-		*--p = "0123456789abcdef"[v & 0xf];
-		v >>= 4;
-	} while (++n < digits || v);
-	*--p = 'x';
-	*--p = '0';
-	fi_out_str(o, p);
-}
-
-static void fi_out_dec(struct fi_out *o, uint64_t v, int digits)
-{
-	char tmp[21], *p = tmp + sizeof(tmp) - 1;
-	int n = 0;
-
-	*p = '\0';
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (++n < digits || v);
-	fi_out_str(o, p);
-}
-
-/* "sym+0xoff" via the module holding run-time @addr, else "0xaddr". */
-static void fi_out_addr(struct fi_out *o, uint64_t addr)
-{
-	const struct fi_module *m = fi_rt_module_at(addr);
 	char sym[256];
 
 	sym[0] = '\0';
@@ -375,23 +313,56 @@ static void fi_out_addr(struct fi_out *o, uint64_t addr)
 		fi_image_symbolize(&m->img, addr - m->img.bias, sym, sizeof(sym));
 	sym[sizeof(sym) - 1] = '\0';
 	if (sym[0])
-		fi_out_str(o, sym);
+		fi_strbuf_str(b, sym);
 	else
-		fi_out_hex(o, addr, 1);
+		fi_strbuf_hex(b, addr, 1);
+}
+
+/* "sym+0xoff" via the module holding run-time @addr, else "0xaddr". */
+static void fi_rep_addr(struct fi_strbuf *b, uint64_t addr)
+{
+	fi_report_sym(b, fi_rt_module_at(addr), addr);
+}
+
+bool fi_report_at(struct fi_strbuf *b, const struct fi_trap *t)
+{
+	uint64_t pre = t->target - FI_PREAMBLE_SIZE;
+	const struct fi_module *m;
+	const struct fi_sym *s;
+
+	if (t->kind == FI_TRAP_BHI) {
+		fi_strbuf_str(b, "__bhi_args+");
+		fi_strbuf_hex(b, t->addr - t->stubs, 1);
+		return true;
+	}
+	if (t->kind != FI_TRAP_PREAMBLE)
+		return false;
+	m = fi_rt_module_at(t->target);
+	if (!m || t->addr < pre || t->addr >= t->target)
+		return false;
+	s = fi_image_sym(&m->img, t->target - m->img.bias);
+	if (!s || !s->name || s->addr != t->target - m->img.bias)
+		return false;
+	fi_strbuf_str(b, "__cfi_");
+	fi_strbuf_str(b, s->name);
+	fi_strbuf_str(b, "+");
+	fi_strbuf_hex(b, t->addr - pre, 1);
+	return true;
 }
 
 size_t fi_report_type_str(const struct fi_report_type *ty, char *buf,
 			  size_t len)
 {
-	struct fi_out o = { .buf = buf, .cap = len };
+	struct fi_strbuf o;
 
-	fi_out_hex(&o, ty->known ? ty->ct : ty->rt, 8);
+	fi_strbuf_init(&o, buf, len, 0);
+	fi_strbuf_hex(&o, ty->known ? ty->ct : ty->rt, 8);
 	if (!ty->known)
-		fi_out_str(&o, " (no type of this process)");
+		fi_strbuf_str(&o, " (no type of this process)");
 	else if (ty->ct != ty->rt && fi_report_show_runtime()) {
-		fi_out_str(&o, " (run-time ");
-		fi_out_hex(&o, ty->rt, 8);
-		fi_out_str(&o, ")");
+		fi_strbuf_str(&o, " (run-time ");
+		fi_strbuf_hex(&o, ty->rt, 8);
+		fi_strbuf_str(&o, ")");
 	}
 	return o.len;
 }
@@ -399,46 +370,47 @@ size_t fi_report_type_str(const struct fi_report_type *ty, char *buf,
 size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri,
 			char *buf, size_t used, size_t len)
 {
-	struct fi_out o = { .buf = buf, .len = used, .cap = len };
+	struct fi_strbuf o;
 
 	if (used >= len)
 		return used;
+	fi_strbuf_init(&o, buf, len, used);
 	if (ri->nas_in) {
 		char ty[64];
 
 		fi_report_type_str(&ri->expected, ty, sizeof(ty));
-		fi_out_str(&o, "fineibt:   expected type ");
-		fi_out_str(&o, ty);
-		fi_out_str(&o, ", as in: ");
+		fi_strbuf_str(&o, "fineibt:   expected type ");
+		fi_strbuf_str(&o, ty);
+		fi_strbuf_str(&o, ", as in: ");
 		for (size_t i = 0; i < ri->nas_in; i++) {
-			fi_out_str(&o, i ? ", " : "");
-			fi_out_str(&o, ri->as_in[i]);
+			fi_strbuf_str(&o, i ? ", " : "");
+			fi_strbuf_str(&o, ri->as_in[i]);
 		}
-		fi_out_str(&o, "\n");
+		fi_strbuf_str(&o, "\n");
 	}
 	/* Without DWARF the site is only in the FINEIBT_LOG record. */
 	if (ri->site && ri->file[0]) {
-		fi_out_str(&o, "fineibt:   call site: ");
-		fi_out_str(&o, ri->file);
-		fi_out_str(&o, ":");
-		fi_out_dec(&o, ri->line, 1);
-		fi_out_str(&o, " (");
-		fi_out_addr(&o, ri->site);
-		fi_out_str(&o, ")\n");
+		fi_strbuf_str(&o, "fineibt:   call site: ");
+		fi_strbuf_str(&o, ri->file);
+		fi_strbuf_str(&o, ":");
+		fi_strbuf_dec(&o, ri->line, 1);
+		fi_strbuf_str(&o, " (");
+		fi_rep_addr(&o, ri->site);
+		fi_strbuf_str(&o, ")\n");
 	}
 	/*
 	 * The prototypes, when the modules have DWARF (.debug_info); last,
 	 * so that a report cut by the buffer loses these first.
 	 */
 	if (ri->target_proto[0]) {
-		fi_out_str(&o, "fineibt:   target: ");
-		fi_out_str(&o, ri->target_proto);
-		fi_out_str(&o, "\n");
+		fi_strbuf_str(&o, "fineibt:   target: ");
+		fi_strbuf_str(&o, ri->target_proto);
+		fi_strbuf_str(&o, "\n");
 	}
 	if (ri->nas_in && ri->expected_proto[0]) {
-		fi_out_str(&o, "fineibt:   expected: ");
-		fi_out_str(&o, ri->expected_proto);
-		fi_out_str(&o, "\n");
+		fi_strbuf_str(&o, "fineibt:   expected: ");
+		fi_strbuf_str(&o, ri->expected_proto);
+		fi_strbuf_str(&o, "\n");
 	}
 	/* Truncated: keep the last line whole-looking. */
 	if (o.len > used && buf[o.len - 1] != '\n')
@@ -491,81 +463,47 @@ __attribute__((constructor(101))) static void fi_report_open_log(void)
 }
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
-static void fi_out_jstr(struct fi_out *o, const char *s)
+static void fi_json_str(struct fi_strbuf *o, const char *s)
 {
-	char esc[7] = "\\u00";
-
-	fi_out_str(o, "\"");
+	fi_strbuf_str(o, "\"");
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
-		char one[2] = { (char)c, 0 };
 
 		if (c == '"' || c == '\\') {
-			fi_out_str(o, c == '"' ? "\\\"" : "\\\\");
+			fi_strbuf_str(o, c == '"' ? "\\\"" : "\\\\");
 		} else if (c < 0x20) {
-			esc[4] = "0123456789abcdef"[c >> 4];
-			esc[5] = "0123456789abcdef"[c & 0xf];
-			esc[6] = '\0';
-			fi_out_str(o, esc);
+			fi_strbuf_str(o, "\\u00");
+			fi_strbuf_xdigits(o, c, 2);
 		} else {
-			fi_out_str(o, one);
+			fi_strbuf_char(o, (char)c);
 		}
 	}
-	fi_out_str(o, "\"");
+	fi_strbuf_str(o, "\"");
 }
 
-/*
- * Where @t trapped, named as the first report line names it: a preamble
- * trap as __cfi_<callee>+off, a stub trap as __bhi_args+off.
- */
-static void fi_out_trap_at(struct fi_out *o, const struct fi_trap *t)
-{
-	uint64_t pre = t->target - FI_PREAMBLE_SIZE;
-	const struct fi_module *m = fi_rt_module_at(t->target);
-	const struct fi_sym *s = NULL;
-
-	if (t->kind == FI_TRAP_BHI) {
-		fi_out_str(o, "__bhi_args+");
-		fi_out_hex(o, t->addr - t->stubs, 1);
-		return;
-	}
-	if (t->kind == FI_TRAP_PREAMBLE && m && t->addr >= pre &&
-	    t->addr < t->target)
-		s = fi_image_sym(&m->img, t->target - m->img.bias);
-	if (s && s->name && s->addr == t->target - m->img.bias) {
-		fi_out_str(o, "__cfi_");
-		fi_out_str(o, s->name);
-		fi_out_str(o, "+");
-		fi_out_hex(o, t->addr - pre, 1);
-		return;
-	}
-	fi_out_addr(o, t->addr);
-}
-
-static void fi_out_jaddr(struct fi_out *o, const char *key, uint64_t addr,
+static void fi_json_addr(struct fi_strbuf *o, const char *key, uint64_t addr,
 			 const struct fi_trap *at)
 {
 	char sym[256];
-	struct fi_out s = { .buf = sym, .cap = sizeof(sym) };
+	struct fi_strbuf s;
 
-	fi_out_str(o, ",\"");
-	fi_out_str(o, key);
-	fi_out_str(o, "\":");
+	fi_strbuf_str(o, ",\"");
+	fi_strbuf_str(o, key);
+	fi_strbuf_str(o, "\":");
 	if (!addr) {
-		fi_out_str(o, "null");
+		fi_strbuf_str(o, "null");
 		return;
 	}
-	sym[0] = '\0';
-	if (at)
-		fi_out_trap_at(&s, at);
-	else
-		fi_out_addr(&s, addr);
-	fi_out_jstr(o, sym);
-	fi_out_str(o, ",\"");
-	fi_out_str(o, key);
-	fi_out_str(o, "_addr\":\"");
-	fi_out_hex(o, addr, 1);
-	fi_out_str(o, "\"");
+	fi_strbuf_init(&s, sym, sizeof(sym), 0);
+	/* Where @at trapped as the first line names it (report.h). */
+	if (!at || !fi_report_at(&s, at))
+		fi_rep_addr(&s, addr);
+	fi_json_str(o, sym);
+	fi_strbuf_str(o, ",\"");
+	fi_strbuf_str(o, key);
+	fi_strbuf_str(o, "_addr\":\"");
+	fi_strbuf_hex(o, addr, 1);
+	fi_strbuf_str(o, "\"");
 }
 
 /*
@@ -574,31 +512,31 @@ static void fi_out_jaddr(struct fi_out *o, const char *key, uint64_t addr,
  * that is no rehash of a type: its "KEY" is null, "KEY_unknown" holds it.
  */
 /* ,"KEY[SUFFIX]":"0x<@v>" */
-static void fi_out_jhash(struct fi_out *o, const char *key, const char *suffix,
+static void fi_json_hash(struct fi_strbuf *o, const char *key, const char *suffix,
 			 uint32_t v)
 {
-	fi_out_str(o, ",\"");
-	fi_out_str(o, key);
-	fi_out_str(o, suffix);
-	fi_out_str(o, "\":\"");
-	fi_out_hex(o, v, 8);
-	fi_out_str(o, "\"");
+	fi_strbuf_str(o, ",\"");
+	fi_strbuf_str(o, key);
+	fi_strbuf_str(o, suffix);
+	fi_strbuf_str(o, "\":\"");
+	fi_strbuf_hex(o, v, 8);
+	fi_strbuf_str(o, "\"");
 }
 
-static void fi_out_jtype(struct fi_out *o, const char *key,
+static void fi_json_type(struct fi_strbuf *o, const char *key,
 			 const struct fi_report_type *ty, bool have)
 {
 	if (!have || !ty->known) {
-		fi_out_str(o, ",\"");
-		fi_out_str(o, key);
-		fi_out_str(o, "\":null");
+		fi_strbuf_str(o, ",\"");
+		fi_strbuf_str(o, key);
+		fi_strbuf_str(o, "\":null");
 		if (have)
-			fi_out_jhash(o, key, "_unknown", ty->rt);
+			fi_json_hash(o, key, "_unknown", ty->rt);
 		return;
 	}
-	fi_out_jhash(o, key, "", ty->ct);
+	fi_json_hash(o, key, "", ty->ct);
 	if (fi_report_show_runtime())
-		fi_out_jhash(o, key, "_runtime", ty->rt);
+		fi_json_hash(o, key, "_runtime", ty->rt);
 }
 
 static const char *const fi_kind_names[] = {
@@ -610,61 +548,62 @@ static const char *const fi_kind_names[] = {
 size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 		      char *buf, size_t len)
 {
-	struct fi_out o = { .buf = buf, .cap = len };
+	struct fi_strbuf o;
 	struct timespec ts = { 0 };
 	char mode[64];
 
 	if (!len)
 		return 0;
+	fi_strbuf_init(&o, buf, len, 0);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	fi_out_str(&o, "{\"version\":" FI_REPORT_JSON_VERSION ",\"time\":");
-	fi_out_dec(&o, (uint64_t)ts.tv_sec, 1);
-	fi_out_str(&o, ".");
-	fi_out_dec(&o, (uint64_t)ts.tv_nsec / 1000, 6);
-	fi_out_str(&o, ",\"pid\":");
-	fi_out_dec(&o, (uint64_t)getpid(), 1);
-	fi_out_str(&o, ",\"exe\":");
-	fi_out_jstr(&o, fi_log_exe);
-	fi_out_str(&o, ",\"mode\":");
+	fi_strbuf_str(&o, "{\"version\":" FI_REPORT_JSON_VERSION ",\"time\":");
+	fi_strbuf_dec(&o, (uint64_t)ts.tv_sec, 1);
+	fi_strbuf_str(&o, ".");
+	fi_strbuf_dec(&o, (uint64_t)ts.tv_nsec / 1000, 6);
+	fi_strbuf_str(&o, ",\"pid\":");
+	fi_strbuf_dec(&o, (uint64_t)getpid(), 1);
+	fi_strbuf_str(&o, ",\"exe\":");
+	fi_json_str(&o, fi_log_exe);
+	fi_strbuf_str(&o, ",\"mode\":");
 	if (t->mod)
 		fineibt_config_str(&t->mod->cfg, mode, sizeof(mode));
-	fi_out_jstr(&o, t->mod ? mode : "?");
-	fi_out_str(&o, ",\"seq\":");
-	fi_out_jstr(&o, !t->mod ? "?" : fi_set_name(t->mod->cfg.flags &
+	fi_json_str(&o, t->mod ? mode : "?");
+	fi_strbuf_str(&o, ",\"seq\":");
+	fi_json_str(&o, !t->mod ? "?" : fi_set_name(t->mod->cfg.flags &
 						   FINEIBT_F_SEQ_V618 ?
 						   FI_SET_V618 : FI_SET_V4));
-	fi_out_str(&o, ",\"kind\":");
-	fi_out_jstr(&o, t->kind <= FI_TRAP_COARSE ? fi_kind_names[t->kind] : "?");
-	fi_out_jaddr(&o, "at", t->addr, t);
-	fi_out_jaddr(&o, "call_site", ri->site, NULL);
-	fi_out_jaddr(&o, "target", t->target, NULL);
-	fi_out_jtype(&o, "expected", &ri->expected, true);
-	fi_out_jtype(&o, "found", &ri->found, ri->have_found);
-	fi_out_str(&o, ",\"as_in\":[");
+	fi_strbuf_str(&o, ",\"kind\":");
+	fi_json_str(&o, t->kind <= FI_TRAP_COARSE ? fi_kind_names[t->kind] : "?");
+	fi_json_addr(&o, "at", t->addr, t);
+	fi_json_addr(&o, "call_site", ri->site, NULL);
+	fi_json_addr(&o, "target", t->target, NULL);
+	fi_json_type(&o, "expected", &ri->expected, true);
+	fi_json_type(&o, "found", &ri->found, ri->have_found);
+	fi_strbuf_str(&o, ",\"as_in\":[");
 	for (size_t i = 0; i < ri->nas_in; i++) {
-		fi_out_str(&o, i ? "," : "");
-		fi_out_jstr(&o, ri->as_in[i]);
+		fi_strbuf_str(&o, i ? "," : "");
+		fi_json_str(&o, ri->as_in[i]);
 	}
-	fi_out_str(&o, "]");
-	fi_out_str(&o, ",\"target_prototype\":");
+	fi_strbuf_str(&o, "]");
+	fi_strbuf_str(&o, ",\"target_prototype\":");
 	if (ri->target_proto[0])
-		fi_out_jstr(&o, ri->target_proto);
+		fi_json_str(&o, ri->target_proto);
 	else
-		fi_out_str(&o, "null");
-	fi_out_str(&o, ",\"expected_prototype\":");
+		fi_strbuf_str(&o, "null");
+	fi_strbuf_str(&o, ",\"expected_prototype\":");
 	if (ri->expected_proto[0])
-		fi_out_jstr(&o, ri->expected_proto);
+		fi_json_str(&o, ri->expected_proto);
 	else
-		fi_out_str(&o, "null");
-	fi_out_str(&o, ",\"file\":");
+		fi_strbuf_str(&o, "null");
+	fi_strbuf_str(&o, ",\"file\":");
 	if (ri->file[0]) {
-		fi_out_jstr(&o, ri->file);
-		fi_out_str(&o, ",\"line\":");
-		fi_out_dec(&o, ri->line, 1);
+		fi_json_str(&o, ri->file);
+		fi_strbuf_str(&o, ",\"line\":");
+		fi_strbuf_dec(&o, ri->line, 1);
 	} else {
-		fi_out_str(&o, "null,\"line\":null");
+		fi_strbuf_str(&o, "null,\"line\":null");
 	}
-	fi_out_str(&o, t->warn ? ",\"action\":\"warn\"}" : ",\"action\":\"fatal\"}");
+	fi_strbuf_str(&o, t->warn ? ",\"action\":\"warn\"}" : ",\"action\":\"fatal\"}");
 	/* A record that does not fit is not valid JSON: drop it whole. */
 	if (o.len + 2 > len)
 		return 0;

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the CFI failure report says beyond its first line (src/trap/report.c):
- * the expected type named by example ("as in: cmp_int, cmp_long"), the
- * call site's source position from DWARF (src/trap/dwline.c), and the optional
+ * The CFI failure report (docs/traps.md), all of its text: the first line
+ * and the handler's other one-line messages (src/trap/reportline.c); what
+ * the report says beyond its first line (src/trap/report.c): the expected
+ * type named by example ("as in: cmp_int, cmp_long"), the call site's
+ * source position from DWARF (src/trap/dwline.c), and the optional
  * FINEIBT_LOG record (one JSON line per failure). Everything here runs in
- * the SIGILL handler: no allocation, no lock, no stdio.
+ * the SIGILL handler: no allocation, no lock, no stdio; text is built
+ * with core/strbuf.h.
  */
 #ifndef FI_REPORT_H
 #define FI_REPORT_H
@@ -14,7 +17,59 @@
 #include <stdint.h>
 
 #include "image.h"
+#include "strbuf.h"
 #include "trapinfo.h"
+
+/* ------------------------------------------ reportline.c: one line */
+
+/*
+ * Format @t as the one-line report, with a trailing newline:
+ * "fineibt: CFI failure at main+0x2a (target: handler+0x0; expected type:
+ * 0x1234abcd; mode: fineibt,paranoid)": the expected type by its
+ * compile-time hash (its run-time hash too under cfi=debug), the cfi=
+ * list of the module that trapped (",warn" when the program goes on,
+ * ",seq=v6.18" in that set). Returns the length (truncated to @len - 1,
+ * NUL-terminated). Async-signal-safe.
+ */
+size_t fi_report_line(const struct fi_trap *t, char *buf, size_t len);
+
+/*
+ * The report of @t on stderr, in one write each (@sp: the stack pointer
+ * at the trap), by the stack the handler has left (trap.h,
+ * FI_TRAP_STACK_*): the full report (the first line, the detail lines
+ * below, the system log, the FINEIBT_LOG record); the first line alone
+ * with addresses in hex ("; small signal stack: no symbols"); a fixed
+ * line.
+ */
+void fi_report_full(const struct fi_trap *t, uint64_t sp);
+void fi_report_bare(const struct fi_trap *t);
+void fi_report_tiny(void);
+
+/* FINEIBT_VERBOSE: "fineibt: call_d+0xf: call site opened for dlsym
+ * veneers (target: ...)" (foreign.c opened the site). */
+void fi_report_opened(const struct fi_trap *t);
+/* A #UD in rewritten code no registered module covers: not decoded. */
+void fi_report_unexplained(uint64_t ip);
+/* A check of a module left as compiled; @go_on: warn or off. */
+void fi_report_compiled(uint64_t ip, bool go_on);
+/* A trap inside the report of another (hex only, no report path). */
+void fi_report_nested(const struct fi_trap *t);
+
+/* --------------------------------------------- report.c: the details */
+
+/*
+ * "sym+0xoff" of run-time @addr through module @m (NULL: none), else
+ * "0xaddr".
+ */
+void fi_report_sym(struct fi_strbuf *b, const struct fi_module *m,
+		   uint64_t addr);
+/*
+ * Where @t trapped when the trap site itself reads badly: a stub copy
+ * as "__bhi_args+0x<off>", a FineIBT preamble as "__cfi_<callee>+0x<off>"
+ * (as the kernel names it; the readers keep __cfi_ symbols out of the
+ * symbol table). False, and nothing appended, for any other trap.
+ */
+bool fi_report_at(struct fi_strbuf *b, const struct fi_trap *t);
 
 #define FI_REPORT_NAMES	3
 #define FI_REPORT_PROTO	200

@@ -12,15 +12,17 @@
  *   LOCK Jcc.d8 at caller+0xd		paranoid: type = r10, target = r11+16
  *   ud2 in a BHI stub array		type = r10 + hash, target = (%rsp)
  *
- * and reports it with one write(2). Fatal (default): the process dies of
+ * and reports it with one write(2) (the text: reportline.c, report.c).
+ * Fatal (default): the process dies of
  * SIGILL from inside the handler (fi_trap_die), never returning through
  * the writable signal frame. cfi=warn: continue as the kernel does.
  * Anything else belongs to the program: chain to its handler.
  *
  * Nothing here allocates, locks (in the handler) or uses stdio. Memory is
- * read only where it is known to be mapped: the executable views of a
- * registered module, a registered stub array, and the one stack slot the
- * BHI case needs (read with process_vm_readv, which fails cleanly).
+ * read only where it is known to be mapped (trapmem.c): the executable
+ * views of a registered module, a registered stub array, and the one
+ * stack slot the BHI case needs (read with process_vm_readv, which fails
+ * cleanly).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,7 +31,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -39,67 +40,9 @@
 #include "rawsys.h"
 #include "print.h"
 #include "report.h"
-#include "stockven.h"
-#include "logsink.h"
 #include "trap.h"
+#include "trapmem.h"
 #include "variant.h"
-
-/* ------------------------------------------------------- mapped memory */
-
-/* Bytes readable from run-time @addr to the end of one executable view of @m. */
-static size_t fi_trap_span(const struct fi_module *m, uint64_t addr)
-{
-	const struct fi_image *im = &m->img;
-
-	for (size_t i = 0; i < im->nviews; i++) {
-		const struct fi_view *v = &im->views[i];
-		uint64_t lo = v->vaddr + im->bias;
-
-		if (v->exec && addr >= lo && addr - lo < v->size)
-			return v->size - (addr - lo);
-	}
-	return 0;
-}
-
-/*
- * @len bytes of live text at run-time @addr if they lie in one executable
- * view of a registered module (returned in @mp), else NULL. The live
- * bytes, not the view's buffer: they are what the CPU executed.
- */
-static const uint8_t *fi_trap_text(uint64_t addr, size_t len,
-				   const struct fi_module **mp)
-{
-	const struct fi_module *m = fi_rt_module_at(addr);
-
-	if (!m || fi_trap_span(m, addr) < len)
-		return NULL;
-	if (mp)
-		*mp = m;
-	return (const uint8_t *)(uintptr_t)addr;
-}
-
-/* Read 8 bytes at @addr without faulting if they are not mapped. */
-static bool fi_trap_read64(uint64_t addr, uint64_t *val)
-{
-	struct iovec local = { .iov_base = val, .iov_len = sizeof(*val) };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
-				.iov_len = sizeof(*val) };
-	long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L,
-			 &remote, 1L, 0L);
-
-	if (n == (long)sizeof(*val))
-		return true;
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-		/*
-		 * A sandbox without process_vm_readv: the slot at the top of
-		 * the stack the stub was called with is where that call just
-		 * pushed its return address, so it is mapped.
-		 */
-		__builtin_memcpy(val, (const void *)(uintptr_t)addr, sizeof(*val));
-		return true;
-	}
-	return false;
-}
 
 /* ------------------------------------------------------------- decoders */
 
@@ -265,7 +208,7 @@ static bool fi_decode_bhi(const struct fi_trap_regs *r, uint64_t base,
 	uint64_t ret;
 
 	/* The preamble's call ends at func+0: the return address is the target. */
-	if (!fi_trap_read64(r->sp, &ret))
+	if (!fi_trap_read_pushed(r->sp, &ret))
 		return false;
 	if (!fi_trap_preamble(ret - FI_PREAMBLE_SIZE, &t->mod, &info))
 		return false;
@@ -336,294 +279,7 @@ bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t)
 	return true;
 }
 
-/* ------------------------------------------------------------ reporting */
-
-/* A bounded line buffer: appends past the end are dropped. */
-struct fi_line {
-	char *buf;
-	size_t len, cap;	/* cap excludes the NUL */
-	bool bare;		/* addresses in hex: no symbol lookups */
-};
-
-static void fi_put(struct fi_line *l, const char *s)
-{
-	while (*s && l->len < l->cap)
-		l->buf[l->len++] = *s++;
-	l->buf[l->len] = '\0';
-}
-
-static void fi_put_hex(struct fi_line *l, uint64_t v, int min_digits)
-{
-	char tmp[2 + 16 + 1], *p = tmp + sizeof(tmp) - 1;
-	int n = 0;
-
-	*p = '\0';
-	do {
-		*--p = "0123456789abcdef"[v & 0xf];
-		v >>= 4;
-		n++;
-	} while (v || n < min_digits);
-	*--p = 'x';
-	*--p = '0';
-	fi_put(l, p);
-}
-
-/*
- * An address outside every kCFI module: "cos+0x10 in libm.so.6, not
- * instrumented", through the loader's dynamic symbols (dladdr takes the
- * loader's lock; the trapping thread, running instrumented code, does
- * not hold it). A dlsym veneer is named after its function.
- */
-static bool fi_put_foreign(struct fi_line *l, uint64_t addr)
-{
-	uint64_t entry, fn = fi_foreign_slot_target(addr, &entry), sym;
-	const char *base, *name, *typed = NULL;
-	Dl_info info;
-
-	/* A stock module's typed veneer (stockven.c): named as made. */
-	if (!fn && fi_stock_veneer_at(addr, &fn, &entry, &typed)) {
-		fi_put(l, "typed veneer");
-		if (addr != entry) {
-			fi_put(l, "+");
-			fi_put_hex(l, addr - entry, 1);
-		}
-		fi_put(l, " of ");
-		fi_put(l, typed);
-		if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_fname) {
-			base = strrchr(info.dli_fname, '/');
-			fi_put(l, " in ");
-			fi_put(l, base ? base + 1 : info.dli_fname);
-		}
-		fi_put(l, ", not instrumented");
-		return true;
-	}
-	if (fn) {
-		fi_put(l, "dlsym veneer");
-		if (addr != entry) {
-			fi_put(l, "+");
-			fi_put_hex(l, addr - entry, 1);
-		}
-		fi_put(l, " of ");
-		addr = fn;
-	}
-	if (!dladdr((void *)(uintptr_t)addr, &info) || !info.dli_fname) {
-		if (fn)
-			fi_put_hex(l, addr, 1);
-		return fn != 0;
-	}
-	/* An IFUNC's implementation has no dynamic symbol of its own: the
-	 * name dlsym was asked for is nearer then. */
-	sym = (uint64_t)(uintptr_t)info.dli_saddr;
-	name = info.dli_sname;
-	if (!name || !sym)
-		sym = 0;
-	fi_foreign_name_near(addr, sym, &sym, &name);
-	if (name && sym) {
-		fi_put(l, name);
-		fi_put(l, "+");
-		fi_put_hex(l, addr - sym, 1);
-	} else {
-		fi_put_hex(l, addr, 1);
-	}
-	base = strrchr(info.dli_fname, '/');
-	fi_put(l, " in ");
-	fi_put(l, base ? base + 1 : info.dli_fname);
-	fi_put(l, ", not instrumented");
-	return true;
-}
-
-/* "sym+0xoff" through the module containing @addr, else "0xaddr". */
-static void fi_put_addr(struct fi_line *l, uint64_t addr)
-{
-	const struct fi_module *m = l->bare ? NULL : fi_rt_module_at(addr);
-	char sym[256];
-
-	if (!m && !l->bare && fi_put_foreign(l, addr))
-		return;
-
-	if (m) {
-		sym[0] = '\0';
-		fi_image_symbolize(&m->img, addr - m->img.bias, sym, sizeof(sym));
-		sym[sizeof(sym) - 1] = '\0';
-		if (sym[0]) {
-			fi_put(l, sym);
-			return;
-		}
-	}
-	fi_put_hex(l, addr, 1);
-}
-
-/*
- * A trap inside a preamble reads best as "__cfi_func+0x6", as the kernel
- * prints it; the readers keep __cfi_ symbols out of the symbol table, so
- * name it from the function it guards.
- */
-static bool fi_put_preamble_addr(struct fi_line *l, const struct fi_trap *t)
-{
-	uint64_t pre = t->target - FI_PREAMBLE_SIZE;
-	const struct fi_module *m = fi_rt_module_at(t->target);
-	const struct fi_sym *s;
-
-	if (!m || t->addr < pre || t->addr >= t->target)
-		return false;
-	s = fi_image_sym(&m->img, t->target - m->img.bias);
-	if (!s || !s->name || s->addr != t->target - m->img.bias)
-		return false;
-	fi_put(l, "__cfi_");
-	fi_put(l, s->name);
-	fi_put(l, "+");
-	fi_put_hex(l, t->addr - pre, 1);
-	return true;
-}
-
-/* The expected type by its compile-time hash (report.h). */
-static void fi_put_type(struct fi_line *l, const struct fi_trap *t)
-{
-	struct fi_report_type ty = fi_report_type_of(t->mod, t->type);
-	char buf[64];
-
-	fi_report_type_str(&ty, buf, sizeof(buf));
-	fi_put(l, buf);
-}
-
-/*
- * "; mode: <the cfi= list>)": the list of the module that trapped (with
- * seq=v6.18 in that set: the bytes that trapped differ between sets; with
- * warn when it goes on), or the process's for a coarse stop seen from no
- * module.
- */
-static void fi_put_mode(struct fi_line *l, const struct fi_trap *t)
-{
-	const struct fineibt_config *cfg = t->mod ? &t->mod->cfg :
-					   t->kind == FI_TRAP_COARSE ? &fi_rt()->cfg : NULL;
-	char mode[64];
-
-	fi_put(l, "; mode: ");
-	if (cfg) {
-		fineibt_config_str(cfg, mode, sizeof(mode));
-		fi_put(l, mode);
-	} else {
-		fi_put(l, "?");
-	}
-	if (l->bare)
-		fi_put(l, "; small signal stack: no symbols");
-	fi_put(l, ")\n");
-	/* Keep the newline even when the symbols were too long. */
-	if (l->len && l->buf[l->len - 1] != '\n')
-		l->buf[l->len - 1] = '\n';
-}
-
-/*
- * "fineibt: CFI failure at main+0x2a (target: work+0x5; unchecked call
- * site, coarse check; mode: kcfi)": no type, there was none to check;
- * a tail jump through a thunk leaves no site, only its caller's return
- * address.
- */
-static size_t fi_trap_format_coarse(const struct fi_trap *t, struct fi_line *l)
-{
-	fi_put(l, "fineibt: CFI failure at ");
-	if (t->site_known) {
-		fi_put_addr(l, t->addr);
-	} else {
-		fi_put(l, "a tail jump through a thunk (returning to ");
-		fi_put_addr(l, t->ret);
-		fi_put(l, ")");
-	}
-	fi_put(l, " (target: ");
-	fi_put_addr(l, t->target);
-	fi_put(l, "; unchecked call site, coarse check");
-	fi_put_mode(l, t);
-	return l->len;
-}
-
-static size_t fi_trap_format_as(const struct fi_trap *t, char *buf, size_t len,
-				bool bare)
-{
-	struct fi_line l = { .buf = buf, .len = 0, .cap = len ? len - 1 : 0,
-			     .bare = bare };
-
-	if (!len)
-		return 0;
-	buf[0] = '\0';
-	if (t->kind == FI_TRAP_COARSE)
-		return fi_trap_format_coarse(t, &l);
-	fi_put(&l, "fineibt: CFI failure at ");
-	if (t->kind == FI_TRAP_BHI) {
-		/* A stub copy has no symbol of its own (nor would one help). */
-		fi_put(&l, "__bhi_args+");
-		fi_put_hex(&l, t->addr - t->stubs, 1);
-	} else if (bare || t->kind != FI_TRAP_PREAMBLE ||
-		   !fi_put_preamble_addr(&l, t)) {
-		fi_put_addr(&l, t->addr);
-	}
-	fi_put(&l, " (target: ");
-	fi_put_addr(&l, t->target);
-	fi_put(&l, "; expected type: ");
-	fi_put_type(&l, t);
-	fi_put_mode(&l, t);
-	return l.len;
-}
-
-size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len)
-{
-	return fi_trap_format_as(t, buf, len, false);
-}
-
-/* FINEIBT_VERBOSE: "fineibt: call_d+0xf: call site opened for dlsym veneers (target: ...)". */
-static void fi_trap_say_opened(const struct fi_trap *t)
-{
-	char buf[512];
-	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
-	uint64_t site = t->addr - (t->kind == FI_TRAP_KCFI ? FI_KCFI_CALLER_UD :
-				   FI_PARANOID_UD);
-
-	fi_put(&l, "fineibt: ");
-	fi_put_addr(&l, site);
-	fi_put(&l, ": call site opened for dlsym veneers (target: ");
-	fi_put_addr(&l, t->target);
-	fi_put(&l, ")\n");
-	fi_raw_write(STDERR_FILENO, buf, l.len);
-}
-
-/*
- * The line above and the details of src/trap/report.c (expected type by
- * example, call site's source line), in one write, so that lines from
- * concurrent traps never interleave. Not inlined: its buffer is not on
- * the stack while the FINEIBT_LOG record is formatted.
- */
-static __attribute__((noinline)) void
-fi_trap_report_text(const struct fi_trap *t, const struct fi_report_info *ri)
-{
-	char line[1280];
-	size_t n = fi_trap_format(t, line, sizeof(line));
-	ssize_t w;
-
-	n = fi_report_format(t, ri, line, n, sizeof(line));
-	do {
-		w = fi_sys3(SYS_write, STDERR_FILENO, (long)line, (long)n);
-	} while (w == -EINTR);
-	fi_logsink_send(t->warn, line, n);
-}
-
-/* Not inlined: its frame is not the handler's on the other paths. */
-static __attribute__((noinline)) void
-fi_trap_report_full(const struct fi_trap *t, uint64_t sp)
-{
-	struct fi_report_info ri;
-
-	fi_report_collect(t, sp, &ri);
-	fi_trap_report_text(t, &ri);
-	fi_report_log(t, &ri);
-}
-
-/* The first line alone, addresses in hex: FI_TRAP_STACK_LINE bytes. */
-static __attribute__((noinline)) void fi_trap_report_bare(const struct fi_trap *t)
-{
-	char line[224];
-	size_t n = fi_trap_format_as(t, line, sizeof(line), true);
-
-	fi_raw_write(STDERR_FILENO, line, n);
-}
+/* ----------------------------------------------- the report's stack */
 
 /*
  * The bytes of the alternate signal stack below @sp, where the kernel's
@@ -652,19 +308,16 @@ static size_t fi_trap_stack_room(uint64_t sp)
  * the handler has (docs/traps.md "Stack use"): a program may give its
  * signals a small alternate stack (8 KiB, MINSIGSTKSZ-era code), from
  * which the kernel's frame already took up to 3.4 KiB (AVX-512), and
- * memory below it is the program's.
+ * memory below it is the program's. The text is reportline.c's.
  */
 static void fi_trap_report(const struct fi_trap *t, uint64_t sp, size_t room)
 {
-	static const char tiny[] = "fineibt: CFI failure (signal stack too "
-				   "small for a report)\n";
-
 	if (room >= FI_TRAP_STACK_FULL)
-		fi_trap_report_full(t, sp);
+		fi_report_full(t, sp);
 	else if (room >= FI_TRAP_STACK_LINE)
-		fi_trap_report_bare(t);
+		fi_report_bare(t);
 	else
-		fi_raw_write(STDERR_FILENO, tiny, sizeof(tiny) - 1);
+		fi_report_tiny();
 }
 
 /* ------------------------------------------- the program's SIGILL handler */
@@ -894,20 +547,8 @@ static bool fi_trap_unexplained(const struct fi_trap_regs *r)
 	 * arity in v6.18, arity >= 2 in v4. Without this the program's
 	 * handler got it as a plain ud2.
 	 */
-	return fi_rt_bhi_base(r->ip) && fi_trap_read64(r->sp, &ret) &&
+	return fi_rt_bhi_base(r->ip) && fi_trap_read_pushed(r->sp, &ret) &&
 	       fi_rt_rewritten_at(ret - 1) && !fi_rt_module_at(ret - 1);
-}
-
-static void fi_trap_say_unexplained(uint64_t ip)
-{
-	char buf[160];
-	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
-
-	fi_put(&l, "fineibt: CFI failure at ");
-	fi_put_hex(&l, ip, 1);
-	fi_put(&l, " (in rewritten code of a module that is not registered; "
-		   "not decoded)\n");
-	fi_raw_write(STDERR_FILENO, buf, l.len);
 }
 
 /*
@@ -924,19 +565,11 @@ static bool fi_trap_compiled(uint64_t ip, greg_t *g)
 	const struct fineibt_config *c = &fi_rt()->cfg;
 	bool go_on = (c->flags & FINEIBT_F_WARN) ||
 		     c->mode == FINEIBT_MODE_OFF;
-	char buf[200];
-	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
 
 	if (!fi_rt_compiled_trap(ip))
 		return false;
-	if (c->mode != FINEIBT_MODE_OFF) {
-		fi_put(&l, "fineibt: CFI failure at ");
-		fi_put_hex(&l, ip, 1);
-		fi_put(&l, " (a kCFI check of a module left as compiled; not "
-			   "decoded");
-		fi_put(&l, go_on ? "; warn)\n" : ")\n");
-		fi_raw_write(STDERR_FILENO, buf, l.len);
-	}
+	if (c->mode != FINEIBT_MODE_OFF)
+		fi_report_compiled(ip, go_on);
 	if (!go_on)
 		fi_trap_die();
 	g[REG_RIP] = (greg_t)(ip + 2);
@@ -981,23 +614,6 @@ static void fi_trap_report_leave(int slot)
 		__atomic_store_n(&fi_trap_reporting[slot], 0, __ATOMIC_RELEASE);
 }
 
-static void fi_trap_say_nested(const struct fi_trap *t)
-{
-	char buf[200];
-	struct fi_line l = { .buf = buf, .len = 0, .cap = sizeof(buf) - 1 };
-
-	fi_put(&l, "fineibt: CFI failure at ");
-	fi_put_hex(&l, t->addr, 1);
-	fi_put(&l, " (target: ");
-	fi_put_hex(&l, t->target, 1);
-	fi_put(&l, "; expected type: ");
-	fi_put_type(&l, t);
-	fi_put(&l, t->warn ? "; warn" : "");
-	fi_put(&l, ") while reporting another: in a function the report "
-		   "called (interposed?)\n");
-	fi_raw_write(STDERR_FILENO, buf, l.len);
-}
-
 /* The report of @t, once per thread at a time, within @room bytes of stack. */
 static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
 				size_t room)
@@ -1005,7 +621,7 @@ static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
 	int slot = fi_trap_report_enter((int)fi_sys3(SYS_gettid, 0, 0, 0));
 
 	if (slot < 0) {
-		fi_trap_say_nested(t);
+		fi_report_nested(t);
 		return;
 	}
 	fi_trap_report(t, sp, room);
@@ -1042,7 +658,7 @@ void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		g[REG_RIP] = (greg_t)t.resume;
 		if (opened && fi_verbose_on() &&
 		    fi_trap_stack_room(frame) >= FI_TRAP_STACK_FULL)
-			fi_trap_say_opened(&t);
+			fi_report_opened(&t);
 	} else if (t.kind == FI_TRAP_COARSE &&
 		   (fi_coarse_take(&t) || fi_variant.sig_is_own(t.target))) {
 		/* An uninstrumented library's exported entry (coarsetrap.c),
@@ -1058,7 +674,7 @@ void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		if (t.set_r10)
 			g[REG_R10] = (greg_t)t.resume_r10;
 	} else if (si->si_code > 0 && fi_trap_unexplained(&r)) {
-		fi_trap_say_unexplained(r.ip);
+		fi_report_unexplained(r.ip);
 		fi_trap_die();
 	} else if (si->si_code > 0 && fi_trap_compiled(r.ip, g)) {
 		/* Told (and fatal unless warn or off). */

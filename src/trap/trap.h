@@ -83,17 +83,6 @@ static inline int fi_trap_user_set(const struct fi_rt_sig *s,
 bool fi_trap_decode(const struct fi_trap_regs *r, struct fi_trap *t);
 
 /*
- * Format @t as the one-line report, with a trailing newline:
- * "fineibt: CFI failure at main+0x2a (target: handler+0x0; expected type:
- * 0x1234abcd; mode: fineibt,paranoid)": the expected type by its
- * compile-time hash (its run-time hash too under cfi=debug), the cfi=
- * list of the module that trapped (",warn" when the program goes on,
- * ",seq=v6.18" in that set). Returns the length (truncated to @len - 1,
- * NUL-terminated). Async-signal-safe.
- */
-size_t fi_trap_format(const struct fi_trap *t, char *buf, size_t len);
-
-/*
  * Stack the SIGILL handler uses beyond the kernel's signal frame (whose
  * size is the CPU's: 2.9 KiB with AVX-512), documented in docs/traps.md
  * "Stack use" and checked by tests/e2e/protect_stack.sh. The full report

@@ -1086,7 +1086,7 @@ static void test_format_types(struct fi_trap *t)
 	t->type = rt;
 	t->warn = false;
 	mod.cfg = (struct fineibt_config){ FINEIBT_MODE_KCFI, 0 };
-	fi_trap_format(t, buf, sizeof(buf));
+	fi_report_line(t, buf, sizeof(buf));
 	snprintf(want, sizeof(want), "; expected type: 0x%08x; mode: kcfi,norand", rt);
 	CHECK("format_type_norand: the hash as it is", strstr(buf, want));
 	fflush(NULL);
@@ -1097,7 +1097,7 @@ static void test_format_types(struct fi_trap *t)
 
 		mod.cfg = proc;
 		bad |= fi_rt_set_config(&proc, &k, false) != 0;
-		fi_trap_format(t, buf, sizeof(buf));
+		fi_report_line(t, buf, sizeof(buf));
 		snprintf(want, sizeof(want), "; expected type: 0x%08x; mode: kcfi)", ct);
 		bad |= !strstr(buf, want) << 1;
 		/* No run-time hash by default: the pair would help a key search. */
@@ -1105,7 +1105,7 @@ static void test_format_types(struct fi_trap *t)
 		bad |= (strstr(buf, want) != NULL) << 2;
 		proc.flags |= FINEIBT_F_DEBUG;
 		bad |= fi_rt_set_config(&proc, &k, false) << 3;
-		fi_trap_format(t, buf, sizeof(buf));
+		fi_report_line(t, buf, sizeof(buf));
 		snprintf(want, sizeof(want), "; expected type: 0x%08x (run-time 0x%08x); ",
 			 ct, rt);
 		bad |= !strstr(buf, want) << 4;
@@ -1141,7 +1141,7 @@ static void test_format(void)
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		mod.cfg = (struct fineibt_config){ names[i].m, names[i].f | set };
-		fi_trap_format(&t, buf, sizeof(buf));
+		fi_report_line(&t, buf, sizeof(buf));
 		snprintf(want, sizeof(want), "; mode: %s%s)\n", names[i].s,
 			 test_set == FI_SET_V618 ? ",seq=v6.18" : "");
 		ok &= EXPECT("format_mode_names", strstr(buf, want) != NULL);
@@ -1149,16 +1149,16 @@ static void test_format(void)
 	CHECK("format_mode_names: the cfi= words", ok);
 	mod.cfg = (struct fineibt_config){ FINEIBT_MODE_KCFI, FINEIBT_F_WARN | set };
 	t.warn = true;
-	fi_trap_format(&t, buf, sizeof(buf));
+	fi_report_line(&t, buf, sizeof(buf));
 	snprintf(want, sizeof(want), "fineibt: CFI failure at 0x1234 (target: 0xabc; "
 		 "expected type: 0x0000001f; mode: kcfi,warn,norand%s)\n",
 		 test_set == FI_SET_V618 ? ",seq=v6.18" : "");
 	CHECK("format_unknown_addrs", !strcmp(buf, want));
 	mod.cfg.flags |= FINEIBT_F_SEQ_V618;
-	fi_trap_format(&t, buf, sizeof(buf));
+	fi_report_line(&t, buf, sizeof(buf));
 	CHECK("format_set", strstr(buf, "; mode: kcfi,warn,norand,seq=v6.18)\n"));
 	test_format_types(&t);
-	CHECK("format_truncated", fi_trap_format(&t, small, sizeof(small)) == sizeof(small) - 1 &&
+	CHECK("format_truncated", fi_report_line(&t, small, sizeof(small)) == sizeof(small) - 1 &&
 	      small[sizeof(small) - 2] == '\n' && small[sizeof(small) - 1] == '\0');
 	CHECK("format_symbol", !strcmp(sym(rt(OFF_FINE), buf, sizeof(buf)), "fn_fine+0x0"));
 }
