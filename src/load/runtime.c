@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctor.h"
 #include "fineibt.h"
 #include "cacheuse.h"
 #include "imgindex.h"
@@ -1595,7 +1596,7 @@ void fi_rt_start_early(void)
  * already done the work and this finds nothing new. After an
  * early start, every module is relocated now: bind what waited.
  */
-__attribute__((constructor)) static void fi_rt_ctor(void)
+__attribute__((constructor(FI_CTOR_RUNTIME))) static void fi_rt_ctor(void)
 {
 	fineibt_rt_hook();
 	pthread_mutex_lock(&fi_rt_mutex);
