@@ -27,8 +27,8 @@ endif
 
 # src/load/audit.c is an LD_AUDIT library of its own (libfineibt_audit.so).
 AUDIT_SRC := src/load/audit.c
-# Linked in the order of the file names, whatever their folder: the
-# constructors of dlhook.c (src/interpose/), rtstate.c, runtime.c and trap.c run in link order.
+# Linked in the order of the file names, whatever their folder (the
+# constructors have explicit priorities: src/rt/ctor.h).
 # src/tool/ is what only the CLI needs (the file writer, the .fineibt
 # encoder, the trusted-directory check): libfineibt_tool.a, linked into the
 # CLI, fineibt-cc, the tests and the fuzzers, never into libfineibt

@@ -683,6 +683,12 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 			".init_array and .fini_array writable, and ld.so calls "
 			".fini_array without a check: one write redirects the "
 			"exit in every mode\n");
+	/* docs/protection.md, "-z norelro": the static runtime's table. */
+	if (d->user_norelro && d->runtime && d->static_rt && !d->shared)
+		fprintf(stderr, "fineibt-cc: warning: -z norelro with the static "
+			"runtime leaves its table of interposers writable: the "
+			"program will stop at start-up; drop -z norelro, or "
+			"link against libfineibt.so\n");
 	/* docs/protection.md, "A writable GOT": fineibt-cc's -z now undone. */
 	if (d->user_lazy)
 		fprintf(stderr, "fineibt-cc: warning: -z lazy leaves the GOT's "

@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
+#include "ctor.h"
 #include "runtime.h"
 #include "interpose.h"
 
@@ -70,7 +71,7 @@ void fi_dlhook_prime(void)
  * (fi_dlhook_prime): no window of its own here then. After an early
  * start (before libc was initialised) it is done here.
  */
-__attribute__((constructor)) static void fi_dlhook_resolve(void)
+__attribute__((constructor(FI_CTOR_DLHOOK))) static void fi_dlhook_resolve(void)
 {
 	if (fi_rt()->sealed)
 		fi_real_dlopen();

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctor.h"
 #include "fineibt.h"
 #include "cacheuse.h"
 #include "imgindex.h"
@@ -1160,7 +1161,11 @@ static void fi_rt_adopt(const struct fi_rt_found *f, size_t n,
  */
 static void fi_rt_finish(void)
 {
-	int err = fi_trap_install();
+	int err;
+
+	if (!fi_rt_early)
+		fi_variant_check();
+	err = fi_trap_install();
 
 	if (err)
 		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
@@ -1595,10 +1600,11 @@ void fi_rt_start_early(void)
  * already done the work and this finds nothing new. After an
  * early start, every module is relocated now: bind what waited.
  */
-__attribute__((constructor)) static void fi_rt_ctor(void)
+__attribute__((constructor(FI_CTOR_RUNTIME))) static void fi_rt_ctor(void)
 {
 	fineibt_rt_hook();
 	pthread_mutex_lock(&fi_rt_mutex);
+	fi_variant_check();	/* after an early start; else done already */
 	if (fi_rt_bind_due && fi_variant.bind_interposers)
 		fi_rt_bind_due = fi_variant.bind_interposers();
 	if (fi_rt_sven_due)

@@ -234,8 +234,8 @@ int fi_rt_vma(uint64_t addr, struct fi_vma *v)
 		return ret;
 	fd = (int)fi_sys3(SYS_open, (long)"/proc/self/maps",
 			  O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
+	if (fd < 0)	/* no /proc: not "nothing mapped" */
+		return fd == -ENOENT ? -ENODEV : fd;
 	ret = fi_vma_ask(fd, addr, v, true);
 	fi_raw_close(fd);
 	return ret;

@@ -49,6 +49,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ctor.h"
 #include "rawsys.h"
 #include "runtime.h"
 
@@ -675,13 +676,13 @@ static void fi_rt_fork_child(void)
 }
 
 /*
- * Registered before every other constructor of the library (a priority
- * runs first): pthread_atfork calls prepare handlers in the reverse order
- * of registration, so the locks of higher layers registered later (the
+ * Registered before the library's other fork handlers (src/rt/ctor.h):
+ * pthread_atfork calls prepare handlers in the reverse order of
+ * registration, so the locks of higher layers registered later (the
  * dlsym veneer lock, src/trap/foreign.c), which are taken before this
  * one, are also taken before it at fork.
  */
-__attribute__((constructor(200))) static void fi_rt_fork_init(void)
+__attribute__((constructor(FI_CTOR_RTWRITE))) static void fi_rt_fork_init(void)
 {
 	pthread_atfork(fi_rt_fork_prepare, fi_rt_fork_parent, fi_rt_fork_child);
 }

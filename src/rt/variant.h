@@ -14,7 +14,8 @@
  * .data.rel.ro: read-only once the loader has relocated the object, under
  * RELRO (libfineibt.so is linked -z relro -z now; an executable that links
  * libfineibt.a has it under its own RELRO, the toolchain's default). The
- * runtime calls through it without a check, as through its GOT.
+ * runtime calls through it without a check, as through its GOT, once
+ * start-up has asked the kernel that it is read-only (fi_variant_check).
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -45,5 +46,14 @@ struct fi_variant {
 };
 
 extern const struct fi_variant fi_variant;
+
+/*
+ * src/rt/rtvariant.c: stop the process (fi_rt_die) if the kernel maps any
+ * byte of fi_variant writable (a -z norelro link of the static runtime);
+ * without /proc, if it is outside its module's PT_GNU_RELRO. Asked once;
+ * later calls return at once. Not during an early start (the loader has
+ * not applied RELRO yet).
+ */
+void fi_variant_check(void);
 
 #endif /* FI_VARIANT_H */

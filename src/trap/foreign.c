@@ -39,6 +39,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ctor.h"
 #include "foreign.h"
 #include "rawsys.h"
 #include "insn.h"
@@ -300,10 +301,10 @@ static int fi_fx_record(uint64_t n, uint64_t fn, const char *name)
  * at that instant, it would stay taken forever in the child, whose first
  * new veneer (any dlsym of a foreign function) would then hang. The
  * forking thread takes it first and both sides release it. Registered
- * after rtstate.c's handlers (theirs run at constructor priority 200),
- * so this prepare handler runs before theirs: the order fi_fx_veneer
- * takes the locks in (a first veneer reserves its region in a state
- * window, under fi_fven_lock).
+ * after rtwrite.c's handlers (src/rt/ctor.h: FI_CTOR_RTWRITE before
+ * FI_CTOR_FOREIGN), so this prepare handler runs before theirs: the
+ * order fi_fx_veneer takes the locks in (a first veneer reserves its
+ * region in a state window, under fi_fven_lock).
  */
 static void fi_fven_fork_prepare(void)
 {
@@ -315,7 +316,7 @@ static void fi_fven_fork_done(void)
 	pthread_mutex_unlock(&fi_fven_lock);
 }
 
-__attribute__((constructor)) static void fi_fven_fork_init(void)
+__attribute__((constructor(FI_CTOR_FOREIGN))) static void fi_fven_fork_init(void)
 {
 	pthread_atfork(fi_fven_fork_prepare, fi_fven_fork_done, fi_fven_fork_done);
 }

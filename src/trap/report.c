@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctor.h"
 #include "hash.h"
 #include "insn.h"
 #include "rawsys.h"
@@ -426,13 +427,14 @@ static ino_t fi_log_ino;
 static char fi_log_exe[256];
 
 /*
- * Opened before main (and before the runtime's constructor: priority
- * 101), never in the handler. O_NONBLOCK: a FIFO reader that stalls
- * must not stall the program; O_APPEND keeps concurrent records whole.
+ * Opened before main and before any constructor of the program (a
+ * -static-fineibt program's share the .init_array: src/rt/ctor.h),
+ * never in the handler. O_NONBLOCK: a FIFO reader that stalls must not
+ * stall the program; O_APPEND keeps concurrent records whole.
  * System calls, not libc's functions: a program's interposer of open or
  * fstat is not rewritten yet here, and the handler must not run one.
  */
-__attribute__((constructor(101))) static void fi_report_open_log(void)
+__attribute__((constructor(FI_CTOR_REPORT))) static void fi_report_open_log(void)
 {
 	const char *path = secure_getenv("FINEIBT_LOG");
 	struct stat st;

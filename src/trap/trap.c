@@ -34,6 +34,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "ctor.h"
 #include "coarsetrap.h"
 #include "foreign.h"
 #include "insn.h"
@@ -338,7 +339,7 @@ typedef int (*fi_sigaction_fn)(int, const struct sigaction *, struct sigaction *
 #define FI_SIG()	(&fi_rt()->sig)
 
 /* Resolved at load time: dlsym is not async-signal-safe. */
-__attribute__((constructor)) static void fi_trap_resolve(void)
+__attribute__((constructor(FI_CTOR_TRAP))) static void fi_trap_resolve(void)
 {
 	void *sa, *sig, *sysv;
 	const struct fi_runtime *rt;
