@@ -1109,6 +1109,11 @@ bool fi_image_kcfi_unprefixed(const struct fi_image *im)
 
 bool fi_image_stock(const struct fi_image *im)
 {
+	return im->is_stock;
+}
+
+bool fi_image_find_stock(const struct fi_image *im)
+{
 	/* A check in no form we know (the thunk flags without patchable
 	 * entries, say) is no stock module: FI_UNPREFIXED_HINT's case. */
 	for (size_t i = 0; i < im->nbad; i++) {

@@ -33,6 +33,7 @@ void fi_elf_free_sites(struct fi_image *im)
 	im->bad = NULL;
 	im->nfuncs = im->ncalls = im->ntcalls = im->nnaked = im->nbad = 0;
 	im->nslots = 0;
+	im->is_stock = false;
 	memset(im->arity_hist, 0, sizeof(im->arity_hist));
 }
 
@@ -803,6 +804,7 @@ int fi_elf_discover(struct fi_image *im)
 	fi_arity_hist(im);
 	fi_discover_calls(im);
 	fi_discover_naked(im);
+	im->is_stock = fi_image_find_stock(im);
 	return fi_discover_tcalls(im);
 }
 
