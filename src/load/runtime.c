@@ -1408,6 +1408,16 @@ static bool fi_rt_trim_worth(void)
 	return !fi_alloc_libc_bytes || fi_alloc_libc_bytes() >= FI_TRIM_MIN;
 }
 
+/* rtlibc.c (shared runtime): the FINEIBT_* variables in one walk while
+ * the first start runs (each getenv walked the environment). */
+void fi_env_startup(bool on) __attribute__((weak));
+
+static void fi_rt_env_startup(bool on)
+{
+	if (fi_env_startup)
+		fi_env_startup(on);
+}
+
 static void fi_rt_start_locked(void)
 {
 	const struct fi_runtime *primary = fi_rt_primary();
@@ -1425,6 +1435,7 @@ static void fi_rt_start_locked(void)
 		fi_rt_forward(primary);
 		return;
 	}
+	fi_rt_env_startup(true);
 	verbose = secure_getenv("FINEIBT_VERBOSE");
 	fi_verbose_set(verbose && strcmp(verbose, "0"));
 	/* The start-up time is printed only with FINEIBT_VERBOSE or
@@ -1442,6 +1453,7 @@ static void fi_rt_start_locked(void)
 		malloc_trim(0);
 	fi_rt_started = true;
 	fi_rt_publish_anchor();
+	fi_rt_env_startup(false);
 	if (fi_verbose_on()) {
 		size_t nseen = 0;
 
