@@ -1112,23 +1112,6 @@ bool fi_image_stock(const struct fi_image *im)
 	return im->is_stock;
 }
 
-bool fi_image_find_stock(const struct fi_image *im)
-{
-	/* A check in no form we know (the thunk flags without patchable
-	 * entries, say) is no stock module: FI_UNPREFIXED_HINT's case. */
-	for (size_t i = 0; i < im->nbad; i++) {
-		if (!strncmp(im->bad[i].what, "call site", 9))
-			return false;
-	}
-	if (im->nscalls)
-		return true;
-	for (size_t i = 0; i < im->nfuncs; i++) {
-		if (im->funcs[i].stock)
-			return true;
-	}
-	return false;
-}
-
 const char *fi_image_stock_refused(const struct fi_image *im)
 {
 	const struct fi_elf *elf = im->elf;

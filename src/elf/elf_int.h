@@ -111,8 +111,6 @@ int fi_sort_by_addr(void *v, size_t n, size_t size);
  * from the file. Called by fi_image_from_buffer and fi_image_attach_live.
  */
 int fi_elf_discover(struct fi_image *im);
-/* What fi_image_stock answers, from the sites (elf.c): once a discovery. */
-bool fi_image_find_stock(const struct fi_image *im);
 void fi_elf_free_sites(struct fi_image *im);
 
 #endif /* FI_ELF_INT_H */
