@@ -1001,8 +1001,9 @@ static void fi_rt_take(struct fi_module *m, signed char keep)
 
 /*
  * Will fi_rt_take leave every module of @fresh (@n, maybe none) as
- * compiled: the mode kcfi without rand, no module with a record of its own (patched
- * statically) or a cache entry to map, and fi_patch_keeps true for each?
+ * compiled: the mode kcfi without rand, no module with a record of its
+ * own (patched statically) or a cache entry to map, and fi_patch_keeps
+ * true for each?
  * Then the takes write nothing and rewrite nothing (a report under
  * FINEIBT_VERBOSE at most), and the scan's window stays open through
  * them for the registration: one window instead of two (two
@@ -1349,7 +1350,8 @@ static size_t fi_rt_scan_found(bool own)
 	 * start-up's updates (fi_rt_finish).
 	 */
 	if (!kept)
-		batch = nfresh || !fi_rt_started ? fi_rt_batch_begin(&bsaved) : NULL;
+		batch = nfresh || !fi_rt_started ?
+			fi_rt_batch_begin(&bsaved) : NULL;
 	for (size_t i = 0; i < nfresh; i++) {
 		const struct fi_module *c;
 
