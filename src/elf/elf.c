@@ -1090,19 +1090,7 @@ bool fi_image_kcfi_unprefixed(const struct fi_image *im)
 
 bool fi_image_stock(const struct fi_image *im)
 {
-	/* A check in no form we know (the thunk flags without patchable
-	 * entries, say) is no stock module: FI_UNPREFIXED_HINT's case. */
-	for (size_t i = 0; i < im->nbad; i++) {
-		if (!strncmp(im->bad[i].what, "call site", 9))
-			return false;
-	}
-	if (im->nscalls)
-		return true;
-	for (size_t i = 0; i < im->nfuncs; i++) {
-		if (im->funcs[i].stock)
-			return true;
-	}
-	return false;
+	return im->is_stock;
 }
 
 const char *fi_image_stock_refused(const struct fi_image *im)

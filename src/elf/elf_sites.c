@@ -33,6 +33,7 @@ void fi_elf_free_sites(struct fi_image *im)
 	im->bad = NULL;
 	im->nfuncs = im->ncalls = im->ntcalls = im->nnaked = im->nbad = 0;
 	im->nslots = 0;
+	im->is_stock = false;
 	memset(im->arity_hist, 0, sizeof(im->arity_hist));
 }
 
@@ -775,6 +776,24 @@ int fi_image_rescan_tcalls(struct fi_image *im)
 	return fi_discover_tcalls(im);
 }
 
+/* What fi_image_stock answers, from the sites: once a discovery. */
+static bool fi_image_find_stock(const struct fi_image *im)
+{
+	/* A check in no form we know (the thunk flags without patchable
+	 * entries, say) is no stock module: FI_UNPREFIXED_HINT's case. */
+	for (size_t i = 0; i < im->nbad; i++) {
+		if (!strncmp(im->bad[i].what, "call site", 9))
+			return false;
+	}
+	if (im->nscalls)
+		return true;
+	for (size_t i = 0; i < im->nfuncs; i++) {
+		if (im->funcs[i].stock)
+			return true;
+	}
+	return false;
+}
+
 int fi_elf_discover(struct fi_image *im)
 {
 	const struct fi_elf *elf = im->elf;
@@ -803,6 +822,7 @@ int fi_elf_discover(struct fi_image *im)
 	fi_arity_hist(im);
 	fi_discover_calls(im);
 	fi_discover_naked(im);
+	im->is_stock = fi_image_find_stock(im);
 	return fi_discover_tcalls(im);
 }
 

@@ -136,6 +136,12 @@ struct fi_image {
 	size_t nnaked;
 	struct fi_bad *bad;
 	size_t nbad;
+	/*
+	 * fi_image_stock's answer, found once by the discovery that filled
+	 * the sites above (fi_elf_discover): it walks every function, and
+	 * start-up asked it up to four times a module.
+	 */
+	bool is_stock;
 	size_t arity_hist[FI_MAX_ARITY + 1];
 
 	/* ud2 addresses listed in .kcfi_traps, sorted (fi_image_is_trap). */

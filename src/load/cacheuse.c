@@ -463,6 +463,11 @@ static void fi_cu_reread(struct fi_module *m)
 	free(path);
 }
 
+bool fi_cache_idle(void)
+{
+	return !fi_cu.nmods;
+}
+
 bool fi_cache_take(struct fi_module *m)
 {
 	struct fi_cu_mod *r = fi_cu_mod_of(&m->img);

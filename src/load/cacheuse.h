@@ -61,6 +61,13 @@ bool fi_cache_settle(const struct fineibt_config *cfg, bool secure,
  */
 bool fi_cache_take(struct fi_module *m);
 
+/*
+ * Did this scan's open time record no module (no entry to map, no miss
+ * to request)? Then fi_cache_take maps nothing and fi_cache_finish asks
+ * the service nothing.
+ */
+bool fi_cache_idle(void);
+
 /* After the scan: the fill request for its misses, descriptors closed. */
 void fi_cache_finish(void);
 

@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -459,13 +460,87 @@ char *__wrap_strcpy(char *d, const char *s)
  */
 extern char **environ;
 
+/*
+ * Start-up's FINEIBT_* entries, found in one walk (fi_env_startup): the
+ * start reads about ten of them (mode, sequences, cache, log, verbose,
+ * the test hooks), each a walk over the whole environment. Only between
+ * fi_env_startup(true) and (false), which bracket the first start with
+ * the runtime's lock held: nothing in between changes the environment
+ * (no code of the program runs in this thread; the runtime sets no
+ * variable), and another thread's setenv races libc's getenv alike. In
+ * order, so that the first of two equal names wins as in a walk.
+ */
+#define FI_ENV_PREFIX	"FINEIBT_"
+#define FI_ENV_PLEN	(sizeof(FI_ENV_PREFIX) - 1)
+#define FI_ENV_MAX	16
+static struct {
+	char **env;		/* the environ walked; NULL: walk each time */
+	size_t n;
+	char *ent[FI_ENV_MAX];
+	size_t len[FI_ENV_MAX];	/* of each entry's name (its '=') */
+} fi_env_start;
+
+/* Does NUL-terminated @s start with FINEIBT_? (Never reads past its end.) */
+static bool fi_env_ours(const char *s)
+{
+	for (size_t i = 0; i < FI_ENV_PLEN; i++) {
+		if (s[i] != FI_ENV_PREFIX[i])
+			return false;
+	}
+	return true;
+}
+
+void fi_env_startup(bool on)
+{
+	size_t n = 0;
+
+	fi_env_start.env = NULL;
+	if (!on || !environ)
+		return;
+	for (char **e = environ; *e; e++) {
+		const char *eq;
+
+		if ((*e)[0] != 'F' || !fi_env_ours(*e))
+			continue;
+		if (n == FI_ENV_MAX)
+			return;		/* that many: each getenv walks */
+		eq = __wrap_strchr(*e, '=');
+		fi_env_start.ent[n] = *e;
+		fi_env_start.len[n++] = eq ? (size_t)(eq - *e) : SIZE_MAX;
+	}
+	fi_env_start.n = n;
+	fi_env_start.env = environ;
+}
+
+/* @name (@n bytes) among start-up's FINEIBT_* entries; true if asked. */
+static bool fi_env_started(const char *name, size_t n, char **val)
+{
+	*val = NULL;
+	if (!fi_env_start.env || fi_env_start.env != environ ||
+	    n < FI_ENV_PLEN || !fi_env_ours(name))
+		return false;
+	for (size_t i = 0; i < fi_env_start.n; i++) {
+		char *e = fi_env_start.ent[i];
+
+		if (fi_env_start.len[i] == n &&
+		    !__wrap_memcmp(e + FI_ENV_PLEN, name + FI_ENV_PLEN,
+				   n - FI_ENV_PLEN)) {
+			*val = e + n + 1;
+			break;
+		}
+	}
+	return true;
+}
+
 char *__wrap_getenv(const char *name)
 {
 	size_t n = __wrap_strlen(name);
-	char c = name[0];
+	char c = name[0], *v;
 
 	if (!environ || !n)
 		return NULL;
+	if (fi_env_started(name, n, &v))
+		return v;
 	/* The first byte inline: most entries differ there. */
 	for (char **e = environ; *e; e++) {
 		if ((*e)[0] == c && !__wrap_strncmp(*e, name, n) &&

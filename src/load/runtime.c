@@ -919,8 +919,12 @@ static void fi_rt_note_readable(const struct fi_module *m)
 	fi_rt_die(why);
 }
 
-/* Rewrite @m into the process mode (or leave it, when there is no work). */
-static void fi_rt_take(struct fi_module *m)
+/*
+ * Rewrite @m into the process mode (or leave it, when there is no work).
+ * @keep: fi_patch_keeps' answer for @m if fi_rt_keeps_all asked it (1,
+ * 0), else -1.
+ */
+static void fi_rt_take(struct fi_module *m, signed char keep)
 {
 	struct fi_patch_opts o = {
 		.cfg = fi_rt()->cfg, .key = fi_rt()->key, .dethunk = true,
@@ -930,6 +934,11 @@ static void fi_rt_take(struct fi_module *m)
 
 	m->cfg = fi_rt()->cfg;
 	m->rehash_key = fi_rt()->key;
+	/* Asked already: no record of its own, nothing from the cache. */
+	if (keep > 0) {
+		fi_rt_report(m, NULL, "kept");
+		return;
+	}
 	if (m->img.note.present) {
 		fi_rt_note_readable(m);
 		fi_rt_take_static(m);
@@ -948,7 +957,7 @@ static void fi_rt_take(struct fi_module *m)
 	 * a stock module's layout is not ours (docs/compat.md), or checked
 	 * sites call through checking thunks (made direct: checked calls never
 	 * pay the coarse check too). */
-	if (fi_patch_keeps(&m->img, &o)) {
+	if (keep < 0 && fi_patch_keeps(&m->img, &o)) {
 		fi_rt_report(m, NULL, "kept");
 		return;
 	}
@@ -989,6 +998,41 @@ static void fi_rt_take(struct fi_module *m)
 	m->bhi_args = (o.cfg.flags & FINEIBT_F_BHI) ? o.bhi_args : 0;
 	m->patched = true;
 	fi_rt_report(m, &st, "rewritten to");
+}
+
+/*
+ * Will fi_rt_take leave every module of @fresh (@n, maybe none) as
+ * compiled: the mode kcfi without rand, no module with a record of its
+ * own (patched statically) or a cache entry to map, and fi_patch_keeps
+ * true for each?
+ * Then the takes write nothing and rewrite nothing (a report under
+ * FINEIBT_VERBOSE at most), and the scan's window stays open through
+ * them for the registration: one window instead of two (two
+ * rt_sigprocmask and an fstat fewer). The walks fi_patch_keeps may make
+ * (the K&R scan) are reads of the image only. @keep[i]: its answer for
+ * each module asked, -1 for the others (fi_rt_take asks them itself).
+ */
+static bool fi_rt_keeps_all(struct fi_module *const *fresh, size_t n,
+			    signed char *keep)
+{
+	const struct fineibt_config cfg = fi_rt()->cfg;
+	bool all = fi_cache_idle();
+
+	memset(keep, -1, n);
+	if (!n || !all)
+		return all;
+	if (cfg.mode != FINEIBT_MODE_KCFI || (cfg.flags & FINEIBT_F_RAND))
+		return false;
+	for (size_t i = 0; i < n && all; i++) {
+		struct fi_patch_opts o = { .cfg = cfg };
+
+		if (fresh[i]->img.note.present)
+			return false;
+		o.coarse = fi_patch_coarse(&fresh[i]->img, &o.cfg);
+		keep[i] = fi_patch_keeps(&fresh[i]->img, &o);
+		all = keep[i];
+	}
+	return all;
 }
 
 /*
@@ -1229,8 +1273,9 @@ static size_t fi_rt_scan_found(bool own)
 	/* Bitmaps: over the record (alive, stale) and over fi_found (news). */
 	static uint64_t alive[FI_SEEN_WORDS], stale[FI_SEEN_WORDS];
 	static uint64_t news[FI_SEEN_WORDS];
+	static signed char keep[FI_MAX_MODULES];
 	size_t nfresh = 0, nnew;
-	bool have_arity = false;
+	bool have_arity = false, kept = false;
 	const struct fi_runtime *batch;
 	sigset_t bsaved;
 
@@ -1294,18 +1339,24 @@ static size_t fi_rt_scan_found(bool own)
 	}
 	if (!fi_rt_started)
 		fi_rt_config(have_arity, fresh, nfresh);
+	memset(keep, -1, sizeof(keep));
+	/* Nothing to rewrite: the window stays open (fi_rt_keeps_all). */
 	if (batch)
+		kept = fi_rt_keeps_all(fresh, nfresh, keep);
+	if (batch && !kept)
 		fi_rt_batch_end(&bsaved);
 	/* Rewritten (or mapped from the cache) with the state read-only ... */
 	for (size_t i = 0; i < nfresh; i++)
-		fi_rt_take(fresh[i]);
+		fi_rt_take(fresh[i], keep[i]);
 	fi_cache_finish();
 	/*
 	 * ... then all registered in one window, with their fingerprints
 	 * (read from the registered copies) and, at start-up, the rest of
 	 * start-up's updates (fi_rt_finish).
 	 */
-	batch = nfresh || !fi_rt_started ? fi_rt_batch_begin(&bsaved) : NULL;
+	if (!kept)
+		batch = nfresh || !fi_rt_started ?
+			fi_rt_batch_begin(&bsaved) : NULL;
 	for (size_t i = 0; i < nfresh; i++) {
 		const struct fi_module *c;
 
@@ -1413,6 +1464,16 @@ static bool fi_rt_trim_worth(void)
 	return !fi_alloc_libc_bytes || fi_alloc_libc_bytes() >= FI_TRIM_MIN;
 }
 
+/* rtlibc.c (shared runtime): the FINEIBT_* variables in one walk while
+ * the first start runs (each getenv walked the environment). */
+void fi_env_startup(bool on) __attribute__((weak));
+
+static void fi_rt_env_startup(bool on)
+{
+	if (fi_env_startup)
+		fi_env_startup(on);
+}
+
 static void fi_rt_start_locked(void)
 {
 	const struct fi_runtime *primary = fi_rt_primary();
@@ -1430,6 +1491,7 @@ static void fi_rt_start_locked(void)
 		fi_rt_forward(primary);
 		return;
 	}
+	fi_rt_env_startup(true);
 	verbose = secure_getenv("FINEIBT_VERBOSE");
 	fi_verbose_set(verbose && strcmp(verbose, "0"));
 	/* The start-up time is printed only with FINEIBT_VERBOSE or
@@ -1447,6 +1509,7 @@ static void fi_rt_start_locked(void)
 		malloc_trim(0);
 	fi_rt_started = true;
 	fi_rt_publish_anchor();
+	fi_rt_env_startup(false);
 	if (fi_verbose_on()) {
 		size_t nseen = 0;
 

@@ -203,6 +203,7 @@ static void fi_lay_image(struct fi_lay *l, const struct fi_image *src,
 	/* Read by nothing after registration. */
 	im->bad = NULL;
 	im->nbad = 0;
+	im->is_stock = false;	/* as the empty sites say (c.stock keeps it) */
 	/* In place (im->ktraps): nothing to copy. */
 	im->traps = fi_lay_dup(l, src->traps, im->ntraps, sizeof(*src->traps));
 	fi_lay_names(l, src, im);

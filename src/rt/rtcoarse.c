@@ -47,13 +47,15 @@ size_t fi_coarse_module_words(const struct fi_module *m,
 			      const struct fi_image *im)
 {
 	uint64_t lo = fi_coarse_lo(m->text_lo), hi = m->text_hi, bits;
-	size_t n = 0;
+	size_t i = 0;
 
 	if (hi <= lo)
 		return 0;
-	for (size_t i = 0; i < im->nfuncs; i++)
-		n += fi_coarse_entry_ok(&im->funcs[i], im->bias, lo, hi);
-	if (!n)
+	/* The size depends on the range alone: one entry is enough. */
+	while (i < im->nfuncs &&
+	       !fi_coarse_entry_ok(&im->funcs[i], im->bias, lo, hi))
+		i++;
+	if (i == im->nfuncs)
 		return 0;
 	bits = (hi - lo + FI_PREAMBLE_SIZE - 1) >> FI_COARSE_SHIFT;
 	return (size_t)((bits + 63) / 64);

@@ -186,8 +186,9 @@ void fi_rt_die(const char *why)
  * LeakSanitizer's exit-time scan of globals in any -fsanitize=address
  * program (its stop-the-world tracer dies on the first unreadable page),
  * conservative collectors (Boehm GC), core dumpers. Read-only guards
- * still keep every write off the state's neighbours; MADV_DONTDUMP keeps
- * them mappings of their own (the kernel merges no two mappings whose
+ * still keep every write off the state's neighbours; MADV_DONTDUMP (the
+ * lower) and MADV_WIPEONFORK (the upper, with the token's page) keep the
+ * state a mapping of its own (the kernel merges no two mappings whose
  * flags differ, and a guard holds only zeros).
  */
 #define FI_GUARD_PROT	PROT_READ
@@ -517,9 +518,14 @@ static int fi_rt_setup(void)
 	    (FI_GUARD_PROT != PROT_READ &&
 	     mprotect(&fi_rt_store, FI_RT_BYTES + FI_PAGE, PROT_READ)))
 		return -errno;
+	/* The token's page and the upper guard (adjacent) are wiped on
+	 * fork in one call: the guard holds zeros, as a wiped page reads,
+	 * and the flag keeps it a mapping apart from the state as well as
+	 * MADV_DONTDUMP did. Where the kernel cannot wipe, DONTDUMP. */
 	madvise(fi_rt_area.guard_lo, FI_PAGE, MADV_DONTDUMP);
-	madvise(fi_rt_area.guard_hi, FI_PAGE, MADV_DONTDUMP);
-	wipe = !madvise(&fi_rt_area.o, FI_PAGE, MADV_WIPEONFORK);
+	wipe = !madvise(&fi_rt_area.o, 2 * FI_PAGE, MADV_WIPEONFORK);
+	if (!wipe)
+		madvise(fi_rt_area.guard_hi, FI_PAGE, MADV_DONTDUMP);
 	err = fi_rt_own_open(wipe, true);
 	if (!err)
 		return 0;
