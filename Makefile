@@ -171,13 +171,13 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 # there); src/interpose/dlsym_a.c is the static runtime's (--wrap,
 # fineibt-cc -static-fineibt). Each variant's table (src/rt/variant.h):
 # src/interpose/variant_so.c, src/interpose/variant_a.c.
-# The early start: src/load/rtearly.c (IFUNC) in the shared runtime,
-# src/load/rtpreinit.c (DT_PREINIT_ARRAY, executables) in the static one.
+# The early start: src/load/early.c (IFUNC) in the shared runtime,
+# src/load/preinit.c (DT_PREINIT_ARRAY, executables) in the static one.
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
-# src/load/rtalloc.c: the early start's allocations, not libc's malloc,
+# src/load/alloc.c: the early start's allocations, not libc's malloc,
 # through --wrap of the shared runtime's calls (FI_SO_WRAP).
-# src/load/rtlibc.c: the system-call wrappers and string functions the
+# src/load/ownlibc.c: the system-call wrappers and string functions the
 # shared runtime calls, its own instead of imports the loader would bind
 # at every start (FI_SO_LIBC; not under SAN=1, whose interceptors want
 # libc's). -Bsymbolic-functions: the library's calls to its own exported
@@ -191,9 +191,9 @@ FI_SO_LIBC := close open pread write readlink fstat mmap munmap mprotect mremap 
 	strcpy getenv secure_getenv
 FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort \
 	$(if $(SAN),,$(FI_SO_LIBC)),-Wl,--wrap=$(f)) -Wl,-Bsymbolic-functions
-$(BUILD)/obj/load/rtlibc.c.o: LIB_CFLAGS += -fno-builtin
-FI_SO_ONLY := %/dlsym_so.c.o %/variant_so.c.o %/rtearly.c.o %/rtalloc.c.o %/rtlibc.c.o
-FI_A_ONLY := %/dlsym_a.c.o %/variant_a.c.o %/rtpreinit.c.o
+$(BUILD)/obj/load/ownlibc.c.o: LIB_CFLAGS += -fno-builtin
+FI_SO_ONLY := %/dlsym_so.c.o %/variant_so.c.o %/early.c.o %/alloc.c.o %/ownlibc.c.o
+FI_A_ONLY := %/dlsym_a.c.o %/variant_a.c.o %/preinit.c.o
 $(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
 	$(call say,AR,$@)

@@ -23,7 +23,7 @@ make -s BUILD="$BUILD" "$BUILD/libfineibt.so" "$BUILD/libfineibt_tool.a" \
 
 # ---------------------------------------------------------------- layers
 objs=$(make -s -pq BUILD="$BUILD" 2>/dev/null | sed -n 's/^LIB_OBJ := //p' |
-	tr ' ' '\n' | grep -v '/dlsym_a\.c\.o$\|/rtpreinit\.c\.o$')
+	tr ' ' '\n' | grep -v '/dlsym_a\.c\.o$\|/preinit\.c\.o$')
 # shellcheck disable=SC2086
 clang-22 -shared -o "$OUT/libfineibt.so" $objs -Wl,-soname,libfineibt.so.0 \
 	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \

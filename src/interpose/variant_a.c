@@ -2,7 +2,7 @@
 /*
  * The static runtime's table (libfineibt.a only; variant_so.c is the
  * shared one, src/rt/variant.h says what each entry is). No early start
- * from the loader's relocation (src/load/rtpreinit.c starts it instead),
+ * from the loader's relocation (src/load/preinit.c starts it instead),
  * and no dlsym interposer binding GOT slots: the executable's own lookups
  * come to dlsym_a.c through --wrap.
  *

@@ -5,6 +5,7 @@
  * one read-only place (src/rt/variant.h) instead of weak references.
  */
 #include "interpose.h"
+#include "load.h"
 #include "variant.h"
 
 const struct fi_variant fi_variant = {

@@ -73,10 +73,4 @@ bool fi_plt_copy_ok(const struct fi_plt_layout *l, const uint8_t *text,
 /* Has module @info a PLT slot outside PT_GNU_RELRO? (Cheap: no text read.) */
 bool fi_plt_any_writable(const struct dl_phdr_info *info);
 
-/*
- * runtime.c: fi_plt_direct over every kCFI module recorded, where their
- * slots may be bound (the runtime's constructor, after each dlopen).
- */
-void fi_rt_plt_pass(void);
-
 #endif /* FI_PLT_H */

@@ -11,8 +11,8 @@
  * When this runs: as a constructor of libfineibt.so (a dependency of every
  * module fineibt-cc links, so its constructor runs before theirs), or
  * earlier, while the loader relocates it, when a kCFI module without the
- * crt hook is loaded (rtearly.c); from the executable's DT_PREINIT_ARRAY
- * when the runtime is linked statically (rtpreinit.c). All paths meet in
+ * crt hook is loaded (early.c); from the executable's DT_PREINIT_ARRAY
+ * when the runtime is linked statically (preinit.c). All paths meet in
  * fi_rt_scan(), which is idempotent and serialised by one mutex (dlopen
  * itself is serialised by the dynamic loader's lock too).
  *
@@ -41,6 +41,7 @@
 #include "cacheuse.h"
 #include "imgindex.h"
 #include "jit.h"
+#include "load.h"
 #include "note.h"
 #include "options.h"
 #include "patch.h"
@@ -60,7 +61,7 @@
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool fi_rt_started;
 /*
- * Started from rtearly.c, while the loader relocates libfineibt.so: the
+ * Started from early.c, while the loader relocates libfineibt.so: the
  * modules relocated after it (the executable among them) must not have
  * their GOT touched yet, so binding dlsym & co. waits for our constructor.
  * Due too when a bind pass met a module that another thread's dlopen is
@@ -445,7 +446,7 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 		return m;
 	}
 	/* -EAGAIN: not relocated yet (an LD_AUDIT hook, or the early start
-	 * of rtearly.c); the file knows. */
+	 * of early.c); the file knows. */
 	if (ret && ret != -ENOENT && ret != -EAGAIN)
 		fi_rt_say("fineibt: warning: %s: bad module index (%s); "
 			  "reading the file\n", path, err);
@@ -541,7 +542,7 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		    !fi_live_maybe_kcfi(f->phdr, f->phnum, f->bias))) {
 		/* No index and no kCFI preamble in memory: libc, ld.so,
 		 * libfineibt... never opened. At start-up the early check
-		 * may have sampled them already (rtearly.c). */
+		 * may have sampled them already (early.c). */
 		return NULL;
 	}
 	/* The executable (dl_iterate_phdr names it ""): read through
@@ -1395,7 +1396,7 @@ static uint64_t fi_rt_now_us(void)
 }
 
 /*
- * rtalloc.c (shared runtime): what the runtime took from libc's heap so
+ * alloc.c (shared runtime): what the runtime took from libc's heap so
  * far. Below FI_TRIM_MIN the freed discovery arrays are a few pages, and
  * trimming gives the heap's top back only for the program's first malloc
  * to take it again (two brk calls for nothing in a small program).
@@ -1576,7 +1577,7 @@ FINEIBT_API void fineibt_rt_hook(void)
 }
 
 /*
- * The start before any constructor (rtearly.c, shared runtime only): the
+ * The start before any constructor (early.c, shared runtime only): the
  * same as the hook, minus what needs every module relocated.
  */
 void fi_rt_start_early(void)
