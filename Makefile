@@ -29,14 +29,15 @@ endif
 AUDIT_SRC := src/load/audit.c
 # Linked in the order of the file names, whatever their folder: the
 # constructors of dlhook.c (src/interpose/), rtstate.c, runtime.c and trap.c run in link order.
-# src/tool/ is what only the CLI needs (the file writer, the .fineibt
-# encoder, the trusted-directory check): libfineibt_tool.a, linked into the
-# CLI, fineibt-cc, the tests and the fuzzers, never into libfineibt
-# (docs/architecture.md).
-TOOLLIB_SRC := $(sort $(wildcard src/tool/*.c))
-TOOLLIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%.o,$(TOOLLIB_SRC))
-TOOLLIB  := $(BUILD)/libfineibt_tool.a
-ALL_SRC  := $(filter-out $(AUDIT_SRC) $(TOOLLIB_SRC),$(wildcard src/*/*.c) $(wildcard src/*/*.S))
+# src/offline/ is code the CLI, fineibt-cc and the cache service run, never
+# a process being protected (the file writer, the .fineibt encoder, the
+# trusted-directory check, the cache filler): libfineibt_offline.a, linked
+# into the CLI, fineibt-cc, the tests and the fuzzers, never into
+# libfineibt (docs/architecture.md).
+OFFLINE_SRC := $(sort $(wildcard src/offline/*.c))
+OFFLINE_OBJ := $(patsubst src/%,$(BUILD)/obj/%.o,$(OFFLINE_SRC))
+OFFLINE_LIB := $(BUILD)/libfineibt_offline.a
+ALL_SRC  := $(filter-out $(AUDIT_SRC) $(OFFLINE_SRC),$(wildcard src/*/*.c) $(wildcard src/*/*.S))
 LIB_SRC  := $(foreach n,$(sort $(notdir $(ALL_SRC))),$(filter %/$(n),$(ALL_SRC)))
 LIB_OBJ  := $(patsubst src/%,$(BUILD)/obj/%.o,$(LIB_SRC))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
@@ -72,7 +73,7 @@ LIB_LIST := $(BUILD)/.lib-objs
 $(shell mkdir -p $(BUILD) && { echo '$(LIB_OBJ)' | cmp -s - $(LIB_LIST) || echo '$(LIB_OBJ)' > $(LIB_LIST); })
 
 .PHONY: all check check-real clean demo deps
-all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt-link/libfineibt.so $(TOOLLIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
+all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt-link/libfineibt.so $(OFFLINE_LIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
@@ -127,9 +128,9 @@ $(BUILD)/libfineibt_crt.a: $(CRT_OBJ)
 	$(call say,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(BUILD)/fineibt-cc: $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
+$(BUILD)/fineibt-cc: $(DRV_OBJ) $(OFFLINE_LIB) $(BUILD)/libfineibt.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -o $@ $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(Q)$(CC) -o $@ $(DRV_OBJ) $(OFFLINE_LIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # The program `fineibt demo` attacks, built like a user's program would be.
 $(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S include/fineibt.h \
@@ -226,19 +227,19 @@ runtime-link-copy: $(LIB_OBJ) src/libfineibt.map
 	@mkdir -p $(LINKDIR)/$(FI_LINK_DIR)
 	$(call fi_so_link,$(LINKDIR)/$(FI_LINK_DIR)/libfineibt.so,$(abspath $(LINKDIR))/libfineibt.so.$(SOVER))
 
-$(TOOLLIB): $(TOOLLIB_OBJ)
+$(OFFLINE_LIB): $(OFFLINE_OBJ)
 	@rm -f $@
 	$(call say,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(BUILD)/fineibt: $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
+$(BUILD)/fineibt: $(TOOL_OBJ) $(OFFLINE_LIB) $(BUILD)/libfineibt.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(OFFLINE_LIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
-$(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
+$(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(OFFLINE_LIB) $(BUILD)/libfineibt.a
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(OFFLINE_LIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # Test-only (make check): the runtime, linked as libfineibt.so is, plus
 # tests/lib/rtdebug.c, whose fineibt_debug_object the shipped library does

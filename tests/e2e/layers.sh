@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # layers: the layering of src/ (docs/architecture.md) holds.
 #  - every src/ file includes only headers of its own folder or of a lower
-#    layer (trap/ and jit/, load/ and tool/ are siblings: neither includes
+#    layer (trap/ and jit/, load/ and offline/ are siblings: neither includes
 #    the other); every folder has a rank; no header name is in two folders
 #  - no two modules (x.c + x.h) include each other, directly or through
 #    headers
@@ -13,7 +13,7 @@
 #    interposed entry points (dlsym, sigaction, ...) and through the
 #    runtime variant's const table (src/rt/variant.h), whose entries are
 #    listed here (UPCALLS) and which must sit in .data.rel.ro (RELRO)
-#  - libfineibt.so and libfineibt.a hold nothing of src/tool/;
+#  - libfineibt.so and libfineibt.a hold nothing of src/offline/;
 #    libfineibt.so holds no CLI-only entry point (a function of src/ that
 #    only tools/ or driver/ call: --gc-sections leaves it out) and exports
 #    nothing but the version script's names
@@ -30,7 +30,7 @@ import glob, os, re, subprocess, sys
 
 BUILD = os.environ["BUILD"]
 RANK = {"seq": 0, "core": 1, "elf": 2, "pass": 3, "rt": 4,
-        "trap": 5, "jit": 5, "load": 6, "tool": 6, "interpose": 7}
+        "trap": 5, "jit": 5, "load": 6, "offline": 6, "interpose": 7}
 # The calls that go up: through each runtime variant's const table
 # (src/rt/variant.h), the one symbol below that lower layers may use,
 # defined by these objects, holding exactly these functions (NULL
@@ -243,25 +243,25 @@ for part, pat in (("src", BUILD + "/obj/*/*.[cS].o"), ("driver", BUILD + "/obj/d
                 up.append("%s -> %s (%s)" % (short(o), short(t), ", ".join(sorted(names))))
     check("layers_calls_point_down", not up, "; ".join(up))
 
-# The runtime holds nothing of the tooling.
-tool = set()
-for o in glob.glob(BUILD + "/obj/tool/*.o"):
-    tool |= nm(o)[0]
+# The runtime holds nothing of src/offline/.
+offline = set()
+for o in glob.glob(BUILD + "/obj/offline/*.o"):
+    offline |= nm(o)[0]
 so = BUILD + "/libfineibt.so"
 ar = BUILD + "/libfineibt.a"
-if not tool:
-    check("layers_tool_objects", False, "no objects in %s/obj/tool (run make)" % BUILD)
+if not offline:
+    check("layers_offline_objects", False, "no objects in %s/obj/offline (run make)" % BUILD)
 else:
     syms = set(subprocess.run(["nm", "--defined-only", "-j", so], capture_output=True,
                               text=True).stdout.split())
-    check("layers_so_no_tool_symbols", not (syms & tool), " ".join(sorted(syms & tool)))
+    check("layers_so_no_offline_symbols", not (syms & offline), " ".join(sorted(syms & offline)))
     asyms = set(l.split()[0] for l in subprocess.run(["nm", "-P", "--defined-only", ar],
                 capture_output=True, text=True).stdout.splitlines()
                 if len(l.split()) > 1 and not l.endswith(":"))
-    check("layers_a_no_tool_symbols", not (asyms & tool), " ".join(sorted(asyms & tool)))
+    check("layers_a_no_offline_symbols", not (asyms & offline), " ".join(sorted(asyms & offline)))
     members = subprocess.run(["ar", "t", ar], capture_output=True, text=True).stdout.split()
-    tnames = {os.path.basename(o) for o in glob.glob(BUILD + "/obj/tool/*.o")}
-    check("layers_a_no_tool_objects", not (set(members) & tnames),
+    tnames = {os.path.basename(o) for o in glob.glob(BUILD + "/obj/offline/*.o")}
+    check("layers_a_no_offline_objects", not (set(members) & tnames),
           " ".join(sorted(set(members) & tnames)))
 # CLI-only entry points: defined in src/, used by tools/ or driver/, by no
 # other src/ object, not exported: libfineibt.so must not hold them.
