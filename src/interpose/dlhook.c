@@ -90,7 +90,7 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 		fi_sigbind_rebind(h);
 	if (h && fineibt_rt_hook)
 		fineibt_rt_hook();
-	/* Its modules are relocated now: their PLTs (src/load/plt.c). */
+	/* Its modules are relocated now: their PLTs (src/interpose/plt.c). */
 	if (h && fi_rt_plt_pass)
 		fi_rt_plt_pass();
 	return h;

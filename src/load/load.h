@@ -30,7 +30,7 @@
 FINEIBT_API void fineibt_rt_hook(void);
 
 /*
- * runtime.c: the PLT's direct entries (src/load/plt.c) over every kCFI
+ * runtime.c: the PLT's direct entries (src/interpose/plt.c) over every kCFI
  * module recorded, where their slots may be bound: the runtime's
  * constructor, and after each dlopen (src/interpose/dlhook.c).
  */

@@ -45,7 +45,7 @@
 #include "note.h"
 #include "options.h"
 #include "patch.h"
-#include "plt.h"
+#include "upcall.h"
 #include "print.h"
 #include "rawsys.h"
 #include "rtlive.h"
@@ -605,7 +605,7 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 }
 
 /*
- * Direct PLT entries (src/load/plt.c) for every module whose GOT stays
+ * Direct PLT entries (src/interpose/plt.c) for every module whose GOT stays
  * writable (partial RELRO, -z lazy, -z norelro): run where every slot
  * the loader will bind for them may be bound (our constructor, after a
  * dlopen returned), never while the runtime may still rebind one (the

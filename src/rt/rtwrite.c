@@ -678,7 +678,7 @@ static void fi_rt_fork_child(void)
  * Registered before every other constructor of the library (a priority
  * runs first): pthread_atfork calls prepare handlers in the reverse order
  * of registration, so the locks of higher layers registered later (the
- * dlsym veneer lock, src/trap/foreign.c), which are taken before this
+ * dlsym veneer lock, src/interpose/foreign.c), which are taken before this
  * one, are also taken before it at fork.
  */
 __attribute__((constructor(200))) static void fi_rt_fork_init(void)

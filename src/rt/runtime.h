@@ -157,8 +157,8 @@ struct fi_rt_cache {
 };
 
 /*
- * foreign.c's veneer and stub-page bookkeeping (docs/compat.md): it
- * decides which targets the SIGILL handler accepts as veneers and where
+ * src/interpose/foreign.c's veneer and stub-page bookkeeping
+ * (docs/compat.md): it decides which targets the SIGILL handler accepts as veneers and where
  * stubs are written, and holds executable addresses, so it is read-only
  * too (written in windows: at dlsym time, and by the handler opening a
  * site). The names mapping is read-only outside its own writes.

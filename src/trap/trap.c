@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "coarsetrap.h"
-#include "foreign.h"
+#include "upcall.h"
 #include "insn.h"
 #include "rawsys.h"
 #include "print.h"

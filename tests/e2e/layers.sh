@@ -44,6 +44,20 @@ UPCALLS = {
     "interpose/variant_a.c": {"fi_sig_sigaction", "fi_sig_own", "fi_sig_is_own",
                               "fi_dlhook_prime"},
 }
+# The calls that go up by name: plain functions of src/interpose/ (both
+# variants have them), declared below their callers in src/rt/upcall.h and
+# listed here with each caller (its object, as src/FOLDER/FILE.c): no
+# other object may call them, and nothing else may go up. The header
+# declares exactly these names, and each caller still makes each call it
+# is listed for. A circle through one of them is still a circle.
+UPCALL_HEADER = "upcall.h"
+DIRECT_UPCALLS = {
+    "trap/trap.c": {"fi_foreign_name_near", "fi_foreign_site_head",
+                    "fi_foreign_slot_target", "fi_foreign_take"},
+    "trap/coarsetrap.c": {"fi_foreign_slot_target"},
+    "trap/stockven.c": {"fi_foreign_is_code"},
+    "load/runtime.c": {"fi_plt_any_writable", "fi_plt_direct"},
+}
 # Declared low, defined above (see the header): callers in any layer.
 INVERTED = {"print.h"}
 
@@ -126,10 +140,16 @@ for line in open("src/libfineibt.map"):
         block = m.group(1)
     elif block and block.startswith("GLIBC"):
         glibc.update(re.findall(r"^\s*(\w+);", line))
+def declared(h):
+    txt = re.sub(r"/\*.*?\*/", "", open(hpath[h]).read(), flags=re.S)
+    return set(re.findall(r"\b(fi_\w+)\(", txt))
 inverted = set()
 for h in INVERTED:
-    txt = open(hpath[h]).read()
-    inverted.update(re.findall(r"\b(fi_\w+)\(", txt))
+    inverted |= declared(h)
+want = set().union(*DIRECT_UPCALLS.values())
+have = declared(UPCALL_HEADER) if UPCALL_HEADER in hpath else set()
+check("layers_upcall_header", have == want,
+      "%s declares %s, layers.sh lists %s" % (UPCALL_HEADER, sorted(have), sorted(want)))
 
 def nm(o):
     out = subprocess.run(["nm", "-P", o], capture_output=True, text=True).stdout
@@ -233,15 +253,25 @@ for part, pat in (("src", BUILD + "/obj/*/*.[cS].o"), ("driver", BUILD + "/obj/d
                                for a in c for b in sorted(e[a]) if b in c) for c in cyc))
     if part != "src":
         continue
-    up = []
+    up, direct = [], {}
     for o, ts in e.items():
         a = o.split("/")[-2]
         for t, names in ts.items():
             b = t.split("/")[-2]
-            names = [x for x in names if x not in inverted]
-            if names and a != b and not RANK[b] < RANK[a]:
+            if a == b or RANK[b] < RANK[a]:
+                continue
+            listed = DIRECT_UPCALLS.get(short(o), set())
+            direct.setdefault(short(o), set()).update(n for n in names if n in listed)
+            names = [x for x in names if x not in inverted and x not in listed]
+            if names:
                 up.append("%s -> %s (%s)" % (short(o), short(t), ", ".join(sorted(names))))
     check("layers_calls_point_down", not up, "; ".join(up))
+    print("layers: direct upcalls: %s" % "; ".join(
+        "%s (%s)" % (c, ", ".join(sorted(n))) for c, n in sorted(direct.items()) if n))
+    stale = ["%s (%s)" % (c, ", ".join(sorted(n - direct.get(c, set()))))
+             for c, n in sorted(DIRECT_UPCALLS.items()) if n - direct.get(c, set())]
+    check("layers_direct_upcalls_made", not stale,
+          "listed in layers.sh, no longer called up: %s" % "; ".join(stale))
 
 # The runtime holds nothing of src/offline/.
 offline = set()
@@ -323,4 +353,5 @@ else
 	echo "FAIL: layers_selftest[weak_cycle]: a circle through a weak reference was not found"
 	rc=1
 fi
+
 exit $rc
