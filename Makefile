@@ -69,8 +69,15 @@ DEPS_TEST_STAMP := $(BUILD)/.deps-test-ok
 # The library's object list, rewritten only when it changes: a source
 # removed from src/ must leave the libraries too (a prerequisite that is
 # gone triggers no relink by itself).
+# When it changes, the objects of sources moved or removed from src/ go
+# too: tests/e2e/layers.sh reads every object under $(BUILD)/obj/.
 LIB_LIST := $(BUILD)/.lib-objs
-$(shell mkdir -p $(BUILD) && { echo '$(LIB_OBJ)' | cmp -s - $(LIB_LIST) || echo '$(LIB_OBJ)' > $(LIB_LIST); })
+$(shell mkdir -p $(BUILD) && { echo '$(LIB_OBJ)' | cmp -s - $(LIB_LIST) || { \
+	echo '$(LIB_OBJ)' > $(LIB_LIST); \
+	for o in $(BUILD)/obj/*/*.[cS].o; do \
+		[ "$${o#$(BUILD)/obj/crt/}" = "$$o" ] || continue; \
+		s=$${o#$(BUILD)/obj/}; [ -e "src/$${s%.o}" ] || rm -f "$$o"; \
+	done; }; })
 
 .PHONY: all check check-real clean demo deps
 all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt-link/libfineibt.so $(OFFLINE_LIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \

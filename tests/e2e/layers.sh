@@ -325,12 +325,14 @@ python3 "$CHECK"
 rc=$?
 
 # The checker itself: a copy of src/ with a lower layer including a higher
-# one and a pair of modules including each other must fail both checks.
+# one, a pair of modules including each other and a call up declared in
+# upcall.h that DIRECT_UPCALLS does not list must fail the three checks.
 mkdir -p "$CHECK.d" && cp -r src "$CHECK.d/" &&
 	echo '#include "runtime.h"' >>"$CHECK.d/src/seq/insn.h" &&
-	echo '#include "trap.h"' >>"$CHECK.d/src/trap/report.c"
+	echo '#include "trap.h"' >>"$CHECK.d/src/trap/report.c" &&
+	echo 'void fi_lt_unlisted(void);' >>"$CHECK.d/src/rt/upcall.h"
 out=$(cd "$CHECK.d" && BUILD="$ROOT/$BUILD" python3 "$CHECK" 2>&1)
-for c in layers_includes_point_down layers_no_include_pairs; do
+for c in layers_includes_point_down layers_no_include_pairs layers_upcall_header; do
 	if grep -q "^FAIL: $c:" <<<"$out"; then
 		echo "PASS: layers_selftest[$c]"
 	else
@@ -354,4 +356,30 @@ else
 	rc=1
 fi
 
+# Calls up by name: a listed name called by an object DIRECT_UPCALLS does
+# not list for it is an upcall all the same, and a circle through a listed
+# call is a circle. trap/trap.c calls fi_foreign_take (listed), which
+# calls back into it; trap/up.c calls fi_foreign_take too (not listed).
+rm -rf "$CHECK.d/obj" && mkdir -p "$CHECK.d/obj/obj/trap" "$CHECK.d/obj/obj/interpose" &&
+	printf 'void fi_foreign_take(void);\nvoid fi_lt_back(void) { }\nvoid fi_lt_t(void) { fi_foreign_take(); }\n' >"$CHECK.d/t.c" &&
+	printf 'void fi_lt_back(void);\nvoid fi_foreign_take(void) { fi_lt_back(); }\n' >"$CHECK.d/f.c" &&
+	printf 'void fi_foreign_take(void);\nvoid fi_lt_up(void) { fi_foreign_take(); }\n' >"$CHECK.d/u.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/trap/trap.c.o" "$CHECK.d/t.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/interpose/foreign.c.o" "$CHECK.d/f.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/trap/up.c.o" "$CHECK.d/u.c"
+out=$(BUILD="$CHECK.d/obj" python3 "$CHECK" 2>&1)
+down=$(grep "^FAIL: layers_calls_point_down:" <<<"$out")
+if grep -q "trap/up.c -> .*interpose/foreign.c (fi_foreign_take)" <<<"$down" &&
+	! grep -q "trap/trap.c -> " <<<"$down"; then
+	echo "PASS: layers_selftest[unlisted_upcall]"
+else
+	echo "FAIL: layers_selftest[unlisted_upcall]: a call up by a caller not listed was not found (or a listed one was refused): $down"
+	rc=1
+fi
+if grep -q "^FAIL: layers_no_call_cycles_src:.*interpose/foreign.c -> .*trap/trap.c (fi_lt_back)" <<<"$out"; then
+	echo "PASS: layers_selftest[upcall_cycle]"
+else
+	echo "FAIL: layers_selftest[upcall_cycle]: a circle through a listed upcall was not found"
+	rc=1
+fi
 exit $rc
