@@ -16,7 +16,10 @@
 #include "image.h"
 #include "cli.h"
 
-/* The section headers of the file, or NULL (checked against its size). */
+/*
+ * The section headers of the file, or NULL (checked against its size; a
+ * table off its alignment, which no linker writes, counts as none).
+ */
 static const Elf64_Shdr *insp_shdrs(const struct fi_image *im, size_t *n)
 {
 	const Elf64_Ehdr *eh = (const void *)im->file;
@@ -24,7 +27,7 @@ static const Elf64_Shdr *insp_shdrs(const struct fi_image *im, size_t *n)
 	*n = 0;
 	if (!im->file || im->file_size < sizeof(*eh) ||
 	    eh->e_shentsize != sizeof(Elf64_Shdr) || !eh->e_shoff ||
-	    eh->e_shoff > im->file_size ||
+	    eh->e_shoff % _Alignof(Elf64_Shdr) || eh->e_shoff > im->file_size ||
 	    eh->e_shnum > (im->file_size - eh->e_shoff) / sizeof(Elf64_Shdr))
 		return NULL;
 	*n = eh->e_shnum;
@@ -178,19 +181,24 @@ const char *insp_naked_origin(const struct fi_image *im, uint64_t addr)
 	const Elf64_Shdr *sh = insp_shdrs(im, &n);
 
 	for (size_t i = 0; i < n; i++) {
-		const Elf64_Rela *r;
-		const uint64_t *w;
+		const unsigned char *at;
+		Elf64_Rela r;
 		uint64_t base = 0;
 		size_t nr;
 
 		if (!insp_in_file(im, &sh[i]))
 			continue;
 		if (sh[i].sh_type == SHT_RELR && sh[i].sh_entsize == 8) {
-			w = (const void *)(im->file + sh[i].sh_offset);
+			at = im->file + sh[i].sh_offset;
 			nr = sh[i].sh_size / 8;
 			for (size_t k = 0; k < nr; k++) {
-				if (!(w[k] & 1)) {
-					base = w[k];
+				uint64_t wk;
+
+				/* a malformed file may place a table off its
+				 * alignment: its entries are copied out */
+				memcpy(&wk, at + k * 8, sizeof(wk));
+				if (!(wk & 1)) {
+					base = wk;
 					say = insp_place(im, sh, n, base, addr, &found);
 					if (say)
 						return say;
@@ -198,7 +206,7 @@ const char *insp_naked_origin(const struct fi_image *im, uint64_t addr)
 					continue;
 				}
 				for (unsigned int b = 1; b < 64; b++) {
-					if (!(w[k] >> b & 1))
+					if (!(wk >> b & 1))
 						continue;
 					say = insp_place(im, sh, n, base + (b - 1) * 8ull,
 							 addr, &found);
@@ -209,16 +217,17 @@ const char *insp_naked_origin(const struct fi_image *im, uint64_t addr)
 			}
 			continue;
 		}
-		if (sh[i].sh_type != SHT_RELA || sh[i].sh_entsize != sizeof(*r))
+		if (sh[i].sh_type != SHT_RELA || sh[i].sh_entsize != sizeof(r))
 			continue;
-		r = (const void *)(im->file + sh[i].sh_offset);
-		nr = sh[i].sh_size / sizeof(*r);
+		at = im->file + sh[i].sh_offset;
+		nr = sh[i].sh_size / sizeof(r);
 		for (size_t k = 0; k < nr; k++) {
-			if (ELF64_R_TYPE(r[k].r_info) != R_X86_64_RELATIVE ||
-			    (uint64_t)r[k].r_addend != addr)
+			memcpy(&r, at + k * sizeof(r), sizeof(r));
+			if (ELF64_R_TYPE(r.r_info) != R_X86_64_RELATIVE ||
+			    (uint64_t)r.r_addend != addr)
 				continue;
 			found = "its address is in data (a relocation stores it)";
-			say = insp_array_of(sh, n, r[k].r_offset);
+			say = insp_array_of(sh, n, r.r_offset);
 			if (say)
 				return say;
 		}
