@@ -29,14 +29,15 @@ endif
 AUDIT_SRC := src/load/audit.c
 # Linked in the order of the file names, whatever their folder (the
 # constructors have explicit priorities: src/rt/ctor.h).
-# src/tool/ is what only the CLI needs (the file writer, the .fineibt
-# encoder, the trusted-directory check): libfineibt_tool.a, linked into the
-# CLI, fineibt-cc, the tests and the fuzzers, never into libfineibt
-# (docs/architecture.md).
-TOOLLIB_SRC := $(sort $(wildcard src/tool/*.c))
-TOOLLIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%.o,$(TOOLLIB_SRC))
-TOOLLIB  := $(BUILD)/libfineibt_tool.a
-ALL_SRC  := $(filter-out $(AUDIT_SRC) $(TOOLLIB_SRC),$(wildcard src/*/*.c) $(wildcard src/*/*.S))
+# src/offline/ is code the CLI, fineibt-cc and the cache service run, never
+# a process being protected (the file writer, the .fineibt encoder, the
+# trusted-directory check, the cache filler): libfineibt_offline.a, linked
+# into the CLI, fineibt-cc, the tests and the fuzzers, never into
+# libfineibt (docs/architecture.md).
+OFFLINE_SRC := $(sort $(wildcard src/offline/*.c))
+OFFLINE_OBJ := $(patsubst src/%,$(BUILD)/obj/%.o,$(OFFLINE_SRC))
+OFFLINE_LIB := $(BUILD)/libfineibt_offline.a
+ALL_SRC  := $(filter-out $(AUDIT_SRC) $(OFFLINE_SRC),$(wildcard src/*/*.c) $(wildcard src/*/*.S))
 LIB_SRC  := $(foreach n,$(sort $(notdir $(ALL_SRC))),$(filter %/$(n),$(ALL_SRC)))
 LIB_OBJ  := $(patsubst src/%,$(BUILD)/obj/%.o,$(LIB_SRC))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
@@ -68,11 +69,18 @@ DEPS_TEST_STAMP := $(BUILD)/.deps-test-ok
 # The library's object list, rewritten only when it changes: a source
 # removed from src/ must leave the libraries too (a prerequisite that is
 # gone triggers no relink by itself).
+# When it changes, the objects of sources moved or removed from src/ go
+# too: tests/e2e/layers.sh reads every object under $(BUILD)/obj/.
 LIB_LIST := $(BUILD)/.lib-objs
-$(shell mkdir -p $(BUILD) && { echo '$(LIB_OBJ)' | cmp -s - $(LIB_LIST) || echo '$(LIB_OBJ)' > $(LIB_LIST); })
+$(shell mkdir -p $(BUILD) && { echo '$(LIB_OBJ)' | cmp -s - $(LIB_LIST) || { \
+	echo '$(LIB_OBJ)' > $(LIB_LIST); \
+	for o in $(BUILD)/obj/*/*.[cS].o; do \
+		[ "$${o#$(BUILD)/obj/crt/}" = "$$o" ] || continue; \
+		s=$${o#$(BUILD)/obj/}; [ -e "src/$${s%.o}" ] || rm -f "$$o"; \
+	done; }; })
 
 .PHONY: all check check-real clean demo deps
-all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt-link/libfineibt.so $(TOOLLIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
+all: $(BUILD)/libfineibt.a $(BUILD)/libfineibt.so $(BUILD)/fineibt-link/libfineibt.so $(OFFLINE_LIB) $(BUILD)/libfineibt_audit.so $(BUILD)/fineibt \
      $(if $(CRT_SRC),$(BUILD)/libfineibt_crt.a) $(if $(DRV_SRC),$(BUILD)/fineibt-cc $(BUILD)/fineibt-c++ $(BUILD)/fineibt-ld) \
      $(if $(SAN),,$(BUILD)/demo/fi-attack)
 
@@ -127,9 +135,9 @@ $(BUILD)/libfineibt_crt.a: $(CRT_OBJ)
 	$(call say,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(BUILD)/fineibt-cc: $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
+$(BUILD)/fineibt-cc: $(DRV_OBJ) $(OFFLINE_LIB) $(BUILD)/libfineibt.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -o $@ $(DRV_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(Q)$(CC) -o $@ $(DRV_OBJ) $(OFFLINE_LIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # The program `fineibt demo` attacks, built like a user's program would be.
 $(BUILD)/demo/fi-attack: examples/demo/attack.c examples/demo/attack_gadget.S include/fineibt.h \
@@ -171,13 +179,13 @@ $(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
 # there); src/interpose/dlsym_a.c is the static runtime's (--wrap,
 # fineibt-cc -static-fineibt). Each variant's table (src/rt/variant.h):
 # src/interpose/variant_so.c, src/interpose/variant_a.c.
-# The early start: src/load/rtearly.c (IFUNC) in the shared runtime,
-# src/load/rtpreinit.c (DT_PREINIT_ARRAY, executables) in the static one.
+# The early start: src/load/early.c (IFUNC) in the shared runtime,
+# src/load/preinit.c (DT_PREINIT_ARRAY, executables) in the static one.
 # libfineibt.so: full RELRO (its GOT read-only once relocated) and no
 # executable stack (docs/protection.md, "No code pointer in writable memory").
-# src/load/rtalloc.c: the early start's allocations, not libc's malloc,
+# src/load/alloc.c: the early start's allocations, not libc's malloc,
 # through --wrap of the shared runtime's calls (FI_SO_WRAP).
-# src/load/rtlibc.c: the system-call wrappers and string functions the
+# src/load/ownlibc.c: the system-call wrappers and string functions the
 # shared runtime calls, its own instead of imports the loader would bind
 # at every start (FI_SO_LIBC; not under SAN=1, whose interceptors want
 # libc's). -Bsymbolic-functions: the library's calls to its own exported
@@ -191,9 +199,9 @@ FI_SO_LIBC := close open pread write readlink fstat mmap munmap mprotect mremap 
 	strcpy getenv secure_getenv
 FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort \
 	$(if $(SAN),,$(FI_SO_LIBC)),-Wl,--wrap=$(f)) -Wl,-Bsymbolic-functions
-$(BUILD)/obj/load/rtlibc.c.o: LIB_CFLAGS += -fno-builtin
-FI_SO_ONLY := %/dlsym_so.c.o %/variant_so.c.o %/rtearly.c.o %/rtalloc.c.o %/rtlibc.c.o
-FI_A_ONLY := %/dlsym_a.c.o %/variant_a.c.o %/rtpreinit.c.o
+$(BUILD)/obj/load/ownlibc.c.o: LIB_CFLAGS += -fno-builtin
+FI_SO_ONLY := %/dlsym_so.c.o %/variant_so.c.o %/early.c.o %/alloc.c.o %/ownlibc.c.o
+FI_A_ONLY := %/dlsym_a.c.o %/variant_a.c.o %/preinit.c.o
 $(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
 	$(call say,AR,$@)
@@ -226,19 +234,19 @@ runtime-link-copy: $(LIB_OBJ) src/libfineibt.map
 	@mkdir -p $(LINKDIR)/$(FI_LINK_DIR)
 	$(call fi_so_link,$(LINKDIR)/$(FI_LINK_DIR)/libfineibt.so,$(abspath $(LINKDIR))/libfineibt.so.$(SOVER))
 
-$(TOOLLIB): $(TOOLLIB_OBJ)
+$(OFFLINE_LIB): $(OFFLINE_OBJ)
 	@rm -f $@
 	$(call say,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(BUILD)/fineibt: $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a
+$(BUILD)/fineibt: $(TOOL_OBJ) $(OFFLINE_LIB) $(BUILD)/libfineibt.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(OFFLINE_LIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
-$(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(TOOLLIB) $(BUILD)/libfineibt.a
+$(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(OFFLINE_LIB) $(BUILD)/libfineibt.a
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TOOLLIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(OFFLINE_LIB) $(BUILD)/libfineibt.a $(LDSAN) -ldl -lpthread
 
 # Test-only (make check): the runtime, linked as libfineibt.so is, plus
 # tests/lib/rtdebug.c, whose fineibt_debug_object the shipped library does

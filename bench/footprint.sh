@@ -8,7 +8,7 @@
 #    the bytes each layer's objects put into .text, read-only data
 #    (.rodata, .eh_frame), .data (+.data.rel.ro, .got, .init_array) and
 #    .bss, after --gc-sections. Then the whole files: libfineibt.so,
-#    libfineibt_tool.a (src/tool/), the CLI.
+#    libfineibt_offline.a (src/offline/), the CLI.
 # 2. A hello program built with fineibt-cc (shared runtime) and with plain
 #    clang-22, each stopped in main: /proc/PID/smaps of libfineibt.so's
 #    mappings, its .bss (the runtime state) included (Size, Rss, Pss,
@@ -18,12 +18,12 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 OUT=$BUILD/bench/footprint
 mkdir -p "$OUT"
-make -s BUILD="$BUILD" "$BUILD/libfineibt.so" "$BUILD/libfineibt_tool.a" \
+make -s BUILD="$BUILD" "$BUILD/libfineibt.so" "$BUILD/libfineibt_offline.a" \
 	"$BUILD/fineibt" "$BUILD/fineibt-cc" >/dev/null
 
 # ---------------------------------------------------------------- layers
 objs=$(make -s -pq BUILD="$BUILD" 2>/dev/null | sed -n 's/^LIB_OBJ := //p' |
-	tr ' ' '\n' | grep -v '/dlsym_a\.c\.o$\|/rtpreinit\.c\.o$')
+	tr ' ' '\n' | grep -v '/dlsym_a\.c\.o$\|/preinit\.c\.o$')
 # shellcheck disable=SC2086
 clang-22 -shared -o "$OUT/libfineibt.so" $objs -Wl,-soname,libfineibt.so.0 \
 	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
@@ -64,7 +64,7 @@ EOF
 
 echo "whole files (size: text = code + read-only data):"
 size "$BUILD/libfineibt.so" "$BUILD/fineibt" "$BUILD/fineibt-cc" | sed 's/^/  /'
-size -t "$BUILD/libfineibt_tool.a" | tail -n 1 | sed "s|(TOTALS)|$BUILD/libfineibt_tool.a|; s/^/  /"
+size -t "$BUILD/libfineibt_offline.a" | tail -n 1 | sed "s|(TOTALS)|$BUILD/libfineibt_offline.a|; s/^/  /"
 
 # ------------------------------------------------------ per process maps
 cat >"$OUT/hello.c" <<'EOF'

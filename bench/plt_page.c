@@ -4,7 +4,7 @@
  * ways (docs/bench.md "The PLT pass in place"; not a test). Each round
  * maps 64 pages of libc's text afresh, reads page 1 (mapped, as libc's
  * PLT page is at start-up), then times one of: (0) mprotect read-write,
- * stores, mprotect read-execute (src/load/plt.c, alone); (1) the same
+ * stores, mprotect read-execute (src/interpose/plt.c, alone); (1) the same
  * with rtlive.c's pagemap check, MADV_DONTNEED and MADV_POPULATE_WRITE
  * first; (2) an anonymous populated copy, stores, sealed, compared,
  * moved over the page with mremap (the copy path). Medians of 2,000.

@@ -17,7 +17,7 @@ bench/startup_main.c, which prints Private_Dirty from
             constructor, every module relocated;
   early   : with startup_main.c's preinit_array entry: libfineibt.so
             starts the runtime while the loader relocates it
-            (src/load/rtearly.c), before the executable is relocated
+            (src/load/early.c), before the executable is relocated
             (docs/runtime.md "Before any constructor"; what any program
             with preinit functions or a stock-clang kCFI library at
             start-up gets).

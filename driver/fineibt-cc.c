@@ -413,7 +413,7 @@ static void fi_add_runtime(const struct fi_drv *d, struct fi_argv *a)
 			/* -u: the crt's reference is weak and would not pull
 			 * the runtime out of the archive by itself. */
 			fi_argv_add(a, "-Wl,-u,fineibt_rt_hook");
-			/* Its start before any constructor (rtpreinit.c). */
+			/* Its start before any constructor (preinit.c). */
 			fi_argv_add(a, "-Wl,-u,fi_rt_preinit");
 			fi_argv_addf(a, "%s/libfineibt.a", d->libdir);
 			fi_argv_add(a, "-Wl,--export-dynamic-symbol=fineibt_rt_hook");

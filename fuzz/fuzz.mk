@@ -18,7 +18,7 @@ FUZZ_BIN     := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
 # dlsym_a.c is reached through --wrap only. The static variant's table
 # (src/interpose/variant_a.c), not the shared one's, which would pull in
 # the shared runtime's early start and dlsym binding.
-FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/interpose/dlsym_so.c src/interpose/dlsym_a.c src/interpose/variant_so.c,$(LIB_SRC)) $(TOOLLIB_SRC))
+FUZZ_LIBOBJ  := $(patsubst src/%,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/interpose/dlsym_so.c src/interpose/dlsym_a.c src/interpose/variant_so.c,$(LIB_SRC)) $(OFFLINE_SRC))
 
 $(FUZZ_BUILD)/obj/%.c.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)

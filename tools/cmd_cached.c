@@ -20,7 +20,7 @@
  *    that the process opened for reading (so it may read it: nothing it
  *    could not read reaches its cache); the file read through it must be
  *    the one the request names; it is rewritten with the user's key
- *    (src/tool/cachefill.c) and linked in under the keyed name of its own
+ *    (src/offline/cachefill.c) and linked in under the keyed name of its own
  *    identity, root-owned, 0444, within a size cap (the least recently
  *    mapped go first; nothing is written when space is short).
  *

@@ -15,7 +15,7 @@
  * user other than root and the file's owner can change (fineibt-cc names
  * the runtime by its path, often in a build directory, or writes that
  * directory as the RUNPATH) hands that user the program's privileges
- * (src/tool/trustdir.c).
+ * (src/offline/trustdir.c).
  */
 #include <elf.h>
 #include <fcntl.h>

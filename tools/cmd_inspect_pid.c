@@ -115,7 +115,7 @@ struct pid_summary {
  * copy of the image whose site forms are the live ones.
  */
 /*
- * A call site the runtime opened for dlsym veneers (src/trap/foreign.c) starts
+ * A call site the runtime opened for dlsym veneers (src/interpose/foreign.c) starts
  * with a jmp to its stub, whose first 6 bytes are the site's own: put
  * them back in @copy so that the site classifies as what it is.
  */

@@ -259,7 +259,7 @@ static int seq_bhi(const struct seq_opts *o, uint8_t *mem)
 	return err;
 }
 
-/* The direct PLT entries (src/load/plt.c), jumping to --thunk. */
+/* The direct PLT entries (src/interpose/plt.c), jumping to --thunk. */
 static int seq_plt(const struct seq_opts *o, uint8_t *mem)
 {
 	uint8_t e[FI_PLT_ENTRY];

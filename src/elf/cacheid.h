@@ -6,7 +6,7 @@
  * the entry's name (a keyed hash of all of it), the per-user key file and
  * the fill request the runtime sends the service. Shared by the runtime
  * (src/rt/rtcache.c, src/load/cacheuse.c) and the service
- * (src/tool/cachefill.c, tools/cmd_cached.c), so that both name an entry
+ * (src/offline/cachefill.c, tools/cmd_cached.c), so that both name an entry
  * alike.
  */
 #ifndef FI_CACHEID_H

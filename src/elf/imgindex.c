@@ -468,7 +468,7 @@ static int fi_ix_entries_rela(const Elf64_Phdr *ph, size_t phnum,
 
 /*
  * The entries of a module the loader has not relocated yet (the early
- * start of rtearly.c runs while it relocates libfineibt.so, an LD_AUDIT
+ * start of early.c runs while it relocates libfineibt.so, an LD_AUDIT
  * hook before it relocates the module), or whose places cannot tell
  * (a load bias smaller than the text): their link-time values, from
  * memory still. A place a RELA relocation writes takes that relocation's

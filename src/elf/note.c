@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Decoding of the .fineibt section (layout in note.h; fineibt patch
- * encodes it: src/tool/noteenc.c). The decoder reads untrusted bytes:
+ * encodes it: src/offline/noteenc.c). The decoder reads untrusted bytes:
  * every read is bounds-checked and every value range-checked, byte by
  * byte so the host's endianness and the buffer's alignment do not matter.
  */

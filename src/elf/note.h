@@ -55,7 +55,7 @@
 int fi_note_decode(const void *buf, size_t len, struct fi_note *n);
 
 /*
- * Shared with the encoder (src/tool/noteenc.c): the magic, the header
+ * Shared with the encoder (src/offline/noteenc.c): the magic, the header
  * checks of both decoders (0, -EINVAL or -EPROTONOSUPPORT), and the
  * little-endian read of @n bytes at @p.
  */

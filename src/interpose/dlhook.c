@@ -23,17 +23,18 @@
 #include <stddef.h>
 
 #include "ctor.h"
-#include "runtime.h"
 #include "interpose.h"
+#include "load.h"
+#include "runtime.h"
 
 #define FI_EXPORT	__attribute__((visibility("default")))
 
 typedef void *(*fi_dlopen_fn)(const char *, int);
 
-/* src/load/runtime.c; weak so that linking libfineibt.a (the CLI, the
- * unit tests) never pulls the runtime in through this file alone. */
+/* load.h's (src/load/runtime.c); weak here so that linking libfineibt.a
+ * (the CLI, the unit tests) never pulls the runtime in through this file
+ * alone. */
 void fineibt_rt_hook(void) __attribute__((weak));
-/* src/load/runtime.c (src/load/plt.c's pass): weak for the same reason. */
 void fi_rt_plt_pass(void) __attribute__((weak));
 
 /* libc's dlopen, resolved once and recorded in the read-only state. */
@@ -90,7 +91,7 @@ FI_EXPORT void *dlopen(const char *file, int mode)
 		fi_sigbind_rebind(h);
 	if (h && fineibt_rt_hook)
 		fineibt_rt_hook();
-	/* Its modules are relocated now: their PLTs (src/load/plt.c). */
+	/* Its modules are relocated now: their PLTs (src/interpose/plt.c). */
 	if (h && fi_rt_plt_pass)
 		fi_rt_plt_pass();
 	return h;

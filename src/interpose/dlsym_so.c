@@ -253,7 +253,7 @@ static void *fi_bind_target(const char *name)
 	return NULL;
 }
 
-/* What a kCFI module's slot for @name must hold (src/load/plt.c, through
+/* What a kCFI module's slot for @name must hold (src/interpose/plt.c, through
  * the variant's table). */
 void *fi_bind_want(const char *name)
 {

@@ -15,11 +15,24 @@
  *               dlsym, dlvsym and dlopen bound to these
  *   dlsym_a.c   dlsym/dlvsym of the static runtime (--wrap)
  *   sigbind.c   RTLD_DEEPBIND modules' references to the SIGILL family
+ *   foreign.c   dlsym veneers for uninstrumented targets, and the sites
+ *               the SIGILL handler opens for them (docs/compat.md)
+ *   plt.c       the PLT's direct entries: a module whose GOT stays
+ *               writable calls through its slots' values, not the slots
  *   variant_so.c, variant_a.c   the table each runtime variant provides
+ *
+ * Its parts: foreign.h and plt.h, included here (each is the header of
+ * its .c file, which includes only its own part, so that no two modules
+ * of the layer include each other). What the layers below reach of the
+ * layer: the variant's table (variant.h) and, by name, the functions
+ * src/rt/upcall.h declares (docs/architecture.md, "Calls that go up").
  */
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "foreign.h"
+#include "plt.h"
 
 /*
  * What dlsym()/dlvsym() hand out for @name when libc's lookup found @p:

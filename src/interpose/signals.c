@@ -6,7 +6,7 @@
  * state instead of evicting fineibt's (src/trap/trap.c holds the handler,
  * the record and libc's entries, resolved at load time). The table of
  * these interposers by name answers dlsym (dlsym_so.c, dlsym_a.c), the
- * PLT's direct entries (src/load/plt.c), DEEPBIND rebinding (sigbind.c)
+ * PLT's direct entries (src/interpose/plt.c), DEEPBIND rebinding (sigbind.c)
  * and the handler's coarse check (src/trap/trap.c, through the variant's
  * table: variant_so.c, variant_a.c).
  *

@@ -2,7 +2,7 @@
 /*
  * The static runtime's table (libfineibt.a only; variant_so.c is the
  * shared one, src/rt/variant.h says what each entry is). No early start
- * from the loader's relocation (src/load/rtpreinit.c starts it instead),
+ * from the loader's relocation (src/load/preinit.c starts it instead),
  * and no dlsym interposer binding GOT slots: the executable's own lookups
  * come to dlsym_a.c through --wrap.
  *
@@ -28,4 +28,6 @@ const struct fi_variant fi_variant = {
 	.bind_want = NULL,
 	.early_said_plain = NULL,
 	.early_forget = NULL,
+	.alloc_libc_bytes = NULL,
+	.env_startup = NULL,
 };

@@ -5,6 +5,7 @@
  * one read-only place (src/rt/variant.h) instead of weak references.
  */
 #include "interpose.h"
+#include "load.h"
 #include "variant.h"
 
 const struct fi_variant fi_variant = {
@@ -16,4 +17,6 @@ const struct fi_variant fi_variant = {
 	.bind_want = fi_bind_want,
 	.early_said_plain = fi_early_said_plain,
 	.early_forget = fi_early_forget,
+	.alloc_libc_bytes = fi_alloc_libc_bytes,
+	.env_startup = fi_env_startup,
 };

@@ -16,7 +16,7 @@
  *
  * The first consistent state of the main namespace is the program's own
  * start-up, before anything is relocated: nothing may run then. Its
- * modules are rewritten as before (rtearly.c while libfineibt.so is
+ * modules are rewritten as before (early.c while libfineibt.so is
  * relocated, the runtime's constructor, or a crt hook). Uninstrumented:
  * ld.so calls these functions.
  */

@@ -11,8 +11,8 @@
  * When this runs: as a constructor of libfineibt.so (a dependency of every
  * module fineibt-cc links, so its constructor runs before theirs), or
  * earlier, while the loader relocates it, when a kCFI module without the
- * crt hook is loaded (rtearly.c); from the executable's DT_PREINIT_ARRAY
- * when the runtime is linked statically (rtpreinit.c). All paths meet in
+ * crt hook is loaded (early.c); from the executable's DT_PREINIT_ARRAY
+ * when the runtime is linked statically (preinit.c). All paths meet in
  * fi_rt_scan(), which is idempotent and serialised by one mutex (dlopen
  * itself is serialised by the dynamic loader's lock too).
  *
@@ -42,10 +42,11 @@
 #include "cacheuse.h"
 #include "imgindex.h"
 #include "jit.h"
+#include "load.h"
 #include "note.h"
 #include "options.h"
 #include "patch.h"
-#include "plt.h"
+#include "upcall.h"
 #include "print.h"
 #include "rawsys.h"
 #include "rtlive.h"
@@ -61,7 +62,7 @@
 static pthread_mutex_t fi_rt_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool fi_rt_started;
 /*
- * Started from rtearly.c, while the loader relocates libfineibt.so: the
+ * Started from early.c, while the loader relocates libfineibt.so: the
  * modules relocated after it (the executable among them) must not have
  * their GOT touched yet, so binding dlsym & co. waits for our constructor.
  * Due too when a bind pass met a module that another thread's dlopen is
@@ -446,7 +447,7 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 		return m;
 	}
 	/* -EAGAIN: not relocated yet (an LD_AUDIT hook, or the early start
-	 * of rtearly.c); the file knows. */
+	 * of early.c); the file knows. */
 	if (ret && ret != -ENOENT && ret != -EAGAIN)
 		fi_rt_say("fineibt: warning: %s: bad module index (%s); "
 			  "reading the file\n", path, err);
@@ -542,7 +543,7 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		    !fi_live_maybe_kcfi(f->phdr, f->phnum, f->bias))) {
 		/* No index and no kCFI preamble in memory: libc, ld.so,
 		 * libfineibt... never opened. At start-up the early check
-		 * may have sampled them already (rtearly.c). */
+		 * may have sampled them already (early.c). */
 		return NULL;
 	}
 	/* The executable (dl_iterate_phdr names it ""): read through
@@ -605,7 +606,7 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 }
 
 /*
- * Direct PLT entries (src/load/plt.c) for every module whose GOT stays
+ * Direct PLT entries (src/interpose/plt.c) for every module whose GOT stays
  * writable (partial RELRO, -z lazy, -z norelro): run where every slot
  * the loader will bind for them may be bound (our constructor, after a
  * dlopen returned), never while the runtime may still rebind one (the
@@ -1451,27 +1452,25 @@ static uint64_t fi_rt_now_us(void)
 }
 
 /*
- * rtalloc.c (shared runtime): what the runtime took from libc's heap so
+ * alloc.c (shared runtime): what the runtime took from libc's heap so
  * far. Below FI_TRIM_MIN the freed discovery arrays are a few pages, and
  * trimming gives the heap's top back only for the program's first malloc
  * to take it again (two brk calls for nothing in a small program).
  */
-size_t fi_alloc_libc_bytes(void) __attribute__((weak));
 #define FI_TRIM_MIN	(64 * 1024)
 
 static bool fi_rt_trim_worth(void)
 {
-	return !fi_alloc_libc_bytes || fi_alloc_libc_bytes() >= FI_TRIM_MIN;
+	return !fi_variant.alloc_libc_bytes ||
+	       fi_variant.alloc_libc_bytes() >= FI_TRIM_MIN;
 }
 
-/* rtlibc.c (shared runtime): the FINEIBT_* variables in one walk while
+/* ownlibc.c (shared runtime): the FINEIBT_* variables in one walk while
  * the first start runs (each getenv walked the environment). */
-void fi_env_startup(bool on) __attribute__((weak));
-
 static void fi_rt_env_startup(bool on)
 {
-	if (fi_env_startup)
-		fi_env_startup(on);
+	if (fi_variant.env_startup)
+		fi_variant.env_startup(on);
 }
 
 static void fi_rt_start_locked(void)
@@ -1644,7 +1643,7 @@ FINEIBT_API void fineibt_rt_hook(void)
 }
 
 /*
- * The start before any constructor (rtearly.c, shared runtime only): the
+ * The start before any constructor (early.c, shared runtime only): the
  * same as the hook, minus what needs every module relocated.
  */
 void fi_rt_start_early(void)

@@ -685,7 +685,7 @@ static void fi_rt_fork_child(void)
  * Registered before the library's other fork handlers (src/rt/ctor.h):
  * pthread_atfork calls prepare handlers in the reverse order of
  * registration, so the locks of higher layers registered later (the
- * dlsym veneer lock, src/trap/foreign.c), which are taken before this
+ * dlsym veneer lock, src/interpose/foreign.c), which are taken before this
  * one, are also taken before it at fork.
  */
 __attribute__((constructor(FI_CTOR_RTWRITE))) static void fi_rt_fork_init(void)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process-wide runtime state, shared by the loader side (runtime.c: the
- * constructor, module walk, dlopen), the trap handler (trap.c) and the JIT
- * emitter (jit.c). Everything here is read-only for the whole life of the
- * process: it is written through the kernel (fi_rt_put, rtwrite.c), never
- * through a writable mapping (docs/protection.md). The SIGILL handler only
- * reads it and never allocates.
+ * rt/: the process state, what rt/ defines (docs/architecture.md). It is
+ * filled by start-up and the module walk (src/load/, load.h: the
+ * constructor, fineibt_rt_hook, each dlopen's scan) and read by the trap
+ * handler (src/trap/) and the JIT emitter (src/jit/). Everything here is
+ * read-only for the whole life of the process: it is written through the
+ * kernel (fi_rt_put, rtwrite.c), never through a writable mapping
+ * (docs/protection.md). The SIGILL handler only reads it and never
+ * allocates.
  */
 #ifndef FI_RUNTIME_H
 #define FI_RUNTIME_H
@@ -155,8 +157,8 @@ struct fi_rt_cache {
 };
 
 /*
- * foreign.c's veneer and stub-page bookkeeping (docs/compat.md): it
- * decides which targets the SIGILL handler accepts as veneers and where
+ * src/interpose/foreign.c's veneer and stub-page bookkeeping
+ * (docs/compat.md): it decides which targets the SIGILL handler accepts as veneers and where
  * stubs are written, and holds executable addresses, so it is read-only
  * too (written in windows: at dlsym time, and by the handler opening a
  * site). The names mapping is read-only outside its own writes.
@@ -554,21 +556,5 @@ int fi_rt_verify_module(const struct fi_module *c, size_t len,
  * of the patching code): call it from a shallow frame once done.
  */
 void fi_rt_scrub_stack(void);
-
-/*
- * Start the runtime from the loader's relocation of libfineibt.so, before
- * any constructor runs (src/load/rtearly.c): every module is mapped, not all
- * are relocated yet.
- */
-void fi_rt_start_early(void);
-
-/*
- * Did the early check (src/load/rtearly.c, libfineibt.so only) sample module
- * @f and find no kCFI, with @subs modules unloaded so far as then? For the
- * first scan only: fi_early_forget() ends it once start-up is over.
- * Called through the variant's table (variant.h).
- */
-bool fi_early_said_plain(const struct fi_rt_found *f, unsigned long long subs);
-void fi_early_forget(void);
 
 #endif /* FI_RUNTIME_H */

@@ -8,7 +8,7 @@
  * table per variant, src/interpose/variant_so.c (libfineibt.so) and
  * src/interpose/variant_a.c (libfineibt.a), the only calls from rt/,
  * trap/ and load/ into src/interpose/ and into the shared runtime's early
- * start (src/load/rtearly.c). A NULL entry: the variant has no such part.
+ * start (src/load/early.c). A NULL entry: the variant has no such part.
  *
  * The table is const and holds addresses, so the compiler puts it in
  * .data.rel.ro: read-only once the loader has relocated the object, under
@@ -18,6 +18,7 @@
  * start-up has asked the kernel that it is read-only (fi_variant_check).
  */
 #include <signal.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -38,11 +39,17 @@ struct fi_variant {
 	 * and dlopen slots bound to ours; what one such slot must hold. */
 	bool (*bind_interposers)(void);
 	void *(*bind_want)(const char *name);
-	/* src/load/rtearly.c (shared only): did the early check find module
+	/* src/load/early.c (shared only): did the early check find module
 	 * @f without kCFI (first scan only); end that once start-up is over. */
 	bool (*early_said_plain)(const struct fi_rt_found *f,
 				 unsigned long long subs);
 	void (*early_forget)(void);
+	/* src/load/alloc.c (shared only): the bytes the early start took from
+	 * libc's malloc (heap trimming is worth it past a threshold). */
+	size_t (*alloc_libc_bytes)(void);
+	/* src/load/ownlibc.c (shared only): getenv answers FINEIBT_* from one
+	 * walk over the environment while @on (the first start). */
+	void (*env_startup)(bool on);
 };
 
 extern const struct fi_variant fi_variant;

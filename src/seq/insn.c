@@ -1096,7 +1096,7 @@ const char *fi_arity_reg_name(int arity)
 	return names[arity];
 }
 
-/* ---------------------------------------- foreign targets (src/trap/foreign.c) */
+/* ---------------------------------------- foreign targets (src/interpose/foreign.c) */
 
 static const uint8_t fi_fven_head[] = {
 	0xf3, 0x0f, 0x1e, 0xfa,			/* endbr64 */
@@ -1232,7 +1232,7 @@ size_t fi_emit_foreign_stub(uint8_t out[FI_FSTUB_SIZE], const uint8_t *site,
 	return n + 5;
 }
 
-/* ------------------------------------------- PLT entries (src/load/plt.c) */
+/* ------------------------------------------- PLT entries (src/interpose/plt.c) */
 
 static const uint8_t fi_plt_endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 static const uint8_t fi_plt_direct[] = {

@@ -443,7 +443,7 @@ enum fi_ud_kind fi_decode_ud(const uint8_t *p, size_t avail, int *len);
 /* Name of an arity register ("eax", "ecx", ...). */
 const char *fi_arity_reg_name(int arity);
 
-/* ---------------------------------------- foreign targets (src/trap/foreign.c) */
+/* ---------------------------------------- foreign targets (src/interpose/foreign.c) */
 
 /*
  * A veneer slot for an uninstrumented function F (docs/compat.md). The
@@ -521,7 +521,7 @@ bool fi_emit_site_jmp(uint8_t out[5], uint64_t site_ip, uint64_t stub_ip);
 /* @p is "e9 rel32" at @ip: its target. */
 bool fi_decode_site_jmp(const uint8_t *p, uint64_t ip, uint64_t *target);
 
-/* ------------------------------------------- PLT entries (src/load/plt.c) */
+/* ------------------------------------------- PLT entries (src/interpose/plt.c) */
 
 /*
  * The x86-64 lazy PLTs of lld and GNU ld (16-byte entries), and the direct

@@ -23,7 +23,7 @@
 
 #include "coarse.h"
 #include "coarsetrap.h"
-#include "foreign.h"
+#include "upcall.h"
 #include "insn.h"
 #include "runtime.h"
 

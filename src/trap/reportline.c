@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "foreign.h"
+#include "upcall.h"
 #include "insn.h"
 #include "logsink.h"
 #include "rawsys.h"

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "foreign.h"
+#include "upcall.h"
 #include "insn.h"
 #include "livedyn.h"
 #include "runtime.h"

@@ -36,7 +36,7 @@
 
 #include "ctor.h"
 #include "coarsetrap.h"
-#include "foreign.h"
+#include "upcall.h"
 #include "insn.h"
 #include "rawsys.h"
 #include "print.h"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # layers: the layering of src/ (docs/architecture.md) holds.
 #  - every src/ file includes only headers of its own folder or of a lower
-#    layer (trap/ and jit/, load/ and tool/ are siblings: neither includes
+#    layer (trap/ and jit/, load/ and offline/ are siblings: neither includes
 #    the other); every folder has a rank; no header name is in two folders
 #  - no two modules (x.c + x.h) include each other, directly or through
 #    headers
@@ -13,7 +13,7 @@
 #    interposed entry points (dlsym, sigaction, ...) and through the
 #    runtime variant's const table (src/rt/variant.h), whose entries are
 #    listed here (UPCALLS) and which must sit in .data.rel.ro (RELRO)
-#  - libfineibt.so and libfineibt.a hold nothing of src/tool/;
+#  - libfineibt.so and libfineibt.a hold nothing of src/offline/;
 #    libfineibt.so holds no CLI-only entry point (a function of src/ that
 #    only tools/ or driver/ call: --gc-sections leaves it out) and exports
 #    nothing but the version script's names
@@ -30,7 +30,7 @@ import glob, os, re, subprocess, sys
 
 BUILD = os.environ["BUILD"]
 RANK = {"seq": 0, "core": 1, "elf": 2, "pass": 3, "rt": 4,
-        "trap": 5, "jit": 5, "load": 6, "tool": 6, "interpose": 7}
+        "trap": 5, "jit": 5, "load": 6, "offline": 6, "interpose": 7}
 # The calls that go up: through each runtime variant's const table
 # (src/rt/variant.h), the one symbol below that lower layers may use,
 # defined by these objects, holding exactly these functions (NULL
@@ -40,9 +40,24 @@ UPCALLS = {
     "interpose/variant_so.c": {"fi_sig_sigaction", "fi_sig_own", "fi_sig_is_own",
                                "fi_dlhook_prime", "fi_bind_interposers",
                                "fi_bind_want", "fi_early_said_plain",
-                               "fi_early_forget"},
+                               "fi_early_forget", "fi_alloc_libc_bytes",
+                               "fi_env_startup"},
     "interpose/variant_a.c": {"fi_sig_sigaction", "fi_sig_own", "fi_sig_is_own",
                               "fi_dlhook_prime"},
+}
+# The calls that go up by name: plain functions of src/interpose/ (both
+# variants have them), declared below their callers in src/rt/upcall.h and
+# listed here with each caller (its object, as src/FOLDER/FILE.c): no
+# other object may call them, and nothing else may go up. The header
+# declares exactly these names, and each caller still makes each call it
+# is listed for. A circle through one of them is still a circle.
+UPCALL_HEADER = "upcall.h"
+DIRECT_UPCALLS = {
+    "trap/trap.c": {"fi_foreign_site_head", "fi_foreign_take"},
+    "trap/reportline.c": {"fi_foreign_name_near", "fi_foreign_slot_target"},
+    "trap/coarsetrap.c": {"fi_foreign_slot_target"},
+    "trap/stockven.c": {"fi_foreign_is_code"},
+    "load/runtime.c": {"fi_plt_any_writable", "fi_plt_direct"},
 }
 # Declared low, defined above (see the header): callers in any layer.
 INVERTED = {"print.h"}
@@ -126,10 +141,16 @@ for line in open("src/libfineibt.map"):
         block = m.group(1)
     elif block and block.startswith("GLIBC"):
         glibc.update(re.findall(r"^\s*(\w+);", line))
+def declared(h):
+    txt = re.sub(r"/\*.*?\*/", "", open(hpath[h]).read(), flags=re.S)
+    return set(re.findall(r"\b(fi_\w+)\(", txt))
 inverted = set()
 for h in INVERTED:
-    txt = open(hpath[h]).read()
-    inverted.update(re.findall(r"\b(fi_\w+)\(", txt))
+    inverted |= declared(h)
+want = set().union(*DIRECT_UPCALLS.values())
+have = declared(UPCALL_HEADER) if UPCALL_HEADER in hpath else set()
+check("layers_upcall_header", have == want,
+      "%s declares %s, layers.sh lists %s" % (UPCALL_HEADER, sorted(have), sorted(want)))
 
 def nm(o):
     out = subprocess.run(["nm", "-P", o], capture_output=True, text=True).stdout
@@ -233,35 +254,45 @@ for part, pat in (("src", BUILD + "/obj/*/*.[cS].o"), ("driver", BUILD + "/obj/d
                                for a in c for b in sorted(e[a]) if b in c) for c in cyc))
     if part != "src":
         continue
-    up = []
+    up, direct = [], {}
     for o, ts in e.items():
         a = o.split("/")[-2]
         for t, names in ts.items():
             b = t.split("/")[-2]
-            names = [x for x in names if x not in inverted]
-            if names and a != b and not RANK[b] < RANK[a]:
+            if a == b or RANK[b] < RANK[a]:
+                continue
+            listed = DIRECT_UPCALLS.get(short(o), set())
+            direct.setdefault(short(o), set()).update(n for n in names if n in listed)
+            names = [x for x in names if x not in inverted and x not in listed]
+            if names:
                 up.append("%s -> %s (%s)" % (short(o), short(t), ", ".join(sorted(names))))
     check("layers_calls_point_down", not up, "; ".join(up))
+    print("layers: direct upcalls: %s" % "; ".join(
+        "%s (%s)" % (c, ", ".join(sorted(n))) for c, n in sorted(direct.items()) if n))
+    stale = ["%s (%s)" % (c, ", ".join(sorted(n - direct.get(c, set()))))
+             for c, n in sorted(DIRECT_UPCALLS.items()) if n - direct.get(c, set())]
+    check("layers_direct_upcalls_made", not stale,
+          "listed in layers.sh, no longer called up: %s" % "; ".join(stale))
 
-# The runtime holds nothing of the tooling.
-tool = set()
-for o in glob.glob(BUILD + "/obj/tool/*.o"):
-    tool |= nm(o)[0]
+# The runtime holds nothing of src/offline/.
+offline = set()
+for o in glob.glob(BUILD + "/obj/offline/*.o"):
+    offline |= nm(o)[0]
 so = BUILD + "/libfineibt.so"
 ar = BUILD + "/libfineibt.a"
-if not tool:
-    check("layers_tool_objects", False, "no objects in %s/obj/tool (run make)" % BUILD)
+if not offline:
+    check("layers_offline_objects", False, "no objects in %s/obj/offline (run make)" % BUILD)
 else:
     syms = set(subprocess.run(["nm", "--defined-only", "-j", so], capture_output=True,
                               text=True).stdout.split())
-    check("layers_so_no_tool_symbols", not (syms & tool), " ".join(sorted(syms & tool)))
+    check("layers_so_no_offline_symbols", not (syms & offline), " ".join(sorted(syms & offline)))
     asyms = set(l.split()[0] for l in subprocess.run(["nm", "-P", "--defined-only", ar],
                 capture_output=True, text=True).stdout.splitlines()
                 if len(l.split()) > 1 and not l.endswith(":"))
-    check("layers_a_no_tool_symbols", not (asyms & tool), " ".join(sorted(asyms & tool)))
+    check("layers_a_no_offline_symbols", not (asyms & offline), " ".join(sorted(asyms & offline)))
     members = subprocess.run(["ar", "t", ar], capture_output=True, text=True).stdout.split()
-    tnames = {os.path.basename(o) for o in glob.glob(BUILD + "/obj/tool/*.o")}
-    check("layers_a_no_tool_objects", not (set(members) & tnames),
+    tnames = {os.path.basename(o) for o in glob.glob(BUILD + "/obj/offline/*.o")}
+    check("layers_a_no_offline_objects", not (set(members) & tnames),
           " ".join(sorted(set(members) & tnames)))
 # CLI-only entry points: defined in src/, used by tools/ or driver/, by no
 # other src/ object, not exported: libfineibt.so must not hold them.
@@ -295,12 +326,14 @@ python3 "$CHECK"
 rc=$?
 
 # The checker itself: a copy of src/ with a lower layer including a higher
-# one and a pair of modules including each other must fail both checks.
+# one, a pair of modules including each other and a call up declared in
+# upcall.h that DIRECT_UPCALLS does not list must fail the three checks.
 mkdir -p "$CHECK.d" && cp -r src "$CHECK.d/" &&
 	echo '#include "runtime.h"' >>"$CHECK.d/src/seq/insn.h" &&
-	echo '#include "trap.h"' >>"$CHECK.d/src/trap/report.c"
+	echo '#include "trap.h"' >>"$CHECK.d/src/trap/report.c" &&
+	echo 'void fi_lt_unlisted(void);' >>"$CHECK.d/src/rt/upcall.h"
 out=$(cd "$CHECK.d" && BUILD="$ROOT/$BUILD" python3 "$CHECK" 2>&1)
-for c in layers_includes_point_down layers_no_include_pairs; do
+for c in layers_includes_point_down layers_no_include_pairs layers_upcall_header; do
 	if grep -q "^FAIL: $c:" <<<"$out"; then
 		echo "PASS: layers_selftest[$c]"
 	else
@@ -321,6 +354,33 @@ if grep -q "^FAIL: layers_no_call_cycles_src:.*seq/b.c -> .*seq/a.c (fi_lt_a)" <
 	echo "PASS: layers_selftest[weak_cycle]"
 else
 	echo "FAIL: layers_selftest[weak_cycle]: a circle through a weak reference was not found"
+	rc=1
+fi
+
+# Calls up by name: a listed name called by an object DIRECT_UPCALLS does
+# not list for it is an upcall all the same, and a circle through a listed
+# call is a circle. trap/trap.c calls fi_foreign_take (listed), which
+# calls back into it; trap/up.c calls fi_foreign_take too (not listed).
+rm -rf "$CHECK.d/obj" && mkdir -p "$CHECK.d/obj/obj/trap" "$CHECK.d/obj/obj/interpose" &&
+	printf 'void fi_foreign_take(void);\nvoid fi_lt_back(void) { }\nvoid fi_lt_t(void) { fi_foreign_take(); }\n' >"$CHECK.d/t.c" &&
+	printf 'void fi_lt_back(void);\nvoid fi_foreign_take(void) { fi_lt_back(); }\n' >"$CHECK.d/f.c" &&
+	printf 'void fi_foreign_take(void);\nvoid fi_lt_up(void) { fi_foreign_take(); }\n' >"$CHECK.d/u.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/trap/trap.c.o" "$CHECK.d/t.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/interpose/foreign.c.o" "$CHECK.d/f.c" &&
+	${CC:-cc} -c -o "$CHECK.d/obj/obj/trap/up.c.o" "$CHECK.d/u.c"
+out=$(BUILD="$CHECK.d/obj" python3 "$CHECK" 2>&1)
+down=$(grep "^FAIL: layers_calls_point_down:" <<<"$out")
+if grep -q "trap/up.c -> .*interpose/foreign.c (fi_foreign_take)" <<<"$down" &&
+	! grep -q "trap/trap.c -> " <<<"$down"; then
+	echo "PASS: layers_selftest[unlisted_upcall]"
+else
+	echo "FAIL: layers_selftest[unlisted_upcall]: a call up by a caller not listed was not found (or a listed one was refused): $down"
+	rc=1
+fi
+if grep -q "^FAIL: layers_no_call_cycles_src:.*interpose/foreign.c -> .*trap/trap.c (fi_lt_back)" <<<"$out"; then
+	echo "PASS: layers_selftest[upcall_cycle]"
+else
+	echo "FAIL: layers_selftest[upcall_cycle]: a circle through a listed upcall was not found"
 	rc=1
 fi
 exit $rc

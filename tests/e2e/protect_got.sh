@@ -56,7 +56,7 @@ done
 
 # Once its slots are bound (LD_BIND_NOW, which `fineibt run` sets), a
 # kCFI module whose GOT stays writable gets direct PLT entries
-# (src/load/plt.c): the same write then redirects nothing, in every mode
+# (src/interpose/plt.c): the same write then redirects nothing, in every mode
 # and with either runtime. Stock clang-22 kCFI programs linked lazily with
 # GNU ld (the default) and lld, each with the plain and the IBT PLT
 # (.plt.sec), run with `fineibt run`; fineibt-cc's -z lazy / norelro

@@ -4,7 +4,7 @@
 # writable, and their own PLT jumps through it (libc's calls to its IFUNC
 # string functions, IRELATIVE slots bound at load; ld.so's four slots),
 # checked by no mode. The runtime makes the PLT entries of every module
-# direct once their slots are bound (src/load/plt.c): a write over every
+# direct once their slots are bound (src/interpose/plt.c): a write over every
 # bound slot of libc, ld.so or libz then redirects nothing. libc's and
 # ld.so's are bound at load (run directly); libz's only with LD_BIND_NOW
 # (`fineibt run`). Control: libz run directly binds lazily after the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rt_early: a kCFI library built by stock clang-22 (no crt hook, no module
 # index), loaded at start-up (DT_NEEDED), is rewritten before any
-# constructor runs (src/load/rtearly.c; docs/runtime.md "Before any
+# constructor runs (src/load/early.c; docs/runtime.md "Before any
 # constructor"): under `fineibt run` of a stock-clang program, and in a
 # program built by fineibt-cc that links it. The library's constructor
 # (progs/rt_early_lib.c) snapshots its own text and calls through
@@ -38,7 +38,7 @@ clang-22 -O2 $K "$RT_SRC/rt_early_preinit.c" "$ROOT/crt/thunks.S" -o "$D/preinit
 rt_build "$D/preinit_fcc" -O2 "$RT_SRC/rt_early_preinit.c" ||
 	{ rt_fail build "fineibt-cc could not build preinit_fcc"; exit 1; }
 # -static-fineibt: the runtime inside the executable starts from its
-# DT_PREINIT_ARRAY (src/load/rtpreinit.c).
+# DT_PREINIT_ARRAY (src/load/preinit.c).
 # (Not before the executable's own DT_PREINIT_ARRAY functions: they are
 # linked first.)
 rt_build "$D/early_fccs" -O2 -static-fineibt "$RT_SRC/rt_early_main.c" -L"$D" -lrt_early \

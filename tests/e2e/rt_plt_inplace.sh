@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rt_plt_inplace: the PLT pass (src/load/plt.c) rewrites libc's and
+# rt_plt_inplace: the PLT pass (src/interpose/plt.c) rewrites libc's and
 # ld.so's PLT pages where they are when the process is alone (start-up),
 # and by a sealed copy moved with mremap when another task runs (issue
 # 12: the copy cost two mappings, a move and an unmap a module). Under

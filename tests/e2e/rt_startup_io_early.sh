@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rt_startup_io_early: the start-up reads no file of a fineibt-cc module
 # even when it runs before the loader relocated that module (docs/bench.md,
-# docs/index.md "Not relocated yet"): the early start of rtearly.c (while
+# docs/index.md "Not relocated yet"): the early start of early.c (while
 # ld.so relocates libfineibt.so) and the LD_AUDIT hook of `fineibt run`
 # (before it relocates a dlopen'ed library). Under strace, every mode:
 #  - preinit: a fineibt-cc program with a DT_PREINIT_ARRAY function (early
@@ -21,7 +21,7 @@
 # sections are) may be read by the runtime. A run with FINEIBT_VERBOSE
 # checks the early start did happen (the audit case: the library was
 # taken by the runtime), so the strace runs test that path.
-# The early start allocates nothing from libc's malloc (src/load/rtalloc.c):
+# The early start allocates nothing from libc's malloc (src/load/alloc.c):
 # the program's own malloc still returns memory of the brk heap (main
 # arena), in both kinds of early start (progs/rt_early_heap.c); libc made
 # the main thread a new arena (mmap'd) on the tree before.

@@ -5,7 +5,7 @@
 # mmap, munmap, mprotect, close and strrchr in kCFI code that counts its
 # calls and, armed, fails a CFI check itself. A confused call is then
 # reported once, with its log record, and none of them runs: libfineibt.so
-# does not even import the first eight (src/load/rtlibc.c; checked below),
+# does not even import the first eight (src/load/ownlibc.c; checked below),
 # so neither the report nor the start-up reaches them (startup=no).
 # strrchr still serves naming an uninstrumented target: an interposer
 # that traps there is told in one line ("while reporting another")

@@ -4,7 +4,7 @@
  * direct PLT entries"): the matchers against the lazy PLTs lld and GNU ld
  * write (bytes as their objdump shows them, plain and IBT), the direct
  * forms checked byte by byte against their layout in insn.h, and the
- * verification of a rewritten copy (src/load/plt.c, fi_plt_copy_ok).
+ * verification of a rewritten copy (src/interpose/plt.c, fi_plt_copy_ok).
  */
 #include <stdbool.h>
 #include <stdint.h>

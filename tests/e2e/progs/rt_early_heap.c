@@ -1,7 +1,7 @@
 /*
  * rt_startup_io_early: does the program's heap stay in libc's main arena
  * (the brk heap) after the runtime's early start? A malloc in that start
- * would make libc give the main thread a new arena (src/load/rtalloc.c).
+ * would make libc give the main thread a new arena (src/load/alloc.c).
  * With -DHEAP_PREINIT it has a DT_PREINIT_ARRAY function (an early
  * start); without, link a stock kCFI library for one. Prints
  * "heap=brk" or "heap=elsewhere".

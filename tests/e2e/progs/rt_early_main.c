@@ -20,7 +20,7 @@ int main(void)
 #include <stdio.h>
 
 /* The program's own strerror(3), a function libfineibt.so imports (its
- * system calls are its own since src/load/rtlibc.c): the runtime's calls
+ * system calls are its own since src/load/ownlibc.c): the runtime's calls
  * bind here, into an executable the loader has not relocated when the
  * runtime could start early, so it must wait for its constructor. */
 char *strerror(int e)

@@ -68,7 +68,7 @@ fn_t volatile sp_exe_nearp = sp_exe_near;
 #ifdef RT_SPARSE_STRRCHR
 /* A function the runtime imports (its GOT binds the executable's): the
  * executable holds code the runtime calls, it is not written in place.
- * (libfineibt.so has its own memcpy and the like since load/rtlibc.c;
+ * (libfineibt.so has its own memcpy and the like since load/ownlibc.c;
  * strrchr it still takes from libc.) */
 char *strrchr(const char *s, int c)
 {

@@ -12,7 +12,7 @@
  *
  * Built with -DRT_WINDOWS_PREINIT, it also has a DT_PREINIT_ARRAY entry,
  * which makes the shared runtime start before any constructor (from an
- * IFUNC resolver, src/load/rtearly.c).
+ * IFUNC resolver, src/load/early.c).
  */
 #include <dlfcn.h>
 #include <stdio.h>

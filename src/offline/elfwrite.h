@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writing a patched ELF file (src/tool/elfwrite.c): `fineibt patch` only. */
+/* Writing a patched ELF file (src/offline/elfwrite.c): `fineibt patch` only. */
 #ifndef FI_ELFWRITE_H
 #define FI_ELFWRITE_H
 

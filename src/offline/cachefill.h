@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the cache service writes (src/tool/cachefill.c; docs/protection.md
+ * What the cache service writes (src/offline/cachefill.c; docs/protection.md
  * "The shared text cache"): a module file's entry, made by the runtime's
  * own reading and passes, so that its text is byte for byte what a
  * process writes when it rewrites that module privately.

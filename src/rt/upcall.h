@@ -1,13 +1,63 @@
 /* SPDX-License-Identifier: MIT */
-/* Direct PLT entries for a module whose GOT stays writable (plt.c). */
-#ifndef FI_PLT_H
-#define FI_PLT_H
+#ifndef FI_UPCALL_H
+#define FI_UPCALL_H
 
+/*
+ * The calls that go up by name (docs/architecture.md, "Calls that go
+ * up"): functions of src/interpose/ that the layers below call directly,
+ * declared here, below every caller, defined above (like print.h). Each
+ * is a plain function both runtime variants have; what a variant may
+ * lack goes through its table instead (variant.h). tests/e2e/layers.sh
+ * lists every caller and the names it calls (DIRECT_UPCALLS) and fails
+ * on any other call up, and on a name here it does not list.
+ *
+ * dlsym veneers and the sites the SIGILL handler opens for them
+ * (src/interpose/foreign.c, docs/compat.md): called by the handler
+ * (src/trap/trap.c), the coarse check's stops (src/trap/coarsetrap.c) and
+ * the stock modules' typed veneers (src/trap/stockven.c).
+ */
 #include <link.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+struct fi_trap;		/* src/trap/trapinfo.h */
+
+/* Is @addr code of a loaded object that is no kCFI module (the runtime active)? */
+bool fi_foreign_is_code(uint64_t addr);
+/* The function a published dlsym veneer slot holding @addr jumps to (its
+ * entry in @entry), or 0. Signal-safe. */
+uint64_t fi_foreign_slot_target(uint64_t addr, uint64_t *entry);
+
+/*
+ * For reports: the function dlsym was asked for whose (real) address is
+ * nearest at or below @addr, above @after and within 64 KiB: its address
+ * in @start and the name asked for in @name. Signal-safe.
+ */
+bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,
+			  const char **name);
+
+/*
+ * From the SIGILL handler: @t (decoded, kcfi or paranoid) was a checking
+ * caller meeting a veneer. Opens the site (per-site stub, see foreign.c)
+ * unless another thread is doing so, and returns true: the caller lets
+ * the call go on at t->resume, unreported; @opened says whether this
+ * call opened the site. False: not such a trap.
+ */
+bool fi_foreign_take(const struct fi_trap *t, bool *opened);
+
+/*
+ * @bytes (at least 5, read from the call site at run-time @ip) jump to a
+ * per-site stub: the stub, whose first instruction is the site's original
+ * movl; else NULL. Pass a copy taken once, not the live site: another
+ * thread may open the site between two reads of it (trap.c).
+ */
+const uint8_t *fi_foreign_site_head(const uint8_t *bytes, uint64_t ip);
+
+/*
+ * The PLT's direct entries (src/interpose/plt.c), asked for by the module
+ * walk (src/load/runtime.c, fi_rt_plt_pass).
+ */
 struct fi_plt_result {
 	size_t slots;	/* PLT slots outside PT_GNU_RELRO (writable) */
 	size_t direct;	/* of those, whose entry no longer reads the slot */
@@ -53,30 +103,7 @@ void fi_plt_direct(const struct dl_phdr_info *info, const uint64_t (*xr)[2],
 		   size_t nxr, uint64_t *hint, const struct fi_plt_pass *p,
 		   struct fi_plt_result *r);
 
-/* Where a module's PLT is (run-time addresses; @sec 0: not an IBT PLT). */
-struct fi_plt_layout {
-	uint64_t plt0, sec;
-	size_t n;		/* entries after PLT0 (and in .plt.sec) */
-};
-
-/*
- * Is @copy (sealed) of the text @text at run-time [@lo, @lo + @len) what a
- * rewrite may put there: equal but for exactly @nfx 16-byte blocks, each
- * a lazy entry of @l made direct to an address inside @xr, or a .plt.sec
- * entry made to jump to its lazy entry? Trusts neither the copy nor the
- * list of fixes it was made from (writable memory, other threads).
- */
-bool fi_plt_copy_ok(const struct fi_plt_layout *l, const uint8_t *text,
-		    const uint8_t *copy, uint64_t lo, uint64_t len, size_t nfx,
-		    const uint64_t (*xr)[2], size_t nxr);
-
 /* Has module @info a PLT slot outside PT_GNU_RELRO? (Cheap: no text read.) */
 bool fi_plt_any_writable(const struct dl_phdr_info *info);
 
-/*
- * runtime.c: fi_plt_direct over every kCFI module recorded, where their
- * slots may be bound (the runtime's constructor, after each dlopen).
- */
-void fi_rt_plt_pass(void);
-
-#endif /* FI_PLT_H */
+#endif /* FI_UPCALL_H */

@@ -45,6 +45,7 @@
 #include "insn.h"
 #include "rtlive.h"
 #include "runtime.h"
+#include "trapinfo.h"
 
 #define FI_PAGE		4096ULL
 #define FI_FVEN_MAX	(FI_FVEN_REGION / FI_FVEN_SLOT)

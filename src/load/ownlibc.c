@@ -456,7 +456,7 @@ char *__wrap_strcpy(char *d, const char *s)
 /*
  * libc's own getenv reads environ the same way (the program's setenv and
  * putenv change environ, not a copy). The early start sets environ from
- * the initial stack before anything here runs (rtearly.c).
+ * the initial stack before anything here runs (early.c).
  */
 extern char **environ;
 

@@ -12,12 +12,11 @@
  * libc is not initialised yet in a dynamically linked program: environ
  * is set to the envp the loader passes (what libc's initialisation
  * assigns moments later), and the CPU model is filled in before use.
- * libfineibt.so starts from src/load/rtearly.c instead.
+ * libfineibt.so starts from src/load/early.c instead.
  */
-extern char **environ;
+#include "load.h"
 
-void fineibt_rt_hook(void);	/* runtime.c */
-void fi_rt_preinit(int argc, char **argv, char **envp);
+extern char **environ;
 
 void fi_rt_preinit(int argc, char **argv, char **envp)
 {

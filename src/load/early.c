@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #include "imgindex.h"
-#include "rtalloc.h"
+#include "load.h"
 #include "runtime.h"
 
 /* Sanitized builds (SAN=1): the sanitizer runtime is not set up before
@@ -336,7 +336,7 @@ static void (*fi_early_resolve(void))(void)
 	if (!FI_EARLY_SANITIZED && fi_early_wanted()) {
 		fi_early_environ();
 		/* Not libc's malloc: the TLS block it would set up for the
-		 * thread is overwritten after relocation (rtalloc.c). */
+		 * thread is overwritten after relocation (alloc.c). */
 		fi_alloc_private_begin();
 		fi_rt_start_early();
 		fi_alloc_private_end();

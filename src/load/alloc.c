@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The shared runtime's memory during its early start (rtearly.c): from
+ * The shared runtime's memory during its early start (early.c): from
  * mappings of its own, not from libc's malloc.
  *
  * The early start runs while the loader relocates libfineibt.so, and the
@@ -26,7 +26,7 @@
  * would leave it.
  *
  * libfineibt.so only: the static runtime starts from DT_PREINIT_ARRAY,
- * after the TLS block is set up (rtpreinit.c). Libc's functions that
+ * after the TLS block is set up (preinit.c). Libc's functions that
  * allocate internally (fopen...) are not covered; the early start calls
  * none (the dlmopen check that would, rtone.c, runs only after another
  * runtime took SIGILL, never in the base namespace's first start).
@@ -38,7 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "rtalloc.h"
+#include "load.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
