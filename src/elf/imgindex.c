@@ -16,7 +16,7 @@
  * (the runtime does not use them), __cfi_ symbols (every module linked
  * by fineibt-cc has patchable entries), naked ENDBRs (only `fineibt
  * inspect` lists them) and the .fineibt note of a statically patched file
- * (runtime.c reads the file when the sites are not in compiler form).
+ * (start.c reads the file when the sites are not in compiler form).
  *
  * Every range is checked against the module's readable segments before it
  * is read: nothing here can fault on a well-loaded module.

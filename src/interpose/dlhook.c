@@ -31,7 +31,7 @@
 
 typedef void *(*fi_dlopen_fn)(const char *, int);
 
-/* load.h's (src/load/runtime.c); weak here so that linking libfineibt.a
+/* load.h's (src/load/start.c); weak here so that linking libfineibt.a
  * (the CLI, the unit tests) never pulls the runtime in through this file
  * alone. */
 void fineibt_rt_hook(void) __attribute__((weak));
@@ -59,7 +59,7 @@ static fi_dlopen_fn fi_real_dlopen(void)
 	return (fi_dlopen_fn)f;
 }
 
-/* Start-up's last window resolves it (src/load/runtime.c, through the
+/* Start-up's last window resolves it (src/load/start.c, through the
  * variant's table), sparing one of its own. */
 void fi_dlhook_prime(void)
 {

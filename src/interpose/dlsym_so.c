@@ -230,7 +230,7 @@ FI_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
  * LD_PRELOADed into an uninstrumented program pulls it in behind libc),
  * a kCFI module's references bind to libc's, and what it gets from
  * dlsym(RTLD_NEXT) has no veneer. So after each rewriting pass
- * (runtime.c) the GOT slots of kCFI modules that name these functions
+ * (start.c) the GOT slots of kCFI modules that name these functions
  * are pointed at ours. Uninstrumented modules keep libc's (see above).
  */
 static void *fi_dlsym_local(void *, const char *)
@@ -337,7 +337,7 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* runtime.c, after a rewriting pass that took new modules (through the
+/* start.c, after a rewriting pass that took new modules (through the
  * shared variant's table: not in libfineibt.a, whose executable's dlsym
  * is its own). True when a registered module is still being loaded: bind
  * again next pass. */

@@ -50,7 +50,7 @@ bool fi_sig_is_own(uint64_t addr);
 const void *fi_sig_libc_base(void);
 /*
  * The sigaction interposer under a hidden name no lookup order changes
- * (load/runtime.c publishes it for a dlmopen namespace's copy).
+ * (load/start.c publishes it for a dlmopen namespace's copy).
  */
 int fi_sig_sigaction(int sig, const struct sigaction *act,
 		     struct sigaction *old);

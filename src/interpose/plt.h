@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Direct PLT entries for a module whose GOT stays writable (plt.c), a part
- * of interpose.h. What load/runtime.c calls here is declared in
+ * of interpose.h. What load/start.c calls here is declared in
  * src/rt/upcall.h.
  */
 #ifndef FI_PLT_H

@@ -537,7 +537,7 @@ FINEIBT_API int fineibt_jit_unregister(const void *code)
 	return err;
 }
 
-/* The two above, whatever the lookup order binds their names to (load/runtime.c
+/* The two above, whatever the lookup order binds their names to (load/start.c
  * publishes them for a dlmopen namespace's copy: rt/rtone.c). */
 int fi_jit_register_local(const void *code, size_t len)
 	__attribute__((alias("fineibt_jit_register"), visibility("hidden")));

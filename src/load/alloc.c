@@ -184,7 +184,7 @@ static void fi_private_free(struct fi_pool *p, void *ptr)
 
 /*
  * Bytes the runtime asked of libc's allocator (shared runtime): whether
- * the start-up's malloc_trim can give anything back (runtime.c). Written
+ * the start-up's malloc_trim can give anything back (start.c). Written
  * by any thread, read once; a forged value only changes whether the heap
  * is trimmed.
  */

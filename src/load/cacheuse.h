@@ -2,7 +2,7 @@
 /*
  * How a process uses the shared text cache (src/load/cacheuse.c;
  * docs/runtime.md "Shared text"): the start-up decision and key, and each
- * scan's lookups (runtime.c calls these, in this order, under its lock).
+ * scan's lookups (start.c calls these, in this order, under its lock).
  */
 #ifndef FI_CACHEUSE_H
 #define FI_CACHEUSE_H

@@ -29,7 +29,7 @@
  * here to the same array its initialisation assigns: the initial
  * stack's envp) and the CPU model the compiler runtime fills in a
  * constructor is filled first. Binding kCFI modules' dlsym slots waits
- * for the constructor (runtime.c: their GOT may not be relocated).
+ * for the constructor (start.c: their GOT may not be relocated).
  *
  * libfineibt.so only: a static executable applies IRELATIVE relocations
  * before its TLS exists. Not in sanitized builds (see below).

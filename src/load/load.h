@@ -9,7 +9,7 @@
  * process state they write, never writable itself; load/ is the code that
  * fills it, run at start-up and at each dlopen, never by the SIGILL
  * handler. cacheuse.h is load/'s other header: the shared text cache as
- * the walk uses it, for runtime.c alone.
+ * the walk uses it, for start.c alone.
  */
 #ifndef FI_LOAD_H
 #define FI_LOAD_H
@@ -21,7 +21,7 @@
 #include "runtime.h"
 
 /*
- * runtime.c: patch every module not patched yet, starting the runtime
+ * start.c: patch every module not patched yet, starting the runtime
  * first if needed. Called by each module's crt hook (before its
  * constructors), by libfineibt.so's constructor, by the static runtime's
  * preinit entry and after each dlopen (src/interpose/dlhook.c). Exported
@@ -30,14 +30,14 @@
 FINEIBT_API void fineibt_rt_hook(void);
 
 /*
- * runtime.c: the PLT's direct entries (src/interpose/plt.c) over every kCFI
+ * start.c: the PLT's direct entries (src/interpose/plt.c) over every kCFI
  * module recorded, where their slots may be bound: the runtime's
  * constructor, and after each dlopen (src/interpose/dlhook.c).
  */
 void fi_rt_plt_pass(void);
 
 /*
- * runtime.c: start the runtime from the loader's relocation of
+ * start.c: start the runtime from the loader's relocation of
  * libfineibt.so, before any constructor runs (early.c): every module is
  * mapped, not all are relocated yet.
  */
@@ -67,12 +67,16 @@ void fi_rt_preinit(int argc, char **argv, char **envp);
  */
 void fi_alloc_private_begin(void);
 void fi_alloc_private_end(void);
-/* What the runtime took from libc's heap so far (runtime.c reaches it
+/* What the runtime took from libc's heap so far (start.c reaches it
  * through the variant's table: the static runtime has no alloc.c). */
 size_t fi_alloc_libc_bytes(void);
 /* ownlibc.c: while @on, getenv answers FINEIBT_* from one walk over the
- * environment (runtime.c brackets the first start with it, through the
+ * environment (start.c brackets the first start with it, through the
  * variant's table: the static runtime has no ownlibc.c). */
 void fi_env_startup(bool on);
+
+/* pltwalk.c: one PLT pass over every loaded module, under the runtime's
+ * lock (fi_rt_plt_pass, which says when it may run, is its one caller). */
+void fi_plt_walk(void);
 
 #endif /* FI_LOAD_H */

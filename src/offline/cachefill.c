@@ -197,7 +197,7 @@ static int fi_cf_load(const uint8_t *buf, const Elf64_Phdr *ph, size_t phnum,
 	return 0;
 }
 
-/* Would the runtime take this image (runtime.c): kCFI, compiler form. */
+/* Would the runtime take this image (start.c): kCFI, compiler form. */
 static bool fi_cf_kcfi(const struct fi_image *im)
 {
 	if (!fi_image_is_kcfi_mode(im))

@@ -25,7 +25,7 @@
 #define FI_CTOR_FOREIGN	40	/* trap/foreign.c: the veneer lock's fork
 				 * handlers, after rtwrite's (so taken before
 				 * its lock at fork) */
-#define FI_CTOR_RUNTIME	50	/* load/runtime.c: fineibt_rt_hook, what waited
+#define FI_CTOR_RUNTIME	50	/* load/start.c: fineibt_rt_hook, what waited
 				 * for every module to be relocated, the PLT */
 #define FI_CTOR_TRAP	60	/* trap/trap.c: libc's sigaction & co., if the
 				 * runtime's start has not resolved them (after

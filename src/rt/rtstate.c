@@ -836,3 +836,15 @@ __attribute__((noinline)) void fi_rt_scrub_stack(void)
 		fi_rt_wipe_below_sp(a < lo ? lo : a, b > end ? end : b);
 	}
 }
+
+/* The recorded module whose text starts at @key, or -1. */
+long fi_rt_seen_find(uint64_t key)
+{
+	const struct fi_runtime *rt = fi_rt();
+
+	for (size_t i = 0; i < rt->nseen; i++) {
+		if (rt->seen[i].key == key)
+			return (long)i;
+	}
+	return -1;
+}

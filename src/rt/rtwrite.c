@@ -529,7 +529,7 @@ static int fi_rt_setup(void)
 	err = fi_rt_own_open(wipe, true);
 	if (!err)
 		return 0;
-	/* The weaker windows: said once, at start-up (runtime.c). */
+	/* The weaker windows: said once, at start-up (start.c). */
 	w.err = -err;
 	fi_rt_wopen[0] = 1;
 	fi_rt_wpages = ~0ull;

@@ -25,7 +25,7 @@ struct fi_coarse;
 /* JIT regions (jit.c) have slots of their own: they never crowd out modules. */
 #define FI_MAX_JIT	256
 #define FI_MAX_SLOTS	(FI_MAX_MODULES + FI_MAX_JIT)
-/* Modules the start-up and dlopen scans keep track of (runtime.c). */
+/* Modules the start-up and dlopen scans keep track of (start.c). */
 #define FI_MAX_SEEN	1024
 /* Exit status of a process stopped by fi_rt_die(). */
 #define FI_RT_DIE_STATUS 127
@@ -108,7 +108,7 @@ struct fi_rt_sig {
 };
 
 /*
- * The scans' record of a module (runtime.c), kept in the read-only state:
+ * The scans' record of a module (start.c), kept in the read-only state:
  * it decides which modules are new and which to withdraw, so a forged
  * entry must not be possible. An entry with a range is also the record of
  * rewritten code: a #UD there that no registered module explains is fatal,
@@ -194,7 +194,7 @@ struct fi_rt_wr {
 };
 
 /*
- * A module found by dl_iterate_phdr, not looked at yet (runtime.c). Also
+ * A module found by dl_iterate_phdr, not looked at yet (start.c). Also
  * what a second runtime instance hands the process's runtime (below).
  */
 struct fi_rt_found {
@@ -432,7 +432,7 @@ int fi_rt_coarse_publish(const struct fi_runtime *rt);
 
 /*
  * src/rt/rtone.c. fi_rt_publish(): the primary records @calls (the entry
- * points of the layers above, given by load/runtime.c) in fi_rt()->self
+ * points of the layers above, given by load/start.c) in fi_rt()->self
  * (in start-up's last window); fi_rt_publish_anchor() then publishes the
  * anchor (once, at the end of start-up, outside any window). fi_rt_primary():
  * called by an instance before it reads anything of its configuration:
@@ -556,5 +556,9 @@ int fi_rt_verify_module(const struct fi_module *c, size_t len,
  * of the patching code): call it from a shallow frame once done.
  */
 void fi_rt_scrub_stack(void);
+
+/* rtstate.c: the recorded module (fi_rt()->seen) whose text starts at
+ * @key, or -1. */
+long fi_rt_seen_find(uint64_t key);
 
 #endif /* FI_RUNTIME_H */

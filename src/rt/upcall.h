@@ -56,7 +56,7 @@ const uint8_t *fi_foreign_site_head(const uint8_t *bytes, uint64_t ip);
 
 /*
  * The PLT's direct entries (src/interpose/plt.c), asked for by the module
- * walk (src/load/runtime.c, fi_rt_plt_pass).
+ * walk (src/load/start.c, fi_rt_plt_pass).
  */
 struct fi_plt_result {
 	size_t slots;	/* PLT slots outside PT_GNU_RELRO (writable) */
@@ -70,7 +70,7 @@ struct fi_plt_result {
 };
 
 /*
- * What one pass over the loaded modules shares (runtime.c), so that each
+ * What one pass over the loaded modules shares (start.c), so that each
  * module does not ask again: set @held once every signal is blocked by
  * the caller (for the whole pass), with @alone = fi_live_alone() asked
  * then (no other task shares the address space; none can appear while

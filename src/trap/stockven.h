@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /*
- * After a rewriting pass (runtime.c): every registered stock kCFI module,
+ * After a rewriting pass (start.c): every registered stock kCFI module,
  * once the loader has relocated it, gets each pointer slot (GLOB_DAT, or a
  * plain R_X86_64_64 data relocation) naming a function X of an
  * uninstrumented object pointed at a typed veneer of X, when the module

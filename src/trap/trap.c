@@ -554,7 +554,7 @@ static bool fi_trap_unexplained(const struct fi_trap_regs *r)
 
 /*
  * A check of a module left as compiled (built with -fsanitize=kcfi alone:
- * no patchable entries, so not rewritten nor registered, runtime.c): its
+ * no patchable entries, so not rewritten nor registered, start.c): its
  * .kcfi_traps says this ud2 is a CFI check, which is never the program's
  * to handle (its handler could step over it and make the call). Told in
  * one line with the address only (its sequences are not decoded);

@@ -57,7 +57,7 @@ DIRECT_UPCALLS = {
     "trap/reportline.c": {"fi_foreign_name_near", "fi_foreign_slot_target"},
     "trap/coarsetrap.c": {"fi_foreign_slot_target"},
     "trap/stockven.c": {"fi_foreign_is_code"},
-    "load/runtime.c": {"fi_plt_any_writable", "fi_plt_direct"},
+    "load/pltwalk.c": {"fi_plt_any_writable", "fi_plt_direct"},
 }
 # Declared low, defined above (see the header): callers in any layer.
 INVERTED = {"print.h"}
@@ -115,7 +115,8 @@ def closure(path, seen=None):
             seen.add(h)
             closure(hpath[h], seen)
     return seen
-# A module is folder/stem: load/runtime.c is not rt/runtime.h's.
+# A module is folder/stem: a stem may repeat in two folders (a .c and a
+# .h of one stem in two folders are two modules).
 mods = {}
 for f in files + glob.glob("driver/*.[ch]"):
     mods.setdefault(os.path.splitext(f)[0], []).append(f)

@@ -2,7 +2,7 @@
 # rt_dlopen_threads: two threads dlopen, call and dlclose a kCFI library
 # each (built with fineibt-cc: its crt hook rewrites it inside dlopen),
 # 100 rounds, 3 runs per mode. Each thread's rewriting pass meets the
-# other's load or unload half done. Found three bugs (src/load/runtime.c,
+# other's load or unload half done. Found three bugs (src/load/start.c,
 # src/interpose/dlsym_so.c): the pass after one thread's dlopen asked dladdr,
 # which waits for the loader's lock, while the other thread, holding that
 # lock inside dlopen, waited for the pass (both hung, 7 runs in 10); a

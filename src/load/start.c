@@ -27,7 +27,6 @@
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -90,16 +89,6 @@ static bool fi_rt_doubt;
 
 /* ------------------------------------------------------------ messages */
 
-/* Messages of the start-up path go straight to stderr with one write. */
-static void fi_rt_say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fi_vsay(fmt, ap);
-	va_end(ap);
-}
-
 /* --------------------------------------------------------- module walk */
 
 static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -126,18 +115,6 @@ static int fi_rt_walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	fi_found[fi_nfound].phnum = info->dlpi_phnum;
 	fi_nfound++;
 	return 0;
-}
-
-/* The recorded module whose text starts at @key, or -1. */
-static long fi_rt_seen_find(uint64_t key)
-{
-	const struct fi_runtime *rt = fi_rt();
-
-	for (size_t i = 0; i < rt->nseen; i++) {
-		if (rt->seen[i].key == key)
-			return (long)i;
-	}
-	return -1;
 }
 
 /*
@@ -434,9 +411,9 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 		ret = fi_image_from_index(&m->img, path, f->bias, f->phdr,
 					  f->phnum, desc, err, sizeof(err));
 	if (!ret && fi_image_tcall_list_bad(&m->img))
-		fi_rt_say("fineibt: warning: %s: the module index's list of "
-			  "thunk calls is refused (%s); scanning the text\n", path,
-			  fi_image_tcall_list_bad(&m->img));
+		fi_say("fineibt: warning: %s: the module index's list of "
+		       "thunk calls is refused (%s); scanning the text\n", path,
+		       fi_image_tcall_list_bad(&m->img));
 	/* A module `fineibt patch` rewrote carries its record in the index
 	 * (src/elf/index.h): taken as it is, from memory too. */
 	if (!ret && (m->img.note.present || fi_image_is_kcfi_mode(&m->img))) {
@@ -449,8 +426,8 @@ static struct fi_module *fi_rt_open_index(const struct fi_rt_found *f,
 	/* -EAGAIN: not relocated yet (an LD_AUDIT hook, or the early start
 	 * of early.c); the file knows. */
 	if (ret && ret != -ENOENT && ret != -EAGAIN)
-		fi_rt_say("fineibt: warning: %s: bad module index (%s); "
-			  "reading the file\n", path, err);
+		fi_say("fineibt: warning: %s: bad module index (%s); "
+		       "reading the file\n", path, err);
 drop:
 	fi_image_close(&m->img);
 	free(m);
@@ -562,9 +539,9 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 	err[0] = '\0';
 	ret = fi_image_open_live(&m->img, path, f->bias, err, sizeof(err));
 	if (ret) {
-		fi_rt_say("fineibt: warning: %s: cannot read (%s%s%s); left "
-			  "in compiler form\n", path, strerror(-ret),
-			  err[0] ? ": " : "", err);
+		fi_say("fineibt: warning: %s: cannot read (%s%s%s); left "
+		       "in compiler form\n", path, strerror(-ret),
+		       err[0] ? ": " : "", err);
 		fi_image_close(&m->img);
 		free(m);
 		return NULL;
@@ -584,10 +561,10 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 							&e->nctraps);
 			const char *why = fi_image_stock_refused(&m->img);
 
-			fi_rt_say("fineibt: warning: %s: %zu kCFI checks left as "
-				  "compiled, not rewritten: %s; its indirect calls "
-				  "into rewritten code trap\n", exe[0] ? exe : path,
-				  m->img.ntraps, why ? why : FI_UNPREFIXED_HINT);
+			fi_say("fineibt: warning: %s: %zu kCFI checks left as "
+			       "compiled, not rewritten: %s; its indirect calls "
+			       "into rewritten code trap\n", exe[0] ? exe : path,
+			       m->img.ntraps, why ? why : FI_UNPREFIXED_HINT);
 		}
 		fi_image_close(&m->img);
 		free(m);
@@ -606,215 +583,19 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 }
 
 /*
- * Direct PLT entries (src/interpose/plt.c) for every module whose GOT stays
- * writable (partial RELRO, -z lazy, -z norelro): run where every slot
- * the loader will bind for them may be bound (our constructor, after a
- * dlopen returned), never while the runtime may still rebind one (the
- * early start: dlsym & co. wait for the constructor). A module whose
- * writable slots all no longer matter is not looked at again (@fi_plt_rec,
- * by record index; forgotten when any module is unloaded).
+ * The PLT's direct entries over every loaded module (pltwalk.c): run
+ * under the runtime's lock once the runtime has started, never during an
+ * early start or while a bind of dlsym & co. is still due (the loader may
+ * still bind a slot then), nor in a dlmopen namespace's copy (the first
+ * copy's pass covers the process).
  */
-struct fi_rt_plt_walk {
-	uint64_t xr[FI_MAX_SEEN][2];
-	size_t nxr;
-	/* scratch for a module's fixes (plt.c; libc's take ~4 KiB) */
-	uint64_t fixes[2048];
-};
-/*
- * A pass's own state, on its stack: not in the walk's buffer above, which
- * another thread could write. Signals are blocked, and fi_live_alone asked,
- * once a pass, at the first module with entries to look at.
- */
-struct fi_rt_plt_arg {
-	struct fi_rt_plt_walk *w;
-	struct fi_plt_pass p;
-	sigset_t old;
-};
-/*
- * By record index: done and warned tags; where PLT0 was (link-time: no
- * run-time code address kept), valid for tag htag. One array of records,
- * not four arrays: a start-up touches the first few records only, one
- * .bss page instead of three.
- */
-static struct fi_plt_rec {
-	uint32_t done, warned, htag, hint;
-} fi_plt_rec[FI_MAX_SEEN];
-static unsigned long long fi_plt_subs;
-
-static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			*end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-			return info->dlpi_addr + ph->p_vaddr;
-		}
-	}
-	return 0;
-}
-
-/*
- * The buffer is an anonymous read-write mapping that another thread may
- * write (protect_escape's writer does): its count is read once and
- * bounded before it indexes anything, so a forged one can only drop or
- * overwrite entries inside the buffer, never write past it.
- */
-static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct fi_rt_plt_walk *w = arg;
-
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		size_t n = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
-
-		if (n >= FI_MAX_SEEN)
-			break;
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		w->xr[n][0] = info->dlpi_addr + ph->p_vaddr;
-		w->xr[n][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-		__atomic_store_n(&w->nxr, n + 1, __ATOMIC_RELAXED);
-	}
-	return 0;
-}
-
-/* The executable ranges, collected at the first module that needs them
- * (the walk's lock is recursive); NULL if they cannot be. */
-static struct fi_rt_plt_walk *fi_rt_plt_ranges(struct fi_rt_plt_walk **w)
-{
-	if (*w)
-		return *w;
-	*w = mmap(NULL, sizeof(**w), PROT_READ | PROT_WRITE,
-		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (*w == MAP_FAILED) {
-		*w = NULL;
-		return NULL;
-	}
-	(*w)->nxr = 0;
-	dl_iterate_phdr(fi_rt_xr_cb, *w);
-	return *w;
-}
-
-static const char *fi_rt_info_name(const struct dl_phdr_info *info)
-{
-	static char exe[4096];
-
-	if (info->dlpi_name && *info->dlpi_name)
-		return info->dlpi_name;
-	if (!exe[0])
-		fi_rt_exe_path(exe, sizeof(exe));
-	return exe[0] ? exe : "the executable";
-}
-
-static const char *fi_rt_plt_why(const struct fi_plt_result *r)
-{
-	return r->unknown ? "PLT layout not recognised" :
-	       r->textrel ? "it has text relocations" :
-	       r->err ? strerror(-r->err) :
-	       r->busy ? "lazy binding, with other threads running" :
-	       "not bound yet";
-}
-
-static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
-			  uint32_t tag, const struct fi_plt_result *r)
-{
-	size_t left = r->slots > r->direct ? r->slots - r->direct : 0;
-	const struct fi_rt_seen *e = &fi_rt()->seen[k];
-
-	if (r->made)
-		fi_rt_say("fineibt: %s: %zu PLT entries made direct (its GOT "
-			  "is writable; they no longer read it)\n",
-			  fi_rt_info_name(info), r->made);
-	if (!left || fi_plt_rec[k].warned == tag)
-		return;
-	fi_plt_rec[k].warned = tag;
-	/*
-	 * Not a kCFI module (libc, a Debian library run directly): its lazy
-	 * slots are the norm there, not a finding about the program; said
-	 * without "warning".
-	 */
-	if (!e->lo && !e->nctraps) {
-		fi_rt_say("fineibt: %s: %zu of its %zu PLT entries still read "
-			  "its writable GOT (%s)\n", fi_rt_info_name(info),
-			  left, r->slots, fi_rt_plt_why(r));
-		return;
-	}
-	fi_rt_say("fineibt: warning: %s: its GOT is writable (partial RELRO "
-		  "or -z norelro) and %zu of its %zu PLT entries still jump "
-		  "through it (%s): a write there redirects a PLT jump, which "
-		  "no mode checks (run with LD_BIND_NOW=1, or relink with -z "
-		  "relro -z now)\n", fi_rt_info_name(info), left, r->slots,
-		  fi_rt_plt_why(r));
-}
-
-static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct fi_rt_plt_arg *a = arg;
-	struct fi_rt_plt_walk *w;
-	struct fi_plt_result r;
-	uint64_t end = 0, key = fi_rt_info_key(info, &end);
-	long k = key ? fi_rt_seen_find(key) : -1;
-	uint32_t tag = (uint32_t)(key >> 12) | 1;
-	uint64_t hint;
-	size_t nxr;
-
-	if (info->dlpi_subs != fi_plt_subs) {
-		memset(fi_plt_rec, 0, sizeof(fi_plt_rec));
-		fi_plt_subs = info->dlpi_subs;
-	}
-	/*
-	 * Every module, kCFI or not: libc's own PLT (its string functions,
-	 * IRELATIVE) and a Debian library's are as writable as a kCFI
-	 * module's, and a jump through them is checked by nothing either.
-	 */
-	if (k < 0 || fi_plt_rec[k].done == tag)
-		return 0;
-	/* Full RELRO (fineibt-cc's default): nothing to do, ever. */
-	if (!fi_plt_any_writable(info)) {
-		fi_plt_rec[k].done = tag;
-		return 0;
-	}
-	w = fi_rt_plt_ranges(&a->w);
-	if (!w)
-		return 0;
-	if (!a->p.held) {
-		sigset_t all;
-
-		sigfillset(&all);
-		a->p.held = !pthread_sigmask(SIG_SETMASK, &all, &a->old);
-		a->p.alone = a->p.held && fi_live_alone();
-		a->p.buf = w->fixes;
-		a->p.cap = sizeof(w->fixes);
-	}
-	hint = fi_plt_rec[k].htag == tag ? fi_plt_rec[k].hint : 0;
-	nxr = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
-	fi_plt_direct(info, (const uint64_t (*)[2])w->xr,
-		      nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN, &hint, &a->p, &r);
-	fi_plt_rec[k].htag = hint && hint <= UINT32_MAX ? tag : 0;
-	fi_plt_rec[k].hint = (uint32_t)hint;
-	if (fi_verbose_on())
-		fi_rt_plt_say(info, k, tag, &r);
-	if (r.direct >= r.slots || r.unknown || r.textrel)
-		fi_plt_rec[k].done = tag;
-	return 0;
-}
-
 void fi_rt_plt_pass(void)
 {
-	struct fi_rt_plt_arg a = { 0 };
 	int saved_errno = errno;
 
 	pthread_mutex_lock(&fi_rt_mutex);
-	if (!fi_rt_started || fi_rt_early || fi_rt_bind_due || fi_rt()->primary)
-		goto out;
-	dl_iterate_phdr(fi_rt_plt_cb, &a);
-	if (a.p.held)
-		pthread_sigmask(SIG_SETMASK, &a.old, NULL);
-	/* Code addresses: the pages go back unread. */
-	if (a.w)
-		munmap(a.w, sizeof(*a.w));
-out:
+	if (fi_rt_started && !fi_rt_early && !fi_rt_bind_due && !fi_rt()->primary)
+		fi_plt_walk();
 	pthread_mutex_unlock(&fi_rt_mutex);
 	errno = saved_errno;
 }
@@ -839,15 +620,15 @@ static void fi_rt_report(const struct fi_module *m,
 		return;
 	fineibt_config_str(&m->cfg, mode, sizeof(mode));
 	if (!st) {
-		fi_rt_say("fineibt: %s: %s %s\n", fi_rt_name(m), what, mode);
+		fi_say("fineibt: %s: %s %s\n", fi_rt_name(m), what, mode);
 		return;
 	}
-	fi_rt_say("fineibt: %s: %s %s (key %s; %zu preambles, %zu call "
-		  "sites, %zu bhi, %zu poisoned, %zu dethunked, %zu "
-		  "skipped)\n", fi_rt_name(m), what, mode,
-		  (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
-		  st->preambles, st->callers, st->bhi + st->bhi_inline,
-		  st->poisoned, st->dethunked, st->skipped);
+	fi_say("fineibt: %s: %s %s (key %s; %zu preambles, %zu call "
+	       "sites, %zu bhi, %zu poisoned, %zu dethunked, %zu "
+	       "skipped)\n", fi_rt_name(m), what, mode,
+	       (m->cfg.flags & FINEIBT_F_RAND) ? "random" : "none",
+	       st->preambles, st->callers, st->bhi + st->bhi_inline,
+	       st->poisoned, st->dethunked, st->skipped);
 }
 
 /*
@@ -870,9 +651,9 @@ static void fi_rt_static_warn(struct fi_module *m)
 	else
 		return;
 	m->cfg.flags &= ~FINEIBT_F_WARN;
-	fi_rt_say("fineibt: warning: %s was patched statically with warn, "
-		  "refused %s; its CFI failures are fatal\n", fi_rt_name(m),
-		  why);
+	fi_say("fineibt: warning: %s was patched statically with warn, "
+	       "refused %s; its CFI failures are fatal\n", fi_rt_name(m),
+	       why);
 }
 
 /* A module `fineibt patch` already rewrote: take it as it is. */
@@ -894,10 +675,10 @@ static void fi_rt_take_static(struct fi_module *m)
 	if (memcmp(&m->cfg, &fi_rt()->cfg, sizeof(m->cfg)) ||
 	    ((n->cfg.flags & FINEIBT_F_RAND) &&
 	     memcmp(&n->key, &fi_rt()->key, sizeof(n->key))))
-		fi_rt_say("fineibt: warning: %s was patched statically with "
-			  "another mode or key than the process's; calls "
-			  "between it and other modules may trap\n",
-			  fi_rt_name(m));
+		fi_say("fineibt: warning: %s was patched statically with "
+		       "another mode or key than the process's; calls "
+		       "between it and other modules may trap\n",
+		       fi_rt_name(m));
 	fi_rt_report(m, NULL, "kept static");
 }
 
@@ -965,30 +746,30 @@ static void fi_rt_take(struct fi_module *m, signed char keep)
 	if (o.cfg.flags & FINEIBT_F_BHI) {
 		err = fi_live_stubs_for(&m->img, &o.bhi_args);
 		if (err) {
-			fi_rt_say("fineibt: warning: %s: no BHI stubs within "
-				  "reach (%s); bhi dropped for this module\n",
-				  fi_rt_name(m), strerror(-err));
+			fi_say("fineibt: warning: %s: no BHI stubs within "
+			       "reach (%s); bhi dropped for this module\n",
+			       fi_rt_name(m), strerror(-err));
 			o.cfg.flags &= ~FINEIBT_F_BHI;
 		}
 	}
 	err = fi_live_patch(&m->img, &o, &st);
 	if (err == -EBADMSG) {
 		/* The copy did not verify: something wrote into it. */
-		fi_rt_say("fineibt: error: %s: the rewritten copy of its text "
-			  "changed while it was written (another thread wrote "
-			  "into it); rewrite abandoned, left in kCFI form\n",
-			  fi_rt_name(m));
+		fi_say("fineibt: error: %s: the rewritten copy of its text "
+		       "changed while it was written (another thread wrote "
+		       "into it); rewrite abandoned, left in kCFI form\n",
+		       fi_rt_name(m));
 	} else if (err == -ENOTSUP && fi_image_stock(&m->img)) {
 		/* fi_build_fineibt: no ENDBR to put the v6.18 poison on. */
-		fi_rt_say("fineibt: warning: %s: cannot rewrite: a stock kCFI "
-			  "module without ENDBRs (build it with "
-			  "-fcf-protection=branch: the v6.18 set's FineIBT "
-			  "preamble traps in one at func+0); left as compiled, "
-			  "its indirect calls into rewritten code trap\n",
-			  fi_rt_name(m));
+		fi_say("fineibt: warning: %s: cannot rewrite: a stock kCFI "
+		       "module without ENDBRs (build it with "
+		       "-fcf-protection=branch: the v6.18 set's FineIBT "
+		       "preamble traps in one at func+0); left as compiled, "
+		       "its indirect calls into rewritten code trap\n",
+		       fi_rt_name(m));
 	} else if (err) {
-		fi_rt_say("fineibt: warning: %s: cannot rewrite (%s); left in "
-			  "kCFI form\n", fi_rt_name(m), strerror(-err));
+		fi_say("fineibt: warning: %s: cannot rewrite (%s); left in "
+		       "kCFI form\n", fi_rt_name(m), strerror(-err));
 	}
 	if (err) {
 		m->cfg.mode = FINEIBT_MODE_KCFI;
@@ -1045,9 +826,9 @@ static void fi_rt_register(struct fi_module *m)
 	int err = fi_rt_add_module(m);
 
 	if (err && err != -EEXIST)
-		fi_rt_say("fineibt: warning: %s: cannot register (%s); its "
-			  "CFI failures will not be decoded (they stay "
-			  "fatal)\n", fi_rt_name(m), strerror(-err));
+		fi_say("fineibt: warning: %s: cannot register (%s); its "
+		       "CFI failures will not be decoded (they stay "
+		       "fatal)\n", fi_rt_name(m), strerror(-err));
 	/* "Stay fatal" holds only while the read-only record covers its text. */
 	if (err && err != -EEXIST && m->patched &&
 	    (!fi_rt_rewritten_at(m->text_lo) || !fi_rt_rewritten_at(m->text_hi - 1)))
@@ -1090,9 +871,9 @@ static void fi_rt_adopt_note(struct fi_module **mods, size_t n,
 		     fi_verbose_on())) {
 			fineibt_config_str(cfg, want, sizeof(want));
 			fineibt_config_str(&note->cfg, got, sizeof(got));
-			fi_rt_say("fineibt: note: %s was patched statically "
-				  "(%s); the process uses that mode, not %s\n",
-				  fi_rt_name(mods[i]), got, want);
+			fi_say("fineibt: note: %s was patched statically "
+			       "(%s); the process uses that mode, not %s\n",
+			       fi_rt_name(mods[i]), got, want);
 		}
 		*cfg = note->cfg;
 		cfg->flags |= debug;	/* diagnostics stay the process's */
@@ -1120,8 +901,8 @@ static void fi_rt_seq(struct fineibt_config *cfg)
 	for (i = 0; seq[i] && i < sizeof(shown) - 1; i++)
 		shown[i] = seq[i] >= 0x20 && seq[i] < 0x7f ? seq[i] : '?';
 	shown[i] = '\0';
-	fi_rt_say("fineibt: ignoring FINEIBT_SEQ='%s': unknown sequence set "
-		  "(v4, v6.18)\n", shown);
+	fi_say("fineibt: ignoring FINEIBT_SEQ='%s': unknown sequence set "
+	       "(v4, v6.18)\n", shown);
 }
 
 /*
@@ -1136,13 +917,13 @@ static void fi_rt_debug_config(const struct fineibt_config *cfg,
 
 	fi_verbose_set(true);
 	fineibt_config_str(cfg, mode, sizeof(mode));
-	fi_rt_say("fineibt: cfi=debug: mode %s; user IBT %s; sequence set %s; "
-		  "arity %s; hashes %s; %zu kCFI modules found\n", mode,
-		  ibt > 0 ? "enabled (test hook " FI_USER_IBT_TEST_HOOK ")" :
-		  ibt ? "not asked (mode given)" : "none (auto = kcfi)",
-		  cfg->flags & FINEIBT_F_SEQ_V618 ? "v6.18" : "v4",
-		  have_arity ? "present" : "absent (bhi unavailable)",
-		  cfg->flags & FINEIBT_F_RAND ? "randomised" : "as compiled", n);
+	fi_say("fineibt: cfi=debug: mode %s; user IBT %s; sequence set %s; "
+	       "arity %s; hashes %s; %zu kCFI modules found\n", mode,
+	       ibt > 0 ? "enabled (test hook " FI_USER_IBT_TEST_HOOK ")" :
+	       ibt ? "not asked (mode given)" : "none (auto = kcfi)",
+	       cfg->flags & FINEIBT_F_SEQ_V618 ? "v6.18" : "v4",
+	       have_arity ? "present" : "absent (bhi unavailable)",
+	       cfg->flags & FINEIBT_F_RAND ? "randomised" : "as compiled", n);
 }
 
 static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
@@ -1165,10 +946,10 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	if (!secure && fi_rt_unanchored()) {
 		secure = true;
 		if (env && *env)
-			fi_rt_say("fineibt: a SIGILL handler is installed but no "
-				  "fineibt runtime anchor is published (dlmopen "
-				  "namespace): FINEIBT_CFI is read as in a "
-				  "privileged process\n");
+			fi_say("fineibt: a SIGILL handler is installed but no "
+			       "fineibt runtime anchor is published (dlmopen "
+			       "namespace): FINEIBT_CFI is read as in a "
+			       "privileged process\n");
 	}
 	fi_parse_cfi_secure(env && *env ? env : "auto", have_arity, secure,
 			    &cfg, msgs, sizeof(msgs));
@@ -1181,8 +962,8 @@ static void fi_rt_config(bool have_arity, struct fi_module **mods, size_t n)
 	/* The user's key when the process may share text (cacheuse.c). */
 	if (!fi_cache_settle(&cfg, secure, mods, n, &key) &&
 	    (cfg.flags & FINEIBT_F_RAND) && fineibt_random_key(&key)) {
-		fi_rt_say("fineibt: warning: no random key (getrandom "
-			  "failed); hashes are not randomised\n");
+		fi_say("fineibt: warning: no random key (getrandom "
+		       "failed); hashes are not randomised\n");
 		cfg.flags &= ~FINEIBT_F_RAND;
 	}
 	fi_rt_adopt_note(mods, n, &cfg, &key, secure);
@@ -1213,9 +994,9 @@ static void fi_rt_finish(void)
 	err = fi_trap_install();
 
 	if (err)
-		fi_rt_say("fineibt: warning: cannot install the SIGILL handler "
-			  "(%s); CFI failures will not be reported\n",
-			  strerror(-err));
+		fi_say("fineibt: warning: cannot install the SIGILL handler "
+		       "(%s); CFI failures will not be reported\n",
+		       strerror(-err));
 	fi_rt_set_active(true);
 	/* Start-up is over: mode and key are final (docs/protection.md). */
 	fi_rt_seal();
@@ -1518,18 +1299,18 @@ static void fi_rt_start_locked(void)
 			nmods += fi_rt()->seen[i].lo != 0;
 		}
 		if (t0)
-			fi_rt_say("fineibt: runtime started in %llu us (%zu kCFI "
-				  "modules of %zu)\n",
-				  (unsigned long long)(fi_rt_now_us() - t0),
-				  nmods, nseen);
+			fi_say("fineibt: runtime started in %llu us (%zu kCFI "
+			       "modules of %zu)\n",
+			       (unsigned long long)(fi_rt_now_us() - t0),
+			       nmods, nseen);
 		else
-			fi_rt_say("fineibt: runtime started (%zu kCFI modules "
-				  "of %zu)\n", nmods, nseen);
+			fi_say("fineibt: runtime started (%zu kCFI modules "
+			       "of %zu)\n", nmods, nseen);
 		/* docs/protection.md, "Writing the state through the kernel". */
 		if (fi_rt()->wr.how == FI_RT_WINDOWS)
-			fi_rt_say("fineibt: the runtime state is written through "
-				  "windows (/proc/self/mem: %s): a write racing "
-				  "one may land\n", strerror(fi_rt()->wr.err));
+			fi_say("fineibt: the runtime state is written through "
+			       "windows (/proc/self/mem: %s): a write racing "
+			       "one may land\n", strerror(fi_rt()->wr.err));
 	}
 }
 
@@ -1652,8 +1433,8 @@ void fi_rt_start_early(void)
 	fineibt_rt_hook();
 	fi_rt_early = false;
 	if (fi_verbose_on())
-		fi_rt_say("fineibt: runtime started before any constructor (a "
-			  "kCFI module without the crt hook is loaded)\n");
+		fi_say("fineibt: runtime started before any constructor (a "
+		       "kCFI module without the crt hook is loaded)\n");
 }
 
 /*

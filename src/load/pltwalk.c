@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The PLT pass over the loaded modules: at the end of start-up and after
+ * every dlopen, each module whose GOT stays writable has its PLT entries
+ * made direct by the interposition layer (src/interpose/plt.c, called by
+ * name: src/rt/upcall.h), so that a write to its GOT redirects no PLT
+ * jump (docs/protection.md, "A writable GOT"). This file walks the
+ * modules, remembers which need no second look, and says what it did
+ * under FINEIBT_VERBOSE; start.c decides when the pass may run
+ * (fi_rt_plt_pass) and calls fi_plt_walk under its lock.
+ */
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "load.h"
+#include "print.h"
+#include "rtlive.h"
+#include "runtime.h"
+#include "upcall.h"
+
+/*
+ * Direct PLT entries (src/interpose/plt.c) for every module whose GOT stays
+ * writable (partial RELRO, -z lazy, -z norelro): run where every slot
+ * the loader will bind for them may be bound (our constructor, after a
+ * dlopen returned), never while the runtime may still rebind one (the
+ * early start: dlsym & co. wait for the constructor). A module whose
+ * writable slots all no longer matter is not looked at again (@fi_plt_rec,
+ * by record index; forgotten when any module is unloaded).
+ */
+struct fi_rt_plt_walk {
+	uint64_t xr[FI_MAX_SEEN][2];
+	size_t nxr;
+	/* scratch for a module's fixes (plt.c; libc's take ~4 KiB) */
+	uint64_t fixes[2048];
+};
+/*
+ * A pass's own state, on its stack: not in the walk's buffer above, which
+ * another thread could write. Signals are blocked, and fi_live_alone asked,
+ * once a pass, at the first module with entries to look at.
+ */
+struct fi_rt_plt_arg {
+	struct fi_rt_plt_walk *w;
+	struct fi_plt_pass p;
+	sigset_t old;
+};
+/*
+ * By record index: done and warned tags; where PLT0 was (link-time: no
+ * run-time code address kept), valid for tag htag. One array of records,
+ * not four arrays: a start-up touches the first few records only, one
+ * .bss page instead of three.
+ */
+static struct fi_plt_rec {
+	uint32_t done, warned, htag, hint;
+} fi_plt_rec[FI_MAX_SEEN];
+static unsigned long long fi_plt_subs;
+
+static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			*end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			return info->dlpi_addr + ph->p_vaddr;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The buffer is an anonymous read-write mapping that another thread may
+ * write (protect_escape's writer does): its count is read once and
+ * bounded before it indexes anything, so a forged one can only drop or
+ * overwrite entries inside the buffer, never write past it.
+ */
+static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_rt_plt_walk *w = arg;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		size_t n = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
+
+		if (n >= FI_MAX_SEEN)
+			break;
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		w->xr[n][0] = info->dlpi_addr + ph->p_vaddr;
+		w->xr[n][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		__atomic_store_n(&w->nxr, n + 1, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+/* The executable ranges, collected at the first module that needs them
+ * (the walk's lock is recursive); NULL if they cannot be. */
+static struct fi_rt_plt_walk *fi_rt_plt_ranges(struct fi_rt_plt_walk **w)
+{
+	if (*w)
+		return *w;
+	*w = mmap(NULL, sizeof(**w), PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*w == MAP_FAILED) {
+		*w = NULL;
+		return NULL;
+	}
+	(*w)->nxr = 0;
+	dl_iterate_phdr(fi_rt_xr_cb, *w);
+	return *w;
+}
+
+static const char *fi_rt_info_name(const struct dl_phdr_info *info)
+{
+	static char exe[4096];
+
+	if (info->dlpi_name && *info->dlpi_name)
+		return info->dlpi_name;
+	if (!exe[0]) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[n > 0 ? n : 0] = '\0';
+	}
+	return exe[0] ? exe : "the executable";
+}
+
+static const char *fi_rt_plt_why(const struct fi_plt_result *r)
+{
+	return r->unknown ? "PLT layout not recognised" :
+	       r->textrel ? "it has text relocations" :
+	       r->err ? strerror(-r->err) :
+	       r->busy ? "lazy binding, with other threads running" :
+	       "not bound yet";
+}
+
+static void fi_rt_plt_say(const struct dl_phdr_info *info, long k,
+			  uint32_t tag, const struct fi_plt_result *r)
+{
+	size_t left = r->slots > r->direct ? r->slots - r->direct : 0;
+	const struct fi_rt_seen *e = &fi_rt()->seen[k];
+
+	if (r->made)
+		fi_say("fineibt: %s: %zu PLT entries made direct (its GOT "
+		       "is writable; they no longer read it)\n",
+		       fi_rt_info_name(info), r->made);
+	if (!left || fi_plt_rec[k].warned == tag)
+		return;
+	fi_plt_rec[k].warned = tag;
+	/*
+	 * Not a kCFI module (libc, a Debian library run directly): its lazy
+	 * slots are the norm there, not a finding about the program; said
+	 * without "warning".
+	 */
+	if (!e->lo && !e->nctraps) {
+		fi_say("fineibt: %s: %zu of its %zu PLT entries still read "
+		       "its writable GOT (%s)\n", fi_rt_info_name(info),
+		       left, r->slots, fi_rt_plt_why(r));
+		return;
+	}
+	fi_say("fineibt: warning: %s: its GOT is writable (partial RELRO "
+	       "or -z norelro) and %zu of its %zu PLT entries still jump "
+	       "through it (%s): a write there redirects a PLT jump, which "
+	       "no mode checks (run with LD_BIND_NOW=1, or relink with -z "
+	       "relro -z now)\n", fi_rt_info_name(info), left, r->slots,
+	       fi_rt_plt_why(r));
+}
+
+static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_rt_plt_arg *a = arg;
+	struct fi_rt_plt_walk *w;
+	struct fi_plt_result r;
+	uint64_t end = 0, key = fi_rt_info_key(info, &end);
+	long k = key ? fi_rt_seen_find(key) : -1;
+	uint32_t tag = (uint32_t)(key >> 12) | 1;
+	uint64_t hint;
+	size_t nxr;
+
+	if (info->dlpi_subs != fi_plt_subs) {
+		memset(fi_plt_rec, 0, sizeof(fi_plt_rec));
+		fi_plt_subs = info->dlpi_subs;
+	}
+	/*
+	 * Every module, kCFI or not: libc's own PLT (its string functions,
+	 * IRELATIVE) and a Debian library's are as writable as a kCFI
+	 * module's, and a jump through them is checked by nothing either.
+	 */
+	if (k < 0 || fi_plt_rec[k].done == tag)
+		return 0;
+	/* Full RELRO (fineibt-cc's default): nothing to do, ever. */
+	if (!fi_plt_any_writable(info)) {
+		fi_plt_rec[k].done = tag;
+		return 0;
+	}
+	w = fi_rt_plt_ranges(&a->w);
+	if (!w)
+		return 0;
+	if (!a->p.held) {
+		sigset_t all;
+
+		sigfillset(&all);
+		a->p.held = !pthread_sigmask(SIG_SETMASK, &all, &a->old);
+		a->p.alone = a->p.held && fi_live_alone();
+		a->p.buf = w->fixes;
+		a->p.cap = sizeof(w->fixes);
+	}
+	hint = fi_plt_rec[k].htag == tag ? fi_plt_rec[k].hint : 0;
+	nxr = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
+	fi_plt_direct(info, (const uint64_t (*)[2])w->xr,
+		      nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN, &hint, &a->p, &r);
+	fi_plt_rec[k].htag = hint && hint <= UINT32_MAX ? tag : 0;
+	fi_plt_rec[k].hint = (uint32_t)hint;
+	if (fi_verbose_on())
+		fi_rt_plt_say(info, k, tag, &r);
+	if (r.direct >= r.slots || r.unknown || r.textrel)
+		fi_plt_rec[k].done = tag;
+	return 0;
+}
+
+void fi_plt_walk(void)
+{
+	struct fi_rt_plt_arg a = { 0 };
+
+	dl_iterate_phdr(fi_rt_plt_cb, &a);
+	if (a.p.held)
+		pthread_sigmask(SIG_SETMASK, &a.old, NULL);
+	/* Code addresses: the pages go back unread. */
+	if (a.w)
+		munmap(a.w, sizeof(*a.w));
+}
