@@ -16,13 +16,14 @@
  *
  * Asked once, at the end of start-up, before the handler is installed
  * and before any call through the table (the static runtime's first is
- * there); after an early start (libfineibt.so, src/load/rtearly.c: the
+ * there); after an early start (libfineibt.so, src/load/early.c: the
  * loader is still relocating it, RELRO not applied yet) at the
  * constructor, before the program's code runs. The question goes to the
  * runtime's maps descriptor, open by then: one PROCMAP_QUERY. Where the
  * kernel cannot be asked (no /proc), the link's layout answers: the
  * table must lie inside its module's PT_GNU_RELRO.
  */
+#include <errno.h>
 #include <link.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,26 +58,6 @@ static int fi_variant_relro_cb(struct dl_phdr_info *info, size_t size,
 	return 1;
 }
 
-/*
- * Writable to the kernel, any byte of the table? -errno when it cannot be
- * asked (the table is mapped, being read: even -ENOENT means no answer,
- * the maps file could not be opened).
- */
-static int fi_variant_writable(const struct fi_variant_span *s)
-{
-	struct fi_vma v;
-	int err;
-
-	for (uint64_t at = s->lo; at < s->hi; at = v.hi) {
-		err = fi_rt_vma(at, &v);
-		if (err)
-			return err;
-		if (v.w || v.hi <= at)
-			return 1;
-	}
-	return 0;
-}
-
 void fi_variant_check(void)
 {
 	static bool done;
@@ -88,8 +69,9 @@ void fi_variant_check(void)
 
 	if (done)
 		return;
-	w = fi_variant_writable(&s);
-	if (w < 0) {
+	/* Read-only and mapped (0), not (-EACCES), or no answer. */
+	w = fi_rt_vma_text(s.lo, s.hi, false, NULL);
+	if (w != 0 && w != -EACCES) {
 		dl_iterate_phdr(fi_variant_relro_cb, &s);
 		w = s.found != 2;
 	}
