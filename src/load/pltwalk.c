@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "load.h"
 #include "print.h"
@@ -120,11 +119,8 @@ static const char *fi_rt_info_name(const struct dl_phdr_info *info)
 
 	if (info->dlpi_name && *info->dlpi_name)
 		return info->dlpi_name;
-	if (!exe[0]) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-		exe[n > 0 ? n : 0] = '\0';
-	}
+	if (!exe[0])
+		fi_rt_exe_path(exe, sizeof(exe));
 	return exe[0] ? exe : "the executable";
 }
 

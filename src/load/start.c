@@ -361,13 +361,6 @@ static bool fi_rt_image_is_kcfi(const struct fi_image *im)
 
 #define FI_RT_SELF	"/proc/self/exe"
 
-/* The executable's path (a readlink: no file is opened), or "". */
-static void fi_rt_exe_path(char *exe, size_t len)
-{
-	ssize_t n = readlink(FI_RT_SELF, exe, len - 1);
-
-	exe[n > 0 ? n : 0] = '\0';
-}
 
 /*
  * @m's name in messages. An executable read from memory is known as

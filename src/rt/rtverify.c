@@ -262,6 +262,14 @@ int fi_rt_vma_text(uint64_t lo, uint64_t hi, bool exec, struct fi_vma *first)
 	return 0;
 }
 
+/* The executable's path (a readlink: no file is opened), or "". */
+void fi_rt_exe_path(char *exe, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, len - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+}
+
 /* ------------------------------------------------ the copy itself */
 
 struct fi_ver {

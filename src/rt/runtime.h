@@ -560,5 +560,8 @@ void fi_rt_scrub_stack(void);
 /* rtstate.c: the recorded module (fi_rt()->seen) whose text starts at
  * @key, or -1. */
 long fi_rt_seen_find(uint64_t key);
+/* rtverify.c: the executable's path (a readlink of /proc/self/exe, for
+ * messages), or "" (@len includes the NUL). */
+void fi_rt_exe_path(char *exe, size_t len);
 
 #endif /* FI_RUNTIME_H */
