@@ -208,9 +208,9 @@ $(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 	$(Q)ar rcs $@ $(filter %.o,$^)
 
 # fi_so_link OUT SONAME: libfineibt.so from the objects.
-fi_so_link = $(CC) -shared -o $(1) $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) -Wl,-soname,$(2) \
+fi_so_link = $(CC) -shared -nostartfiles -o $(1) $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) -Wl,-soname,$(2) \
 	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
-	-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
+	-Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
 	$(call say,LD,$@)
 	$(Q)$(call fi_so_link,$@,libfineibt.so.$(SOVER))
@@ -261,9 +261,9 @@ $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 
 $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
 	$(call say,LD,$@)
-	$(Q)$(CC) -shared -o $@ $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
+	$(Q)$(CC) -shared -nostartfiles -o $@ $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
-		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
+		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--gc-sections $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
 
 # make check [T=name]: every test, or those whose name contains T.

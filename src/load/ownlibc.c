@@ -556,3 +556,22 @@ char *__wrap_secure_getenv(const char *name)
 {
 	return getauxval(AT_SECURE) ? NULL : __wrap_getenv(name);
 }
+
+/* ------------------------------------------------------ without crt files */
+
+/*
+ * libfineibt.so is linked without the compiler's crt files (-nostartfiles,
+ * Makefile): crtbeginS.o brought a destructor calling __cxa_finalize and
+ * the weak references _ITM_registerTMCloneTable,
+ * _ITM_deregisterTMCloneTable and __gmon_start__, four symbols the loader
+ * looked up at every start (the weak ones through the whole scope, to
+ * find nothing). Constructors and destructors need none of it: the loader
+ * runs DT_INIT_ARRAY and DT_FINI_ARRAY itself. What the crt file gave that
+ * is used is __dso_handle, the handle pthread_atfork passes on (libc's
+ * libc_nonshared.a): the library's own address, as crtbeginS.o defines it.
+ * The library is linked -z nodelete: nothing ever unregisters its fork
+ * handlers now, and nothing could unload it safely anyway (the kernel's
+ * SIGILL handler, the interposers and veneers other modules hold are its
+ * code).
+ */
+void *const __dso_handle __attribute__((visibility("hidden"))) = (void *)&__dso_handle;
