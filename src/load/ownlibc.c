@@ -29,7 +29,9 @@
  * compiler never turns a loop here back into a call to the function the
  * loop implements; the bulk copies use rep movsq / rep stosq.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -555,6 +557,19 @@ char *__wrap_getenv(const char *name)
 char *__wrap_secure_getenv(const char *name)
 {
 	return getauxval(AT_SECURE) ? NULL : __wrap_getenv(name);
+}
+
+/* ---------------------------------------------------------------- dladdr */
+
+/*
+ * dladdr is dladdr1 without the extra answer (glibc: both are _dl_addr),
+ * and dladdr1 is imported anyway (coarsetrap.c, foreign.c, rtone.c).
+ */
+int __wrap_dladdr(const void *addr, Dl_info *info)
+{
+	struct link_map *map;
+
+	return dladdr1(addr, info, (void **)&map, RTLD_DL_LINKMAP);
 }
 
 /* ------------------------------------------------------ without crt files */
