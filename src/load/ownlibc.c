@@ -11,9 +11,10 @@
  * a string compare and a version check), about 600 instructions each.
  * The first 39 were a third of what the loader spent on libfineibt.so in a
  * hello world (docs/bench.md, "A runtime that costs nothing"). Each is a
- * system call or a short loop; what stays imported is what needs libc's
- * own state (the allocator, stdio, the dynamic loader's lists, threads,
- * errno, the environ array itself), and strrchr, which the trap report calls to
+ * system call or a short loop, snprintf and vsnprintf the string
+ * builder's printf, dladdr the dladdr1 imported anyway; what stays
+ * imported is what needs libc's own state (the allocator, the dynamic
+ * loader's lists, threads, errno, the environ array itself), and strrchr, which the trap report calls to
  * name an uninstrumented target's file: tests/e2e/trap_reentry.sh
  * interposes it to make a report re-enter the handler, the one way left
  * to reach that guard (docs/traps.md "Reports and interposers").
@@ -33,6 +34,7 @@
 #include <errno.h>
 #include <link.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -48,6 +50,7 @@
 #include <unistd.h>
 
 #include "rawsys.h"
+#include "strbuf.h"
 
 /* glibc's internal signals: SIGCANCEL and SIGSETXID. */
 #define FI_SIGCANCEL	32
@@ -557,6 +560,38 @@ char *__wrap_getenv(const char *name)
 char *__wrap_secure_getenv(const char *name)
 {
 	return getauxval(AT_SECURE) ? NULL : __wrap_getenv(name);
+}
+
+/* ------------------------------------------------------------ formatting */
+
+/*
+ * The runtime's messages, names and errors are formatted by the string
+ * builder's printf (src/core/strbuf.c: the conversions the runtime uses,
+ * the bytes glibc's would give, no locale, no allocation).
+ */
+int __wrap_vsnprintf(char *s, size_t n, const char *fmt, va_list ap)
+{
+	struct fi_strbuf b;
+	size_t len;
+
+	fi_strbuf_init(&b, s, n, 0);
+	len = fi_strbuf_vprintf(&b, fmt, ap);
+	if (len > INT_MAX) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return (int)len;
+}
+
+int __wrap_snprintf(char *s, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = __wrap_vsnprintf(s, n, fmt, ap);
+	va_end(ap);
+	return len;
 }
 
 /* ---------------------------------------------------------------- dladdr */
