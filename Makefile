@@ -201,7 +201,7 @@ FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort \
 	$(if $(SAN),,$(FI_SO_LIBC)),-Wl,--wrap=$(f)) -Wl,-Bsymbolic-functions
 $(BUILD)/obj/load/ownlibc.c.o: LIB_CFLAGS += -fno-builtin
 FI_SO_ONLY := %/dlsym_so.c.o %/variant_so.c.o %/early.c.o %/alloc.c.o %/ownlibc.c.o
-FI_A_ONLY := %/dlsym_a.c.o %/variant_a.c.o %/preinit.c.o
+FI_A_ONLY := %/dlsym_a.c.o %/variant_a.c.o %/next_a.c.o %/preinit.c.o
 $(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
 	$(call say,AR,$@)
