@@ -196,7 +196,7 @@ FI_SO_LIBC := close open pread write readlink fstat mmap munmap mprotect mremap 
 	clock_gettime getpagesize sysconf sigemptyset sigfillset sigaddset \
 	sigismember sigprocmask pthread_sigmask memcpy memmove memset memcmp bcmp \
 	memchr strlen strnlen strcmp strncmp strchr strcspn strstr stpcpy strncpy \
-	strcpy getenv secure_getenv dladdr snprintf vsnprintf
+	strcpy getenv secure_getenv dladdr snprintf vsnprintf strerror
 FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort \
 	$(if $(SAN),,$(FI_SO_LIBC)),-Wl,--wrap=$(f)) -Wl,-Bsymbolic-functions
 $(BUILD)/obj/load/ownlibc.c.o: LIB_CFLAGS += -fno-builtin
