@@ -131,19 +131,43 @@ int fi_rt_set_active(bool active)
 	return ret;
 }
 
-void fi_rt_seal(void)
+/*
+ * Seal the state; with @activate, set active in the same put (start-up
+ * sets both, one after the other: the two bytes are adjacent).
+ */
+static void fi_rt_seal_as(bool activate)
 {
+	static const bool both[2] = { true, true };
 	const struct fi_runtime *rt;
 	sigset_t saved;
 
+	_Static_assert(offsetof(struct fi_runtime, sealed) ==
+		       offsetof(struct fi_runtime, active) + 1,
+		       "active and sealed are adjacent");
 	rt = fi_rt_write_begin(&saved);
 	if (rt) {
-		if (!rt->sealed)
-			FI_RT_PUT(rt->sealed, true);
+		if (!rt->sealed && activate) {
+			fi_rt_put(&rt->active, both, sizeof(both));
+		} else {
+			if (activate && !rt->active)
+				FI_RT_PUT(rt->active, true);
+			if (!rt->sealed)
+				FI_RT_PUT(rt->sealed, true);
+		}
 		/* From now on the thunks check (coarse.h). */
 		fi_rt_coarse_publish(rt);
 		fi_rt_write_end(&saved);
 	}
+}
+
+void fi_rt_seal(void)
+{
+	fi_rt_seal_as(false);
+}
+
+void fi_rt_seal_active(void)
+{
+	fi_rt_seal_as(true);
 }
 
 /*

@@ -412,6 +412,8 @@ int fi_rt_set_active(bool active);
 int fi_rt_set_cache(const struct fi_rt_cache *c);
 /* Start-up is over: no setter of the mode exists from now on. */
 void fi_rt_seal(void);
+/* fi_rt_set_active(true) and fi_rt_seal() in one put (start-up's end). */
+void fi_rt_seal_active(void);
 /*
  * Test builds only (tests/lib/rtdebug.c; no-ops otherwise, never active
  * in an AT_SECURE process): park the writing thread at @where ("window",
