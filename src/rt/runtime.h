@@ -385,6 +385,9 @@ struct fi_vma {
 	uint64_t dev, ino, off;		/* off: file offset of @lo */
 };
 int fi_rt_vma(uint64_t addr, struct fi_vma *v);
+/* The same from the runtime's kept descriptor only (never an open or a
+ * read of the maps file): -ENODEV when it cannot be asked that way. */
+int fi_rt_vma_kept(uint64_t addr, struct fi_vma *v);
 /*
  * The maps file (rtverify.c), read without stdio: the whole of @fd (read
  * from offset 0) in a malloc'd, NUL-terminated buffer, or NULL. Then
