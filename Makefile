@@ -210,8 +210,9 @@ $(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 # fi_so_link OUT SONAME: libfineibt.so from the objects.
 # --sort-section=alignment: the .bss's page-aligned and 16-aligned arrays
 # (the state, the scans' scratch) first, the small variables together
-# after them: a start-up touches two pages of them instead of ten, each a
-# page fault (docs/bench.md, "Start-up cuts, evening 2026-12-06").
+# after them: the ones a start-up touches lie on one page instead of
+# eight, each a page fault (docs/bench.md, "Start-up cuts, evening
+# 2026-12-06").
 fi_so_link = $(CC) -shared -o $(1) $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) -Wl,-soname,$(2) \
 	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
 	-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections -Wl,--sort-section=alignment \
