@@ -165,7 +165,7 @@ static void fi_fmt_int(struct fi_strbuf *b, char conv, uint64_t v, bool neg,
 	/* An explicit precision of 0 prints no digit for 0. */
 	while ((long)(end - p) < (prec < 0 ? 1 : prec))
 		*--p = '0';
-	if (conv == 'o' && (flags & FI_FMT_ALT) && *p != '0')
+	if (conv == 'o' && (flags & FI_FMT_ALT) && (p == end || *p != '0'))
 		*--p = '0';
 	if (prec >= 0)
 		flags &= ~FI_FMT_ZERO;
