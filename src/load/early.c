@@ -65,8 +65,8 @@ extern char **environ;
 /*
  * The modules the check below found without kCFI (libc, the loader...),
  * so that the first scan, moments later in our constructor, does not
- * sample their code again (fi_live_maybe_kcfi walks every dynamic
- * symbol: about 4,000 instructions for libc). Valid only while no module
+ * sample their code again (fi_live_maybe_kcfi reads 32 function entries
+ * of each: about 1,000 instructions). Valid only while no module
  * was unloaded since (dlpi_subs): then a module at the same bias with
  * the same program headers is the same mapping.
  */
@@ -165,9 +165,14 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 	}
 	if (fi_index_find(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr))
 		return 0;
+	/* The executable keeps the sample of the functions it exports
+	 * (usually none): under `fineibt run` a stock program's
+	 * constructors run after ours and its preinit functions were
+	 * looked at above; its unwind table would start every stock
+	 * program early. */
 	if ((fi_early_own && info->dlpi_addr == fi_early_own) ||
-	    !fi_live_maybe_kcfi(info->dlpi_phdr, info->dlpi_phnum,
-				info->dlpi_addr)) {
+	    !(name[0] ? fi_live_maybe_kcfi : fi_live_exports_kcfi)(
+		    info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr)) {
 		fi_early_said(info);
 		return 0;
 	}
