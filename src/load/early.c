@@ -154,8 +154,8 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	bool slash = false;
 
-	for (const char *p = name; *p; p++)
-		slash |= *p == '/';
+	for (const char *p = name; *p && !slash; p++)
+		slash = *p == '/';
 	/* The vdso: no file, never kCFI. */
 	if (name[0] && !slash)
 		return 0;

@@ -12,9 +12,11 @@
  *  - on kCFI libraries built here by stock clang-22 -fsanitize=kcfi
  *    (plain, and with patchable entries, arity and ENDBRs) and by
  *    fineibt-cc: true; on libc and the loader: false;
- *  - on a kCFI library whose first 40 functions are static and called
- *    only directly (clang gives them no preamble): true (the sample
- *    walks past them);
+ *  - on a kCFI library with 40 static functions called only directly
+ *    (clang gives them no preamble; it emits them after their caller,
+ *    whose preamble comes first): true;
+ *  - on one whose first object, 20 functions, was built without kCFI:
+ *    true (the sample reaches the next object);
  *  - on a library linked without .eh_frame_hdr: the symbol sample.
  * With path arguments: prints both answers for each file instead (a
  * tool for looking at one module); exits 1 if they differ.
@@ -211,7 +213,14 @@ static const char lib_src[] =
 	"fn pick(void) { return taken; }\n"
 	"int call(fn f, int x) { return f(x); }\n";
 
-/* Built modules: every kind the runtime meets, and the layout above. */
+/* 20 functions of an object built without kCFI, linked first. */
+static const char plain_src[] =
+	"#define P(n) int plain##n(int x) { return x * n; }\n"
+	"#define Q(a) P(a##0) P(a##1) P(a##2) P(a##3) P(a##4) P(a##5) "
+	"P(a##6) P(a##7) P(a##8) P(a##9)\n"
+	"Q(1) Q(2)\n";
+
+/* Built modules: every kind the runtime meets, and the layouts above. */
 static void t_built(const char *build_dir)
 {
 	static const struct {
@@ -226,6 +235,7 @@ static void t_built(const char *build_dir)
 		  "-Wl,--no-eh-frame-hdr", true },
 		{ "libfcc.so", "%s/fineibt-cc -O2", true },
 		{ "libplain.so", "clang-22 -O2", false },
+		{ "libmixed.so", "clang-22 -O2 -fsanitize=kcfi plain.o", true },
 	};
 	char path[1024], cmd[1536], cc[768];
 	FILE *f;
@@ -237,6 +247,12 @@ static void t_built(const char *build_dir)
 	snprintf(path, sizeof(path), "%s/lib.c", dir);
 	f = fopen(path, "w");
 	if (!CHECK("probe_build_src", f && fputs(lib_src, f) >= 0 && !fclose(f)))
+		return;
+	snprintf(path, sizeof(path), "%s/plain.c", dir);
+	f = fopen(path, "w");
+	if (!CHECK("probe_build_plain",
+		   f && fputs(plain_src, f) >= 0 && !fclose(f) &&
+		   build("clang-22 -O2 -fPIC -c plain.c -o plain.o")))
 		return;
 	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
 		char name[96];
