@@ -163,6 +163,11 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 		*(bool *)arg = true;
 		return 1;
 	}
+	/* libfineibt.so: linked without fineibt-cc, no index either. */
+	if (fi_early_own && info->dlpi_addr == fi_early_own) {
+		fi_early_said(info);
+		return 0;
+	}
 	if (fi_index_find(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr))
 		return 0;
 	/* The executable keeps the sample of the functions it exports
@@ -170,8 +175,7 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 	 * constructors run after ours and its preinit functions were
 	 * looked at above; its unwind table would start every stock
 	 * program early. */
-	if ((fi_early_own && info->dlpi_addr == fi_early_own) ||
-	    !(name[0] ? fi_live_maybe_kcfi : fi_live_exports_kcfi)(
+	if (!(name[0] ? fi_live_maybe_kcfi : fi_live_exports_kcfi)(
 		    info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr)) {
 		fi_early_said(info);
 		return 0;
