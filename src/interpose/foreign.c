@@ -73,7 +73,6 @@ static pthread_mutex_t fi_fven_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Stub pages (FI_FX()->stub_pages), each near some module's text;
  * filled from the bottom. */
 static int fi_fstub_busy;
-static uint64_t fi_nopened;
 
 static uint64_t fi_page_down(uint64_t a)
 {
@@ -167,21 +166,14 @@ static uint64_t fi_fx_slot_fn(uint64_t i)
 	return __atomic_load_n(&names[i].fn, __ATOMIC_ACQUIRE);
 }
 
-bool fi_foreign_is_veneer(uint64_t addr)
+/* Is @addr the entry of a published dlsym veneer? Signal-safe. */
+static bool fi_foreign_is_veneer(uint64_t addr)
 {
 	uint64_t base = __atomic_load_n(&FI_FX()->fven_base, __ATOMIC_ACQUIRE);
 	uint64_t off = addr - base - FI_FVEN_ENTRY;
 
 	return base && addr >= base + FI_FVEN_ENTRY &&
 	       off % FI_FVEN_SLOT == 0 && fi_fx_slot_fn(off / FI_FVEN_SLOT);
-}
-
-uint64_t fi_foreign_veneer_target(uint64_t addr)
-{
-	uint64_t entry;
-	uint64_t fn = fi_foreign_slot_target(addr, &entry);
-
-	return entry == addr ? fn : 0;
 }
 
 uint64_t fi_foreign_slot_target(uint64_t addr, uint64_t *entry)
@@ -472,10 +464,7 @@ static int fi_fx_open_site(const struct fi_module *m, uint64_t site,
 		return err;
 	fi_fx_page_use(at, FI_FSTUB_SIZE);
 	/* The stub is in place and sealed before any jump leads to it. */
-	err = fi_fx_publish(site, jmp, sizeof(jmp), false);
-	if (!err)
-		__atomic_add_fetch(&fi_nopened, 1, __ATOMIC_RELAXED);
-	return err;
+	return fi_fx_publish(site, jmp, sizeof(jmp), false);
 }
 
 bool fi_foreign_take(const struct fi_trap *t, bool *opened)
@@ -523,9 +512,4 @@ void fi_foreign_text_lock(void)
 void fi_foreign_text_unlock(void)
 {
 	__atomic_store_n(&fi_fstub_busy, 0, __ATOMIC_RELEASE);
-}
-
-uint64_t fi_foreign_sites_opened(void)
-{
-	return __atomic_load_n(&fi_nopened, __ATOMIC_RELAXED);
 }

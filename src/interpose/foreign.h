@@ -25,11 +25,6 @@ struct link_map *fi_foreign_object_at(const void *p, const void **base);
 /* Does a dlsym called from return address @ret hand out veneers (a kCFI caller)? */
 bool fi_foreign_for_caller(const void *ret);
 
-/* Is @addr the entry of a published dlsym veneer? Signal-safe. */
-bool fi_foreign_is_veneer(uint64_t addr);
-/* The function a veneer entry @addr jumps to, or 0. Signal-safe. */
-uint64_t fi_foreign_veneer_target(uint64_t addr);
-
 /*
  * Another rewriter of live text pages (plt.c) takes the flag the
  * handler opens sites under, so that neither moves a copy of a page over
@@ -38,8 +33,5 @@ uint64_t fi_foreign_veneer_target(uint64_t addr);
  */
 void fi_foreign_text_lock(void);
 void fi_foreign_text_unlock(void);
-
-/* How many call sites were opened so far (FINEIBT_VERBOSE, tests). */
-uint64_t fi_foreign_sites_opened(void);
 
 #endif

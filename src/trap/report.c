@@ -32,20 +32,12 @@
 
 /* ------------------------------------------------------ live text reads */
 
-/* @len live bytes at run-time @addr inside one executable view of @m. */
-static const uint8_t *fi_rep_text(const struct fi_module *m, uint64_t addr,
-				  size_t len)
-{
-	return fi_trap_span(m, addr) >= len ? (const uint8_t *)(uintptr_t)addr :
-					      NULL;
-}
-
 /* The run-time hash in the preamble of the function at run-time @func. */
 static bool fi_rep_func_hash(const struct fi_module *m, uint64_t func,
 			     uint32_t *hash)
 {
 	uint64_t pre = func - FI_PREAMBLE_SIZE;
-	const uint8_t *p = fi_rep_text(m, pre, FI_PREAMBLE_SIZE + 4);
+	const uint8_t *p = fi_trap_text_in(m, pre, FI_PREAMBLE_SIZE + 4);
 	struct fi_preamble_info info;
 
 	if (!p || fi_classify_preamble(p, pre, &info) == FI_PRE_NONE)
@@ -173,7 +165,7 @@ static uint64_t fi_rep_caller(const struct fi_trap *t, uint64_t ret)
 		if (!m || !fi_image_is_trap(&m->img, site + FI_KCFI_CALLER_UD -
 					    m->img.bias))
 			continue;
-		p = fi_rep_text(m, site, FI_CALLSITE_SIZE);
+		p = fi_trap_text_in(m, site, FI_CALLSITE_SIZE);
 		if (!p || fi_classify_caller(p, site, &ci) == FI_CALL_NONE ||
 		    ci.jmp || ci.hash != t->type)
 			return 0;

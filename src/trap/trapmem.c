@@ -21,16 +21,22 @@ size_t fi_trap_span(const struct fi_module *m, uint64_t addr)
 	return 0;
 }
 
+const uint8_t *fi_trap_text_in(const struct fi_module *m, uint64_t addr,
+			       size_t len)
+{
+	return m && fi_trap_span(m, addr) >= len ?
+	       (const uint8_t *)(uintptr_t)addr : NULL;
+}
+
 const uint8_t *fi_trap_text(uint64_t addr, size_t len,
 			    const struct fi_module **mp)
 {
 	const struct fi_module *m = fi_rt_module_at(addr);
+	const uint8_t *p = fi_trap_text_in(m, addr, len);
 
-	if (!m || fi_trap_span(m, addr) < len)
-		return NULL;
-	if (mp)
+	if (p && mp)
 		*mp = m;
-	return (const uint8_t *)(uintptr_t)addr;
+	return p;
 }
 
 /* process_vm_readv on ourselves: the bytes read, or -1 and errno. */

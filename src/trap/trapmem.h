@@ -24,6 +24,9 @@ size_t fi_trap_span(const struct fi_module *m, uint64_t addr);
  */
 const uint8_t *fi_trap_text(uint64_t addr, size_t len,
 			    const struct fi_module **mp);
+/* The same inside module @m, already known (NULL: none). */
+const uint8_t *fi_trap_text_in(const struct fi_module *m, uint64_t addr,
+			       size_t len);
 
 /* 8 bytes at @addr, or false if they are not mapped (never faults). */
 bool fi_trap_read64(uint64_t addr, uint64_t *val);
