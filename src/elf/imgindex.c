@@ -34,9 +34,10 @@
 
 /*
  * Functions sampled by fi_live_maybe_kcfi: from the unwind search table,
- * the FI_PROBE_FDES lowest function entries of the text; without one,
- * FI_PROBE_SYMS exported functions whose entry lies in the first 64 KiB
- * of the text (else the 16 lowest-addressed ones).
+ * the FI_PROBE_FDES lowest function entries of the text; without one, or
+ * when they do not all lie in the first 64 KiB of the text,
+ * FI_PROBE_SYMS exported functions whose entry lies there (else the 16
+ * lowest-addressed ones).
  */
 #define FI_PROBE_FDES	32
 #define FI_PROBE_SYMS	16
@@ -1115,7 +1116,13 @@ bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
 	if (!fi_ix_text(ph, phnum, bias, &lo, &hi))
 		return false;
 	n = fi_ix_eh_starts(ph, phnum, bias, lo, hi, funcs, FI_PROBE_FDES);
-	if (n < 0)
-		return fi_live_exports_kcfi(ph, phnum, bias);
-	return fi_any_kcfi_preamble(funcs, (size_t)n);
+	if (n > 0 && fi_any_kcfi_preamble(funcs, (size_t)n))
+		return true;
+	/* A table whose 32 lowest entries lie in the first 64 KiB of the
+	 * text describes the start of the text: its answer stands. A
+	 * sparser one (objects built without unwind tables, a small
+	 * module) leaves the question to the exported functions. */
+	if (n == FI_PROBE_FDES && funcs[n - 1] - lo < FI_PROBE_SPAN)
+		return false;
+	return fi_live_exports_kcfi(ph, phnum, bias);
 }

@@ -76,10 +76,12 @@ const char *fi_image_tcall_list_bad(const struct fi_image *im);
  * For a module without an index: could it be a kCFI module? Looks, in
  * memory, at the 16 bytes before the 32 lowest function entries of its
  * text that its unwind search table lists (.eh_frame_hdr: the first
- * entries of a sorted table, no symbol read); a module without that
- * table is sampled as fi_live_exports_kcfi does. False when none is a
- * kCFI-family preamble (libc, the dynamic loader, libfineibt itself).
- * Never reads a file.
+ * entries of a sorted table, no symbol read). A module without that
+ * table, or whose table lists fewer than 32 functions in the first 64
+ * KiB of its text (a small module, objects built without unwind
+ * tables), is also sampled as fi_live_exports_kcfi does. False when
+ * none is a kCFI-family preamble (libc, the dynamic loader, libfineibt
+ * itself). Never reads a file.
  */
 bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias);
 

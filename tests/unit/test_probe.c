@@ -16,7 +16,9 @@
  *    (clang gives them no preamble; it emits them after their caller,
  *    whose preamble comes first): true;
  *  - on one whose first object, 20 functions, was built without kCFI:
- *    true (the sample reaches the next object);
+ *    true (the sample reaches the next object); the same with its kCFI
+ *    object built without unwind tables (the table lists only the
+ *    other's functions): true (too few entries, the symbols decide);
  *  - on a library linked without .eh_frame_hdr: the symbol sample.
  * With path arguments: prints both answers for each file instead (a
  * tool for looking at one module); exits 1 if they differ.
@@ -236,6 +238,9 @@ static void t_built(const char *build_dir)
 		{ "libfcc.so", "%s/fineibt-cc -O2", true },
 		{ "libplain.so", "clang-22 -O2", false },
 		{ "libmixed.so", "clang-22 -O2 -fsanitize=kcfi plain.o", true },
+		{ "libnounwind.so", "clang-22 -O2 -fsanitize=kcfi "
+		  "-fno-asynchronous-unwind-tables -fno-unwind-tables plain.o",
+		  true },
 	};
 	char path[1024], cmd[1536], cc[768];
 	FILE *f;
