@@ -264,12 +264,16 @@ static bool fi_early_in_deps(const struct fi_early_deps *d, uint64_t a)
 static bool fi_early_bound_safely(const struct link_map *lm)
 {
 	uint64_t b = lm->l_addr, jmprel = 0, pltsz = 0, strtab = 0;
+	uint64_t needed[FI_EARLY_DEPS];
+	size_t nneeded = 0;
 	struct fi_early_deps deps = {
-		.names = { "ld-linux-x86-64.so.2", fi_early_base(lm->l_name) },
-		.nnames = 2,
+		.names = { "ld-linux-x86-64.so.2" },
+		.nnames = 1,
 	};
 	const ElfW(Dyn) *d;
 
+	/* One walk: the names come from the string table, wherever its
+	 * entry lies. */
 	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
 		if (d->d_tag == DT_JMPREL)
 			jmprel = fi_early_ptr(b, d->d_un.d_ptr);
@@ -277,12 +281,14 @@ static bool fi_early_bound_safely(const struct link_map *lm)
 			pltsz = d->d_un.d_val;
 		else if (d->d_tag == DT_STRTAB)
 			strtab = fi_early_ptr(b, d->d_un.d_ptr);
+		else if (d->d_tag == DT_NEEDED && nneeded < FI_EARLY_DEPS - 1)
+			needed[nneeded++] = d->d_un.d_val;
 	}
-	for (d = lm->l_ld; strtab && d->d_tag != DT_NULL; d++) {
-		if (d->d_tag == DT_NEEDED && deps.nnames < FI_EARLY_DEPS)
-			deps.names[deps.nnames++] =
-				(const char *)(uintptr_t)(strtab + d->d_un.d_val);
-	}
+	for (size_t i = 0; strtab && i < nneeded; i++)
+		deps.names[deps.nnames++] =
+			(const char *)(uintptr_t)(strtab + needed[i]);
+	/* libfineibt.so itself by its entry, not by its name. */
+	fi_early_deps_add(&deps, lm);
 	fi_early_deps_scan(&deps);
 	for (uint64_t off = 0; jmprel && off + sizeof(ElfW(Rela)) <= pltsz;
 	     off += sizeof(ElfW(Rela))) {
