@@ -1007,7 +1007,6 @@ static bool fi_ix_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 #define FI_EH_UDATA8	0x04
 #define FI_EH_SDATA4	0x0b
 #define FI_EH_SDATA8	0x0c
-#define FI_EH_PCREL	0x10
 #define FI_EH_DATAREL	0x30
 #define FI_EH_OMIT	0xff
 
@@ -1027,14 +1026,14 @@ static size_t fi_ix_eh_size(uint8_t enc)
 }
 
 /*
- * Up to @n function entries in [@lo, @hi) (with the preamble before them),
- * lowest first, into @out, from
- * the module's .eh_frame_hdr (PT_GNU_EH_FRAME): its search table holds
- * one (initial location, FDE) pair per function with unwind information,
- * sorted by location and relative to the header (datarel, sdata4: what
- * GNU ld, gold, lld and mold write), so the lowest entries are the first
- * pairs. -1 when the module has no such table (no segment, another
- * encoding, a table outside its segments): the caller samples symbols.
+ * Up to @n function entries in [@lo, @hi) (with the preamble before them
+ * in it too), lowest first, into @out, from the module's .eh_frame_hdr
+ * (PT_GNU_EH_FRAME): its search table holds one (initial location, FDE)
+ * pair per function with unwind information, sorted by location and
+ * relative to the header (datarel, sdata4: what GNU ld, gold, lld and
+ * mold write), so the lowest entries are the first pairs. -1 when the
+ * module has no such table (no segment, another encoding, a table larger
+ * than its segment): the caller samples symbols.
  */
 static long fi_ix_eh_starts(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 			    uint64_t lo, uint64_t hi, uint64_t *out, size_t n)
