@@ -575,10 +575,13 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 	fi_foreign_text_unlock();
 	if (!held)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	/* The targets were code addresses: the pages go back unread (the
-	 * pass's buffer: by the caller). */
+	/* The targets were code addresses: the pages go back unread, or
+	 * the pass's buffer (heap, the caller's) is wiped where used (and
+	 * the slot after: an entry left half made is written there). */
 	if (bytes)
 		munmap(fx, bytes);
+	else
+		fi_rt_wipe(fx, (nfx < cap ? nfx + 1 : cap) * sizeof(*fx));
 }
 
 bool fi_plt_any_writable(const struct dl_phdr_info *info)

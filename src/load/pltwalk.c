@@ -13,8 +13,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "load.h"
 #include "print.h"
@@ -72,10 +72,10 @@ static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
 }
 
 /*
- * The buffer is an anonymous read-write mapping that another thread may
- * write (protect_escape's writer does): its count is read once and
- * bounded before it indexes anything, so a forged one can only drop or
- * overwrite entries inside the buffer, never write past it.
+ * The buffer is heap memory that another thread may write (protect_escape's
+ * writer does): its count is read once and bounded before it indexes
+ * anything, so a forged one can only drop or overwrite entries inside the
+ * buffer, never write past it.
  */
 static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -96,18 +96,20 @@ static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* The executable ranges, collected at the first module that needs them
- * (the walk's lock is recursive); NULL if they cannot be. */
+/*
+ * The executable ranges, collected at the first module that needs them
+ * (the walk's lock is recursive); NULL if they cannot be. From the heap,
+ * not a mapping of its own (an mmap and a munmap, with its TLB flush, at
+ * every start-up): code addresses are wiped from it before it is freed
+ * (fi_plt_walk, and plt.c the fixes it made), so none stays readable.
+ */
 static struct fi_rt_plt_walk *fi_rt_plt_ranges(struct fi_rt_plt_walk **w)
 {
 	if (*w)
 		return *w;
-	*w = mmap(NULL, sizeof(**w), PROT_READ | PROT_WRITE,
-		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (*w == MAP_FAILED) {
-		*w = NULL;
+	*w = malloc(sizeof(**w));
+	if (!*w)
 		return NULL;
-	}
 	(*w)->nxr = 0;
 	dl_iterate_phdr(fi_rt_xr_cb, *w);
 	return *w;
@@ -224,7 +226,12 @@ void fi_plt_walk(void)
 	dl_iterate_phdr(fi_rt_plt_cb, &a);
 	if (a.p.held)
 		pthread_sigmask(SIG_SETMASK, &a.old, NULL);
-	/* Code addresses: the pages go back unread. */
-	if (a.w)
-		munmap(a.w, sizeof(*a.w));
+	/* Code addresses: wiped (the ranges; plt.c wiped its fixes). */
+	if (a.w) {
+		size_t nxr = __atomic_load_n(&a.w->nxr, __ATOMIC_RELAXED);
+
+		fi_rt_wipe(a.w->xr, (nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN) *
+			   sizeof(a.w->xr[0]));
+		free(a.w);
+	}
 }

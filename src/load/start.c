@@ -991,9 +991,9 @@ static void fi_rt_finish(void)
 		fi_say("fineibt: warning: cannot install the SIGILL handler "
 		       "(%s); CFI failures will not be reported\n",
 		       strerror(-err));
-	fi_rt_set_active(true);
-	/* Start-up is over: mode and key are final (docs/protection.md). */
-	fi_rt_seal();
+	/* Active, and start-up is over: mode and key are final
+	 * (docs/protection.md). */
+	fi_rt_seal_active();
 	if (fi_variant.early_forget)
 		fi_variant.early_forget();
 	fi_rt_publish(&(const struct fi_rt_self){

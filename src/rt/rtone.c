@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "strbuf.h"
 
 #define FI_ONE_PREFIX	"/memfd:fineibt-rt:"
 #define FI_ONE_PAGE	4096
@@ -62,11 +63,16 @@ void fi_rt_publish(const struct fi_rt_self *calls)
 void fi_rt_publish_anchor(void)
 {
 	char name[64];
+	struct fi_strbuf b;
 	void *p;
 	int fd;
 
-	snprintf(name, sizeof(name), "fineibt-rt:%lx:%x",
-		 (unsigned long)(uintptr_t)fi_rt(), FI_RT_ABI);
+	/* "fineibt-rt:ADDR:ABI", hexadecimal both (no stdio at start-up). */
+	fi_strbuf_init(&b, name, sizeof(name), 0);
+	fi_strbuf_str(&b, &FI_ONE_PREFIX[sizeof("/memfd:") - 1]);
+	fi_strbuf_xdigits(&b, (uint64_t)(uintptr_t)fi_rt(), 1);
+	fi_strbuf_char(&b, ':');
+	fi_strbuf_xdigits(&b, FI_RT_ABI, 1);
 	fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);
 	if (fd < 0)
 		return;

@@ -131,19 +131,43 @@ int fi_rt_set_active(bool active)
 	return ret;
 }
 
-void fi_rt_seal(void)
+/*
+ * Seal the state; with @activate, set active in the same put (start-up
+ * sets both, one after the other: the two bytes are adjacent).
+ */
+static void fi_rt_seal_as(bool activate)
 {
+	static const bool both[2] = { true, true };
 	const struct fi_runtime *rt;
 	sigset_t saved;
 
+	_Static_assert(offsetof(struct fi_runtime, sealed) ==
+		       offsetof(struct fi_runtime, active) + 1,
+		       "active and sealed are adjacent");
 	rt = fi_rt_write_begin(&saved);
 	if (rt) {
-		if (!rt->sealed)
-			FI_RT_PUT(rt->sealed, true);
+		if (!rt->sealed && activate) {
+			fi_rt_put(&rt->active, both, sizeof(both));
+		} else {
+			if (activate && !rt->active)
+				FI_RT_PUT(rt->active, true);
+			if (!rt->sealed)
+				FI_RT_PUT(rt->sealed, true);
+		}
 		/* From now on the thunks check (coarse.h). */
 		fi_rt_coarse_publish(rt);
 		fi_rt_write_end(&saved);
 	}
+}
+
+void fi_rt_seal(void)
+{
+	fi_rt_seal_as(false);
+}
+
+void fi_rt_seal_active(void)
+{
+	fi_rt_seal_as(true);
 }
 
 /*
@@ -731,6 +755,24 @@ uint64_t fi_rt_bhi_base(uint64_t addr)
 /* The program's initial stack: its top (ld.so) and its size limit. */
 extern void *__libc_stack_end;
 
+/* The floor of a thread's stack as libc knows it, or 0. */
+static uintptr_t fi_rt_thread_floor(uintptr_t sp)
+{
+	pthread_attr_t a;
+	size_t size;
+	void *addr;
+	uintptr_t lo;
+
+	if (pthread_getattr_np(pthread_self(), &a))
+		return 0;
+	if (pthread_attr_getstack(&a, &addr, &size))
+		size = 0;
+	pthread_attr_destroy(&a);
+	/* [addr, addr + size) excludes the guard page (glibc). */
+	lo = (uintptr_t)addr;
+	return size && sp > lo && sp <= lo + size ? lo : 0;
+}
+
 /*
  * The lowest address the stack holding @sp may be written at, or 0 when
  * @sp is on no stack we know the bounds of (a coroutine's stack the
@@ -741,35 +783,47 @@ static uintptr_t fi_rt_stack_floor(uintptr_t sp)
 	uintptr_t top = (uintptr_t)__libc_stack_end, lo;
 	size_t reach;
 	struct rlimit rl;
-	pthread_attr_t a;
-	size_t size;
-	void *addr;
+	struct fi_vma v;
 
-	if (getpid() == (pid_t)syscall(SYS_gettid)) {
-		/*
-		 * Not pthread_getattr_np: for the initial thread it reads
-		 * /proc/self/maps, at every start-up. The stack's mapping
-		 * may grow to RLIMIT_STACK below its top, of which the
-		 * arguments and environment (above __libc_stack_end) take
-		 * at most a quarter (ARG_MAX), the auxiliary vector and
-		 * alignment a few pages more.
-		 */
-		if (getrlimit(RLIMIT_STACK, &rl) || rl.rlim_cur == RLIM_INFINITY)
-			rl.rlim_cur = 8u << 20;
-		reach = rl.rlim_cur / 4 * 3;
-		if (reach <= 64 * 1024 || top < reach)
-			return 0;
-		lo = top - reach + 64 * 1024;
-		return sp > lo && sp <= top ? lo : 0;
+	/*
+	 * The kernel's mapping around @sp. The initial stack is the one
+	 * that holds the stack's top: it grows down and is never merged
+	 * with a neighbour, so its low end is where the stack is mapped
+	 * down to now (no lower floor is needed: pages never mapped hold no
+	 * secret). Every thread's control block (the thread pointer) lies at
+	 * the top of its own stack, but the main thread's, which ld.so
+	 * allocated elsewhere: a thread pointer inside that mapping is a
+	 * thread whose stack the program carved out of the initial stack,
+	 * whose bounds only libc knows. No system call but the query.
+	 */
+	if (!fi_rt_vma_kept(sp, &v)) {
+		uintptr_t tp;
+
+		__asm__("mov %%fs:0, %0" : "=r"(tp));
+		if (top >= v.lo && top < v.hi && sp > v.lo)
+			return tp >= v.lo && tp < v.hi ? fi_rt_thread_floor(sp) : v.lo;
+		/* Elsewhere: a thread's stack, or one of the program's own
+		 * (a coroutine's) on the main thread. */
+		return getpid() == (pid_t)syscall(SYS_gettid) ? 0 :
+		       fi_rt_thread_floor(sp);
 	}
-	if (pthread_getattr_np(pthread_self(), &a))
+	if (getpid() != (pid_t)syscall(SYS_gettid))
+		return fi_rt_thread_floor(sp);
+	/*
+	 * No kept maps descriptor or no PROCMAP_QUERY (before Linux 6.11).
+	 * Not pthread_getattr_np: for the initial thread it reads
+	 * /proc/self/maps, at every start-up. The stack's mapping may grow
+	 * to RLIMIT_STACK below its top, of which the arguments and
+	 * environment (above __libc_stack_end) take at most a quarter
+	 * (ARG_MAX), the auxiliary vector and alignment a few pages more.
+	 */
+	if (getrlimit(RLIMIT_STACK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		rl.rlim_cur = 8u << 20;
+	reach = rl.rlim_cur / 4 * 3;
+	if (reach <= 64 * 1024 || top < reach)
 		return 0;
-	if (pthread_attr_getstack(&a, &addr, &size))
-		size = 0;
-	pthread_attr_destroy(&a);
-	/* [addr, addr + size) excludes the guard page (glibc). */
-	lo = (uintptr_t)addr;
-	return size && sp > lo && sp <= lo + size ? lo : 0;
+	lo = top - reach + 64 * 1024;
+	return sp > lo && sp <= top ? lo : 0;
 }
 
 /*

@@ -241,6 +241,16 @@ int fi_rt_vma(uint64_t addr, struct fi_vma *v)
 	return ret;
 }
 
+int fi_rt_vma_kept(uint64_t addr, struct fi_vma *v)
+{
+	int fd = fi_vma_kept_fd(), ret;
+
+	if (fd < 0)
+		return -ENODEV;
+	ret = fi_vma_ask(fd, addr, v, false);
+	return ret == 0 || ret == -ENOENT ? ret : -ENODEV;
+}
+
 int fi_rt_vma_text(uint64_t lo, uint64_t hi, bool exec, struct fi_vma *first)
 {
 	struct fi_vma v;

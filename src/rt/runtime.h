@@ -385,6 +385,9 @@ struct fi_vma {
 	uint64_t dev, ino, off;		/* off: file offset of @lo */
 };
 int fi_rt_vma(uint64_t addr, struct fi_vma *v);
+/* The same from the runtime's kept descriptor only (never an open or a
+ * read of the maps file): -ENODEV when it cannot be asked that way. */
+int fi_rt_vma_kept(uint64_t addr, struct fi_vma *v);
 /*
  * The maps file (rtverify.c), read without stdio: the whole of @fd (read
  * from offset 0) in a malloc'd, NUL-terminated buffer, or NULL. Then
@@ -412,6 +415,8 @@ int fi_rt_set_active(bool active);
 int fi_rt_set_cache(const struct fi_rt_cache *c);
 /* Start-up is over: no setter of the mode exists from now on. */
 void fi_rt_seal(void);
+/* fi_rt_set_active(true) and fi_rt_seal() in one put (start-up's end). */
+void fi_rt_seal_active(void);
 /*
  * Test builds only (tests/lib/rtdebug.c; no-ops otherwise, never active
  * in an AT_SECURE process): park the writing thread at @where ("window",

@@ -711,8 +711,12 @@ int fi_trap_install(void)
 		ret = -errno;
 		goto out;
 	}
-	/* Held by the kernel now: the record must say so, or stop. */
-	if (fi_trap_user_set(&rt->sig, &old) || FI_RT_PUT(rt->sig.installed, true))
+	/*
+	 * Held by the kernel now: the record must say so, or stop. The
+	 * program's handler and the installed flag in one put (they are
+	 * adjacent; only writers, under the lock, read the flag).
+	 */
+	if (fi_trap_user_installed(&rt->sig, &old))
 		fi_rt_die("cannot record the SIGILL handler");
 out:
 	fi_rt_write_end(&saved);

@@ -76,6 +76,23 @@ static inline int fi_trap_user_set(const struct fi_rt_sig *s,
 }
 
 /*
+ * Inside a write window, at the install of fineibt's handler (@s not
+ * installed yet): @act recorded as fi_trap_user_set does, and installed
+ * set, in one put. 0 or -errno.
+ */
+static inline int fi_trap_user_installed(const struct fi_rt_sig *s,
+					 const struct sigaction *act)
+{
+	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct fi_rt_sig n = *s;
+
+	n.user_act = act->sa_sigaction == fi_trap_handler ? dfl : *act;
+	n.installed = true;
+	return fi_rt_put(s, &n, offsetof(struct fi_rt_sig, installed) +
+			 sizeof(n.installed));
+}
+
+/*
  * Decode a #UD at @r->ip. Returns true and fills @t for a CFI trap of a
  * registered module or stub array; false (t->kind = FI_TRAP_NONE) for
  * anything else. Async-signal-safe.

@@ -4,6 +4,10 @@
 #    (rewritten there; the stack scrub that follows must stay inside that
 #    stack: it used to wipe 32 KiB below it and crash), calls into it, and
 #    makes a confused call: reported and fatal, or continued in warn.
+#  - carved: a thread whose 16 KiB stack is a local array of the main
+#    thread, right above a canary region, dlopens the kCFI library: the
+#    scrub must stop at the thread's stack (libc's bounds), not run down
+#    the initial stack's mapping into the main thread's memory.
 #  - alt: the handler runs on an alternate signal stack with a canary
 #    region right below it (shared memory, checked by the parent after the
 #    child's trap): an 8 KiB one (SIGSTKSZ of MINSIGSTKSZ-era code) in
@@ -64,6 +68,15 @@ for kib in 16 32; do
 		expect "thread[$kib KiB,$m]: dlopen, scrub and trap on the thread's stack" \
 			"$m" "$FULL_RE" "dl ok"
 	done
+done
+
+for m in kcfi auto fineibt,bhi auto,warn; do
+	pr_run carved "$m" "$PROG" carved "$LIB" 16
+	if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = $'dl ok\ncanary ok' ]; then
+		pr_pass "carved[16 KiB,$m]: the scrub stays inside a thread stack carved out of main's"
+	else
+		pr_fail "carved[16 KiB,$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
 done
 
 # alt_case TAG MODE SIZE RE [ENV...]: the child traps on a SIZE-byte

@@ -21,6 +21,13 @@
  *                       of the alternate stack written (kernel frame and
  *                       handler), K the
  *                       bytes of the canary region written
+ *   stack_prog carved LIB KIB  on a thread whose KIB KiB stack is carved
+ *                       out of the main thread's (a local array of main),
+ *                       right above a 16 KiB canary region of that array:
+ *                       dlopen LIB and a legal call ("dl ok"); then main
+ *                       prints "canary ok" (or "canary clobbered K"): the
+ *                       scrub after the rewrite must stay inside the
+ *                       thread's stack, not the initial stack's mapping
  *   stack_prog frame    prints "frame F"
  */
 #define _GNU_SOURCE
@@ -110,6 +117,38 @@ static int do_thread(const char *lib, size_t kib)
 	return ret ? 2 : 0;
 }
 
+static void *carved_main(void *lib)
+{
+	return open_lib(lib) ? lib : NULL;
+}
+
+static int do_carved(const char *lib, size_t kib)
+{
+	uint8_t region[CANARY + 64 * 1024] __attribute__((aligned(64)));
+	size_t size = kib * 1024, low;
+	pthread_attr_t a;
+	pthread_t t;
+	void *ret = NULL;
+
+	if (size > sizeof(region) - CANARY)
+		return 2;
+	memset(region, PATTERN, CANARY + size);
+	if (pthread_attr_init(&a) ||
+	    pthread_attr_setstack(&a, region + CANARY, size) ||
+	    pthread_create(&t, &a, carved_main, (void *)lib)) {
+		printf("no thread on a %zu KiB stack of main's\n", kib);
+		return 2;
+	}
+	pthread_join(t, &ret);
+	for (low = 0; low < CANARY && region[low] == PATTERN; low++)
+		;
+	if (low >= CANARY)
+		printf("canary ok\n");
+	else
+		printf("canary clobbered %zu\n", CANARY - low);
+	return ret ? 2 : 0;
+}
+
 static int do_alt(const char *lib, size_t size)
 {
 	uint8_t *mem = mmap(NULL, CANARY + size, PROT_READ | PROT_WRITE,
@@ -152,12 +191,15 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 4 && !strcmp(argv[1], "thread"))
 		return do_thread(argv[2], strtoul(argv[3], NULL, 0));
+	if (argc == 4 && !strcmp(argv[1], "carved"))
+		return do_carved(argv[2], strtoul(argv[3], NULL, 0));
 	if (argc == 2 && !strcmp(argv[1], "frame")) {
 		printf("frame %zu\n", kernel_frame());
 		return 0;
 	}
 	if (argc == 4 && !strcmp(argv[1], "alt"))
 		return do_alt(argv[2], strtoul(argv[3], NULL, 0));
-	fprintf(stderr, "usage: stack_prog thread LIB KIB | alt LIB SIZE | frame\n");
+	fprintf(stderr, "usage: stack_prog thread LIB KIB | carved LIB KIB | "
+		"alt LIB SIZE | frame\n");
 	return 2;
 }
