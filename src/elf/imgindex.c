@@ -33,9 +33,13 @@
 #include "note.h"
 
 /*
- * Functions sampled by fi_live_maybe_kcfi: 16 whose entry lies in the
- * first 64 KiB of the text (else the 16 lowest-addressed ones).
+ * Functions sampled by fi_live_maybe_kcfi: from the unwind search table,
+ * the FI_PROBE_FDES lowest function entries of the text; without one, or
+ * when they do not all lie in the first 64 KiB of the text,
+ * FI_PROBE_SYMS exported functions whose entry lies there (else the 16
+ * lowest-addressed ones).
  */
+#define FI_PROBE_FDES	32
 #define FI_PROBE_SYMS	16
 #define FI_PROBE_SPAN	(64u * 1024)
 
@@ -984,23 +988,109 @@ static size_t fi_ix_near(const Elf64_Sym *sym, size_t nsym, uint64_t bias,
 	return got;
 }
 
-/* The first executable segment's run-time start, or 0. */
-static uint64_t fi_ix_text_lo(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
+/* The first executable segment's run-time range, or false. */
+static bool fi_ix_text(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+		       uint64_t *lo, uint64_t *hi)
 {
 	for (size_t i = 0; i < phnum; i++) {
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
-			return ph[i].p_vaddr + bias;
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+			*lo = ph[i].p_vaddr + bias;
+			*hi = *lo + ph[i].p_memsz;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* DWARF pointer encodings (DW_EH_PE_*) that .eh_frame_hdr uses. */
+#define FI_EH_UDATA4	0x03
+#define FI_EH_UDATA8	0x04
+#define FI_EH_SDATA4	0x0b
+#define FI_EH_SDATA8	0x0c
+#define FI_EH_DATAREL	0x30
+#define FI_EH_OMIT	0xff
+
+/* Bytes of a value of encoding @enc (format bits only), or 0. */
+static size_t fi_ix_eh_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x00:	/* absptr */
+	case FI_EH_UDATA8:
+	case FI_EH_SDATA8:
+		return 8;
+	case FI_EH_UDATA4:
+	case FI_EH_SDATA4:
+		return 4;
 	}
 	return 0;
 }
 
-bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
+/*
+ * Up to @n function entries in [@lo, @hi) (with the preamble before them
+ * in it too), lowest first, into @out, from the module's .eh_frame_hdr
+ * (PT_GNU_EH_FRAME): its search table holds one (initial location, FDE)
+ * pair per function with unwind information, sorted by location and
+ * relative to the header (datarel, sdata4: what GNU ld, gold, lld and
+ * mold write), so the lowest entries are the first pairs. -1 when the
+ * module has no such table (no segment, another encoding, a table larger
+ * than its segment): the caller samples symbols.
+ */
+static long fi_ix_eh_starts(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			    uint64_t lo, uint64_t hi, uint64_t *out, size_t n)
 {
-	uint64_t funcs[FI_PROBE_SYMS], lo = fi_ix_text_lo(ph, phnum, bias);
+	const uint8_t *h = NULL, *t;
+	uint64_t at = 0, size = 0, count, first, span;
+	size_t ptrsz, cntsz, got = 0;
+
+	for (size_t i = 0; i < phnum && !h; i++) {
+		if (ph[i].p_type == PT_GNU_EH_FRAME && ph[i].p_memsz >= 4) {
+			at = ph[i].p_vaddr + bias;
+			size = ph[i].p_memsz;
+			if (fi_ix_mapped(ph, phnum, bias, at, size))
+				h = (const uint8_t *)(uintptr_t)at;
+		}
+	}
+	/* version 1; eh_frame_ptr, fde_count, table encodings */
+	if (!h || h[0] != 1 || h[3] != (FI_EH_DATAREL | FI_EH_SDATA4) ||
+	    h[2] == FI_EH_OMIT || (h[2] & 0xf0) || h[1] == FI_EH_OMIT)
+		return -1;
+	ptrsz = fi_ix_eh_size(h[1]);
+	cntsz = fi_ix_eh_size(h[2]);
+	if (!ptrsz || !cntsz || 4 + ptrsz + cntsz > size)
+		return -1;
+	if (cntsz == 4)
+		count = fi_ix_word(h + 4 + ptrsz);
+	else
+		memcpy(&count, h + 4 + ptrsz, sizeof(count));
+	t = h + 4 + ptrsz + cntsz;
+	/* The table lies in the segment (mapped, checked above). */
+	if (count > (size - 4 - ptrsz - cntsz) / 8)
+		return -1;
+	/* Entries in [first, first + span]: the preamble before the
+	 * function and its first bytes readable. */
+	if (hi - lo < FI_PREAMBLE_SIZE + 4)
+		return 0;
+	first = lo + FI_PREAMBLE_SIZE;
+	span = hi - 4 - first;
+	for (uint64_t i = 0; i < count && got < n; i++) {
+		uint64_t f = at + (uint64_t)(int64_t)(int32_t)fi_ix_word(t + 8 * i);
+
+		if (f - first <= span)
+			out[got++] = f;
+		else if (f >= first)
+			break;	/* past the segment: sorted */
+	}
+	return (long)got;
+}
+
+bool fi_live_exports_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
+{
+	uint64_t funcs[FI_PROBE_SYMS], lo, hi;
 	const Elf64_Sym *sym;
 	size_t n, nsym;
 
-	if (!lo || !fi_ix_dynsym(ph, phnum, bias, &sym, &nsym))
+	if (!fi_ix_text(ph, phnum, bias, &lo, &hi) ||
+	    !fi_ix_dynsym(ph, phnum, bias, &sym, &nsym))
 		return false;
 	/* The first pages of the text: one or two page faults at most. */
 	n = fi_ix_near(sym, nsym, bias, lo, lo + FI_PROBE_SPAN, funcs,
@@ -1009,17 +1099,29 @@ bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
 		n = fi_ix_lowest(sym, nsym, bias, funcs, FI_PROBE_SYMS);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pre = funcs[i] - FI_PREAMBLE_SIZE;
-		struct fi_preamble_info info;
 
-		if (!fi_ix_in_text(ph, phnum, bias, pre, FI_PREAMBLE_SIZE + 4))
-			continue;
-		if (fi_classify_preamble((const uint8_t *)(uintptr_t)pre, pre,
-					 &info) != FI_PRE_NONE)
-			return true;
-		/* Stock -fsanitize=kcfi alone: read the file, which tells the
-		 * runtime to say why the module stays as compiled. */
-		if (fi_match_unprefixed_kcfi((const uint8_t *)(uintptr_t)funcs[i]))
+		if (fi_ix_in_text(ph, phnum, bias, pre, FI_PREAMBLE_SIZE + 4) &&
+		    fi_any_kcfi_preamble(&funcs[i], 1))
 			return true;
 	}
 	return false;
+}
+
+bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
+{
+	uint64_t funcs[FI_PROBE_FDES], lo, hi;
+	long n;
+
+	if (!fi_ix_text(ph, phnum, bias, &lo, &hi))
+		return false;
+	n = fi_ix_eh_starts(ph, phnum, bias, lo, hi, funcs, FI_PROBE_FDES);
+	if (n > 0 && fi_any_kcfi_preamble(funcs, (size_t)n))
+		return true;
+	/* A table whose 32 lowest entries lie in the first 64 KiB of the
+	 * text describes the start of the text: its answer stands. A
+	 * sparser one (objects built without unwind tables, a small
+	 * module) leaves the question to the exported functions. */
+	if (n == FI_PROBE_FDES && funcs[n - 1] - lo < FI_PROBE_SPAN)
+		return false;
+	return fi_live_exports_kcfi(ph, phnum, bias);
 }

@@ -74,13 +74,25 @@ const char *fi_image_tcall_list_bad(const struct fi_image *im);
 
 /*
  * For a module without an index: could it be a kCFI module? Looks, in
- * memory, at the 16 bytes before 16 functions its dynamic symbol table
- * defines in the first 64 KiB of its text (or, if it has fewer there, the
- * 16 lowest-addressed ones): every exported function of a kCFI module has
- * a preamble. False when none is a kCFI-family preamble (libc, the
- * dynamic loader, libfineibt itself). Never reads a file.
+ * memory, at the 16 bytes before the 32 lowest function entries of its
+ * text that its unwind search table lists (.eh_frame_hdr: the first
+ * entries of a sorted table, no symbol read). A module without that
+ * table, or whose table lists fewer than 32 functions in the first 64
+ * KiB of its text (a small module, objects built without unwind
+ * tables), is also sampled as fi_live_exports_kcfi does. False when
+ * none is a kCFI-family preamble (libc, the dynamic loader, libfineibt
+ * itself). Never reads a file.
  */
 bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias);
+
+/*
+ * The same question asked of exported functions only: 16 that the
+ * dynamic symbol table defines in the first 64 KiB of the text (or, if
+ * it has fewer there, the 16 lowest-addressed ones). Every exported
+ * function of a kCFI module has a preamble; walks the whole table (libc:
+ * about 3,000 symbols) when the module is not one.
+ */
+bool fi_live_exports_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias);
 
 /*
  * `fineibt patch`, on the bytes @note (@size) of the .note.fineibt

@@ -65,8 +65,8 @@ extern char **environ;
 /*
  * The modules the check below found without kCFI (libc, the loader...),
  * so that the first scan, moments later in our constructor, does not
- * sample their code again (fi_live_maybe_kcfi walks every dynamic
- * symbol: about 4,000 instructions for libc). Valid only while no module
+ * sample their code again (fi_live_maybe_kcfi reads 32 function entries
+ * of each: about 1,000 instructions). Valid only while no module
  * was unloaded since (dlpi_subs): then a module at the same bias with
  * the same program headers is the same mapping.
  */
@@ -154,8 +154,8 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	bool slash = false;
 
-	for (const char *p = name; *p; p++)
-		slash |= *p == '/';
+	for (const char *p = name; *p && !slash; p++)
+		slash = *p == '/';
 	/* The vdso: no file, never kCFI. */
 	if (name[0] && !slash)
 		return 0;
@@ -163,11 +163,20 @@ static int fi_early_foreign_cb(struct dl_phdr_info *info, size_t size,
 		*(bool *)arg = true;
 		return 1;
 	}
+	/* libfineibt.so: linked without fineibt-cc, no index either. */
+	if (fi_early_own && info->dlpi_addr == fi_early_own) {
+		fi_early_said(info);
+		return 0;
+	}
 	if (fi_index_find(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr))
 		return 0;
-	if ((fi_early_own && info->dlpi_addr == fi_early_own) ||
-	    !fi_live_maybe_kcfi(info->dlpi_phdr, info->dlpi_phnum,
-				info->dlpi_addr)) {
+	/* The executable keeps the sample of the functions it exports
+	 * (usually none): under `fineibt run` a stock program's
+	 * constructors run after ours and its preinit functions were
+	 * looked at above; its unwind table would start every stock
+	 * program early. */
+	if (!(name[0] ? fi_live_maybe_kcfi : fi_live_exports_kcfi)(
+		    info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr)) {
 		fi_early_said(info);
 		return 0;
 	}
@@ -255,12 +264,16 @@ static bool fi_early_in_deps(const struct fi_early_deps *d, uint64_t a)
 static bool fi_early_bound_safely(const struct link_map *lm)
 {
 	uint64_t b = lm->l_addr, jmprel = 0, pltsz = 0, strtab = 0;
+	uint64_t needed[FI_EARLY_DEPS];
+	size_t nneeded = 0;
 	struct fi_early_deps deps = {
-		.names = { "ld-linux-x86-64.so.2", fi_early_base(lm->l_name) },
-		.nnames = 2,
+		.names = { "ld-linux-x86-64.so.2" },
+		.nnames = 1,
 	};
 	const ElfW(Dyn) *d;
 
+	/* One walk: the names come from the string table, wherever its
+	 * entry lies. */
 	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
 		if (d->d_tag == DT_JMPREL)
 			jmprel = fi_early_ptr(b, d->d_un.d_ptr);
@@ -268,12 +281,14 @@ static bool fi_early_bound_safely(const struct link_map *lm)
 			pltsz = d->d_un.d_val;
 		else if (d->d_tag == DT_STRTAB)
 			strtab = fi_early_ptr(b, d->d_un.d_ptr);
+		else if (d->d_tag == DT_NEEDED && nneeded < FI_EARLY_DEPS - 1)
+			needed[nneeded++] = d->d_un.d_val;
 	}
-	for (d = lm->l_ld; strtab && d->d_tag != DT_NULL; d++) {
-		if (d->d_tag == DT_NEEDED && deps.nnames < FI_EARLY_DEPS)
-			deps.names[deps.nnames++] =
-				(const char *)(uintptr_t)(strtab + d->d_un.d_val);
-	}
+	for (size_t i = 0; strtab && i < nneeded; i++)
+		deps.names[deps.nnames++] =
+			(const char *)(uintptr_t)(strtab + needed[i]);
+	/* libfineibt.so itself by its entry, not by its name. */
+	fi_early_deps_add(&deps, lm);
 	fi_early_deps_scan(&deps);
 	for (uint64_t off = 0; jmprel && off + sizeof(ElfW(Rela)) <= pltsz;
 	     off += sizeof(ElfW(Rela))) {

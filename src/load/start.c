@@ -502,18 +502,19 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 	/* The vdso and other nameless mappings have no file to read. */
 	if (f->name[0] && !strchr(f->name, '/'))
 		return NULL;
+	/* No index and no kCFI preamble in memory: libc, ld.so,
+	 * libfineibt... never opened. At start-up the early check may
+	 * have looked at them already (early.c: no index either). */
+	if (f->name[0] && !fi_rt()->sealed && fi_variant.early_said_plain &&
+	    fi_variant.early_said_plain(f, fi_subs_now))
+		return NULL;
 	desc = fi_index_find(f->phdr, f->phnum, f->bias);
 	if (desc) {
 		m = fi_rt_open_index(f, desc, &fall);
 		if (m || !fall)
 			return m;
 	} else if (f->name[0] &&
-		   ((!fi_rt()->sealed && fi_variant.early_said_plain &&
-		     fi_variant.early_said_plain(f, fi_subs_now)) ||
-		    !fi_live_maybe_kcfi(f->phdr, f->phnum, f->bias))) {
-		/* No index and no kCFI preamble in memory: libc, ld.so,
-		 * libfineibt... never opened. At start-up the early check
-		 * may have sampled them already (early.c). */
+		   !fi_live_maybe_kcfi(f->phdr, f->phnum, f->bias)) {
 		return NULL;
 	}
 	/* The executable (dl_iterate_phdr names it ""): read through

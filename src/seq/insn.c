@@ -809,6 +809,30 @@ enum fi_preamble_form fi_classify_preamble(const uint8_t *p, uint64_t ip,
 	return info.form;
 }
 
+bool fi_any_kcfi_preamble(const uint64_t *funcs, size_t n)
+{
+	const uint8_t op = fi_seq_kcfi_preamble.bytes[0];
+	const uint8_t endbr = fi_seq_fineibt_preamble.bytes[0];
+
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *f = (const uint8_t *)(uintptr_t)funcs[i];
+		const uint8_t *p = f - FI_PREAMBLE_SIZE;
+
+		/* Every form fi_classify_preamble knows starts with the
+		 * kCFI movl or the FineIBT preamble's first byte (its hash
+		 * comes later): the rest of it only for those. */
+		if (((p[0] >= op && p[0] <= op + FI_MAX_ARITY) || p[0] == endbr) &&
+		    fi_classify_preamble(p, funcs[i] - FI_PREAMBLE_SIZE, NULL) !=
+			    FI_PRE_NONE)
+			return true;
+		/* Stock -fsanitize=kcfi alone: the runtime reads the file,
+		 * which tells it to say why the module stays as compiled. */
+		if (fi_match_unprefixed_kcfi(f))
+			return true;
+	}
+	return false;
+}
+
 uint32_t fi_decode_caller_hash(const uint8_t *p)
 {
 	const uint8_t *mov = fi_seq_kcfi_caller.bytes;

@@ -353,6 +353,14 @@ struct fi_preamble_info {
 enum fi_preamble_form fi_classify_preamble(const uint8_t *p, uint64_t ip,
 					   struct fi_preamble_info *out);
 
+/*
+ * Has one of the @n functions at run-time addresses @funcs (each with its
+ * 16 bytes before and 4 after readable) a preamble fi_classify_preamble
+ * knows, or stock kCFI's hash right before it (fi_match_unprefixed_kcfi)?
+ * The test of the runtime's probe of modules without an index.
+ */
+bool fi_any_kcfi_preamble(const uint64_t *funcs, size_t n);
+
 /* Forms a 20-byte call site can take. */
 enum fi_caller_form {
 	FI_CALL_NONE = 0,
