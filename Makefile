@@ -196,12 +196,12 @@ FI_SO_LIBC := close open pread write readlink fstat mmap munmap mprotect mremap 
 	clock_gettime getpagesize sysconf sigemptyset sigfillset sigaddset \
 	sigismember sigprocmask pthread_sigmask memcpy memmove memset memcmp bcmp \
 	memchr strlen strnlen strcmp strncmp strchr strcspn strstr stpcpy strncpy \
-	strcpy getenv secure_getenv
+	strcpy getenv secure_getenv dladdr snprintf vsnprintf strerror
 FI_SO_WRAP := $(foreach f,malloc calloc realloc free strdup malloc_trim qsort \
 	$(if $(SAN),,$(FI_SO_LIBC)),-Wl,--wrap=$(f)) -Wl,-Bsymbolic-functions
 $(BUILD)/obj/load/ownlibc.c.o: LIB_CFLAGS += -fno-builtin
 FI_SO_ONLY := %/dlsym_so.c.o %/variant_so.c.o %/early.c.o %/alloc.c.o %/ownlibc.c.o
-FI_A_ONLY := %/dlsym_a.c.o %/variant_a.c.o %/preinit.c.o
+FI_A_ONLY := %/dlsym_a.c.o %/variant_a.c.o %/next_a.c.o %/preinit.c.o
 $(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 	@rm -f $@
 	$(call say,AR,$@)
@@ -212,10 +212,10 @@ $(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 # (the state, the scans' scratch) first, the small variables together
 # after them: the ones a start-up touches lie on one page instead of
 # eight, each a page fault (docs/bench.md, "Start-up cuts, evening
-# 2026-12-06").
-fi_so_link = $(CC) -shared -o $(1) $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) -Wl,-soname,$(2) \
+# 2026-12-06"). -nostartfiles and -z nodelete: src/load/ownlibc.c, end.
+fi_so_link = $(CC) -shared -nostartfiles -o $(1) $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) -Wl,-soname,$(2) \
 	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
-	-Wl,-z,relro -Wl,-z,now -Wl,--gc-sections -Wl,--sort-section=alignment \
+	-Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--gc-sections -Wl,--sort-section=alignment \
 	$(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
 	$(call say,LD,$@)
@@ -267,9 +267,9 @@ $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 
 $(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
 	$(call say,LD,$@)
-	$(Q)$(CC) -shared -o $@ $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
+	$(Q)$(CC) -shared -nostartfiles -o $@ $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
-		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,--gc-sections -Wl,--sort-section=alignment $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
+		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--gc-sections -Wl,--sort-section=alignment $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
 
 # make check [T=name]: every test, or those whose name contains T.

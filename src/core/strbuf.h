@@ -13,6 +13,7 @@
 #ifndef FI_STRBUF_H
 #define FI_STRBUF_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,5 +44,20 @@ void fi_strbuf_dec(struct fi_strbuf *b, uint64_t v, int width);
 void fi_strbuf_hex(struct fi_strbuf *b, uint64_t v, int width);
 /* The same digits without the "0x". */
 void fi_strbuf_xdigits(struct fi_strbuf *b, uint64_t v, int width);
+
+/*
+ * printf's format, appended: the conversions d i u o x X p c s and %%,
+ * with the flags - 0 # space +, a width and a precision (numbers or *),
+ * the lengths hh h l ll z j t, printed as glibc prints them in any
+ * locale (no grouping, no wide characters). Anything else (floating
+ * point, %n, %m) is appended as written and takes no argument: the
+ * runtime prints none of them. Returns the length of the whole text,
+ * what did not fit included (vsnprintf's count). libfineibt.so's
+ * snprintf and vsnprintf (src/load/ownlibc.c).
+ */
+size_t fi_strbuf_vprintf(struct fi_strbuf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+size_t fi_strbuf_printf(struct fi_strbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 #endif /* FI_STRBUF_H */

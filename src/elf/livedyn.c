@@ -69,3 +69,210 @@ void fi_livedyn_store(const struct fi_livedyn *d, void **slot, void *to)
 	if (ro)
 		mprotect((void *)pg, 4096, PROT_READ);
 }
+
+/* ------------------------------------------------------------ RTLD_NEXT */
+
+/* This object's own dynamic section (the linker's, hidden): which link
+ * map is ours. NULL in an executable linked without one. */
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak, visibility("hidden")));
+/* The initial stack: argc, argv, the initial environment (the loader's). */
+extern void *__libc_stack_end;
+
+struct fi_next_tabs {
+	const ElfW(Sym) *sym;
+	const char *str;
+	const uint32_t *gnu;
+	const ElfW(Half) *versym;
+	const char *soname;
+};
+
+static bool fi_next_tabs_of(const struct link_map *l, struct fi_next_tabs *t)
+{
+	uintptr_t b = l->l_addr;
+	size_t soname = 0;
+	bool has_soname = false;
+
+	memset(t, 0, sizeof(*t));
+	for (const ElfW(Dyn) *d = l->l_ld; d && d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB:
+			t->sym = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			t->str = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
+			break;
+		case DT_GNU_HASH:
+			t->gnu = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
+			break;
+		case DT_VERSYM:
+			t->versym = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
+			break;
+		case DT_SONAME:
+			soname = d->d_un.d_val;
+			has_soname = true;
+			break;
+		}
+	}
+	if (has_soname && t->str)
+		t->soname = t->str + soname;
+	return t->sym && t->str && t->gnu;
+}
+
+enum fi_next_ans { FI_NEXT_NONE, FI_NEXT_FOUND, FI_NEXT_ASK };
+
+static uint32_t fi_next_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+/*
+ * Does the module of @t (bias @b) define @name for dlsym? The loader's
+ * rules for a lookup without a version: a defined function, object,
+ * common or untyped symbol with a value; a version hidden (name@VER, not
+ * @@) or not. Whatever the loader would treat in a way of its own is
+ * ASK: an IFUNC (dlsym calls its resolver), TLS, a unique symbol, a value
+ * the rules above do not settle, two definitions at different addresses
+ * (which one dlsym returns depends on its version rules), or hidden
+ * versions only.
+ */
+static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
+				   const char *name, uint32_t h, void **out)
+{
+	const uint32_t *gh = t->gnu;
+	uint32_t nb = gh[0], off = gh[1], nbloom = gh[2], shift = gh[3];
+	const uint64_t *bloom = (const uint64_t *)(gh + 4);
+	const uint32_t *bucket = gh + 4 + (size_t)nbloom * 2, *chain = bucket + nb;
+	uint64_t w;
+	uintptr_t at = 0;
+	bool shown = false;
+	uint32_t i;
+
+	if (!nb)
+		return FI_NEXT_NONE;
+	if (!nbloom)
+		return FI_NEXT_ASK;
+	w = bloom[(h / 64) % nbloom];
+	if (!((w >> (h % 64)) & (w >> ((h >> shift) % 64)) & 1))
+		return FI_NEXT_NONE;
+	i = bucket[h % nb];
+	if (!i)
+		return FI_NEXT_NONE;
+	if (i < off)
+		return FI_NEXT_ASK;
+	for (;; i++) {
+		uint32_t c = chain[i - off];
+		const ElfW(Sym) *s = &t->sym[i];
+		unsigned int type = ELF64_ST_TYPE(s->st_info);
+		unsigned int bind = ELF64_ST_BIND(s->st_info);
+
+		if (((c ^ h) >> 1) == 0 && !strcmp(t->str + s->st_name, name)) {
+			if (s->st_shndx == SHN_UNDEF) {
+				if (s->st_value)
+					return FI_NEXT_ASK;
+			} else if (type == STT_GNU_IFUNC || type == STT_TLS ||
+				   bind == STB_GNU_UNIQUE || s->st_shndx == SHN_ABS ||
+				   (bind != STB_GLOBAL && bind != STB_WEAK)) {
+				return FI_NEXT_ASK;
+			} else if (s->st_value && (type == STT_FUNC || type == STT_OBJECT ||
+						   type == STT_NOTYPE || type == STT_COMMON)) {
+				if (at && at != b + s->st_value)
+					return FI_NEXT_ASK;
+				at = b + s->st_value;
+				shown |= !t->versym || !(t->versym[i] & 0x8000);
+			}
+		}
+		if (c & 1)
+			break;
+	}
+	if (!at)
+		return FI_NEXT_NONE;
+	if (!shown)
+		return FI_NEXT_ASK;
+	*out = (void *)at;
+	return FI_NEXT_FOUND;
+}
+
+/*
+ * Did the process start with LD_DYNAMIC_WEAK or LD_AUDIT in its
+ * environment? The loader read them there; the program may have changed
+ * its environment since. Asked once.
+ */
+static bool fi_next_env_loader(void)
+{
+	static signed char had = -1;
+	const long *sp = __libc_stack_end;
+	signed char h = __atomic_load_n(&had, __ATOMIC_RELAXED);
+	char **env;
+
+	if (h >= 0)
+		return h;
+	if (!sp || sp[0] < 0)
+		return true;
+	h = 0;
+	env = (char **)(uintptr_t)(sp + 1) + sp[0] + 1;
+	/* The first three bytes inline: most variables differ there. */
+	for (; *env; env++) {
+		const char *e = *env;
+
+		if (e[0] == 'L' && e[1] == 'D' && e[2] == '_' &&
+		    (!strncmp(e, "LD_DYNAMIC_WEAK=", 16) || !strncmp(e, "LD_AUDIT=", 9)))
+			h = 1;
+	}
+	__atomic_store_n(&had, h, __ATOMIC_RELAXED);
+	return h;
+}
+
+void *fi_livedyn_next(const char *name)
+{
+	const struct r_debug_extended *r = (const void *)&_r_debug;
+	const struct link_map *self = NULL, *l;
+	uint32_t h = fi_next_hash(name);
+
+	/*
+	 * One namespace (none of an auditor, whose symbind may change what
+	 * dlsym returns; none of dlmopen): glibc (2.35 on, which this
+	 * library needs) sets r_version to 2 with the second one. And no
+	 * LD_DYNAMIC_WEAK.
+	 */
+	if (!_DYNAMIC || r->base.r_version != 1 ||
+	    fi_next_env_loader())
+		return NULL;
+	for (l = r->base.r_map; l; l = l->l_next) {
+		if (l->l_ld == _DYNAMIC) {
+			self = l;
+			break;
+		}
+	}
+	if (!self)
+		return NULL;
+	/*
+	 * The objects after ours in the chain, up to libc: all loaded at
+	 * start-up (dlopen appends after every one of those, libc among
+	 * them), so all in the loader's main search list, in its order. The
+	 * vDSO is in the chain only (no file: no '/' in its name).
+	 */
+	for (l = self->l_next; l; l = l->l_next) {
+		struct fi_next_tabs t;
+		void *p;
+
+		if (!l->l_name || !strchr(l->l_name, '/'))
+			continue;
+		if (!fi_next_tabs_of(l, &t))
+			return NULL;
+		switch (fi_next_in(&t, l->l_addr, name, h, &p)) {
+		case FI_NEXT_FOUND:
+			return p;
+		case FI_NEXT_ASK:
+			return NULL;
+		case FI_NEXT_NONE:
+			break;
+		}
+		if (t.soname && !strcmp(t.soname, "libc.so.6"))
+			return NULL;
+	}
+	return NULL;
+}

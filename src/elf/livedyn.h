@@ -29,4 +29,18 @@ bool fi_livedyn_read(const struct dl_phdr_info *info, struct fi_livedyn *d);
  * opened for the store only). */
 void fi_livedyn_store(const struct fi_livedyn *d, void **slot, void *to);
 
+/*
+ * What dlsym(RTLD_NEXT, @name) called from this object (libfineibt.so,
+ * or the executable holding the static runtime) returns, answered from
+ * the loaded modules' own hash tables when the answer is certain: this
+ * object loaded at start-up, one namespace (no auditor, no dlmopen), no
+ * LD_DYNAMIC_WEAK, and the first definition after this object, at or
+ * before libc, an ordinary one (livedyn.c says which). NULL otherwise,
+ * and for a name not found by libc: ask dlsym. Costs a hash probe per
+ * module instead of dlsym's ~1k instructions; no lock, no allocation:
+ * the loader's chain of link maps and each module's dynamic section,
+ * hash table and symbols, as dlsym reads them.
+ */
+void *fi_livedyn_next(const char *name);
+
 #endif /* FI_LIVEDYN_H */

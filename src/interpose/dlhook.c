@@ -24,6 +24,7 @@
 
 #include "ctor.h"
 #include "interpose.h"
+#include "livedyn.h"
 #include "load.h"
 #include "runtime.h"
 
@@ -46,7 +47,10 @@ static fi_dlopen_fn fi_real_dlopen(void)
 
 	if (f)
 		return (fi_dlopen_fn)f;
-	f = dlsym(RTLD_NEXT, "dlopen");
+	/* The modules' hash tables when they settle it (livedyn.c). */
+	f = fi_livedyn_next("dlopen");
+	if (!f)
+		f = dlsym(RTLD_NEXT, "dlopen");
 	if (!f)
 		return NULL;
 	rt = fi_rt_write_begin(&saved);

@@ -54,6 +54,18 @@ __asm__(".symver fi_libc_dlvsym, dlvsym@GLIBC_2.2.5");
 extern void *fi_libc_dlopen(const char *, int);
 __asm__(".symver fi_libc_dlopen, dlopen@GLIBC_2.2.5");
 
+/*
+ * libc's answer to dlsym(RTLD_NEXT, @name) for libfineibt.so (the call
+ * below comes from it), without the interposer above it: the modules'
+ * hash tables when they settle it (livedyn.c), else libc's dlsym.
+ */
+void *fi_next_libc(const char *name)
+{
+	void *p = fi_livedyn_next(name);
+
+	return p ? p : fi_libc_dlsym(RTLD_NEXT, name);
+}
+
 /* The object that holds @p (foreign.c: no symbol search), or NULL. */
 static struct link_map *fi_next_owner(const void *p)
 {

@@ -65,6 +65,11 @@ int fi_sigbind_rebind(void *handle);
 
 /* dlhook.c's dlopen, whatever the process's lookup order binds the name to. */
 void *fi_dlopen_local(const char *file, int mode);
+
+/* dlsym(RTLD_NEXT, @name) as libc answers it for the runtime's object,
+ * interposers aside (dlsym_so.c; next_a.c in the static runtime); the
+ * variant's table's next_libc. */
+void *fi_next_libc(const char *name);
 /* libc's dlopen, resolved and recorded (in start-up's last window). */
 void fi_dlhook_prime(void);
 

@@ -30,4 +30,5 @@ const struct fi_variant fi_variant = {
 	.early_forget = NULL,
 	.alloc_libc_bytes = NULL,
 	.env_startup = NULL,
+	.next_libc = fi_next_libc,
 };

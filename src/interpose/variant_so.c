@@ -19,4 +19,5 @@ const struct fi_variant fi_variant = {
 	.early_forget = fi_early_forget,
 	.alloc_libc_bytes = fi_alloc_libc_bytes,
 	.env_startup = fi_env_startup,
+	.next_libc = fi_next_libc,
 };

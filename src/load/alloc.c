@@ -16,9 +16,12 @@
  * So libfineibt.so is linked with --wrap for malloc, calloc, realloc,
  * free, strdup, malloc_trim and qsort (glibc's qsort mallocs its merge
  * buffer; Makefile): every such call of the runtime comes here. Outside
- * the early start each goes to libc unchanged; during it, blocks come
- * from private anonymous pools (bump pointers, small blocks apart from
- * large ones), and sorting is a merge sort of our own. A
+ * the early start malloc, calloc, realloc and free go to libc unchanged,
+ * strdup is that malloc and a copy, sorting is a merge sort of our own
+ * (also during it) and malloc_trim is libc's, looked up when first
+ * called: three imports fewer for the loader to bind at every start.
+ * During the early start blocks come from private anonymous pools (bump
+ * pointers, small blocks apart from large ones). A
  * block is told apart by its address at free/realloc, at any time later:
  * the runtime keeps some early blocks for the process's life. Freeing a
  * large block gives its whole pages back at once (madvise), and a pool
@@ -31,6 +34,7 @@
  * none (the dlmopen check that would, rtone.c, runs only after another
  * runtime took SIGILL, never in the base namespace's first start).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,10 +48,6 @@ void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
 void __real_free(void *p);
-char *__real_strdup(const char *s);
-int __real_malloc_trim(size_t pad);
-void __real_qsort(void *b, size_t n, size_t size,
-		  int (*cmp)(const void *, const void *));
 
 #define FI_POOLS	64
 #define FI_POOL_MIN	(4u << 20)	/* reserved, touched only as used */
@@ -255,23 +255,49 @@ void *__wrap_realloc(void *ptr, size_t n)
 	return q;
 }
 
+/* libc's strdup is malloc and a copy: the same through the malloc
+ * above, so the loader binds no strdup at start. */
 char *__wrap_strdup(const char *s)
 {
-	size_t n;
-	char *d;
+	size_t n = strlen(s) + 1;
+	char *d = __wrap_malloc(n);
 
-	if (!fi_alloc_on)
-		return __real_strdup(s);
-	n = strlen(s) + 1;
-	d = fi_private_alloc(n);
 	if (d)
 		memcpy(d, s, n);
 	return d;
 }
 
+/*
+ * libc's malloc_trim, looked up when first needed: start-up trims only
+ * after a scan that freed enough (start.c, fi_rt_trim_worth), a program
+ * of many functions, and a lookup then (libc's dlsym, RTLD_DEFAULT: the
+ * scope the loader's binding of an import would search) costs less than
+ * binding the import at every start of every program. Never during the
+ * early start, whose blocks are not libc's.
+ */
+extern void *fi_alloc_libc_dlsym(void *handle, const char *name);
+__asm__(".symver fi_alloc_libc_dlsym, dlsym@GLIBC_2.2.5");
+
 int __wrap_malloc_trim(size_t pad)
 {
-	return fi_alloc_on ? 0 : __real_malloc_trim(pad);
+	int (*trim)(size_t);
+
+	if (fi_alloc_on)
+		return 0;
+	trim = (int (*)(size_t))fi_alloc_libc_dlsym(RTLD_DEFAULT, "malloc_trim");
+	return trim ? trim(pad) : 0;
+}
+
+/* One element: fixed sizes inline (the runtime sorts 8-, 16- and 24-byte
+ * records), others through memcpy. */
+static inline void fi_sort_copy(uint8_t *d, const uint8_t *s, size_t size)
+{
+	switch (size) {
+	case 8:		memcpy(d, s, 8); break;
+	case 16:	memcpy(d, s, 16); break;
+	case 24:	memcpy(d, s, 24); break;
+	default:	memcpy(d, s, size); break;
+	}
 }
 
 /* Stable, like glibc's: sort [b, b + n * size) through @tmp (as large). */
@@ -291,7 +317,7 @@ static void fi_msort(uint8_t *b, size_t n, size_t size,
 	while (l < le && r < re) {
 		uint8_t **from = cmp(l, r) <= 0 ? &l : &r;
 
-		memcpy(o, *from, size);
+		fi_sort_copy(o, *from, size);
 		*from += size;
 		o += size;
 	}
@@ -301,18 +327,19 @@ static void fi_msort(uint8_t *b, size_t n, size_t size,
 	memcpy(b, tmp, o - tmp);
 }
 
+/*
+ * Always ours, also after the early start (the buffer from libc's malloc
+ * then, as glibc's own merge sort takes it): stable, as glibc's, and one
+ * import fewer for the loader to bind.
+ */
 void __wrap_qsort(void *b, size_t n, size_t size,
 		  int (*cmp)(const void *, const void *))
 {
 	uint8_t *tmp;
 
-	if (!fi_alloc_on) {
-		__real_qsort(b, n, size, cmp);
-		return;
-	}
 	if (n < 2 || !size)
 		return;
-	tmp = n <= SIZE_MAX / size ? fi_private_alloc(n * size) : NULL;
+	tmp = n <= SIZE_MAX / size ? __wrap_malloc(n * size) : NULL;
 	if (!tmp) {
 		/* An insertion sort needs no buffer; only for a failure. */
 		for (size_t i = 1; i < n; i++) {

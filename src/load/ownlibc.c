@@ -11,9 +11,10 @@
  * a string compare and a version check), about 600 instructions each.
  * The first 39 were a third of what the loader spent on libfineibt.so in a
  * hello world (docs/bench.md, "A runtime that costs nothing"). Each is a
- * system call or a short loop; what stays imported is what needs libc's
- * own state (the allocator, stdio, the dynamic loader's lists, threads,
- * errno, the environ array itself), and strrchr, which the trap report calls to
+ * system call or a short loop, snprintf and vsnprintf the string
+ * builder's printf, dladdr the dladdr1 imported anyway; what stays
+ * imported is what needs libc's own state (the allocator, the dynamic
+ * loader's lists, threads, errno, the environ array itself), and strrchr, which the trap report calls to
  * name an uninstrumented target's file: tests/e2e/trap_reentry.sh
  * interposes it to make a report re-enter the handler, the one way left
  * to reach that guard (docs/traps.md "Reports and interposers").
@@ -29,8 +30,11 @@
  * compiler never turns a loop here back into a call to the function the
  * loop implements; the bulk copies use rep movsq / rep stosq.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -46,6 +50,7 @@
 #include <unistd.h>
 
 #include "rawsys.h"
+#include "strbuf.h"
 
 /* glibc's internal signals: SIGCANCEL and SIGSETXID. */
 #define FI_SIGCANCEL	32
@@ -556,3 +561,229 @@ char *__wrap_secure_getenv(const char *name)
 {
 	return getauxval(AT_SECURE) ? NULL : __wrap_getenv(name);
 }
+
+/* ------------------------------------------------------------ formatting */
+
+/*
+ * The runtime's messages, names and errors are formatted by the string
+ * builder's printf (src/core/strbuf.c: the conversions the runtime uses,
+ * the bytes glibc's would give, no locale, no allocation).
+ */
+int __wrap_vsnprintf(char *s, size_t n, const char *fmt, va_list ap)
+{
+	struct fi_strbuf b;
+	size_t len;
+
+	fi_strbuf_init(&b, s, n, 0);
+	len = fi_strbuf_vprintf(&b, fmt, ap);
+	if (len > INT_MAX) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return (int)len;
+}
+
+int __wrap_snprintf(char *s, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = __wrap_vsnprintf(s, n, fmt, ap);
+	va_end(ap);
+	return len;
+}
+
+/* -------------------------------------------------------------- strerror */
+
+/*
+ * glibc's messages in the C locale, by number (Linux x86-64: 0..133, two
+ * numbers unassigned). The runtime prints them in English whatever the
+ * program's locale: the same text for every report, in every log.
+ */
+static const char *const fi_errmsg[] = {
+	[0] = "Success",
+	[EPERM] = "Operation not permitted",
+	[ENOENT] = "No such file or directory",
+	[ESRCH] = "No such process",
+	[EINTR] = "Interrupted system call",
+	[EIO] = "Input/output error",
+	[ENXIO] = "No such device or address",
+	[E2BIG] = "Argument list too long",
+	[ENOEXEC] = "Exec format error",
+	[EBADF] = "Bad file descriptor",
+	[ECHILD] = "No child processes",
+	[EAGAIN] = "Resource temporarily unavailable",
+	[ENOMEM] = "Cannot allocate memory",
+	[EACCES] = "Permission denied",
+	[EFAULT] = "Bad address",
+	[ENOTBLK] = "Block device required",
+	[EBUSY] = "Device or resource busy",
+	[EEXIST] = "File exists",
+	[EXDEV] = "Invalid cross-device link",
+	[ENODEV] = "No such device",
+	[ENOTDIR] = "Not a directory",
+	[EISDIR] = "Is a directory",
+	[EINVAL] = "Invalid argument",
+	[ENFILE] = "Too many open files in system",
+	[EMFILE] = "Too many open files",
+	[ENOTTY] = "Inappropriate ioctl for device",
+	[ETXTBSY] = "Text file busy",
+	[EFBIG] = "File too large",
+	[ENOSPC] = "No space left on device",
+	[ESPIPE] = "Illegal seek",
+	[EROFS] = "Read-only file system",
+	[EMLINK] = "Too many links",
+	[EPIPE] = "Broken pipe",
+	[EDOM] = "Numerical argument out of domain",
+	[ERANGE] = "Numerical result out of range",
+	[EDEADLOCK] = "Resource deadlock avoided",
+	[ENAMETOOLONG] = "File name too long",
+	[ENOLCK] = "No locks available",
+	[ENOSYS] = "Function not implemented",
+	[ENOTEMPTY] = "Directory not empty",
+	[ELOOP] = "Too many levels of symbolic links",
+	[ENOMSG] = "No message of desired type",
+	[EIDRM] = "Identifier removed",
+	[ECHRNG] = "Channel number out of range",
+	[EL2NSYNC] = "Level 2 not synchronized",
+	[EL3HLT] = "Level 3 halted",
+	[EL3RST] = "Level 3 reset",
+	[ELNRNG] = "Link number out of range",
+	[EUNATCH] = "Protocol driver not attached",
+	[ENOCSI] = "No CSI structure available",
+	[EL2HLT] = "Level 2 halted",
+	[EBADE] = "Invalid exchange",
+	[EBADR] = "Invalid request descriptor",
+	[EXFULL] = "Exchange full",
+	[ENOANO] = "No anode",
+	[EBADRQC] = "Invalid request code",
+	[EBADSLT] = "Invalid slot",
+	[EBFONT] = "Bad font file format",
+	[ENOSTR] = "Device not a stream",
+	[ENODATA] = "No data available",
+	[ETIME] = "Timer expired",
+	[ENOSR] = "Out of streams resources",
+	[ENONET] = "Machine is not on the network",
+	[ENOPKG] = "Package not installed",
+	[EREMOTE] = "Object is remote",
+	[ENOLINK] = "Link has been severed",
+	[EADV] = "Advertise error",
+	[ESRMNT] = "Srmount error",
+	[ECOMM] = "Communication error on send",
+	[EPROTO] = "Protocol error",
+	[EMULTIHOP] = "Multihop attempted",
+	[EDOTDOT] = "RFS specific error",
+	[EBADMSG] = "Bad message",
+	[EOVERFLOW] = "Value too large for defined data type",
+	[ENOTUNIQ] = "Name not unique on network",
+	[EBADFD] = "File descriptor in bad state",
+	[EREMCHG] = "Remote address changed",
+	[ELIBACC] = "Can not access a needed shared library",
+	[ELIBBAD] = "Accessing a corrupted shared library",
+	[ELIBSCN] = ".lib section in a.out corrupted",
+	[ELIBMAX] = "Attempting to link in too many shared libraries",
+	[ELIBEXEC] = "Cannot exec a shared library directly",
+	[EILSEQ] = "Invalid or incomplete multibyte or wide character",
+	[ERESTART] = "Interrupted system call should be restarted",
+	[ESTRPIPE] = "Streams pipe error",
+	[EUSERS] = "Too many users",
+	[ENOTSOCK] = "Socket operation on non-socket",
+	[EDESTADDRREQ] = "Destination address required",
+	[EMSGSIZE] = "Message too long",
+	[EPROTOTYPE] = "Protocol wrong type for socket",
+	[ENOPROTOOPT] = "Protocol not available",
+	[EPROTONOSUPPORT] = "Protocol not supported",
+	[ESOCKTNOSUPPORT] = "Socket type not supported",
+	[ENOTSUP] = "Operation not supported",
+	[EPFNOSUPPORT] = "Protocol family not supported",
+	[EAFNOSUPPORT] = "Address family not supported by protocol",
+	[EADDRINUSE] = "Address already in use",
+	[EADDRNOTAVAIL] = "Cannot assign requested address",
+	[ENETDOWN] = "Network is down",
+	[ENETUNREACH] = "Network is unreachable",
+	[ENETRESET] = "Network dropped connection on reset",
+	[ECONNABORTED] = "Software caused connection abort",
+	[ECONNRESET] = "Connection reset by peer",
+	[ENOBUFS] = "No buffer space available",
+	[EISCONN] = "Transport endpoint is already connected",
+	[ENOTCONN] = "Transport endpoint is not connected",
+	[ESHUTDOWN] = "Cannot send after transport endpoint shutdown",
+	[ETOOMANYREFS] = "Too many references: cannot splice",
+	[ETIMEDOUT] = "Connection timed out",
+	[ECONNREFUSED] = "Connection refused",
+	[EHOSTDOWN] = "Host is down",
+	[EHOSTUNREACH] = "No route to host",
+	[EALREADY] = "Operation already in progress",
+	[EINPROGRESS] = "Operation now in progress",
+	[ESTALE] = "Stale file handle",
+	[EUCLEAN] = "Structure needs cleaning",
+	[ENOTNAM] = "Not a XENIX named type file",
+	[ENAVAIL] = "No XENIX semaphores available",
+	[EISNAM] = "Is a named type file",
+	[EREMOTEIO] = "Remote I/O error",
+	[EDQUOT] = "Disk quota exceeded",
+	[ENOMEDIUM] = "No medium found",
+	[EMEDIUMTYPE] = "Wrong medium type",
+	[ECANCELED] = "Operation canceled",
+	[ENOKEY] = "Required key not available",
+	[EKEYEXPIRED] = "Key has expired",
+	[EKEYREVOKED] = "Key has been revoked",
+	[EKEYREJECTED] = "Key was rejected by service",
+	[EOWNERDEAD] = "Owner died",
+	[ENOTRECOVERABLE] = "State not recoverable",
+	[ERFKILL] = "Operation not possible due to RF-kill",
+	[EHWPOISON] = "Memory page has hardware error",
+	[41] = "Unknown error 41",
+	[58] = "Unknown error 58",
+};
+
+char *__wrap_strerror(int err)
+{
+	/* Numbers no system call returns: glibc's text, in one of a few
+	 * buffers taken in turn (glibc's is per thread). */
+	static char unknown[8][32];
+	static unsigned int next;
+	struct fi_strbuf b;
+	char *buf;
+
+	if (err >= 0 && (size_t)err < sizeof(fi_errmsg) / sizeof(fi_errmsg[0]) &&
+	    fi_errmsg[err])
+		return (char *)fi_errmsg[err];
+	buf = unknown[__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % 8];
+	fi_strbuf_init(&b, buf, sizeof(unknown[0]), 0);
+	fi_strbuf_printf(&b, "Unknown error %d", err);
+	return buf;
+}
+
+/* ---------------------------------------------------------------- dladdr */
+
+/*
+ * dladdr is dladdr1 without the extra answer (glibc: both are _dl_addr),
+ * and dladdr1 is imported anyway (coarsetrap.c, foreign.c, rtone.c).
+ */
+int __wrap_dladdr(const void *addr, Dl_info *info)
+{
+	struct link_map *map;
+
+	return dladdr1(addr, info, (void **)&map, RTLD_DL_LINKMAP);
+}
+
+/* ------------------------------------------------------ without crt files */
+
+/*
+ * libfineibt.so is linked without the compiler's crt files (-nostartfiles,
+ * Makefile): crtbeginS.o brought a destructor calling __cxa_finalize and
+ * the weak references _ITM_registerTMCloneTable,
+ * _ITM_deregisterTMCloneTable and __gmon_start__, four symbols the loader
+ * looked up at every start (the weak ones through the whole scope, to
+ * find nothing). Constructors and destructors need none of it: the loader
+ * runs DT_INIT_ARRAY and DT_FINI_ARRAY itself. What the crt file gave that
+ * is used is __dso_handle, the handle pthread_atfork passes on (libc's
+ * libc_nonshared.a): the library's own address, as crtbeginS.o defines it.
+ * The library is linked -z nodelete: nothing ever unregisters its fork
+ * handlers now, and nothing could unload it safely anyway (the kernel's
+ * SIGILL handler, the interposers and veneers other modules hold are its
+ * code).
+ */
+void *const __dso_handle __attribute__((visibility("hidden"))) = (void *)&__dso_handle;

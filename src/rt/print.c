@@ -1,19 +1,54 @@
 /* SPDX-License-Identifier: MIT */
 /* The one place the library prints: a replaceable hook (libbpf-style). */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "fineibt.h"
 #include "print.h"
 #include "rawsys.h"
 #include "runtime.h"
 
+/*
+ * The default hook: the message to file descriptor 2 in one write, as
+ * unbuffered stderr gives it, without stdio (in libfineibt.so, vsnprintf
+ * is the string builder's: src/load/ownlibc.c, and neither vfprintf nor
+ * stderr is imported). A message longer than the stack buffer is
+ * formatted again into one from the heap.
+ */
 static int fi_print_stderr(enum fineibt_print_level level, const char *fmt,
 			   va_list ap)
 {
+	char buf[1024], *p = buf;
+	va_list again;
+	int n;
+
 	if (level == FINEIBT_DEBUG)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	va_copy(again, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n >= (int)sizeof(buf)) {
+		p = malloc((size_t)n + 1);
+		if (p)
+			n = vsnprintf(p, (size_t)n + 1, fmt, again);
+		else
+			p = buf, n = sizeof(buf) - 1;
+	}
+	va_end(again);
+	/* As stdio would: the rest after a short write, again after EINTR. */
+	for (size_t off = 0; n > 0 && off < (size_t)n;) {
+		ssize_t w = write(2, p + off, (size_t)n - off);
+
+		if (w > 0)
+			off += (size_t)w;
+		else if (w == 0 || errno != EINTR)
+			break;
+	}
+	if (p != buf)
+		free(p);
+	return n;
 }
 
 /*

@@ -50,6 +50,11 @@ struct fi_variant {
 	/* src/load/ownlibc.c (shared only): getenv answers FINEIBT_* from one
 	 * walk over the environment while @on (the first start). */
 	void (*env_startup)(bool on);
+	/* src/interpose/dlsym_so.c, next_a.c (both): libc's answer to
+	 * dlsym(RTLD_NEXT, @name) for the runtime's own object, without the
+	 * dlsym interposer: from the modules' hash tables when certain
+	 * (fi_livedyn_next), else libc's dlsym. trap.c's libc entries. */
+	void *(*next_libc)(const char *name);
 };
 
 extern const struct fi_variant fi_variant;

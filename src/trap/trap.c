@@ -347,9 +347,9 @@ __attribute__((constructor(FI_CTOR_TRAP))) static void fi_trap_resolve(void)
 
 	if (__atomic_load_n(&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE))
 		return;
-	sig = dlsym(RTLD_NEXT, "signal");
-	sysv = dlsym(RTLD_NEXT, "sysv_signal");
-	sa = dlsym(RTLD_NEXT, "sigaction");
+	sig = fi_variant.next_libc("signal");
+	sysv = fi_variant.next_libc("sysv_signal");
+	sa = fi_variant.next_libc("sigaction");
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;

@@ -41,9 +41,9 @@ UPCALLS = {
                                "fi_dlhook_prime", "fi_bind_interposers",
                                "fi_bind_want", "fi_early_said_plain",
                                "fi_early_forget", "fi_alloc_libc_bytes",
-                               "fi_env_startup"},
+                               "fi_env_startup", "fi_next_libc"},
     "interpose/variant_a.c": {"fi_sig_sigaction", "fi_sig_own", "fi_sig_is_own",
-                              "fi_dlhook_prime"},
+                              "fi_dlhook_prime", "fi_next_libc"},
 }
 # The calls that go up by name: plain functions of src/interpose/ (both
 # variants have them), declared below their callers in src/rt/upcall.h and

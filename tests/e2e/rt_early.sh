@@ -143,7 +143,7 @@ for m in $(fi_with_sets kcfi auto); do
 	else
 		rt_fail "early-none[$m]" "rc=$RT_RC err='${RT_ERR_TXT:0:800}'"
 	fi
-	# The program's own strerror(3): no early start, runs as before.
+	# The program's own strrchr(3): no early start, runs as before.
 	rt_run early-interpose "" "$FIBT" run --cfi="$m" --verbose -- "$D/early_interpose"
 	if [ "$RT_RC" = 0 ] && [[ $RT_OUT_TXT == "ctor=111 same="[01] ]] &&
 	   grep -q 'runtime started in' <<<"$RT_ERR_TXT" &&

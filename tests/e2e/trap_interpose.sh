@@ -118,3 +118,41 @@ for v in linked plain; do
 		fail "trap_interpose_unhandled_dies_$v" "status $rc, stderr $(head -c 300 "$out/die_$v.err")"
 	fi
 done
+
+# libc's entries are what dlsym(RTLD_NEXT) finds from libfineibt.so, now
+# looked up in the modules' hash tables (src/elf/livedyn.c) instead of by
+# dlsym: a library after libfineibt.so in the lookup order that defines
+# sysv_signal is what the runtime forwards a non-SIGILL sysv_signal to,
+# as RTLD_NEXT finds it; the same with LD_DYNAMIC_WEAK (dlsym answers).
+cat >"$out/wrapsig.c" <<'EOF2'
+#define _GNU_SOURCE
+#include <signal.h>
+int wrapsig_calls;
+sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	struct sigaction sa = { .sa_handler = h, .sa_flags = SA_RESETHAND | SA_NODEFER }, old;
+
+	wrapsig_calls++;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(sig, &sa, &old) ? SIG_ERR : old.sa_handler;
+}
+EOF2
+cat >"$out/nextmain.c" <<'EOF2'
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+extern int wrapsig_calls;
+static void on_usr1(int sig) { (void)sig; }
+int main(void)
+{
+	sighandler_t prev = sysv_signal(SIGUSR1, on_usr1);
+
+	printf("calls=%d prev=%s\n", wrapsig_calls, prev == SIG_DFL ? "dfl" : "other");
+	return 0;
+}
+EOF2
+$CC -O1 -shared -fPIC -o "$out/libwrapsig.so" "$out/wrapsig.c" || exit 1
+$CC -O1 -o "$out/next_main" "$out/nextmain.c" -L"$BUILD" -lfineibt \
+	-L"$out" -lwrapsig -Wl,--no-as-needed -Wl,-rpath,"$PWD/$BUILD:$PWD/$out" || exit 1
+run trap_interpose_next_after_runtime 'calls=1 prev=dfl' "$out/next_main"
+run trap_interpose_next_dynamic_weak 'calls=1 prev=dfl' env LD_DYNAMIC_WEAK=1 "$out/next_main"

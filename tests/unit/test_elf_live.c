@@ -18,6 +18,7 @@
 #include "check.h"
 #include "elf_int.h"
 #include "image.h"
+#include "livedyn.h"
 
 static char progs[512];
 
@@ -428,6 +429,39 @@ static void t_sort(void)
 	CHECK("elf_sort_by_addr_stable", ok);
 }
 
+/*
+ * fi_livedyn_next against libc's dlsym(RTLD_NEXT) from this executable:
+ * whenever it answers, the same address; for the names the runtime
+ * resolves at start-up (libc's sigaction, signal, sysv_signal, dlopen:
+ * one version each, or two at one address) it does answer; for what
+ * dlsym treats in ways of its own (an IFUNC, two versions at different
+ * addresses) and for names libc does not define it leaves the question
+ * to dlsym.
+ */
+static void t_next(void)
+{
+	static const char *const answered[] = {
+		"sigaction", "signal", "sysv_signal", "dlopen", "malloc",
+		"environ", "__libc_start_main",
+	};
+	static const char *const asked[] = {
+		"strlen", "memcpy", "pthread_cond_wait", "fi_no_such_symbol",
+	};
+	bool same = true, all = true, none = true;
+
+	for (size_t i = 0; i < sizeof(answered) / sizeof(answered[0]); i++) {
+		void *p = fi_livedyn_next(answered[i]);
+
+		all &= p != NULL;
+		same &= !p || p == dlsym(RTLD_NEXT, answered[i]);
+	}
+	for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++)
+		none &= !fi_livedyn_next(asked[i]);
+	CHECK("livedyn_next_as_dlsym", same);
+	CHECK("livedyn_next_answers_libc_names", all);
+	CHECK("livedyn_next_leaves_ifunc_versions_unknown", none);
+}
+
 int main(void)
 {
 	static const char *const names[] = {
@@ -448,5 +482,6 @@ int main(void)
 	t_loaded_dso();
 	t_loaded_libc();
 	t_errors();
+	t_next();
 	return fi_check_exit();
 }

@@ -8,6 +8,8 @@
  * its buffer, and every cut against snprintf's.
  */
 #include <inttypes.h>
+#include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -188,6 +190,73 @@ static void test_against_snprintf(void)
 	CHECK("strbuf_vs_snprintf_all_cuts", ok);
 }
 
+/*
+ * fi_strbuf_printf (libfineibt.so's snprintf and vsnprintf) against
+ * glibc's snprintf: every conversion, flag, width and precision the
+ * runtime's messages use and their neighbours, each at every capacity
+ * from 0 to past the text: the same bytes, the same count, the bytes past
+ * the capacity untouched.
+ */
+#define FMT_CASE(fmt, ...)						\
+	do {								\
+		char want[256], mem[256];				\
+		int wn = snprintf(want, sizeof(want), fmt, __VA_ARGS__); \
+		for (size_t cap = 0; cap <= (size_t)wn + 2; cap++) {	\
+			struct fi_strbuf b;				\
+			size_t n;					\
+			memset(mem, GUARD, sizeof(mem));		\
+			fi_strbuf_init(&b, mem, cap, 0);		\
+			n = fi_strbuf_printf(&b, fmt, __VA_ARGS__);	\
+			if (n != (size_t)wn || !untouched(mem, cap, sizeof(mem)) || \
+			    (cap && (strncmp(mem, want, cap - 1) ||	\
+				     mem[cap - 1 < (size_t)wn ? cap - 1 : (size_t)wn] != '\0')) || \
+			    b.over != (cap <= (size_t)wn)) {		\
+				fprintf(stderr, "printf %s cap %zu: '%s' (%zu) want '%s' (%d)\n", \
+					#fmt, cap, cap ? mem : "", n, want, wn); \
+				ok = false;				\
+			}						\
+		}							\
+	} while (0)
+
+static void test_printf(void)
+{
+	const char *null = NULL;
+	bool ok = true;
+	char buf[32];
+	struct fi_strbuf b;
+
+	FMT_CASE("%s", "plain");
+	FMT_CASE("a%%b%s|%s|", "", "x");
+	FMT_CASE("%d %d %d %i", 0, -1, 2147483647, (int)-2147483647 - 1);
+	FMT_CASE("%u %x %X %o", 0u, 0xdeadbeefu, 0xabcu, 8u);
+	FMT_CASE("%lx %llx %lu %llu %ld %lld", 0x123456789abcUL, ~0ULL, ~0UL,
+		 18446744073709551615ULL, (long)-5, (long long)-9223372036854775807LL - 1);
+	FMT_CASE("%zu %zx %zd %td %jd", (size_t)123456, (size_t)0xfff, (ssize_t)-7,
+		 (ptrdiff_t)-3, (intmax_t)42);
+	FMT_CASE("%#x %#llx %#lx %#o %#X %#o", 0u, 0x401000ULL, 0UL, 8u, 255u, 0u);
+	FMT_CASE("%08x|%-8x|%8x|%-8X|%+d|% d|%+5d|%05d|%-5d|%.3d|%08.3d", 0x1fu,
+		 0x1fu, 0x1fu, 0x1fu, 5, 5, -5, -42, 7, 7, 7);
+	FMT_CASE("%.0d|%.0u|%.0x|%#.0o|%5.0d|", 0, 0u, 0u, 0u, 0);
+	FMT_CASE("%hhu %hhd %hu %hd", 300, 200, 70000, 40000);
+	FMT_CASE("%.64s|%.3s|%.0s|%10s|%-10s|%*s|%-*s|%.*s", "cut", "abcdef",
+		 "gone", "right", "left", 6, "st", -6, "neg", 2, "prec");
+	FMT_CASE("%s|%.3s|%.6s|%10s", null, null, null, null);
+	FMT_CASE("%c%c%5c%-3c|", 'a', 'b', 'c', 'd');
+	FMT_CASE("%p %p %20p %-20p|", (void *)0x7fff1234, (void *)0, (void *)0x10,
+		 (void *)0x10);
+	FMT_CASE("fineibt: %s: %s: %s does not match %s; left unpatched\n",
+		 "a.so", "f", "g", "h");
+	FMT_CASE("fineibt-rt:%lx:%x", 0x5651234UL, 0xcafeu);
+	FMT_CASE("%*d|%-*d|%.*d", 5, 3, 5, 3, -1, 9);
+	CHECK("strbuf_printf_vs_snprintf", ok);
+
+	/* Appends after text already there, as the other appends. */
+	strcpy(buf, "ab");
+	fi_strbuf_init(&b, buf, sizeof(buf), 2);
+	CHECK("strbuf_printf_appends", fi_strbuf_printf(&b, "%d-%s", 12, "x") == 4 &&
+	      !strcmp(buf, "ab12-x") && b.len == 6 && !b.over);
+}
+
 int main(void)
 {
 	test_exact();
@@ -196,5 +265,6 @@ int main(void)
 	test_small();
 	test_resume();
 	test_against_snprintf();
+	test_printf();
 	return fi_check_exit();
 }

@@ -17,17 +17,21 @@ int main(void)
 }
 
 #ifdef EARLY_INTERPOSE
-#include <stdio.h>
+#include <stddef.h>
 
-/* The program's own strerror(3), a function libfineibt.so imports (its
- * system calls are its own since src/load/ownlibc.c): the runtime's calls
- * bind here, into an executable the loader has not relocated when the
- * runtime could start early, so it must wait for its constructor. */
-char *strerror(int e)
+/* The program's own strrchr(3), a function libfineibt.so imports (its
+ * system calls, formatting and strerror are its own since
+ * src/load/ownlibc.c): the runtime's calls bind here, into an executable
+ * the loader has not relocated when the runtime could start early, so it
+ * must wait for its constructor. */
+char *strrchr(const char *s, int c)
 {
-	static char buf[32];
+	const char *last = NULL;
 
-	snprintf(buf, sizeof(buf), "error %d", e);
-	return buf;
+	do {
+		if (*s == (char)c)
+			last = s;
+	} while (*s++);
+	return (char *)last;
 }
 #endif
