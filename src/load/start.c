@@ -73,11 +73,26 @@ static bool fi_rt_early, fi_rt_bind_due;
  * the record of the modules looked at (fi_rt()->seen): a forged entry
  * would decide what is new and what to withdraw.
  */
-static struct fi_rt_found fi_found[FI_MAX_SEEN];
 static size_t fi_nfound;
-/* The modules a scan found new: their record-to-be and kCFI module. */
-static struct fi_rt_seen fi_scan_new[FI_MAX_SEEN];
-static struct fi_module *fi_scan_mod[FI_MAX_SEEN];
+/*
+ * The walk's scratch, one area: the modules found (.found), then, from
+ * right after the last one found, what a scan keeps of the new ones (at
+ * most one each per module found): their record-to-be, their kCFI
+ * module, the modules to take. Laid out per scan, so that a start-up
+ * touches the front of one area, not of four arrays (a page fault each:
+ * docs/bench.md, "Start-up cuts").
+ */
+#define FI_SCAN_BYTES	(FI_MAX_SEEN * (sizeof(struct fi_rt_found) +	\
+					sizeof(struct fi_rt_seen) +	\
+					2 * sizeof(struct fi_module *)))
+static union {
+	struct fi_rt_found found[FI_MAX_SEEN];
+	uint8_t bytes[FI_SCAN_BYTES];
+} fi_scan __attribute__((aligned(64)));
+#define fi_found	fi_scan.found
+_Static_assert(sizeof(struct fi_rt_found) % 8 == 0 &&
+	       sizeof(struct fi_rt_seen) % 8 == 0,
+	       "the scan's arrays follow one another 8-byte aligned");
 /* dl_iterate_phdr's count of unloads, at this walk and the previous one. */
 static unsigned long long fi_subs_now, fi_subs_last;
 /*
@@ -1043,9 +1058,12 @@ fi_rt_cache_begin(const uint64_t *news)
  */
 static size_t fi_rt_scan_found(bool own)
 {
-	/* Static, as fi_found (scans hold fi_rt_mutex): 2.4 KiB off the
-	 * stack of whatever thread dlopens. */
-	static struct fi_module *fresh[FI_MAX_MODULES];
+	/* In the scan's area after the modules found (scans hold
+	 * fi_rt_mutex), not on the stack of whatever thread dlopens. */
+	struct fi_rt_seen *fi_scan_new =
+		(void *)(fi_scan.bytes + fi_nfound * sizeof(struct fi_rt_found));
+	struct fi_module **fi_scan_mod = (void *)(fi_scan_new + fi_nfound);
+	struct fi_module **fresh = fi_scan_mod + fi_nfound;
 	/* Bitmaps: over the record (alive, stale) and over fi_found (news). */
 	static uint64_t alive[FI_SEEN_WORDS], stale[FI_SEEN_WORDS];
 	static uint64_t news[FI_SEEN_WORDS];
