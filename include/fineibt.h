@@ -125,7 +125,12 @@ enum fineibt_print_level {
 typedef int (*fineibt_print_fn)(enum fineibt_print_level level,
 				const char *fmt, va_list ap);
 
-/* Replace the print hook; NULL silences the library. Returns the old one. */
+/*
+ * Replace the print hook; NULL silences the library. Returns the old one.
+ * The default writes each message to file descriptor 2 in one write(), not
+ * through stdio's stderr (a program that reopened or buffered stderr sets
+ * a hook of its own to capture them).
+ */
 FINEIBT_API fineibt_print_fn fineibt_set_print(fineibt_print_fn fn);
 
 FINEIBT_API const char *fineibt_version(void);
