@@ -81,7 +81,7 @@ check pkgconfig_libs_runtime "no -lfineibt/-L: $libs" \
 unset PKG_CONFIG_PATH
 
 # ---------------------------------------------------------- man pages
-for m in man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7; do
+for m in man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7 man8/fineibt-cached.8; do
 	page=$P/share/man/$m
 	if command -v man >/dev/null 2>&1; then
 		MANWIDTH=80 man -l "$page" >"$OUT/man.txt" 2>"$OUT/man.err"
@@ -151,7 +151,9 @@ fi
 # Every text a user of the prefix reads: man pages, fineibt.pc, every
 # --help, and the messages compiled into the programs and libraries.
 {
-	cat "$P"/share/man/man*/* "$P/lib/pkgconfig/fineibt.pc"
+	# The man pages as read: without troff's break points (\:) in paths.
+	sed 's/\\://g' "$P"/share/man/man*/*
+	cat "$P/lib/pkgconfig/fineibt.pc"
 	"$P/bin/fineibt" help
 	for c in help version demo patch inspect seq run; do "$P/bin/fineibt" help "$c"; done
 	"$P/bin/fineibt-cc" --fineibt-help
@@ -186,15 +188,25 @@ check installed_relocated_demo "moved prefix: fineibt demo fails" demo_ok "$OUT/
 mv "$OUT/moved" "$P"
 
 # ------------------------------------------------------------- DESTDIR
+# A long prefix: the man pages print the documentation's directory, which
+# must wrap (at a slash) rather than overflow a line.
 D=$OUT/destdir
-if mk install DESTDIR="$D" PREFIX=/opt/fineibt-test >"$OUT/destdir.log" 2>&1; then
+LP=/opt/fineibt-test/a-prefix-whose-doc-directory-is-longer-than-a-line-of-a-man-page
+if mk install DESTDIR="$D" PREFIX=$LP >"$OUT/destdir.log" 2>&1; then
 	check destdir_layout "files not under DESTDIR/PREFIX" \
-		test -f "$D/opt/fineibt-test/lib/libfineibt.so.$VER" -a -f "$D/opt/fineibt-test/bin/fineibt-cc"
-	check destdir_pc_prefix "fineibt.pc does not say prefix=/opt/fineibt-test" \
-		grep -qx 'prefix=/opt/fineibt-test' "$D/opt/fineibt-test/lib/pkgconfig/fineibt.pc"
+		test -f "$D$LP/lib/libfineibt.so.$VER" -a -f "$D$LP/bin/fineibt-cc"
+	check destdir_pc_prefix "fineibt.pc does not say prefix=$LP" \
+		grep -qx "prefix=$LP" "$D$LP/lib/pkgconfig/fineibt.pc"
 	check destdir_nothing_outside "something installed outside DESTDIR" \
 		test ! -e /opt/fineibt-test
-	mk uninstall DESTDIR="$D" PREFIX=/opt/fineibt-test >/dev/null 2>&1
+	if command -v man >/dev/null 2>&1; then
+		for m in man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7 man8/fineibt-cached.8; do
+			MANWIDTH=80 man -l "$D$LP/share/man/$m" >"$OUT/man.txt" 2>"$OUT/man.err"
+			check "destdir_man[$m]" "renders badly with a long prefix: $(head -c 200 "$OUT/man.err")" \
+				sh -c "[ ! -s '$OUT/man.err' ] && grep -q 'share/doc/' '$OUT/man.txt'"
+		done
+	fi
+	mk uninstall DESTDIR="$D" PREFIX=$LP >/dev/null 2>&1
 	check destdir_uninstall "files left: $(find "$D" -type f -o -type l | head -3)" \
 		test -z "$(find "$D" -type f -o -type l)"
 else
