@@ -34,16 +34,22 @@ struct fi_sym {
 };
 
 /* A function with a patchable preamble slot (__patchable_function_entries). */
+/*
+ * 16 bytes: a module's array of these is written once per start (8,000
+ * functions: 32 pages, each a page fault of its own), so the flags are
+ * bits.
+ */
 struct fi_func {
 	uint64_t addr;		/* func+0 (entry); the preamble is at addr-16 */
 	uint32_t hash;		/* hash in the preamble as discovered */
 	int8_t arity;		/* 0..7, -1 unknown */
 	uint8_t form;		/* enum fi_preamble_form as discovered */
-	bool endbr;		/* func+0 held an ENDBR-like value when found */
-	bool has_cfi_sym;	/* a __cfi_<name> symbol names this preamble */
-	bool stock;		/* stock layout: hash at func-4 (insn.h) */
 	uint8_t set;		/* FineIBT forms: FI_SET_* of the bytes */
+	bool endbr : 1;		/* func+0 held an ENDBR-like value when found */
+	bool has_cfi_sym : 1;	/* a __cfi_<name> symbol names this preamble */
+	bool stock : 1;		/* stock layout: hash at func-4 (insn.h) */
 };
+_Static_assert(sizeof(struct fi_func) == 16, "fi_func: 16 bytes");
 
 /* A kCFI-family call site (.kcfi_traps). */
 struct fi_call {
@@ -122,6 +128,13 @@ struct fi_image {
 	size_t nfuncs;
 	struct fi_call *calls;		/* sorted by addr */
 	size_t ncalls;
+	/*
+	 * Built from a cache entry's record (fi_image_from_record): the call
+	 * sites it lists, checked but not kept in @calls when the module has
+	 * preambles (its text is rewritten already and nothing reads them;
+	 * the fingerprint samples the preambles). 0 otherwise.
+	 */
+	size_t ncalls_rec;
 	struct fi_tcall *tcalls;
 	size_t ntcalls;
 	/*

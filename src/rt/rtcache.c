@@ -405,6 +405,7 @@ int fi_cache_entry_open(const struct fi_cache_dir *d, const char *name,
 	}
 	*len = (size_t)((uint64_t)st.st_size - copy);
 	*rec = malloc(*len);
+	fi_prefault(*rec, *len);
 	n = *rec ? fi_sys6(SYS_pread64, fd, (long)*rec, (long)*len, (long)copy,
 			   0, 0) : -ENOMEM;
 	if (n != (long)*len) {

@@ -10,17 +10,24 @@
  * Loaded at a bias smaller than the text, where a value alone cannot
  * tell: RELA entries are still right (the relocation decides), RELR ones
  * either right or -EAGAIN (the file is read), never wrong.
+ *
+ * fi_image_from_record (a cache entry's site record): the preambles of
+ * the index, the call sites checked and counted but not kept unless there
+ * is no preamble; a call site outside the text refuses the record. The
+ * fingerprint's sample of a large module lies in a few runs of pages.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cacheid.h"
 #include "check.h"
 #include "elf_int.h"
 #include "image.h"
 #include "imgindex.h"
 #include "index.h"
+#include "runtime.h"
 
 static char dir[512];
 
@@ -321,6 +328,160 @@ out:
 	fi_image_close(&ref);
 }
 
+/* A cache entry's record of @ref's sites, as the service writes it. */
+static uint8_t *record_of(const struct fi_image *ref, uint64_t base_va,
+			  size_t nfuncs, size_t ncalls, size_t *len)
+{
+	struct fi_cache_rec h;
+	uint8_t *rec, *p;
+
+	*len = fi_cache_rec_size((uint32_t)nfuncs, (uint32_t)ncalls);
+	rec = calloc(1, *len);
+	if (!rec)
+		return NULL;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, FI_CACHE_REC_MAGIC, sizeof(h.magic));
+	h.nfuncs = (uint32_t)nfuncs;
+	h.ncalls = (uint32_t)ncalls;
+	h.base = base_va;
+	memcpy(rec, &h, sizeof(h));
+	p = rec + sizeof(h);
+	for (size_t i = 0; i < nfuncs; i++, p += 4)
+		memcpy(p, &(uint32_t){ (uint32_t)(ref->funcs[i].addr - base_va) }, 4);
+	for (size_t i = 0; i < nfuncs; i++)
+		*p++ = (uint8_t)ref->funcs[i].arity;
+	p += ((nfuncs + 3) & ~(size_t)3) - nfuncs;
+	for (size_t i = 0; i < ncalls; i++, p += 4)
+		memcpy(p, &(uint32_t){ (uint32_t)(ref->calls[i].addr - base_va) }, 4);
+	return rec;
+}
+
+static int from_record(const struct fi_image *ref, const char *path,
+		       uint8_t *base, const uint8_t *rec, size_t len,
+		       struct fi_image *live)
+{
+	const Elf64_Ehdr *eh = (const void *)ref->file;
+	const Elf64_Phdr *ph = (const void *)(base + eh->e_phoff);
+	const uint32_t *desc = fi_index_find(ph, eh->e_phnum,
+					     (uint64_t)(uintptr_t)base);
+	char err[128];
+
+	if (!desc)
+		return -ENOENT;
+	return fi_image_from_record(live, path, (uint64_t)(uintptr_t)base, ph,
+				    eh->e_phnum, desc, rec, len, err,
+				    sizeof(err));
+}
+
+static void t_record(void)
+{
+	char path[700], cmd[1600];
+	const char *san = getenv("FINEIBT_SAN");
+	struct fi_image ref, live;
+	uint64_t text = 0;
+	uint8_t *base, *rec;
+	size_t len, rlen;
+	bool same;
+
+	snprintf(path, sizeof(path), "%s/ixr", dir);
+	snprintf(cmd, sizeof(cmd), "%s/fineibt-cc -O1 -Wl,-z,nopack-relative-relocs %s-o %s -x c %s/ix.c",
+		 getenv("BUILD") ? getenv("BUILD") : "build",
+		 san && *san ? "-fsanitize=address " : "", path, dir);
+	if (!CHECK("elf_index_record_build", system(cmd) == 0) ||
+	    !CHECK("elf_index_record_open",
+		   fi_image_open(&ref, path, cmd, sizeof(cmd)) == 0))
+		return;
+	for (size_t i = 0; i < ref.nviews && !text; i++)
+		if (ref.views[i].exec)
+			text = ref.views[i].vaddr;
+	base = lay_out(&ref, 0, &len);
+	if (!CHECK("elf_index_record_map", base && relocate(&ref, base) &&
+		   ref.nfuncs && ref.ncalls)) {
+		fi_image_close(&ref);
+		return;
+	}
+	rec = record_of(&ref, text, ref.nfuncs, ref.ncalls, &rlen);
+	if (CHECK("elf_index_record_read",
+		  rec && from_record(&ref, path, base, rec, rlen, &live) == 0)) {
+		same = live.nfuncs == ref.nfuncs;
+		for (size_t i = 0; same && i < ref.nfuncs; i++)
+			same = live.funcs[i].addr == ref.funcs[i].addr &&
+			       live.funcs[i].arity == ref.funcs[i].arity;
+		CHECK("elf_index_record_preambles", same);
+		CHECK("elf_index_record_calls_counted_not_kept",
+		      live.ncalls == 0 && live.ncalls_rec == ref.ncalls);
+		fi_image_close(&live);
+	}
+	free(rec);
+	/* No preamble: the calls are all the fingerprint has, kept. */
+	rec = record_of(&ref, text, 0, ref.ncalls, &rlen);
+	if (CHECK("elf_index_record_no_preambles_read",
+		  rec && from_record(&ref, path, base, rec, rlen, &live) == 0)) {
+		CHECK("elf_index_record_no_preambles_calls_kept",
+		      live.ncalls == ref.ncalls && live.ncalls_rec == ref.ncalls &&
+		      live.calls[0].addr == ref.calls[0].addr);
+		fi_image_close(&live);
+	}
+	/* A call site past the text: the record is refused, kept or not. */
+	if (rec) {
+		uint32_t far = 0x7fffff00;
+
+		memcpy(rec + rlen - 4, &far, 4);
+		CHECK("elf_index_record_call_outside_refused",
+		      from_record(&ref, path, base, rec, rlen, &live) == -EINVAL);
+	}
+	free(rec);
+	rec = record_of(&ref, text, ref.nfuncs, ref.ncalls, &rlen);
+	if (rec) {
+		uint32_t far = 0x7fffff00;
+
+		memcpy(rec + rlen - 4, &far, 4);
+		CHECK("elf_index_record_unkept_call_outside_refused",
+		      from_record(&ref, path, base, rec, rlen, &live) == -EINVAL);
+	}
+	free(rec);
+	munmap(base, len);
+	fi_image_close(&ref);
+}
+
+/* The fingerprint's sample of 8,000 preambles 64 bytes apart (125 pages)
+ * reads a few runs of pages, its first and last sites among them. */
+static void t_fp_sample(void)
+{
+	struct fi_image im;
+	uint64_t out[FI_FP_SITES], pages[FI_FP_SITES];
+	size_t n, npages = 0;
+	bool first = false, last = false;
+
+	memset(&im, 0, sizeof(im));
+	im.nfuncs = 8000;
+	im.funcs = calloc(im.nfuncs, sizeof(*im.funcs));
+	if (!CHECK("elf_index_fp_alloc", im.funcs != NULL))
+		return;
+	for (size_t i = 0; i < im.nfuncs; i++)
+		im.funcs[i].addr = 0x100000 + 16 + 64 * i;
+	n = fi_fp_sample(&im, out);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pg = out[i] >> 12;
+		bool seen = false;
+
+		for (size_t k = 0; k < npages && !seen; k++)
+			seen = pages[k] == pg;
+		if (!seen)
+			pages[npages++] = pg;
+		first |= out[i] == im.funcs[0].addr - FI_PREAMBLE_SIZE;
+		last |= out[i] == im.funcs[im.nfuncs - 1].addr - FI_PREAMBLE_SIZE;
+	}
+	CHECK("elf_index_fp_sample_full", n == FI_FP_SITES);
+	CHECK("elf_index_fp_sample_ends", first && last);
+	CHECK("elf_index_fp_sample_few_pages", npages <= 4 * 5);
+	/* A small module: every site. */
+	im.nfuncs = 100;
+	CHECK("elf_index_fp_sample_small_all", fi_fp_sample(&im, out) == 100 &&
+	      out[99] == im.funcs[99].addr - FI_PREAMBLE_SIZE);
+	free(im.funcs);
+}
+
 int main(void)
 {
 	const char *build = getenv("BUILD");
@@ -342,5 +503,7 @@ int main(void)
 	t_case("ix_relr", "", true);
 	t_case("ix_lib.so", "-Wl,-z,nopack-relative-relocs -DIX_LIB -fPIC -shared", false);
 	t_tcalls();
+	t_record();
+	t_fp_sample();
 	return fi_check_exit();
 }
