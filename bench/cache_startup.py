@@ -2,7 +2,7 @@
 """Start-up from the shared text cache (docs/protection.md "The shared
 text cache", docs/bench.md "Start-up from the shared text cache").
 
-Usage: bench/cache_startup.py [--rounds N] [--programs hello,sqlite,bash,gen8000,libhello]
+Usage: bench/cache_startup.py [--rounds N] [--programs hello,sqlite,bash,gen8000,libhello,libgen8000]
 Env: BUILD (default build), FINEIBT_SRC_CACHE (Debian sources,
 default /var/cache/fineibt-src).
 
@@ -31,7 +31,9 @@ first run). Reported per variant:
 Programs: hello; sqlite's speedtest1 --help (sqlite3.c generated from the
 Debian source with tclsh: 240 text pages); bash -c : (GNU bash from its
 Debian source, scripts/real/fetch.sh bash); the bench/gen_big.py program
-of 8,000 functions. A program whose source is missing is skipped.
+of 8,000 functions, and the same as a fineibt-cc library under a plain
+executable (libgen8000, whose hit callgrind counts). A program whose
+source is missing is skipped.
 
 Needs root (it runs the service and drops to nobody for the programs);
 prints a line and exits 0 otherwise. Not a test: prints numbers and
@@ -178,8 +180,34 @@ def build_gen8000():
     return exes[0], exes[1], []
 
 
+def build_libgen8000():
+    """The same 8,000 functions as a fineibt-cc library (its main renamed)
+    under a plain executable: under callgrind a library's entry is hit,
+    an executable's never (see Ir above)."""
+    d = os.path.join(OUT, "libgen8000")
+    os.makedirs(d, exist_ok=True)
+    if not os.path.exists(os.path.join(d, "main.c")):
+        sh([sys.executable, os.path.join(ROOT, "bench", "gen_big.py"), d, "8000", "2"])
+    srcs = [os.path.join(d, f) for f in ("part_00.c", "part_01.c", "main.c")]
+    caller = os.path.join(d, "caller.c")
+    write(caller, "int gen_main(void);\nint main(void) { return gen_main(); }\n")
+    exes = []
+    for kind, cc in (("fi", FCC), ("plain", "clang-22")):
+        so = os.path.join(d, kind, "libgen.so")
+        os.makedirs(os.path.dirname(so), exist_ok=True)
+        if not newer(so, FCC, *srcs):
+            sh([cc, "-O1", "-fPIC", "-shared", "-Dmain=gen_main", "-o", so] + srcs)
+        exe = os.path.join(d, kind, "main")
+        if not newer(exe, caller, so):
+            sh(["clang-22", "-O2", "-o", exe, caller, "-L" + os.path.dirname(so),
+                "-lgen", "-Wl,-rpath," + os.path.dirname(so)])
+        exes.append(exe)
+    return exes[0], exes[1], []
+
+
 BUILDERS = {"hello": build_hello, "sqlite": build_sqlite, "bash": build_bash,
-            "gen8000": build_gen8000, "libhello": build_libhello}
+            "gen8000": build_gen8000, "libhello": build_libhello,
+            "libgen8000": build_libgen8000}
 
 
 def drop():
@@ -282,7 +310,7 @@ def measure(name, prog, cache, rounds):
     for v in VARIANTS:
         d = [a - b for a, b in zip(walls[v], walls["plain"])]
         sysc = syscalls(argv_of(v, prog), env_of(v, cache))
-        ir = None if v == "hit" and name != "libhello" else \
+        ir = None if v == "hit" and not name.startswith("lib") else \
             callgrind(argv_of(v, prog), env_of(v, cache))
         _, anon = exitmem(1, argv_of(v, prog), env_of(v, cache))
         pss10, _ = exitmem(10, argv_of(v, prog), env_of(v, cache))
@@ -302,7 +330,7 @@ def fmt(v, f="%d"):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=31)
-    ap.add_argument("--programs", default="hello,libhello,sqlite,bash,gen8000")
+    ap.add_argument("--programs", default="hello,libhello,sqlite,bash,gen8000,libgen8000")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("cache start-up: skipped (needs root: it runs fineibt cached "
