@@ -108,12 +108,11 @@ char *fi_maps_read(int fd)
 	return buf;
 }
 
-/* A hexadecimal (@base 16) or decimal number at @*p, moved past it. */
-static bool fi_maps_num(char **p, unsigned int base, uint64_t *v)
+bool fi_maps_num(const char **p, unsigned int base, uint64_t *v)
 {
-	char *s = *p;
+	const char *s = *p;
+	uint64_t n = 0;
 
-	*v = 0;
 	for (;; s++) {
 		unsigned int d;
 
@@ -123,15 +122,18 @@ static bool fi_maps_num(char **p, unsigned int base, uint64_t *v)
 			d = (unsigned int)(*s - 'a' + 10);
 		else
 			break;
-		*v = *v * base + d;
+		if (n > (UINT64_MAX - d) / base)
+			return false;
+		n = n * base + d;
 	}
 	if (s == *p)
 		return false;
+	*v = n;
 	*p = s;
 	return true;
 }
 
-static bool fi_maps_sep(char **p, char c)
+static bool fi_maps_sep(const char **p, char c)
 {
 	if (**p != c)
 		return false;
@@ -143,15 +145,16 @@ static bool fi_maps_sep(char **p, char c)
 /* "lo-hi perms off maj:min ino   path" (proc(5)). */
 bool fi_vma_next(char **at, struct fi_vma *v, const char **path)
 {
-	char *s = *at, *nl, *perms;
+	char *nl;
+	const char *s = *at, *perms;
 	uint64_t maj, min;
 
 	if (!s || !*s)
 		return false;
-	nl = strchr(s, '\n');
+	nl = strchr(*at, '\n');
 	if (nl)
 		*nl = '\0';
-	*at = nl ? nl + 1 : s + strlen(s);
+	*at = nl ? nl + 1 : *at + strlen(*at);
 	*v = (struct fi_vma){ 0 };
 	*path = "";
 	if (!fi_maps_num(&s, 16, &v->lo) || !fi_maps_sep(&s, '-') ||
@@ -165,7 +168,8 @@ bool fi_vma_next(char **at, struct fi_vma *v, const char **path)
 	if (!fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 16, &v->off) ||
 	    !fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 16, &maj) ||
 	    !fi_maps_sep(&s, ':') || !fi_maps_num(&s, 16, &min) ||
-	    !fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 10, &v->ino))
+	    !fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 10, &v->ino) ||
+	    maj > UINT32_MAX || min > UINT32_MAX)
 		goto bad;
 	while (*s == ' ')
 		s++;
@@ -178,7 +182,8 @@ bool fi_vma_next(char **at, struct fi_vma *v, const char **path)
 	if (v->lo <= v->hi)
 		return true;
 bad:
-	v->hi = 0;
+	*v = (struct fi_vma){ 0 };
+	*path = "";
 	return true;
 }
 
