@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Records checked where they landed (docs/protection.md, "Records built
- * from scratch"), and the kernel's view of this process's mappings.
+ * from scratch"), the kernel's view of this process's mappings, and
+ * reads of this process's memory through the kernel (fi_rt_read_self).
  *
  * A registered module's copy is laid out in writable scratch and written
  * into the read-only arena in one fi_rt_put (rtarena.c). A thread that
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "imgindex.h"
@@ -254,6 +256,15 @@ int fi_rt_vma_kept(uint64_t addr, struct fi_vma *v)
 		return -ENODEV;
 	ret = fi_vma_ask(fd, addr, v, false);
 	return ret == 0 || ret == -ENOENT ? ret : -ENODEV;
+}
+
+ssize_t fi_rt_read_self(void *dst, uint64_t addr, size_t len)
+{
+	struct iovec local = { .iov_base = dst, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
+				.iov_len = len };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 }
 
 int fi_rt_vma_text(uint64_t lo, uint64_t hi, bool exec, struct fi_vma *first)

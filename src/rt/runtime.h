@@ -408,6 +408,15 @@ bool fi_vma_next(char **at, struct fi_vma *v, const char **path);
  */
 bool fi_maps_num(const char **p, unsigned int base, uint64_t *v);
 /*
+ * @len bytes of this process at @addr copied to @dst through the kernel
+ * (process_vm_readv on ourselves, rtverify.c), which fails with EFAULT
+ * where a load would fault: the bytes read, or -1 and errno (ENOSYS or
+ * EPERM where a sandbox forbids the call). Async-signal-safe: the SIGILL
+ * handler's stack slots (trap/trapmem.c) and the JIT API's probes of
+ * code it was handed (jit/jit.c) both read this way.
+ */
+ssize_t fi_rt_read_self(void *dst, uint64_t addr, size_t len);
+/*
  * Is [@lo, @hi) mapped, every byte, readable and executable when @exec,
  * and never writable? -EACCES when not, -errno when the kernel cannot be
  * asked, 0 when it is. When @file, the first mapping's file in @v.
