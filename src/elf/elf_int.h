@@ -11,6 +11,7 @@
 #include <elf.h>
 
 #include "image.h"
+#include "sort.h"
 
 /* One PT_LOAD as the file describes it (parallel to im->views). */
 struct fi_seg {
@@ -94,17 +95,6 @@ static inline uint64_t fi_trap_at(const struct fi_image *im, size_t i)
 	return (uint64_t)(uintptr_t)e + (uint64_t)(int64_t)rel - im->bias;
 }
 
-/* Sorted-array helpers (sort.c). */
-int fi_cmp_u64(const void *a, const void *b);
-void fi_sort_u64(uint64_t *v, size_t n);
-size_t fi_dedup_u64(uint64_t *v, size_t n);
-bool fi_bsearch_u64(const uint64_t *v, size_t n, uint64_t key);
-/*
- * Stable sort of @n records of @size bytes by the uint64_t each starts
- * with (struct fi_sym, fi_func, a bare uint64_t). Returns 0, or -ENOMEM
- * with the array untouched.
- */
-int fi_sort_by_addr(void *v, size_t n, size_t size);
 
 /*
  * (Re)discover every site from the image's views and the metadata read

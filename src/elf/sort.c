@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sorted arrays of an image (elf_int.h): the site and symbol tables
+ * The sorted arrays of an image (sort.h): the site and symbol tables
  * the reader (elf.c), site discovery (elf_sites.c) and the memory-only
- * reader (imgindex.c) sort, deduplicate and search.
+ * reader (imgindex.c) sort, deduplicate and search; and the one
+ * comparator sort, which libfineibt.so's qsort is (load/alloc.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf_int.h"
+#include "sort.h"
 
 int fi_cmp_u64(const void *a, const void *b)
 {
@@ -67,21 +68,45 @@ static void fi_radix_pass(const uint8_t *src, uint8_t *dst, size_t n,
 	}
 }
 
+/*
+ * The one merge: from the fronts of the sorted runs [*@l, @le) and
+ * [*@r, @re) into @dst, stable (a tie takes the left record), until one
+ * run is used up; returns the end of what it wrote, *@l and *@r moved
+ * past what it took. By @cmp, or (NULL, inlined) by the uint64_t each
+ * record starts with.
+ */
+static inline __attribute__((always_inline)) uint8_t *
+fi_merge_front(uint8_t *dst, const uint8_t **l, const uint8_t *le,
+	       const uint8_t **r, const uint8_t *re, size_t size,
+	       int (*cmp)(const void *, const void *))
+{
+	const uint8_t *a = *l, *b = *r;
+
+	while (a < le && b < re) {
+		if (cmp ? cmp(a, b) <= 0 : fi_rec_key(a) <= fi_rec_key(b)) {
+			fi_rec_copy(dst, a, size);
+			a += size;
+		} else {
+			fi_rec_copy(dst, b, size);
+			b += size;
+		}
+		dst += size;
+	}
+	*l = a;
+	*r = b;
+	return dst;
+}
+
 /* Stable merge of the sorted runs [0, mid) and [mid, n) of @src into @dst. */
 static void fi_merge(const uint8_t *src, size_t mid, size_t n, uint8_t *dst,
 		     size_t size)
 {
-	size_t i = 0, j = mid;
+	const uint8_t *l = src, *r = src + mid * size;
+	const uint8_t *le = r, *re = src + n * size;
 
-	while (i < mid && j < n) {
-		if (fi_rec_key(src + j * size) < fi_rec_key(src + i * size))
-			fi_rec_copy(dst, src + j++ * size, size);
-		else
-			fi_rec_copy(dst, src + i++ * size, size);
-		dst += size;
-	}
-	memcpy(dst, src + i * size, (mid - i) * size);
-	memcpy(dst + (mid - i) * size, src + j * size, (n - j) * size);
+	dst = fi_merge_front(dst, &l, le, &r, re, size, NULL);
+	memcpy(dst, l, (size_t)(le - l));
+	memcpy(dst + (le - l), r, (size_t)(re - r));
 }
 
 #define FI_MAX_RUNS	64
@@ -183,6 +208,51 @@ int fi_sort_by_addr(void *v, size_t n, size_t size)
 	}
 	free(tmp);
 	return 0;
+}
+
+/* Top-down merge sort of [b, b + n * size) through @tmp (as large). */
+static void fi_msort(uint8_t *b, size_t n, size_t size,
+		     int (*cmp)(const void *, const void *), uint8_t *tmp)
+{
+	const uint8_t *l = b, *le, *r;
+	size_t h = n / 2;
+	uint8_t *o;
+
+	if (n < 2)
+		return;
+	fi_msort(b, h, size, cmp, tmp);
+	fi_msort(b + h * size, n - h, size, cmp, tmp);
+	le = r = b + h * size;
+	o = fi_merge_front(tmp, &l, le, &r, b + n * size, size, cmp);
+	/* What is left of the right half is in place already. */
+	memcpy(o, l, (size_t)(le - l));
+	o += le - l;
+	memcpy(b, tmp, (size_t)(o - tmp));
+}
+
+void fi_sort_stable(void *b, size_t n, size_t size,
+		    int (*cmp)(const void *, const void *), void *tmp)
+{
+	uint8_t *a = b;
+
+	if (n < 2 || !size)
+		return;
+	if (tmp) {
+		fi_msort(a, n, size, cmp, tmp);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		for (size_t k = i; k && cmp(a + (k - 1) * size, a + k * size) > 0; k--) {
+			uint8_t *x = a + (k - 1) * size;
+
+			for (size_t j = 0; j < size; j++) {
+				uint8_t t = x[j];
+
+				x[j] = x[size + j];
+				x[size + j] = t;
+			}
+		}
+	}
 }
 
 /* Metadata is usually emitted in address order: check before sorting. */

@@ -17,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "fineibt.h"
 #include "insn.h"
@@ -420,15 +418,12 @@ static bool fi_jit_readable(const uint8_t *code, size_t len)
 {
 	uint64_t lo = (uint64_t)(uintptr_t)code, end = lo + len;
 	uint64_t page = lo & ~(uint64_t)4095;
-	struct iovec local, remote;
 	uint8_t byte;
 
 	for (; page < end; page += 4096) {
 		uint64_t at = page < lo ? lo : page;
 
-		local = (struct iovec){ &byte, 1 };
-		remote = (struct iovec){ (void *)(uintptr_t)at, 1 };
-		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
+		if (fi_rt_read_self(&byte, at, 1) != 1)
 			return false;
 		if (page + 4096 < page)
 			break;
@@ -575,13 +570,11 @@ static int fi_jit_peek(const void *func, uint8_t *p)
 {
 	uint64_t at = (uint64_t)(uintptr_t)func - FI_PREAMBLE_SIZE;
 	const struct fi_module *m;
-	struct iovec local = { p, FI_JIT_PREAMBLE_LEN };
-	struct iovec remote = { (void *)(uintptr_t)at, FI_JIT_PREAMBLE_LEN };
 	ssize_t n;
 
 	if (!func || (uint64_t)(uintptr_t)func < FI_PREAMBLE_SIZE)
 		return -EFAULT;
-	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	n = fi_rt_read_self(p, at, FI_JIT_PREAMBLE_LEN);
 	if (n == FI_JIT_PREAMBLE_LEN)
 		return 0;
 	if (n >= 0 || errno == EFAULT)

@@ -43,6 +43,7 @@
 #include <sys/mman.h>
 
 #include "load.h"
+#include "sort.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -288,75 +289,20 @@ int __wrap_malloc_trim(size_t pad)
 	return trim ? trim(pad) : 0;
 }
 
-/* One element: fixed sizes inline (the runtime sorts 8-, 16- and 24-byte
- * records), others through memcpy. */
-static inline void fi_sort_copy(uint8_t *d, const uint8_t *s, size_t size)
-{
-	switch (size) {
-	case 8:		memcpy(d, s, 8); break;
-	case 16:	memcpy(d, s, 16); break;
-	case 24:	memcpy(d, s, 24); break;
-	default:	memcpy(d, s, size); break;
-	}
-}
-
-/* Stable, like glibc's: sort [b, b + n * size) through @tmp (as large). */
-static void fi_msort(uint8_t *b, size_t n, size_t size,
-		     int (*cmp)(const void *, const void *), uint8_t *tmp)
-{
-	uint8_t *l, *le, *r, *re, *o = tmp;
-	size_t h = n / 2;
-
-	if (n < 2)
-		return;
-	fi_msort(b, h, size, cmp, tmp);
-	fi_msort(b + h * size, n - h, size, cmp, tmp);
-	l = b;
-	le = r = b + h * size;
-	re = b + n * size;
-	while (l < le && r < re) {
-		uint8_t **from = cmp(l, r) <= 0 ? &l : &r;
-
-		fi_sort_copy(o, *from, size);
-		*from += size;
-		o += size;
-	}
-	/* What is left of the right half is in place already. */
-	memcpy(o, l, le - l);
-	o += le - l;
-	memcpy(b, tmp, o - tmp);
-}
-
 /*
  * Always ours, also after the early start (the buffer from libc's malloc
- * then, as glibc's own merge sort takes it): stable, as glibc's, and one
- * import fewer for the loader to bind.
+ * then, as glibc's own merge sort takes it): elf/sort.c's stable sort,
+ * as glibc's, and one import fewer for the loader to bind. Without a
+ * buffer, its insertion sort (only for a failure).
  */
 void __wrap_qsort(void *b, size_t n, size_t size,
 		  int (*cmp)(const void *, const void *))
 {
-	uint8_t *tmp;
+	void *tmp;
 
 	if (n < 2 || !size)
 		return;
 	tmp = n <= SIZE_MAX / size ? __wrap_malloc(n * size) : NULL;
-	if (!tmp) {
-		/* An insertion sort needs no buffer; only for a failure. */
-		for (size_t i = 1; i < n; i++) {
-			for (size_t k = i; k && cmp((uint8_t *)b + (k - 1) * size,
-						    (uint8_t *)b + k * size) > 0; k--) {
-				uint8_t *x = (uint8_t *)b + (k - 1) * size;
-
-				for (size_t j = 0; j < size; j++) {
-					uint8_t t = x[j];
-
-					x[j] = x[size + j];
-					x[size + j] = t;
-				}
-			}
-		}
-		return;
-	}
-	fi_msort(b, n, size, cmp, tmp);
+	fi_sort_stable(b, n, size, cmp, tmp);
 	__wrap_free(tmp);
 }

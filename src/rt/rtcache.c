@@ -291,52 +291,22 @@ int fi_cache_ident_live(const char *path, const Elf64_Phdr *ph, size_t phnum,
 	return 0;
 }
 
-/* A hexadecimal or decimal number at *@p, which moves past it. */
-static uint64_t fi_maps_num(const char **p, const char *end, int base)
+/* The line @line of /proc/self/maps (NUL-terminated): how many of @lo it
+ * gave. A line that does not parse gives none. */
+static size_t fi_maps_line(char *line, const uint64_t *lo, size_t n,
+			   uint64_t *dev, uint64_t *ino)
 {
-	uint64_t v = 0;
-
-	for (; *p < end; (*p)++) {
-		int c = **p, d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (base == 16 && c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else
-			break;
-		v = v * (uint64_t)base + (uint64_t)d;
-	}
-	return v;
-}
-
-/* One line "lo-hi perms off maj:min ino path" of /proc/self/maps; how
- * many of @lo it gave. */
-static size_t fi_maps_line(const char *p, const char *end, const uint64_t *lo,
-			   size_t n, uint64_t *dev, uint64_t *ino)
-{
-	uint64_t start = fi_maps_num(&p, end, 16), maj, min, inode;
+	struct fi_vma v;
+	const char *path;
 	size_t got = 0;
 
+	if (!fi_vma_next(&line, &v, &path) || !v.hi)
+		return 0;
 	for (size_t i = 0; i < n; i++) {
-		if (lo[i] != start)
+		if (lo[i] != v.lo)
 			continue;
-		/* "-hi perms off " */
-		for (int field = 0; field < 3 && p < end; field++) {
-			while (p < end && *p != ' ')
-				p++;
-			while (p < end && *p == ' ')
-				p++;
-		}
-		maj = fi_maps_num(&p, end, 16);
-		if (p >= end || *p++ != ':')
-			return got;
-		min = fi_maps_num(&p, end, 16);
-		while (p < end && *p == ' ')
-			p++;
-		inode = fi_maps_num(&p, end, 10);
-		dev[i] = makedev(maj, min);
-		ino[i] = inode;
+		dev[i] = makedev(v.dev >> 32, v.dev & UINT32_MAX);
+		ino[i] = v.ino;
 		got++;
 	}
 	return got;
@@ -348,37 +318,57 @@ static size_t fi_maps_line(const char *p, const char *end, const uint64_t *lo,
  */
 static char fi_maps_buf[4096];
 
-int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
-		       uint64_t *ino)
+int fi_cache_maps_find_in(int fd, const uint64_t *lo, size_t n,
+			  uint64_t *dev, uint64_t *ino)
 {
 	char *buf = fi_maps_buf;
 	size_t have = 0, found = 0;
-	long fd, got = 0;
+	long got = 0;
+	bool skip = false;
 
 	for (size_t i = 0; i < n; i++)
 		dev[i] = ino[i] = 0;
-	fd = fi_sys3(SYS_open, (long)"/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return (int)fd;
 	/* Lines are parsed as they come; a partial one waits for its end.
 	 * Done once every address is found. */
 	while (found < n && (got = fi_sys3(SYS_read, fd, (long)(buf + have),
 					   (long)(sizeof(fi_maps_buf) - have))) > 0) {
-		const char *p = buf, *end = buf + have + got, *nl;
+		char *p = buf, *end = buf + have + got, *nl;
 
 		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
-			found += fi_maps_line(p, nl, lo, n, dev, ino);
+			*nl = '\0';
+			if (!skip)
+				found += fi_maps_line(p, lo, n, dev, ino);
+			skip = false;
 			p = nl + 1;
 		}
 		have = (size_t)(end - p);
-		/* a line longer than the buffer (a long path): its start is
-		 * all we read, and has gone by */
-		if (have == sizeof(fi_maps_buf))
+		/* A line longer than the buffer (a long path): its start has
+		 * gone by unread, and the rest up to its end is skipped, never
+		 * read as a line of its own. */
+		if (have == sizeof(fi_maps_buf)) {
 			have = 0;
+			skip = true;
+		}
 		memmove(buf, p, have);
 	}
-	fi_sys3(SYS_close, fd, 0, 0);
 	return got < 0 ? (int)got : 0;
+}
+
+int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
+		       uint64_t *ino)
+{
+	long fd = fi_sys3(SYS_open, (long)"/proc/self/maps",
+			  O_RDONLY | O_CLOEXEC, 0);
+	int ret;
+
+	if (fd < 0) {
+		for (size_t i = 0; i < n; i++)
+			dev[i] = ino[i] = 0;
+		return (int)fd;
+	}
+	ret = fi_cache_maps_find_in((int)fd, lo, n, dev, ino);
+	fi_sys3(SYS_close, fd, 0, 0);
+	return ret;
 }
 
 int fi_cache_entry_open(const struct fi_cache_dir *d, const char *name,

@@ -60,6 +60,12 @@ int fi_cache_ident_live(const char *path, const Elf64_Phdr *ph, size_t phnum,
  */
 int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
 		       uint64_t *ino);
+/* The same from the maps text @fd reads (from where it stands), which
+ * the caller opened and closes. A line that does not parse (rtverify.c,
+ * fi_vma_next) gives nothing; one longer than the reader's 4 KiB buffer
+ * gives nothing either, nor does its rest pass for a line. */
+int fi_cache_maps_find_in(int fd, const uint64_t *lo, size_t n,
+			  uint64_t *dev, uint64_t *ino);
 
 /*
  * Open entry @name of @d for a module of identity @id: a regular file

@@ -29,6 +29,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <signal.h>
 #include <stdio.h>
@@ -96,18 +97,13 @@ static bool fi_one_sigill_taken(void)
 /* "ADDR:ABI" (hexadecimal both) after the anchor's prefix. */
 static bool fi_one_name(const char *s, unsigned long *addr, unsigned int *abi)
 {
-	uint64_t v[2] = { 0, 0 };
+	uint64_t a, b;
 
-	for (int i = 0; i < 2; i++) {
-		const char *from = s;
-
-		for (; (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'); s++)
-			v[i] = v[i] * 16 + (uint64_t)(*s <= '9' ? *s - '0' : *s - 'a' + 10);
-		if (s == from || (i == 0 && *s++ != ':'))
-			return false;
-	}
-	*addr = (unsigned long)v[0];
-	*abi = (unsigned int)v[1];
+	if (!fi_maps_num(&s, 16, &a) || *s++ != ':' ||
+	    !fi_maps_num(&s, 16, &b) || b > UINT_MAX)
+		return false;
+	*addr = (unsigned long)a;
+	*abi = (unsigned int)b;
 	return true;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Records checked where they landed (docs/protection.md, "Records built
- * from scratch"), and the kernel's view of this process's mappings.
+ * from scratch"), the kernel's view of this process's mappings, and
+ * reads of this process's memory through the kernel (fi_rt_read_self).
  *
  * A registered module's copy is laid out in writable scratch and written
  * into the read-only arena in one fi_rt_put (rtarena.c). A thread that
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "imgindex.h"
@@ -108,12 +110,11 @@ char *fi_maps_read(int fd)
 	return buf;
 }
 
-/* A hexadecimal (@base 16) or decimal number at @*p, moved past it. */
-static bool fi_maps_num(char **p, unsigned int base, uint64_t *v)
+bool fi_maps_num(const char **p, unsigned int base, uint64_t *v)
 {
-	char *s = *p;
+	const char *s = *p;
+	uint64_t n = 0;
 
-	*v = 0;
 	for (;; s++) {
 		unsigned int d;
 
@@ -123,15 +124,18 @@ static bool fi_maps_num(char **p, unsigned int base, uint64_t *v)
 			d = (unsigned int)(*s - 'a' + 10);
 		else
 			break;
-		*v = *v * base + d;
+		if (n > (UINT64_MAX - d) / base)
+			return false;
+		n = n * base + d;
 	}
 	if (s == *p)
 		return false;
+	*v = n;
 	*p = s;
 	return true;
 }
 
-static bool fi_maps_sep(char **p, char c)
+static bool fi_maps_sep(const char **p, char c)
 {
 	if (**p != c)
 		return false;
@@ -143,15 +147,16 @@ static bool fi_maps_sep(char **p, char c)
 /* "lo-hi perms off maj:min ino   path" (proc(5)). */
 bool fi_vma_next(char **at, struct fi_vma *v, const char **path)
 {
-	char *s = *at, *nl, *perms;
+	char *nl;
+	const char *s = *at, *perms;
 	uint64_t maj, min;
 
 	if (!s || !*s)
 		return false;
-	nl = strchr(s, '\n');
+	nl = strchr(*at, '\n');
 	if (nl)
 		*nl = '\0';
-	*at = nl ? nl + 1 : s + strlen(s);
+	*at = nl ? nl + 1 : *at + strlen(*at);
 	*v = (struct fi_vma){ 0 };
 	*path = "";
 	if (!fi_maps_num(&s, 16, &v->lo) || !fi_maps_sep(&s, '-') ||
@@ -165,7 +170,8 @@ bool fi_vma_next(char **at, struct fi_vma *v, const char **path)
 	if (!fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 16, &v->off) ||
 	    !fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 16, &maj) ||
 	    !fi_maps_sep(&s, ':') || !fi_maps_num(&s, 16, &min) ||
-	    !fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 10, &v->ino))
+	    !fi_maps_sep(&s, ' ') || !fi_maps_num(&s, 10, &v->ino) ||
+	    maj > UINT32_MAX || min > UINT32_MAX)
 		goto bad;
 	while (*s == ' ')
 		s++;
@@ -178,7 +184,8 @@ bool fi_vma_next(char **at, struct fi_vma *v, const char **path)
 	if (v->lo <= v->hi)
 		return true;
 bad:
-	v->hi = 0;
+	*v = (struct fi_vma){ 0 };
+	*path = "";
 	return true;
 }
 
@@ -249,6 +256,15 @@ int fi_rt_vma_kept(uint64_t addr, struct fi_vma *v)
 		return -ENODEV;
 	ret = fi_vma_ask(fd, addr, v, false);
 	return ret == 0 || ret == -ENOENT ? ret : -ENODEV;
+}
+
+ssize_t fi_rt_read_self(void *dst, uint64_t addr, size_t len)
+{
+	struct iovec local = { .iov_base = dst, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
+				.iov_len = len };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 }
 
 int fi_rt_vma_text(uint64_t lo, uint64_t hi, bool exec, struct fi_vma *first)

@@ -394,10 +394,29 @@ int fi_rt_vma_kept(uint64_t addr, struct fi_vma *v);
  * from offset 0) in a malloc'd, NUL-terminated buffer, or NULL. Then
  * fi_vma_next parses the line at @*at into @v and @path (NUL-terminated
  * in place: "" for an anonymous mapping) and moves @*at past it; false
- * at the end. A line that does not parse gives v->hi == 0.
+ * at the end. A line that does not parse (a field missing or out of
+ * order, a number too large for its field) gives all of @v zero and
+ * @path "": never a line half read. The one parser of maps lines
+ * (rtone.c's anchor, rtcache.c's text mappings).
  */
 char *fi_maps_read(int fd);
 bool fi_vma_next(char **at, struct fi_vma *v, const char **path);
+/*
+ * A number as the maps file writes it, at @*p: hexadecimal (@base 16,
+ * lower-case digits) or decimal (@base 10), and @*p moved past it. False,
+ * @*p and @v untouched, when no digit is there or the number does not
+ * fit in 64 bits.
+ */
+bool fi_maps_num(const char **p, unsigned int base, uint64_t *v);
+/*
+ * @len bytes of this process at @addr copied to @dst through the kernel
+ * (process_vm_readv on ourselves, rtverify.c), which fails with EFAULT
+ * where a load would fault: the bytes read, or -1 and errno (ENOSYS or
+ * EPERM where a sandbox forbids the call). Async-signal-safe: the SIGILL
+ * handler's stack slots (trap/trapmem.c) and the JIT API's probes of
+ * code it was handed (jit/jit.c) both read this way.
+ */
+ssize_t fi_rt_read_self(void *dst, uint64_t addr, size_t len);
 /*
  * Is [@lo, @hi) mapped, every byte, readable and executable when @exec,
  * and never writable? -EACCES when not, -errno when the kernel cannot be

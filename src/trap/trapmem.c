@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Reading memory known to be mapped, from the SIGILL handler (trapmem.h). */
 #include <errno.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "trapmem.h"
 
@@ -39,27 +36,16 @@ const uint8_t *fi_trap_text(uint64_t addr, size_t len,
 	return p;
 }
 
-/* process_vm_readv on ourselves: the bytes read, or -1 and errno. */
-static long fi_trap_vm_read(uint64_t addr, uint64_t *val)
-{
-	struct iovec local = { .iov_base = val, .iov_len = sizeof(*val) };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
-				.iov_len = sizeof(*val) };
-
-	return syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L,
-		       &remote, 1L, 0L);
-}
-
 bool fi_trap_read64(uint64_t addr, uint64_t *val)
 {
-	return fi_trap_vm_read(addr, val) == (long)sizeof(*val);
+	return fi_rt_read_self(val, addr, sizeof(*val)) == (ssize_t)sizeof(*val);
 }
 
 bool fi_trap_read_pushed(uint64_t addr, uint64_t *val)
 {
-	long n = fi_trap_vm_read(addr, val);
+	ssize_t n = fi_rt_read_self(val, addr, sizeof(*val));
 
-	if (n == (long)sizeof(*val))
+	if (n == (ssize_t)sizeof(*val))
 		return true;
 	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
 		/*

@@ -430,6 +430,75 @@ static void t_sort(void)
 }
 
 /*
+ * fi_sort_stable (libfineibt.so's qsort, load/alloc.c): by a comparator
+ * that sees only the key, records of equal keys keep their order, with
+ * scratch (the merge sort) and without (the insertion sort), for the
+ * sizes the merge copies inline and one it does not (12 bytes).
+ */
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, 8);
+	memcpy(&y, b, 8);
+	return x < y ? -1 : x > y;
+}
+
+static bool sort_stable_case(size_t n, uint64_t mask, size_t size, bool scratch)
+{
+	uint8_t *r = calloc(n + 1, size), *tmp = scratch ? malloc(n * size + 1) : NULL;
+	bool *seen = calloc(n + 1, 1);
+	uint64_t x = 0x9e3779b97f4a7c15ull * (n + 3), key, prev = 0;
+	uint32_t idx, pidx = 0;
+	bool ok = r && seen && (tmp || !scratch);
+
+	for (size_t i = 0; ok && i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		key = x & mask;
+		idx = (uint32_t)i;
+		memcpy(r + i * size, &key, 8);
+		memcpy(r + i * size + 8, &idx, 4);
+	}
+	if (ok)
+		fi_sort_stable(r, n, size, cmp_key, tmp);
+	for (size_t i = 0; ok && i < n; i++) {
+		memcpy(&key, r + i * size, 8);
+		memcpy(&idx, r + i * size + 8, 4);
+		ok = idx < n && !seen[idx] &&
+		     (!i || prev < key || (prev == key && pidx < idx));
+		if (ok)
+			seen[idx] = true;
+		prev = key;
+		pidx = idx;
+	}
+	free(r);
+	free(tmp);
+	free(seen);
+	return ok;
+}
+
+static void t_sort_stable(void)
+{
+	static const size_t sizes[] = { 12, 16, 24, 40 };
+	bool ok = true;
+
+	for (size_t s = 0; s < 4; s++) {
+		for (int t = 0; t < 2; t++) {
+			ok &= sort_stable_case(0, ~0ull, sizes[s], t);
+			ok &= sort_stable_case(1, ~0ull, sizes[s], t);
+			ok &= sort_stable_case(2, 0, sizes[s], t);
+			ok &= sort_stable_case(777, ~0ull, sizes[s], t);
+			ok &= sort_stable_case(1000, 0x7, sizes[s], t);	/* ties */
+			ok &= sort_stable_case(513, 0, sizes[s], t);	/* all equal */
+		}
+		ok &= sort_stable_case(20000, 0xff, sizes[s], true);
+	}
+	CHECK("elf_sort_stable", ok);
+}
+
+/*
  * fi_livedyn_next against libc's dlsym(RTLD_NEXT) from this executable:
  * whenever it answers, the same address; for the names the runtime
  * resolves at start-up (libc's sigaction, signal, sysv_signal, dlopen:
@@ -477,6 +546,7 @@ int main(void)
 	if (!CHECK("elf_live_build_progs", system(cmd) == 0))
 		return 1;
 	t_sort();
+	t_sort_stable();
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		t_prog(names[i]);
 	t_loaded_dso();
