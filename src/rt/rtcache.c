@@ -292,15 +292,23 @@ int fi_cache_ident_live(const char *path, const Elf64_Phdr *ph, size_t phnum,
 }
 
 /* The line @line of /proc/self/maps (NUL-terminated): how many of @lo it
- * gave. A line that does not parse gives none. */
+ * gave. A line that does not parse gives none. Only a line starting at
+ * one of @lo is parsed whole (a process has dozens of lines, this runs
+ * at each start). */
 static size_t fi_maps_line(char *line, const uint64_t *lo, size_t n,
 			   uint64_t *dev, uint64_t *ino)
 {
+	const char *s = line;
 	struct fi_vma v;
 	const char *path;
-	size_t got = 0;
+	uint64_t start;
+	size_t got = 0, i = 0;
 
-	if (!fi_vma_next(&line, &v, &path) || !v.hi)
+	if (!fi_maps_num(&s, 16, &start))
+		return 0;
+	while (i < n && lo[i] != start)
+		i++;
+	if (i == n || !fi_vma_next(&line, &v, &path) || !v.hi)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (lo[i] != v.lo)
