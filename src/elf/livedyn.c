@@ -3,19 +3,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "dyntab.h"
 #include "livedyn.h"
-
-/* glibc relocates the d_ptr of a writable .dynamic in place, not of a
- * read-only one: take either. */
-static uintptr_t fi_dyn_ptr(uintptr_t bias, ElfW(Addr) v)
-{
-	return v >= bias ? (uintptr_t)v : bias + (uintptr_t)v;
-}
 
 bool fi_livedyn_read(const struct dl_phdr_info *info, struct fi_livedyn *d)
 {
 	const ElfW(Dyn) *dyn = NULL;
 	uintptr_t b = info->dlpi_addr;
+	struct fi_dyntab t;
 
 	memset(d, 0, sizeof(*d));
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -28,31 +23,16 @@ bool fi_livedyn_read(const struct dl_phdr_info *info, struct fi_livedyn *d)
 			d->relro_hi = d->relro_lo + p->p_memsz;
 		}
 	}
-	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
-		switch (dyn->d_tag) {
-		case DT_SYMTAB:
-			d->sym = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			d->str = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_RELA:
-			d->rel[0] = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_RELASZ:
-			d->nrel[0] = dyn->d_un.d_val / sizeof(ElfW(Rela));
-			break;
-		case DT_JMPREL:
-			d->rel[1] = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_PLTRELSZ:
-			d->nrel[1] = dyn->d_un.d_val / sizeof(ElfW(Rela));
-			break;
-		case DT_RELACOUNT:
-			d->nrelative = dyn->d_un.d_val;
-			break;
-		}
-	}
+	fi_dyn_read(dyn, SIZE_MAX, b, FI_DT(SYMTAB) | FI_DT(STRTAB) | FI_DT(RELA) |
+		    FI_DT(RELASZ) | FI_DT(JMPREL) | FI_DT(PLTRELSZ) |
+		    FI_DT(RELACOUNT), &t);
+	d->sym = (const void *)fi_dyn_get(&t, FI_DT_SYMTAB);
+	d->str = (const void *)fi_dyn_get(&t, FI_DT_STRTAB);
+	d->rel[0] = (const void *)fi_dyn_get(&t, FI_DT_RELA);
+	d->nrel[0] = fi_dyn_get(&t, FI_DT_RELASZ) / sizeof(ElfW(Rela));
+	d->rel[1] = (const void *)fi_dyn_get(&t, FI_DT_JMPREL);
+	d->nrel[1] = fi_dyn_get(&t, FI_DT_PLTRELSZ) / sizeof(ElfW(Rela));
+	d->nrelative = fi_dyn_get(&t, FI_DT_RELACOUNT);
 	if (d->nrelative > d->nrel[0])
 		d->nrelative = d->nrel[0];
 	return d->sym && d->str;
@@ -88,33 +68,17 @@ struct fi_next_tabs {
 
 static bool fi_next_tabs_of(const struct link_map *l, struct fi_next_tabs *t)
 {
-	uintptr_t b = l->l_addr;
-	size_t soname = 0;
-	bool has_soname = false;
+	struct fi_dyntab d;
 
-	memset(t, 0, sizeof(*t));
-	for (const ElfW(Dyn) *d = l->l_ld; d && d->d_tag != DT_NULL; d++) {
-		switch (d->d_tag) {
-		case DT_SYMTAB:
-			t->sym = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			t->str = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
-			break;
-		case DT_GNU_HASH:
-			t->gnu = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
-			break;
-		case DT_VERSYM:
-			t->versym = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
-			break;
-		case DT_SONAME:
-			soname = d->d_un.d_val;
-			has_soname = true;
-			break;
-		}
-	}
-	if (has_soname && t->str)
-		t->soname = t->str + soname;
+	fi_dyn_read(l->l_ld, SIZE_MAX, l->l_addr, FI_DT(SYMTAB) | FI_DT(STRTAB) |
+		    FI_DT(GNU_HASH) | FI_DT(VERSYM) | FI_DT(SONAME), &d);
+	t->sym = (const void *)fi_dyn_get(&d, FI_DT_SYMTAB);
+	t->str = (const void *)fi_dyn_get(&d, FI_DT_STRTAB);
+	t->gnu = (const void *)fi_dyn_get(&d, FI_DT_GNU_HASH);
+	t->versym = (const void *)fi_dyn_get(&d, FI_DT_VERSYM);
+	t->soname = NULL;
+	if ((d.has & FI_DT(SONAME)) && t->str)
+		t->soname = t->str + d.v[FI_DT_SONAME];
 	return t->sym && t->str && t->gnu;
 }
 
