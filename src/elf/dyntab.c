@@ -3,6 +3,8 @@
 #include "dyntab.h"
 
 _Static_assert(FI_DT_NSLOTS < 64, "a slot per bit of the mask, and one spare");
+_Static_assert(DT_VERSYM == 0x6ffffff0 && DT_VERNEEDNUM == DT_VERSYM + 15,
+	       "the sixteen OS-range tags from DT_VERSYM up");
 
 /* The slots whose entries hold an address (d_ptr), rebased once. */
 #define FI_DT_PTRS							\
@@ -14,15 +16,16 @@ _Static_assert(FI_DT_NSLOTS < 64, "a slot per bit of the mask, and one spare");
 	 (1ull << DT_SYMTAB_SHNDX) | (1ull << DT_RELR) |		\
 	 FI_DT(GNU_HASH) | FI_DT(VERSYM))
 
-/* A slot of the OS range; 63 (never asked for) for a tag without one. */
-static unsigned int fi_dt_os_slot(ElfW(Sxword) tag)
+/* A tag's slot; 63 (never asked for) for a tag without one. */
+static inline unsigned int fi_dt_slot(ElfW(Sxword) tag)
 {
-	switch (tag) {
-	case DT_GNU_HASH:	return FI_DT_GNU_HASH;
-	case DT_VERSYM:		return FI_DT_VERSYM;
-	case DT_RELACOUNT:	return FI_DT_RELACOUNT;
-	default:		return 63;
-	}
+	ElfW(Xword) u = (ElfW(Xword))tag;
+
+	if (u < FI_DT_STD)
+		return (unsigned int)u;
+	if (u - DT_VERSYM < 16)
+		return FI_DT_VERSYM + (unsigned int)(u - DT_VERSYM);
+	return u == DT_GNU_HASH ? FI_DT_GNU_HASH : 63;
 }
 
 /*
@@ -37,13 +40,10 @@ void fi_dyn_read(const ElfW(Dyn) *dyn, size_t max, uintptr_t bias,
 	t->has = 0;
 	t->nneeded = 0;
 	for (size_t n = dyn ? max : 0; n; n--, dyn++) {
-		ElfW(Sxword) tag = dyn->d_tag;
-		unsigned int s = (ElfW(Xword))tag < FI_DT_STD ?
-				 (unsigned int)tag : fi_dt_os_slot(tag);
-		uint64_t bit = 1ull << s;
+		unsigned int s = fi_dt_slot(dyn->d_tag);
 		uintptr_t v;
 
-		if (!(want & bit))
+		if (!((want >> s) & 1))
 			continue;
 		v = dyn->d_un.d_val;
 		if (s <= FI_DT_NEEDED) {
@@ -55,6 +55,6 @@ void fi_dyn_read(const ElfW(Dyn) *dyn, size_t max, uintptr_t bias,
 			continue;
 		}
 		t->v[s] = (FI_DT_PTRS >> s) & 1 ? fi_dyn_ptr(bias, v) : v;
-		t->has |= bit;
+		t->has |= 1ull << s;
 	}
 }

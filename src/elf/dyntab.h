@@ -11,13 +11,15 @@
 #define FI_DYNTAB_H
 
 #include <link.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /*
- * A slot per tag: the generic tags below FI_DT_STD at their own number,
- * the few of the OS range a caller reads after them. A bit of a mask
- * each (FI_DT()).
+ * A slot per tag, a bit of a mask each (FI_DT()): the generic tags below
+ * FI_DT_STD at their own number, then the sixteen of the OS range from
+ * DT_VERSYM up (DT_RELACOUNT, DT_FLAGS_1, the version tables), then
+ * DT_GNU_HASH.
  */
 enum fi_dt {
 	FI_DT_NEEDED = DT_NEEDED,	/* the list below, not a value */
@@ -33,9 +35,9 @@ enum fi_dt {
 	FI_DT_JMPREL = DT_JMPREL,
 	FI_DT_PREINIT_ARRAYSZ = DT_PREINIT_ARRAYSZ,
 	FI_DT_STD = 38,			/* DT_RELRENT + 1 */
-	FI_DT_GNU_HASH = FI_DT_STD,
-	FI_DT_VERSYM,
-	FI_DT_RELACOUNT,
+	FI_DT_VERSYM = FI_DT_STD,
+	FI_DT_RELACOUNT = FI_DT_VERSYM + (DT_RELACOUNT - DT_VERSYM),
+	FI_DT_GNU_HASH = FI_DT_VERSYM + 16,
 	FI_DT_NSLOTS,
 };
 

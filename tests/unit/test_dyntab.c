@@ -27,7 +27,7 @@ static void test_values(void)
 		{ DT_SONAME, { 0 } },			/* offset 0: present */
 		{ DT_VERSYM, { 0x3000 } },		/* not asked for */
 		{ DT_FLAGS, { DF_BIND_NOW } },		/* not asked for */
-		{ DT_FLAGS_1, { DF_1_NOW } },		/* no slot */
+		{ DT_CHECKSUM, { 0x1234 } },		/* no slot */
 		{ DT_NULL, { 0 } },
 		{ DT_GNU_HASH, { 0x4000 } },		/* past DT_NULL */
 	};
