@@ -190,11 +190,70 @@ static bool fi_next_env_loader(void)
 	return h;
 }
 
+/*
+ * The modules after this object in the chain up to libc, with their
+ * tables, kept by the first lookup that reads them all: the later ones
+ * probe them without walking the chain or reading a dynamic section
+ * again (the runtime's start-up asks four names, each found in libc).
+ * A kept entry cannot come to name another module: every module from
+ * this object to libc was loaded at start-up (dlopen appends after
+ * libc), and the loader never unloads one of those, so no kept link map
+ * is freed and reused by a later dlopen, and no dlclose needs to be
+ * learnt of. A walk that ends before libc, or passes more modules than
+ * are kept, keeps nothing. Written once (0: not yet, 1: being written,
+ * 2: kept); a lookup that finds it being written walks as before.
+ */
+#define FI_NEXT_KEEP	4
+
+struct fi_next_mod {
+	uintptr_t bias;
+	struct fi_next_tabs t;
+};
+
+static struct {
+	int state;
+	size_t n;
+	struct fi_next_mod m[FI_NEXT_KEEP];
+} fi_next_kept;
+
+static void fi_next_keep(const struct fi_next_mod *m, size_t n)
+{
+	int none = 0;
+
+	if (!__atomic_compare_exchange_n(&fi_next_kept.state, &none, 1, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	memcpy(fi_next_kept.m, m, n * sizeof(*m));
+	fi_next_kept.n = n;
+	__atomic_store_n(&fi_next_kept.state, 2, __ATOMIC_RELEASE);
+}
+
+/* @name in the kept modules, in order; libc, the last, ends the search. */
+static void *fi_next_in_kept(const char *name, uint32_t h)
+{
+	for (size_t i = 0; i < fi_next_kept.n; i++) {
+		const struct fi_next_mod *m = &fi_next_kept.m[i];
+		void *p;
+
+		switch (fi_next_in(&m->t, m->bias, name, h, &p)) {
+		case FI_NEXT_FOUND:
+			return p;
+		case FI_NEXT_ASK:
+			return NULL;
+		case FI_NEXT_NONE:
+			break;
+		}
+	}
+	return NULL;
+}
+
 void *fi_livedyn_next(const char *name)
 {
 	const struct r_debug_extended *r = (const void *)&_r_debug;
 	const struct link_map *self = NULL, *l;
 	uint32_t h = fi_next_hash(name);
+	struct fi_next_mod seen[FI_NEXT_KEEP];
+	size_t n = 0;
 
 	/*
 	 * One namespace (none of an auditor, whose symbind may change what
@@ -205,6 +264,8 @@ void *fi_livedyn_next(const char *name)
 	if (!_DYNAMIC || r->base.r_version != 1 ||
 	    fi_next_env_loader())
 		return NULL;
+	if (__atomic_load_n(&fi_next_kept.state, __ATOMIC_ACQUIRE) == 2)
+		return fi_next_in_kept(name, h);
 	for (l = r->base.r_map; l; l = l->l_next) {
 		if (l->l_ld == _DYNAMIC) {
 			self = l;
@@ -220,14 +281,19 @@ void *fi_livedyn_next(const char *name)
 	 * vDSO is in the chain only (no file: no '/' in its name).
 	 */
 	for (l = self->l_next; l; l = l->l_next) {
-		struct fi_next_tabs t;
+		struct fi_next_mod past, *m = n < FI_NEXT_KEEP ? &seen[n] : &past;
+		bool libc;
 		void *p;
 
 		if (!l->l_name || !strchr(l->l_name, '/'))
 			continue;
-		if (!fi_next_tabs_of(l, &t))
+		if (!fi_next_tabs_of(l, &m->t))
 			return NULL;
-		switch (fi_next_in(&t, l->l_addr, name, h, &p)) {
+		m->bias = l->l_addr;
+		libc = m->t.soname && !strcmp(m->t.soname, "libc.so.6");
+		if (++n <= FI_NEXT_KEEP && libc)
+			fi_next_keep(seen, n);
+		switch (fi_next_in(&m->t, m->bias, name, h, &p)) {
 		case FI_NEXT_FOUND:
 			return p;
 		case FI_NEXT_ASK:
@@ -235,7 +301,7 @@ void *fi_livedyn_next(const char *name)
 		case FI_NEXT_NONE:
 			break;
 		}
-		if (t.soname && !strcmp(t.soname, "libc.so.6"))
+		if (libc)
 			return NULL;
 	}
 	return NULL;
