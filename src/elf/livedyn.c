@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include "dyntab.h"
+#include "ldenv.h"
 #include "livedyn.h"
 
 bool fi_livedyn_read(const struct dl_phdr_info *info, struct fi_livedyn *d)
@@ -55,8 +56,6 @@ void fi_livedyn_store(const struct fi_livedyn *d, void **slot, void *to)
 /* This object's own dynamic section (the linker's, hidden): which link
  * map is ours. NULL in an executable linked without one. */
 extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak, visibility("hidden")));
-/* The initial stack: argc, argv, the initial environment (the loader's). */
-extern void *__libc_stack_end;
 
 struct fi_next_tabs {
 	const ElfW(Sym) *sym;
@@ -161,36 +160,6 @@ static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 }
 
 /*
- * Did the process start with LD_DYNAMIC_WEAK or LD_AUDIT in its
- * environment? The loader read them there; the program may have changed
- * its environment since. Asked once.
- */
-static bool fi_next_env_loader(void)
-{
-	static signed char had = -1;
-	const long *sp = __libc_stack_end;
-	signed char h = __atomic_load_n(&had, __ATOMIC_RELAXED);
-	char **env;
-
-	if (h >= 0)
-		return h;
-	if (!sp || sp[0] < 0)
-		return true;
-	h = 0;
-	env = (char **)(uintptr_t)(sp + 1) + sp[0] + 1;
-	/* The first three bytes inline: most variables differ there. */
-	for (; *env; env++) {
-		const char *e = *env;
-
-		if (e[0] == 'L' && e[1] == 'D' && e[2] == '_' &&
-		    (!strncmp(e, "LD_DYNAMIC_WEAK=", 16) || !strncmp(e, "LD_AUDIT=", 9)))
-			h = 1;
-	}
-	__atomic_store_n(&had, h, __ATOMIC_RELAXED);
-	return h;
-}
-
-/*
  * The modules after this object in the chain up to libc, with their
  * tables, kept by the first lookup that reads them all: the later ones
  * probe them without walking the chain or reading a dynamic section
@@ -253,6 +222,7 @@ void *fi_livedyn_next(const char *name)
 	const struct link_map *self = NULL, *l;
 	uint32_t h = fi_next_hash(name);
 	struct fi_next_mod seen[FI_NEXT_KEEP];
+	unsigned int env;
 	size_t n = 0;
 
 	/*
@@ -261,8 +231,12 @@ void *fi_livedyn_next(const char *name)
 	 * library needs) sets r_version to 2 with the second one. And no
 	 * LD_DYNAMIC_WEAK.
 	 */
-	if (!_DYNAMIC || r->base.r_version != 1 ||
-	    fi_next_env_loader())
+	if (!_DYNAMIC || r->base.r_version != 1)
+		return NULL;
+	/* What the loader read at start-up, whatever the program set since. */
+	env = fi_ldenv();
+	if (!(env & FI_LDENV_READ) ||
+	    (env & (FI_LDENV_AUDIT | FI_LDENV_DYNAMIC_WEAK)))
 		return NULL;
 	if (__atomic_load_n(&fi_next_kept.state, __ATOMIC_ACQUIRE) == 2)
 		return fi_next_in_kept(name, h);
