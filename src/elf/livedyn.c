@@ -81,8 +81,6 @@ static bool fi_next_tabs_of(const struct link_map *l, struct fi_next_tabs *t)
 	return t->sym && t->str && t->gnu;
 }
 
-enum fi_next_ans { FI_NEXT_NONE, FI_NEXT_FOUND, FI_NEXT_ASK };
-
 static uint32_t fi_next_hash(const char *s)
 {
 	uint32_t h = 5381;
@@ -93,17 +91,19 @@ static uint32_t fi_next_hash(const char *s)
 }
 
 /*
- * Does the module of @t (bias @b) define @name for dlsym? The loader's
+ * Does the search for @name stop at the module of @t (bias @b)? Yes when
+ * the module defines it for dlsym (*@out: the address), by the loader's
  * rules for a lookup without a version: a defined function, object,
  * common or untyped symbol with a value; a version hidden (name@VER, not
- * @@) or not. Whatever the loader would treat in a way of its own is
- * ASK: an IFUNC (dlsym calls its resolver), TLS, a unique symbol, a value
- * the rules above do not settle, two definitions at different addresses
- * (which one dlsym returns depends on its version rules), or hidden
- * versions only.
+ * @@) or not. Yes too, with *@out NULL (ask dlsym), for whatever the
+ * loader would treat in a way of its own: an IFUNC (dlsym calls its
+ * resolver), TLS, a unique symbol, a value the rules above do not
+ * settle, two definitions at different addresses (which one dlsym
+ * returns depends on its version rules), or hidden versions only. No
+ * when the module does not define it.
  */
-static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
-				   const char *name, uint32_t h, void **out)
+static bool fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
+		       const char *name, uint32_t h, void **out)
 {
 	const uint32_t *gh = t->gnu;
 	uint32_t nb = gh[0], off = gh[1], nbloom = gh[2], shift = gh[3];
@@ -114,18 +114,19 @@ static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 	bool shown = false;
 	uint32_t i;
 
+	*out = NULL;
 	if (!nb)
-		return FI_NEXT_NONE;
+		return false;
 	if (!nbloom)
-		return FI_NEXT_ASK;
+		return true;
 	w = bloom[(h / 64) % nbloom];
 	if (!((w >> (h % 64)) & (w >> ((h >> shift) % 64)) & 1))
-		return FI_NEXT_NONE;
+		return false;
 	i = bucket[h % nb];
 	if (!i)
-		return FI_NEXT_NONE;
+		return false;
 	if (i < off)
-		return FI_NEXT_ASK;
+		return true;
 	for (;; i++) {
 		uint32_t c = chain[i - off];
 		const ElfW(Sym) *s = &t->sym[i];
@@ -135,15 +136,15 @@ static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 		if (((c ^ h) >> 1) == 0 && !strcmp(t->str + s->st_name, name)) {
 			if (s->st_shndx == SHN_UNDEF) {
 				if (s->st_value)
-					return FI_NEXT_ASK;
+					return true;
 			} else if (type == STT_GNU_IFUNC || type == STT_TLS ||
 				   bind == STB_GNU_UNIQUE || s->st_shndx == SHN_ABS ||
 				   (bind != STB_GLOBAL && bind != STB_WEAK)) {
-				return FI_NEXT_ASK;
+				return true;
 			} else if (s->st_value && (type == STT_FUNC || type == STT_OBJECT ||
 						   type == STT_NOTYPE || type == STT_COMMON)) {
 				if (at && at != b + s->st_value)
-					return FI_NEXT_ASK;
+					return true;
 				at = b + s->st_value;
 				shown |= !t->versym || !(t->versym[i] & 0x8000);
 			}
@@ -152,11 +153,11 @@ static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 			break;
 	}
 	if (!at)
-		return FI_NEXT_NONE;
+		return false;
 	if (!shown)
-		return FI_NEXT_ASK;
+		return true;
 	*out = (void *)at;
-	return FI_NEXT_FOUND;
+	return true;
 }
 
 /*
@@ -204,14 +205,8 @@ static void *fi_next_in_kept(const char *name, uint32_t h)
 		const struct fi_next_mod *m = &fi_next_kept.m[i];
 		void *p;
 
-		switch (fi_next_in(&m->t, m->bias, name, h, &p)) {
-		case FI_NEXT_FOUND:
+		if (fi_next_in(&m->t, m->bias, name, h, &p))
 			return p;
-		case FI_NEXT_ASK:
-			return NULL;
-		case FI_NEXT_NONE:
-			break;
-		}
 	}
 	return NULL;
 }
@@ -267,14 +262,8 @@ void *fi_livedyn_next(const char *name)
 		libc = m->t.soname && !strcmp(m->t.soname, "libc.so.6");
 		if (++n <= FI_NEXT_KEEP && libc)
 			fi_next_keep(seen, n);
-		switch (fi_next_in(&m->t, m->bias, name, h, &p)) {
-		case FI_NEXT_FOUND:
+		if (fi_next_in(&m->t, m->bias, name, h, &p))
 			return p;
-		case FI_NEXT_ASK:
-			return NULL;
-		case FI_NEXT_NONE:
-			break;
-		}
 		if (libc)
 			return NULL;
 	}
