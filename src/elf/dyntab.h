@@ -2,10 +2,12 @@
 /*
  * A dynamic section's tags, read into a table in one walk (dyntab.c):
  * the one reader of a loaded module's _DYNAMIC for livedyn.c, imgindex.c,
- * the early start (load/early.c) and the RTLD_DEEPBIND rebinding
- * (interpose/sigbind.c). It calls nothing, not even libc: the early
- * start runs it before libc is initialised, while functions
- * libfineibt.so imports may still be bound to unrelocated code.
+ * the early start (load/early.c), the RTLD_DEEPBIND rebinding
+ * (interpose/sigbind.c) and the LD_AUDIT library (load/audit.c, which
+ * compiles it in). It calls nothing, not even libc: the early start runs
+ * it before libc is initialised, while functions libfineibt.so imports
+ * may still be bound to unrelocated code, and the auditor while the
+ * loader maps the program.
  */
 #ifndef FI_DYNTAB_H
 #define FI_DYNTAB_H
