@@ -171,7 +171,9 @@ static bool fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
  * is freed and reused by a later dlopen, and no dlclose needs to be
  * learnt of. A walk that ends before libc, or passes more modules than
  * are kept, keeps nothing. Written once (0: not yet, 1: being written,
- * 2: kept); a lookup that finds it being written walks as before.
+ * 2: kept); a lookup that finds it being written walks as before. The
+ * copy lies in writable memory, as the loader's link maps the walk reads
+ * (and libc's dlsym too) do: no new kind of trust.
  */
 #define FI_NEXT_KEEP	4
 
