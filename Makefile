@@ -169,11 +169,13 @@ $(BUILD)/fineibt-ld: $(BUILD)/fineibt-cc
 # object, never sanitized (the loader calls it before anything is set up).
 # Full RELRO as libfineibt.so: the loader calls into it at every dlopen,
 # and a lazily bound GOT would be code pointers in writable memory.
-$(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) | $(DEPS_STAMP)
+# It reads libfineibt.so's dynamic section with the runtime's one reader
+# (src/elf/dyntab.c, which calls nothing), compiled in.
+$(BUILD)/libfineibt_audit.so: $(AUDIT_SRC) src/elf/dyntab.c src/elf/dyntab.h | $(DEPS_STAMP)
 	$(call say,LD,$@)
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
-		-fno-sanitize=kcfi -D_GNU_SOURCE -shared -Wl,-z,noexecstack \
-		-Wl,-z,relro -Wl,-z,now -o $@ $<
+		-fno-sanitize=kcfi -D_GNU_SOURCE -Isrc/elf -shared -Wl,-z,noexecstack \
+		-Wl,-z,relro -Wl,-z,now -o $@ $(AUDIT_SRC) src/elf/dyntab.c
 
 # src/interpose/dlsym_so.c interposes dlsym in the shared runtime only (see
 # there); src/interpose/dlsym_a.c is the static runtime's (--wrap,

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cacheid.h"
+#include "dyntab.h"
 #include "elf_int.h"
 #include "imgindex.h"
 #include "index.h"
@@ -378,51 +379,96 @@ static void fi_ix_text_hull(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 	}
 }
 
-/* The module's dynamic section (@nd entries at most), or NULL. */
-static const Elf64_Dyn *fi_ix_dynamic(const Elf64_Phdr *ph, size_t phnum,
-				      uint64_t bias, size_t *nd)
+/* The tags of @want of the module's dynamic section (none without one). */
+static void fi_ix_dyn(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+		      uint64_t want, struct fi_dyntab *t)
 {
 	const Elf64_Dyn *d = NULL;
+	size_t nd = 0;
 
-	*nd = 0;
 	for (size_t i = 0; i < phnum; i++) {
 		if (ph[i].p_type == PT_DYNAMIC &&
 		    fi_ix_mapped(ph, phnum, bias, ph[i].p_vaddr + bias,
 				 ph[i].p_memsz)) {
 			d = (const Elf64_Dyn *)(uintptr_t)(ph[i].p_vaddr + bias);
-			*nd = ph[i].p_memsz / sizeof(*d);
+			nd = ph[i].p_memsz / sizeof(*d);
 		}
 	}
-	return d;
+	fi_dyn_read(d, nd, bias, want, t);
 }
 
-static bool fi_ix_dynsym(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
-			 const Elf64_Sym **sym, size_t *n);
+/* What fi_ix_dynsym reads of the dynamic section. */
+#define FI_IX_DYNSYM	(FI_DT(SYMTAB) | FI_DT(HASH) | FI_DT(GNU_HASH))
 
-/* A run-time pointer from the dynamic section (glibc relocates some). */
-static uint64_t fi_ix_dptr(uint64_t v, uint64_t bias)
+/* Number of dynamic symbols from DT_GNU_HASH, or 0. */
+static size_t fi_ix_gnu_count(const Elf64_Phdr *ph, size_t phnum,
+			      uint64_t bias, uint64_t at)
 {
-	return v < bias ? v + bias : v;
+	const uint32_t *h = (const uint32_t *)(uintptr_t)at;
+	uint32_t nb, off, nbloom;
+	const uint32_t *bucket, *chain;
+	uint32_t last = 0;
+
+	if (!fi_ix_mapped(ph, phnum, bias, at, 16))
+		return 0;
+	nb = h[0];
+	off = h[1];
+	nbloom = h[2];
+	bucket = h + 4 + (size_t)nbloom * 2;
+	if (nbloom > (1u << 20) || nb > (1u << 24) ||
+	    !fi_ix_mapped(ph, phnum, bias, (uint64_t)(uintptr_t)bucket,
+			  (uint64_t)nb * 4))
+		return 0;
+	for (uint32_t i = 0; i < nb; i++)
+		last = bucket[i] > last ? bucket[i] : last;
+	if (last < off)
+		return off;
+	chain = bucket + nb;
+	while (fi_ix_mapped(ph, phnum, bias,
+			    (uint64_t)(uintptr_t)&chain[last - off], 4) &&
+	       !(chain[last - off] & 1))
+		last++;
+	return (size_t)last + 1;
+}
+
+/* The dynamic symbol table and its size (@t: FI_IX_DYNSYM read), or false. */
+static bool fi_ix_dynsym(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+			 const struct fi_dyntab *t, const Elf64_Sym **sym,
+			 size_t *n)
+{
+	uint64_t symtab = fi_dyn_get(t, FI_DT_SYMTAB);
+	uint64_t hash = fi_dyn_get(t, FI_DT_HASH);
+	uint64_t gnu = fi_dyn_get(t, FI_DT_GNU_HASH);
+
+	*n = 0;
+	if (hash && fi_ix_mapped(ph, phnum, bias, hash, 8))
+		*n = ((const uint32_t *)(uintptr_t)hash)[1];
+	else if (gnu)
+		*n = fi_ix_gnu_count(ph, phnum, bias, gnu);
+	if (!symtab || !*n ||
+	    !fi_ix_mapped(ph, phnum, bias, symtab, *n * sizeof(Elf64_Sym)))
+		return false;
+	*sym = (const Elf64_Sym *)(uintptr_t)symtab;
+	return true;
 }
 
 /*
  * The link-time value a dynamic relocation @r gives its place: the
  * addend of a RELATIVE one, symbol + addend of an absolute one against a
- * symbol the module defines. False for anything else (the module's file
+ * symbol the module defines (@sym, @nsym of them: 0 if the module's
+ * table cannot be read). False for anything else (the module's file
  * must tell).
  */
-static bool fi_ix_rela_value(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
+static bool fi_ix_rela_value(const Elf64_Sym *sym, size_t nsym,
 			     const Elf64_Rela *r, uint64_t *v)
 {
-	const Elf64_Sym *sym;
-	size_t nsym, k = ELF64_R_SYM(r->r_info);
+	size_t k = ELF64_R_SYM(r->r_info);
 
 	if (ELF64_R_TYPE(r->r_info) == R_X86_64_RELATIVE) {
 		*v = (uint64_t)r->r_addend;
 		return true;
 	}
-	if (ELF64_R_TYPE(r->r_info) != R_X86_64_64 ||
-	    !fi_ix_dynsym(ph, phnum, bias, &sym, &nsym) || !k || k >= nsym ||
+	if (ELF64_R_TYPE(r->r_info) != R_X86_64_64 || !k || k >= nsym ||
 	    sym[k].st_shndx == SHN_UNDEF)
 		return false;
 	*v = sym[k].st_value + (uint64_t)r->r_addend;
@@ -438,21 +484,20 @@ static int fi_ix_entries_rela(const Elf64_Phdr *ph, size_t phnum,
 			      uint64_t bias, uint64_t lo, size_t n,
 			      uint64_t *val, uint8_t *set)
 {
-	uint64_t rela = 0, relasz = 0, relaent = sizeof(Elf64_Rela);
-	const Elf64_Dyn *d;
-	size_t nd;
+	const Elf64_Sym *sym = NULL;
+	uint64_t rela, relasz, relaent = sizeof(Elf64_Rela);
+	size_t nsym = 0;
+	bool symread = false;
+	struct fi_dyntab t;
 
-	d = fi_ix_dynamic(ph, phnum, bias, &nd);
-	for (size_t i = 0; d && i < nd && d[i].d_tag != DT_NULL; i++) {
-		if (d[i].d_tag == DT_RELA)
-			rela = fi_ix_dptr(d[i].d_un.d_ptr, bias);
-		else if (d[i].d_tag == DT_RELASZ)
-			relasz = d[i].d_un.d_val;
-		else if (d[i].d_tag == DT_RELAENT)
-			relaent = d[i].d_un.d_val;
-		else if (d[i].d_tag == DT_REL)
-			return -EAGAIN;	/* not an x86-64 RELA module */
-	}
+	fi_ix_dyn(ph, phnum, bias, FI_DT(RELA) | FI_DT(RELASZ) | FI_DT(RELAENT) |
+		  FI_DT(REL) | FI_IX_DYNSYM, &t);
+	if (t.has & FI_DT(REL))
+		return -EAGAIN;	/* not an x86-64 RELA module */
+	rela = fi_dyn_get(&t, FI_DT_RELA);
+	relasz = fi_dyn_get(&t, FI_DT_RELASZ);
+	if (t.has & FI_DT(RELAENT))
+		relaent = t.v[FI_DT_RELAENT];
 	if (!rela || !relasz)
 		return 0;
 	if (relaent != sizeof(Elf64_Rela) || relasz % relaent ||
@@ -464,7 +509,13 @@ static int fi_ix_entries_rela(const Elf64_Phdr *ph, size_t phnum,
 
 		if (r->r_offset < lo || at >= (uint64_t)n * 8)
 			continue;
-		if (at % 8 || !fi_ix_rela_value(ph, phnum, bias, r, &val[at / 8]))
+		/* The symbol table once, for the first absolute one. */
+		if (ELF64_R_TYPE(r->r_info) == R_X86_64_64 && !symread) {
+			symread = true;
+			if (!fi_ix_dynsym(ph, phnum, bias, &t, &sym, &nsym))
+				nsym = 0;
+		}
+		if (at % 8 || !fi_ix_rela_value(sym, nsym, r, &val[at / 8]))
 			return -EAGAIN;
 		set[at / 8] = 1;
 	}
@@ -877,65 +928,6 @@ int fi_image_from_record(struct fi_image *im, const char *path, uint64_t bias,
 
 /* ------------------------------------------- modules without an index */
 
-/* Number of dynamic symbols from DT_GNU_HASH, or 0. */
-static size_t fi_ix_gnu_count(const Elf64_Phdr *ph, size_t phnum,
-			      uint64_t bias, uint64_t at)
-{
-	const uint32_t *h = (const uint32_t *)(uintptr_t)at;
-	uint32_t nb, off, nbloom;
-	const uint32_t *bucket, *chain;
-	uint32_t last = 0;
-
-	if (!fi_ix_mapped(ph, phnum, bias, at, 16))
-		return 0;
-	nb = h[0];
-	off = h[1];
-	nbloom = h[2];
-	bucket = h + 4 + (size_t)nbloom * 2;
-	if (nbloom > (1u << 20) || nb > (1u << 24) ||
-	    !fi_ix_mapped(ph, phnum, bias, (uint64_t)(uintptr_t)bucket,
-			  (uint64_t)nb * 4))
-		return 0;
-	for (uint32_t i = 0; i < nb; i++)
-		last = bucket[i] > last ? bucket[i] : last;
-	if (last < off)
-		return off;
-	chain = bucket + nb;
-	while (fi_ix_mapped(ph, phnum, bias,
-			    (uint64_t)(uintptr_t)&chain[last - off], 4) &&
-	       !(chain[last - off] & 1))
-		last++;
-	return (size_t)last + 1;
-}
-
-/* The dynamic symbol table and its size, or false. */
-static bool fi_ix_dynsym(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
-			 const Elf64_Sym **sym, size_t *n)
-{
-	uint64_t symtab = 0, hash = 0, gnu = 0;
-	size_t nd;
-	const Elf64_Dyn *d = fi_ix_dynamic(ph, phnum, bias, &nd);
-
-	for (size_t i = 0; d && i < nd && d[i].d_tag != DT_NULL; i++) {
-		if (d[i].d_tag == DT_SYMTAB)
-			symtab = fi_ix_dptr(d[i].d_un.d_ptr, bias);
-		else if (d[i].d_tag == DT_HASH)
-			hash = fi_ix_dptr(d[i].d_un.d_ptr, bias);
-		else if (d[i].d_tag == DT_GNU_HASH)
-			gnu = fi_ix_dptr(d[i].d_un.d_ptr, bias);
-	}
-	*n = 0;
-	if (hash && fi_ix_mapped(ph, phnum, bias, hash, 8))
-		*n = ((const uint32_t *)(uintptr_t)hash)[1];
-	else if (gnu)
-		*n = fi_ix_gnu_count(ph, phnum, bias, gnu);
-	if (!symtab || !*n ||
-	    !fi_ix_mapped(ph, phnum, bias, symtab, *n * sizeof(Elf64_Sym)))
-		return false;
-	*sym = (const Elf64_Sym *)(uintptr_t)symtab;
-	return true;
-}
-
 /*
  * The @n lowest entry points among the defined functions of @sym (@nsym
  * of them) into @out (sorted), so that the probe touches the first few
@@ -1099,8 +1091,12 @@ bool fi_live_exports_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
 	const Elf64_Sym *sym;
 	size_t n, nsym;
 
-	if (!fi_ix_text(ph, phnum, bias, &lo, &hi) ||
-	    !fi_ix_dynsym(ph, phnum, bias, &sym, &nsym))
+	struct fi_dyntab t;
+
+	if (!fi_ix_text(ph, phnum, bias, &lo, &hi))
+		return false;
+	fi_ix_dyn(ph, phnum, bias, FI_IX_DYNSYM, &t);
+	if (!fi_ix_dynsym(ph, phnum, bias, &t, &sym, &nsym))
 		return false;
 	/* The first pages of the text: one or two page faults at most. */
 	n = fi_ix_near(sym, nsym, bias, lo, lo + FI_PROBE_SPAN, funcs,

@@ -3,19 +3,15 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "dyntab.h"
+#include "ldenv.h"
 #include "livedyn.h"
-
-/* glibc relocates the d_ptr of a writable .dynamic in place, not of a
- * read-only one: take either. */
-static uintptr_t fi_dyn_ptr(uintptr_t bias, ElfW(Addr) v)
-{
-	return v >= bias ? (uintptr_t)v : bias + (uintptr_t)v;
-}
 
 bool fi_livedyn_read(const struct dl_phdr_info *info, struct fi_livedyn *d)
 {
 	const ElfW(Dyn) *dyn = NULL;
 	uintptr_t b = info->dlpi_addr;
+	struct fi_dyntab t;
 
 	memset(d, 0, sizeof(*d));
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -28,31 +24,16 @@ bool fi_livedyn_read(const struct dl_phdr_info *info, struct fi_livedyn *d)
 			d->relro_hi = d->relro_lo + p->p_memsz;
 		}
 	}
-	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
-		switch (dyn->d_tag) {
-		case DT_SYMTAB:
-			d->sym = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			d->str = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_RELA:
-			d->rel[0] = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_RELASZ:
-			d->nrel[0] = dyn->d_un.d_val / sizeof(ElfW(Rela));
-			break;
-		case DT_JMPREL:
-			d->rel[1] = (const void *)fi_dyn_ptr(b, dyn->d_un.d_ptr);
-			break;
-		case DT_PLTRELSZ:
-			d->nrel[1] = dyn->d_un.d_val / sizeof(ElfW(Rela));
-			break;
-		case DT_RELACOUNT:
-			d->nrelative = dyn->d_un.d_val;
-			break;
-		}
-	}
+	fi_dyn_read(dyn, SIZE_MAX, b, FI_DT(SYMTAB) | FI_DT(STRTAB) | FI_DT(RELA) |
+		    FI_DT(RELASZ) | FI_DT(JMPREL) | FI_DT(PLTRELSZ) |
+		    FI_DT(RELACOUNT), &t);
+	d->sym = (const void *)fi_dyn_get(&t, FI_DT_SYMTAB);
+	d->str = (const void *)fi_dyn_get(&t, FI_DT_STRTAB);
+	d->rel[0] = (const void *)fi_dyn_get(&t, FI_DT_RELA);
+	d->nrel[0] = fi_dyn_get(&t, FI_DT_RELASZ) / sizeof(ElfW(Rela));
+	d->rel[1] = (const void *)fi_dyn_get(&t, FI_DT_JMPREL);
+	d->nrel[1] = fi_dyn_get(&t, FI_DT_PLTRELSZ) / sizeof(ElfW(Rela));
+	d->nrelative = fi_dyn_get(&t, FI_DT_RELACOUNT);
 	if (d->nrelative > d->nrel[0])
 		d->nrelative = d->nrel[0];
 	return d->sym && d->str;
@@ -75,8 +56,6 @@ void fi_livedyn_store(const struct fi_livedyn *d, void **slot, void *to)
 /* This object's own dynamic section (the linker's, hidden): which link
  * map is ours. NULL in an executable linked without one. */
 extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak, visibility("hidden")));
-/* The initial stack: argc, argv, the initial environment (the loader's). */
-extern void *__libc_stack_end;
 
 struct fi_next_tabs {
 	const ElfW(Sym) *sym;
@@ -88,37 +67,19 @@ struct fi_next_tabs {
 
 static bool fi_next_tabs_of(const struct link_map *l, struct fi_next_tabs *t)
 {
-	uintptr_t b = l->l_addr;
-	size_t soname = 0;
-	bool has_soname = false;
+	struct fi_dyntab d;
 
-	memset(t, 0, sizeof(*t));
-	for (const ElfW(Dyn) *d = l->l_ld; d && d->d_tag != DT_NULL; d++) {
-		switch (d->d_tag) {
-		case DT_SYMTAB:
-			t->sym = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			t->str = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
-			break;
-		case DT_GNU_HASH:
-			t->gnu = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
-			break;
-		case DT_VERSYM:
-			t->versym = (const void *)fi_dyn_ptr(b, d->d_un.d_ptr);
-			break;
-		case DT_SONAME:
-			soname = d->d_un.d_val;
-			has_soname = true;
-			break;
-		}
-	}
-	if (has_soname && t->str)
-		t->soname = t->str + soname;
+	fi_dyn_read(l->l_ld, SIZE_MAX, l->l_addr, FI_DT(SYMTAB) | FI_DT(STRTAB) |
+		    FI_DT(GNU_HASH) | FI_DT(VERSYM) | FI_DT(SONAME), &d);
+	t->sym = (const void *)fi_dyn_get(&d, FI_DT_SYMTAB);
+	t->str = (const void *)fi_dyn_get(&d, FI_DT_STRTAB);
+	t->gnu = (const void *)fi_dyn_get(&d, FI_DT_GNU_HASH);
+	t->versym = (const void *)fi_dyn_get(&d, FI_DT_VERSYM);
+	t->soname = NULL;
+	if ((d.has & FI_DT(SONAME)) && t->str)
+		t->soname = t->str + d.v[FI_DT_SONAME];
 	return t->sym && t->str && t->gnu;
 }
-
-enum fi_next_ans { FI_NEXT_NONE, FI_NEXT_FOUND, FI_NEXT_ASK };
 
 static uint32_t fi_next_hash(const char *s)
 {
@@ -130,17 +91,19 @@ static uint32_t fi_next_hash(const char *s)
 }
 
 /*
- * Does the module of @t (bias @b) define @name for dlsym? The loader's
+ * Does the search for @name stop at the module of @t (bias @b)? Yes when
+ * the module defines it for dlsym (*@out: the address), by the loader's
  * rules for a lookup without a version: a defined function, object,
  * common or untyped symbol with a value; a version hidden (name@VER, not
- * @@) or not. Whatever the loader would treat in a way of its own is
- * ASK: an IFUNC (dlsym calls its resolver), TLS, a unique symbol, a value
- * the rules above do not settle, two definitions at different addresses
- * (which one dlsym returns depends on its version rules), or hidden
- * versions only.
+ * @@) or not. Yes too, with *@out NULL (ask dlsym), for whatever the
+ * loader would treat in a way of its own: an IFUNC (dlsym calls its
+ * resolver), TLS, a unique symbol, a value the rules above do not
+ * settle, two definitions at different addresses (which one dlsym
+ * returns depends on its version rules), or hidden versions only. No
+ * when the module does not define it.
  */
-static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
-				   const char *name, uint32_t h, void **out)
+static bool fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
+		       const char *name, uint32_t h, void **out)
 {
 	const uint32_t *gh = t->gnu;
 	uint32_t nb = gh[0], off = gh[1], nbloom = gh[2], shift = gh[3];
@@ -151,18 +114,19 @@ static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 	bool shown = false;
 	uint32_t i;
 
+	*out = NULL;
 	if (!nb)
-		return FI_NEXT_NONE;
+		return false;
 	if (!nbloom)
-		return FI_NEXT_ASK;
+		return true;
 	w = bloom[(h / 64) % nbloom];
 	if (!((w >> (h % 64)) & (w >> ((h >> shift) % 64)) & 1))
-		return FI_NEXT_NONE;
+		return false;
 	i = bucket[h % nb];
 	if (!i)
-		return FI_NEXT_NONE;
+		return false;
 	if (i < off)
-		return FI_NEXT_ASK;
+		return true;
 	for (;; i++) {
 		uint32_t c = chain[i - off];
 		const ElfW(Sym) *s = &t->sym[i];
@@ -172,15 +136,15 @@ static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 		if (((c ^ h) >> 1) == 0 && !strcmp(t->str + s->st_name, name)) {
 			if (s->st_shndx == SHN_UNDEF) {
 				if (s->st_value)
-					return FI_NEXT_ASK;
+					return true;
 			} else if (type == STT_GNU_IFUNC || type == STT_TLS ||
 				   bind == STB_GNU_UNIQUE || s->st_shndx == SHN_ABS ||
 				   (bind != STB_GLOBAL && bind != STB_WEAK)) {
-				return FI_NEXT_ASK;
+				return true;
 			} else if (s->st_value && (type == STT_FUNC || type == STT_OBJECT ||
 						   type == STT_NOTYPE || type == STT_COMMON)) {
 				if (at && at != b + s->st_value)
-					return FI_NEXT_ASK;
+					return true;
 				at = b + s->st_value;
 				shown |= !t->versym || !(t->versym[i] & 0x8000);
 			}
@@ -189,41 +153,64 @@ static enum fi_next_ans fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 			break;
 	}
 	if (!at)
-		return FI_NEXT_NONE;
+		return false;
 	if (!shown)
-		return FI_NEXT_ASK;
+		return true;
 	*out = (void *)at;
-	return FI_NEXT_FOUND;
+	return true;
 }
 
 /*
- * Did the process start with LD_DYNAMIC_WEAK or LD_AUDIT in its
- * environment? The loader read them there; the program may have changed
- * its environment since. Asked once.
+ * The modules after this object in the chain up to libc, with their
+ * tables, kept by the first lookup that reads them all: the later ones
+ * probe them without walking the chain or reading a dynamic section
+ * again (the runtime's start-up asks four names, each found in libc).
+ * A kept entry cannot come to name another module: every module from
+ * this object to libc was loaded at start-up (dlopen appends after
+ * libc), and the loader never unloads one of those, so no kept link map
+ * is freed and reused by a later dlopen, and no dlclose needs to be
+ * learnt of. A walk that ends before libc, or passes more modules than
+ * are kept, keeps nothing. Written once (0: not yet, 1: being written,
+ * 2: kept); a lookup that finds it being written walks as before. The
+ * copy lies in writable memory, as the loader's link maps the walk reads
+ * (and libc's dlsym too) do: no new kind of trust.
  */
-static bool fi_next_env_loader(void)
+#define FI_NEXT_KEEP	4
+
+struct fi_next_mod {
+	uintptr_t bias;
+	struct fi_next_tabs t;
+};
+
+static struct {
+	int state;
+	size_t n;
+	struct fi_next_mod m[FI_NEXT_KEEP];
+} fi_next_kept;
+
+static void fi_next_keep(const struct fi_next_mod *m, size_t n)
 {
-	static signed char had = -1;
-	const long *sp = __libc_stack_end;
-	signed char h = __atomic_load_n(&had, __ATOMIC_RELAXED);
-	char **env;
+	int none = 0;
 
-	if (h >= 0)
-		return h;
-	if (!sp || sp[0] < 0)
-		return true;
-	h = 0;
-	env = (char **)(uintptr_t)(sp + 1) + sp[0] + 1;
-	/* The first three bytes inline: most variables differ there. */
-	for (; *env; env++) {
-		const char *e = *env;
+	if (!__atomic_compare_exchange_n(&fi_next_kept.state, &none, 1, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	memcpy(fi_next_kept.m, m, n * sizeof(*m));
+	fi_next_kept.n = n;
+	__atomic_store_n(&fi_next_kept.state, 2, __ATOMIC_RELEASE);
+}
 
-		if (e[0] == 'L' && e[1] == 'D' && e[2] == '_' &&
-		    (!strncmp(e, "LD_DYNAMIC_WEAK=", 16) || !strncmp(e, "LD_AUDIT=", 9)))
-			h = 1;
+/* @name in the kept modules, in order; libc, the last, ends the search. */
+static void *fi_next_in_kept(const char *name, uint32_t h)
+{
+	for (size_t i = 0; i < fi_next_kept.n; i++) {
+		const struct fi_next_mod *m = &fi_next_kept.m[i];
+		void *p;
+
+		if (fi_next_in(&m->t, m->bias, name, h, &p))
+			return p;
 	}
-	__atomic_store_n(&had, h, __ATOMIC_RELAXED);
-	return h;
+	return NULL;
 }
 
 void *fi_livedyn_next(const char *name)
@@ -231,6 +218,9 @@ void *fi_livedyn_next(const char *name)
 	const struct r_debug_extended *r = (const void *)&_r_debug;
 	const struct link_map *self = NULL, *l;
 	uint32_t h = fi_next_hash(name);
+	struct fi_next_mod seen[FI_NEXT_KEEP];
+	unsigned int env;
+	size_t n = 0;
 
 	/*
 	 * One namespace (none of an auditor, whose symbind may change what
@@ -238,9 +228,15 @@ void *fi_livedyn_next(const char *name)
 	 * library needs) sets r_version to 2 with the second one. And no
 	 * LD_DYNAMIC_WEAK.
 	 */
-	if (!_DYNAMIC || r->base.r_version != 1 ||
-	    fi_next_env_loader())
+	if (!_DYNAMIC || r->base.r_version != 1)
 		return NULL;
+	/* What the loader read at start-up, whatever the program set since. */
+	env = fi_ldenv();
+	if (!(env & FI_LDENV_READ) ||
+	    (env & (FI_LDENV_AUDIT | FI_LDENV_DYNAMIC_WEAK)))
+		return NULL;
+	if (__atomic_load_n(&fi_next_kept.state, __ATOMIC_ACQUIRE) == 2)
+		return fi_next_in_kept(name, h);
 	for (l = r->base.r_map; l; l = l->l_next) {
 		if (l->l_ld == _DYNAMIC) {
 			self = l;
@@ -256,22 +252,21 @@ void *fi_livedyn_next(const char *name)
 	 * vDSO is in the chain only (no file: no '/' in its name).
 	 */
 	for (l = self->l_next; l; l = l->l_next) {
-		struct fi_next_tabs t;
+		struct fi_next_mod past, *m = n < FI_NEXT_KEEP ? &seen[n] : &past;
+		bool libc;
 		void *p;
 
 		if (!l->l_name || !strchr(l->l_name, '/'))
 			continue;
-		if (!fi_next_tabs_of(l, &t))
+		if (!fi_next_tabs_of(l, &m->t))
 			return NULL;
-		switch (fi_next_in(&t, l->l_addr, name, h, &p)) {
-		case FI_NEXT_FOUND:
+		m->bias = l->l_addr;
+		libc = m->t.soname && !strcmp(m->t.soname, "libc.so.6");
+		if (++n <= FI_NEXT_KEEP && libc)
+			fi_next_keep(seen, n);
+		if (fi_next_in(&m->t, m->bias, name, h, &p))
 			return p;
-		case FI_NEXT_ASK:
-			return NULL;
-		case FI_NEXT_NONE:
-			break;
-		}
-		if (t.soname && !strcmp(t.soname, "libc.so.6"))
+		if (libc)
 			return NULL;
 	}
 	return NULL;

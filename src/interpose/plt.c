@@ -47,12 +47,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "foreign.h"
 #include "insn.h"
+#include "ldenv.h"
 #include "plt.h"
 #include "rawsys.h"
 #include "rtlive.h"
@@ -62,9 +62,6 @@
 #define FI_PAGE		4096ULL
 /* How far past .plt a .plt.sec may start (a .plt.got may sit between). */
 #define FI_PLT_SEC_GAP	(64ULL * 1024)
-
-/* ld.so's: the initial stack (argc, argv..., NULL, envp..., NULL). */
-extern void *__libc_stack_end;
 
 struct fi_plt_fix {
 	uint64_t at;
@@ -468,28 +465,14 @@ static int fi_plt_commit_inplace(const struct fi_pltmod *m,
 /*
  * Did the process start with LD_BIND_NOW (non-empty)? The loader read it
  * from the initial environment, then bound every slot of every module at
- * load, those of later dlopens too. Read there, not through getenv: the
- * program may have changed its environment since.
+ * load, those of later dlopens too (core/ldenv.c reads it there, not
+ * through getenv: the program may have changed its environment since).
+ * Not trusted to have been honoured in a privileged process.
  */
 static bool fi_plt_env_now(void)
 {
-	static int now = -1;
-	const long *sp = __libc_stack_end;
-	char **env;
-
-	if (now >= 0)
-		return now;
-	now = 0;
-	/* Not trusted to have been honoured in a privileged process. */
-	if (!sp || sp[0] < 0 || getauxval(AT_SECURE))
-		return false;
-	env = (char **)(uintptr_t)(sp + 1) + sp[0] + 1;
-	/* The first byte inline: a call per variable was 1k instructions. */
-	for (; *env; env++) {
-		if ((*env)[0] == 'L' && !strncmp(*env, "LD_BIND_NOW=", 12))
-			now = (*env)[12] != '\0';
-	}
-	return now;
+	return (fi_ldenv() & (FI_LDENV_BIND_NOW | FI_LDENV_SECURE)) ==
+	       FI_LDENV_BIND_NOW;
 }
 
 /*

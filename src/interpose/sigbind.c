@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "dyntab.h"
 #include "interpose.h"
 
 struct fi_dyn {
@@ -33,12 +34,6 @@ static const void *fi_base_of(const void *p)
 	Dl_info info;
 
 	return p && dladdr(p, &info) ? info.dli_fbase : NULL;
-}
-
-/* The loader stores run-time addresses in d_ptr; a link-time one is rebased. */
-static uintptr_t fi_dyn_ptr(const struct link_map *lm, uintptr_t v)
-{
-	return v < lm->l_addr ? v + lm->l_addr : v;
 }
 
 static int fi_relro_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -60,22 +55,18 @@ static int fi_relro_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-static bool fi_dyn_read(const struct link_map *lm, struct fi_dyn *d)
+static bool fi_dyn_of(const struct link_map *lm, struct fi_dyn *d)
 {
-	memset(d, 0, sizeof(*d));
-	for (const Elf64_Dyn *e = lm->l_ld; e && e->d_tag != DT_NULL; e++) {
-		uintptr_t v = e->d_un.d_ptr;
+	struct fi_dyntab t;
 
-		switch (e->d_tag) {
-		case DT_SYMTAB: d->symtab = (const void *)fi_dyn_ptr(lm, v); break;
-		case DT_STRTAB: d->strtab = (const void *)fi_dyn_ptr(lm, v); break;
-		case DT_RELA: d->rela = (const void *)fi_dyn_ptr(lm, v); break;
-		case DT_RELASZ: d->relasz = e->d_un.d_val; break;
-		case DT_JMPREL: d->jmprel = (const void *)fi_dyn_ptr(lm, v); break;
-		case DT_PLTRELSZ: d->pltrelsz = e->d_un.d_val; break;
-		default: break;
-		}
-	}
+	fi_dyn_read(lm->l_ld, SIZE_MAX, lm->l_addr, FI_DT(SYMTAB) | FI_DT(STRTAB) |
+		    FI_DT(RELA) | FI_DT(RELASZ) | FI_DT(JMPREL) | FI_DT(PLTRELSZ), &t);
+	d->symtab = (const void *)fi_dyn_get(&t, FI_DT_SYMTAB);
+	d->strtab = (const void *)fi_dyn_get(&t, FI_DT_STRTAB);
+	d->rela = (const void *)fi_dyn_get(&t, FI_DT_RELA);
+	d->relasz = fi_dyn_get(&t, FI_DT_RELASZ);
+	d->jmprel = (const void *)fi_dyn_get(&t, FI_DT_JMPREL);
+	d->pltrelsz = fi_dyn_get(&t, FI_DT_PLTRELSZ);
 	d->relro_lo = (uintptr_t)lm;
 	if (dl_iterate_phdr(fi_relro_cb, d) != 1)
 		d->relro_lo = d->relro_hi = 0;
@@ -139,7 +130,7 @@ int fi_sigbind_rebind(void *handle)
 	for (; lm; lm = lm->l_next) {
 		const void *base = fi_base_of(lm->l_ld);
 
-		if (!base || base == libc || base == me || !fi_dyn_read(lm, &d))
+		if (!base || base == libc || base == me || !fi_dyn_of(lm, &d))
 			continue;
 		n += fi_rebind_rela(lm, &d, d.rela, d.relasz, libc);
 		n += fi_rebind_rela(lm, &d, d.jmprel, d.pltrelsz, libc);

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "dyntab.h"
+
 #define FI_AUDIT_API	__attribute__((visibility("default")))
 #define FI_AU_PAGE	4096
 
@@ -51,13 +53,6 @@ static union {
 
 static unsigned int fi_au_consistent;	/* main-namespace consistent states seen */
 
-/* The d_ptr of a writable .dynamic is relocated in place by the loader,
- * that of a read-only one is not: take either. */
-static uintptr_t fi_au_ptr(uintptr_t bias, ElfW(Addr) v)
-{
-	return v >= bias ? (uintptr_t)v : bias + (uintptr_t)v;
-}
-
 static uint32_t fi_au_gnu_hash(const char *s)
 {
 	uint32_t h = 5381;
@@ -70,21 +65,19 @@ static uint32_t fi_au_gnu_hash(const char *s)
 /* @name's address in @l, through its DT_GNU_HASH table; 0 if absent. */
 static uintptr_t fi_au_lookup(const struct link_map *l, const char *name)
 {
-	const ElfW(Sym) *sym = NULL;
-	const uint32_t *gh = NULL;
-	const char *str = NULL;
+	const ElfW(Sym) *sym;
+	const uint32_t *gh;
+	const char *str;
 	uintptr_t b = l->l_addr;
 	uint32_t h, i, nb, off, nbloom;
 	const uint32_t *buckets, *chain;
+	struct fi_dyntab t;
 
-	for (const ElfW(Dyn) *d = l->l_ld; d && d->d_tag != DT_NULL; d++) {
-		if (d->d_tag == DT_SYMTAB)
-			sym = (const void *)fi_au_ptr(b, d->d_un.d_ptr);
-		else if (d->d_tag == DT_STRTAB)
-			str = (const void *)fi_au_ptr(b, d->d_un.d_ptr);
-		else if (d->d_tag == DT_GNU_HASH)
-			gh = (const void *)fi_au_ptr(b, d->d_un.d_ptr);
-	}
+	fi_dyn_read(l->l_ld, SIZE_MAX, b, FI_DT(SYMTAB) | FI_DT(STRTAB) |
+		    FI_DT(GNU_HASH), &t);
+	sym = (const void *)fi_dyn_get(&t, FI_DT_SYMTAB);
+	str = (const void *)fi_dyn_get(&t, FI_DT_STRTAB);
+	gh = (const void *)fi_dyn_get(&t, FI_DT_GNU_HASH);
 	if (!sym || !str || !gh)
 		return 0;
 	nb = gh[0];

@@ -40,6 +40,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dyntab.h"
 #include "imgindex.h"
 #include "load.h"
 #include "runtime.h"
@@ -118,27 +119,19 @@ static const char *fi_early_base(const char *path)
 	return b;
 }
 
-/* The d_ptr of a writable .dynamic was relocated in place, not that of
- * a read-only one: take either. */
-static uint64_t fi_early_ptr(uint64_t bias, uint64_t v)
-{
-	return v >= bias ? v : bias + v;
-}
-
 /* Does the executable (@info) have DT_PREINIT_ARRAY functions? */
 static bool fi_early_preinit(const struct dl_phdr_info *info)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const ElfW(Dyn) *d;
+		struct fi_dyntab t;
 
 		if (ph->p_type != PT_DYNAMIC)
 			continue;
-		d = (const void *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr);
-		for (; d->d_tag != DT_NULL; d++) {
-			if (d->d_tag == DT_PREINIT_ARRAYSZ && d->d_un.d_val)
-				return true;
-		}
+		fi_dyn_read((const void *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr),
+			    SIZE_MAX, info->dlpi_addr, FI_DT(PREINIT_ARRAYSZ), &t);
+		if (fi_dyn_get(&t, FI_DT_PREINIT_ARRAYSZ))
+			return true;
 	}
 	return false;
 }
@@ -263,30 +256,24 @@ static bool fi_early_in_deps(const struct fi_early_deps *d, uint64_t a)
  */
 static bool fi_early_bound_safely(const struct link_map *lm)
 {
-	uint64_t b = lm->l_addr, jmprel = 0, pltsz = 0, strtab = 0;
-	uint64_t needed[FI_EARLY_DEPS];
-	size_t nneeded = 0;
+	uint64_t b = lm->l_addr, jmprel, pltsz, strtab;
 	struct fi_early_deps deps = {
 		.names = { "ld-linux-x86-64.so.2" },
 		.nnames = 1,
 	};
-	const ElfW(Dyn) *d;
+	struct fi_dyntab t;
 
 	/* One walk: the names come from the string table, wherever its
 	 * entry lies. */
-	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
-		if (d->d_tag == DT_JMPREL)
-			jmprel = fi_early_ptr(b, d->d_un.d_ptr);
-		else if (d->d_tag == DT_PLTRELSZ)
-			pltsz = d->d_un.d_val;
-		else if (d->d_tag == DT_STRTAB)
-			strtab = fi_early_ptr(b, d->d_un.d_ptr);
-		else if (d->d_tag == DT_NEEDED && nneeded < FI_EARLY_DEPS - 1)
-			needed[nneeded++] = d->d_un.d_val;
-	}
-	for (size_t i = 0; strtab && i < nneeded; i++)
+	fi_dyn_read(lm->l_ld, SIZE_MAX, b, FI_DT(JMPREL) | FI_DT(PLTRELSZ) |
+		    FI_DT(STRTAB) | FI_DT(NEEDED), &t);
+	jmprel = fi_dyn_get(&t, FI_DT_JMPREL);
+	pltsz = fi_dyn_get(&t, FI_DT_PLTRELSZ);
+	strtab = fi_dyn_get(&t, FI_DT_STRTAB);
+	for (size_t i = 0; strtab && i < t.nneeded && i < FI_DT_NEEDED_MAX &&
+			   deps.nnames < FI_EARLY_DEPS; i++)
 		deps.names[deps.nnames++] =
-			(const char *)(uintptr_t)(strtab + needed[i]);
+			(const char *)(uintptr_t)(strtab + t.needed[i]);
 	/* libfineibt.so itself by its entry, not by its name. */
 	fi_early_deps_add(&deps, lm);
 	fi_early_deps_scan(&deps);

@@ -474,6 +474,15 @@ extern char **environ;
  * (no code of the program runs in this thread; the runtime sets no
  * variable), and another thread's setenv races libc's getenv alike. In
  * order, so that the first of two equal names wins as in a walk.
+ *
+ * `environ`, not the initial block core/ldenv.c walks for the loader's
+ * variables: this is getenv's answer made cheaper, and FINEIBT_* are the
+ * runtime's own settings, read when it starts (docs/runtime.md), so they
+ * are what the process's environment says then, as libc's getenv (the
+ * static runtime's) would say; LD_* are what ld.so read before any code
+ * ran and acted on, which a later setenv does not undo. At the first
+ * start the two are usually the same array (the early start sets
+ * environ to the initial block).
  */
 #define FI_ENV_PREFIX	"FINEIBT_"
 #define FI_ENV_PLEN	(sizeof(FI_ENV_PREFIX) - 1)

@@ -529,6 +529,32 @@ static void t_next(void)
 	CHECK("livedyn_next_as_dlsym", same);
 	CHECK("livedyn_next_answers_libc_names", all);
 	CHECK("livedyn_next_leaves_ifunc_versions_unknown", none);
+
+	/*
+	 * The tables the first lookups kept (the modules up to libc) stay
+	 * right across libraries loaded and unloaded since: a link map a
+	 * dlclose freed is what the next dlopen gets.
+	 */
+	static const char *const libs[] = {
+		"libresolv.so.2", "libz.so.1", "libresolv.so.2", "libanl.so.1",
+	};
+	bool cycled = true, opened = true;
+
+	for (size_t k = 0; k < sizeof(libs) / sizeof(libs[0]); k++) {
+		void *h = dlopen(libs[k], RTLD_NOW | RTLD_GLOBAL);
+
+		opened &= h != NULL;
+		for (size_t i = 0; i < sizeof(answered) / sizeof(answered[0]); i++) {
+			void *p = fi_livedyn_next(answered[i]);
+
+			cycled &= p && p == dlsym(RTLD_NEXT, answered[i]);
+		}
+		for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++)
+			cycled &= !fi_livedyn_next(asked[i]);
+		if (h)
+			dlclose(h);
+	}
+	CHECK("livedyn_next_across_dlopen_dlclose", opened && cycled);
 }
 
 int main(void)
