@@ -215,27 +215,45 @@ static void fi_lay_image(struct fi_lay *l, const struct fi_image *src,
 
 /*
  * Every rewritten site differs from its compiler form: a sample of them
- * tells as well as all of them, at a fixed cost. The sample is
- * FI_FP_RUNS runs of neighbouring sites spread over the module (the
- * first at its lowest sites, the last at its highest), not single sites
- * spread evenly: the fingerprint reads the sites from the text, and 256
+ * tells as well as all of them, at a fixed cost. The fingerprint reads
+ * the sample from the text, and a text page read for the first time is
+ * a page fault (on a cache hit, of the entry's page cache; the program
+ * may never run that page): the sample is at most FI_FP_RUNS runs of
+ * neighbouring sites, each within one page, the pages spread over the
+ * module (the first holds its lowest site, the last its highest). 256
  * sites spread evenly touched every page of a large module's text at
- * each start (the 8,000-function program's 170 pages: 11 page faults
- * with the kernel's fault-around, in a program that runs none of it).
+ * each start (the 8,000-function program: 11 faults with the kernel's
+ * fault-around); runs of 64 neighbours still spanned 14 pages each in
+ * gawk, whose functions are large.
  */
 #define FI_FP_RUNS	4
+#define FI_FP_RUN	(FI_FP_SITES / FI_FP_RUNS)
+
+/* Link-time address of sample candidate @i: calls first, then preambles. */
+static uint64_t fi_fp_at(const struct fi_image *im, size_t i)
+{
+	return i < im->ncalls ? im->calls[i].addr :
+	       im->funcs[i - im->ncalls].addr - FI_PREAMBLE_SIZE;
+}
 
 size_t fi_fp_sample(const struct fi_image *im, uint64_t *out)
 {
-	size_t n = im->ncalls + im->nfuncs, k = 0;
-	size_t run = FI_FP_SITES / FI_FP_RUNS;
+	size_t n = im->ncalls + im->nfuncs, k = 0, next = 0;
 
-	for (size_t r = 0; r < FI_FP_RUNS && k < n; r++) {
-		size_t i = n <= FI_FP_SITES ? k : r * (n - run) / (FI_FP_RUNS - 1);
+	for (size_t r = 0; r < FI_FP_RUNS && n; r++) {
+		size_t at = r * (n - 1) / (FI_FP_RUNS - 1), lo = at, i;
+		uint64_t page = fi_fp_at(im, at) >> 12;
 
-		for (size_t e = n <= FI_FP_SITES ? n : i + run; i < e; i++)
-			out[k++] = i < im->ncalls ? im->calls[i].addr | FI_FP_CALL :
-				   im->funcs[i - im->ncalls].addr - FI_PREAMBLE_SIZE;
+		if (at < next)
+			continue;	/* in the run before (a small module) */
+		while (lo > next && at - lo < FI_FP_RUN - 1 &&
+		       fi_fp_at(im, lo - 1) >> 12 == page)
+			lo--;
+		for (i = lo; i < n && i - lo < FI_FP_RUN &&
+			     fi_fp_at(im, i) >> 12 == page; i++)
+			out[k++] = fi_fp_at(im, i) |
+				   (i < im->ncalls ? FI_FP_CALL : 0);
+		next = i;
 	}
 	return k;
 }

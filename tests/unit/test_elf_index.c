@@ -444,8 +444,26 @@ static void t_record(void)
 	fi_image_close(&ref);
 }
 
+/* Pages (of a site's start) in @out[0..@n). */
+static size_t fp_pages(const uint64_t *out, size_t n)
+{
+	uint64_t pages[FI_FP_SITES];
+	size_t np = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < np && !seen; k++)
+			seen = pages[k] == (out[i] & ~FI_FP_CALL) >> 12;
+		if (!seen)
+			pages[np++] = (out[i] & ~FI_FP_CALL) >> 12;
+	}
+	return np;
+}
+
 /* The fingerprint's sample of 8,000 preambles 64 bytes apart (125 pages)
- * reads a few runs of pages, its first and last sites among them. */
+ * reads four pages, its first and last sites among them; of preambles
+ * 1,000 bytes apart, four pages too. */
 static void t_fp_sample(void)
 {
 	struct fi_image im;
@@ -474,11 +492,20 @@ static void t_fp_sample(void)
 	}
 	CHECK("elf_index_fp_sample_full", n == FI_FP_SITES);
 	CHECK("elf_index_fp_sample_ends", first && last);
-	CHECK("elf_index_fp_sample_few_pages", npages <= 4 * 5);
-	/* A small module: every site. */
-	im.nfuncs = 100;
-	CHECK("elf_index_fp_sample_small_all", fi_fp_sample(&im, out) == 100 &&
-	      out[99] == im.funcs[99].addr - FI_PREAMBLE_SIZE);
+	CHECK("elf_index_fp_sample_four_pages", npages == 4 &&
+	      fp_pages(out, n) == 4);
+	for (size_t i = 0; i < im.nfuncs; i++)
+		im.funcs[i].addr = 0x100000 + 16 + 1000 * i;
+	n = fi_fp_sample(&im, out);
+	CHECK("elf_index_fp_sample_sparse_four_pages", n >= 4 &&
+	      fp_pages(out, n) == 4 && out[0] == 0x100000 &&
+	      out[n - 1] == im.funcs[im.nfuncs - 1].addr - FI_PREAMBLE_SIZE);
+	/* A small module on one page: every site, once. */
+	im.nfuncs = 50;
+	for (size_t i = 0; i < im.nfuncs; i++)
+		im.funcs[i].addr = 0x100000 + 16 + 64 * i;
+	CHECK("elf_index_fp_sample_small_all", fi_fp_sample(&im, out) == 50 &&
+	      out[49] == im.funcs[49].addr - FI_PREAMBLE_SIZE);
 	free(im.funcs);
 }
 
