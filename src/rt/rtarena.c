@@ -389,7 +389,7 @@ const struct fi_module *fi_arena_freeze(const struct fi_arena *a,
 	l.at = (uint64_t)(uintptr_t)c;
 	l.cap = l.len;
 	fi_lay_module(&l, m, m);
-	err = l.fail ? -EBADMSG : fi_rt_put_scratch(c, l.buf, l.cap);
+	err = l.fail ? -EBADMSG : fi_rt_put_module(c, l.buf, l.cap);
 	/* It held the key: the arena copy is its home, nowhere else. */
 	fi_rt_wipe(l.buf, l.cap);
 	free(l.buf);

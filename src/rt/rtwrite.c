@@ -467,7 +467,7 @@ bool fi_rt_writing(void)
 }
 
 static int fi_rt_put_as(const void *dst, const void *src, size_t len,
-			bool scratch)
+			const char *scratch)
 {
 	const struct fi_runtime *rt = &fi_rt_store.rt;
 	uintptr_t base;
@@ -482,7 +482,7 @@ static int fi_rt_put_as(const void *dst, const void *src, size_t len,
 	if (bit < 0)
 		return -EFAULT;
 	if (scratch)
-		fi_rt_park("put", src, len);
+		fi_rt_park(scratch, src, len);
 	if (rt->wr.how == FI_RT_KERNEL)
 		return (int)fi_rt_pwrite(rt->wr.mem_fd, src, len, dst);
 	return fi_rt_poke(bit, base, size, (void *)dst, src, len);
@@ -490,12 +490,17 @@ static int fi_rt_put_as(const void *dst, const void *src, size_t len,
 
 int fi_rt_put(const void *dst, const void *src, size_t len)
 {
-	return fi_rt_put_as(dst, src, len, false);
+	return fi_rt_put_as(dst, src, len, NULL);
 }
 
 int fi_rt_put_scratch(const void *dst, const void *src, size_t len)
 {
-	return fi_rt_put_as(dst, src, len, true);
+	return fi_rt_put_as(dst, src, len, "put");
+}
+
+int fi_rt_put_module(const void *dst, const void *src, size_t len)
+{
+	return fi_rt_put_as(dst, src, len, "put module");
 }
 
 /* ----------------------------------------------------------- set-up */

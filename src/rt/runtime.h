@@ -336,12 +336,16 @@ uint64_t fi_rt_bhi_base(uint64_t addr);
  * addresses: docs/protection.md). fi_rt_put_scratch() is the same for a
  * buffer built in writable memory (a module's record): the caller
  * verifies what landed against trusted sources before publishing it
- * (rtverify.c). 0 or -errno. FI_RT_PUT(lvalue, value) puts one field.
+ * (rtverify.c). fi_rt_put_module() is fi_rt_put_scratch() for a
+ * registered module's copy (rtarena.c): the test build's park hook
+ * (fi_rt_park) is told "put module" rather than "put". 0 or -errno.
+ * FI_RT_PUT(lvalue, value) puts one field.
  */
 const struct fi_runtime *fi_rt_write_begin(sigset_t *saved);
 void fi_rt_write_end(const sigset_t *saved);
 int fi_rt_put(const void *dst, const void *src, size_t len);
 int fi_rt_put_scratch(const void *dst, const void *src, size_t len);
+int fi_rt_put_module(const void *dst, const void *src, size_t len);
 #define FI_RT_PUT(lv, val) __extension__({				\
 	__typeof__(lv) fi_put_v_ = (val);				\
 	fi_rt_put(&(lv), &fi_put_v_, sizeof(fi_put_v_));		\

@@ -126,7 +126,8 @@ const void *fineibt_debug_object(const char *name)
  * Test builds only (docs/protection.md, "Writing the state through the
  * kernel"): the runtime parks the writing thread here
  * inside every window ("window"), before every put of a record built in
- * writable scratch ("put", with the scratch: what it is about to write)
+ * writable scratch ("put", or "put module" for a registered module's
+ * copy, with the scratch: what it is about to write)
  * and inside every check of a record where it landed ("verify"), so that
  * tests/e2e/protect_trust.sh's attacker thread writes at leisure while
  * the writer waits. Never in an AT_SECURE process. The shipped library's

@@ -187,20 +187,26 @@ static void snapshot(void)
 	nsaved = n;
 }
 
-/* The writer's scratch: what it is about to put. */
-static void forge_scratch(const void *scratch, size_t len)
+/*
+ * The writer's scratch: what it is about to put. A module's copy is told
+ * by the park's name, not by its length (a copy whose length happened to
+ * be a multiple of a scan record's was taken for scan records).
+ */
+static void forge_scratch(const char *where, const void *scratch, size_t len)
 {
+	bool module = where && !strcmp(where, "put module");
+
 	if (!scratch)
 		return;
-	if (attack == A_SCRATCH && len >= sizeof(struct fi_module) &&
-	    len % sizeof(struct fi_rt_seen)) {
+	if (attack == A_SCRATCH && module && len >= sizeof(struct fi_module)) {
 		uint32_t warn = FINEIBT_F_WARN | FINEIBT_F_RAND;
 		const struct fi_module *m = scratch;
 
 		if (vm_write(&m->cfg.flags, &warn, sizeof(warn)))
 			scratch_landed++;
 	}
-	if (attack == A_SEEN && len && len % sizeof(struct fi_rt_seen) == 0) {
+	if (attack == A_SEEN && !module && len &&
+	    len % sizeof(struct fi_rt_seen) == 0) {
 		const struct fi_rt_seen *e = scratch;
 		uint64_t zero[2] = { 0, 0 };
 
@@ -222,7 +228,7 @@ static void *attacker(void *arg)
 			sched_yield();
 			continue;
 		}
-		forge_scratch(req.scratch, req.len);
+		forge_scratch(req.where, req.scratch, req.len);
 		rollback();
 		forge_fields();
 		snapshot();
