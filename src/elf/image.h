@@ -128,13 +128,6 @@ struct fi_image {
 	size_t nfuncs;
 	struct fi_call *calls;		/* sorted by addr */
 	size_t ncalls;
-	/*
-	 * Built from a cache entry's record (fi_image_from_record): the call
-	 * sites it lists, checked but not kept in @calls when the module has
-	 * preambles (its text is rewritten already and nothing reads them;
-	 * the fingerprint samples the preambles). 0 otherwise.
-	 */
-	size_t ncalls_rec;
 	struct fi_tcall *tcalls;
 	size_t ntcalls;
 	/*

@@ -843,8 +843,9 @@ static bool fi_ix_exec_view(const struct fi_image *im, uint64_t a,
  * counts from, increasing (binary searches and the fingerprint's sample
  * rely on it). Every field written: no zeroing of the arrays (sqlite's
  * 2,600 sites: calloc and a view lookup a site were 118k of 185k
- * instructions). The call sites are checked and counted but kept only
- * when there is no preamble for the fingerprint to sample: each kept
+ * instructions). The call sites are checked but kept only when there is
+ * no preamble for the fingerprint to sample (with one, every preamble of
+ * the record is a kCFI one, which is what says the module is): each kept
  * site is 16 bytes of fresh memory, and a page fault per 256 of them
  * (the 8,000-function program: 32 faults, ~0.4 ms on this project's VM,
  * for a list nothing reads on a hit).
@@ -891,7 +892,6 @@ static int fi_ix_rec_sites(struct fi_image *im, const struct fi_cache_rec *h,
 	}
 	im->nfuncs = h->nfuncs;
 	im->ncalls = keep ? h->ncalls : 0;
-	im->ncalls_rec = h->ncalls;
 	im->nslots = h->nslots;
 	for (int a = 0; a <= FI_MAX_ARITY && a < 8; a++)
 		im->arity_hist[a] = h->arity_hist[a];
