@@ -310,7 +310,8 @@ static size_t fi_maps_line(char *line, const uint64_t *lo, size_t n,
 		i++;
 	if (i == n || !fi_vma_next(&line, &v, &path) || !v.hi)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
+	/* From the first address asked that starts here (others may too). */
+	for (; i < n; i++) {
 		if (lo[i] != v.lo)
 			continue;
 		dev[i] = makedev(v.dev >> 32, v.dev & UINT32_MAX);
