@@ -33,8 +33,8 @@ struct fi_sym {
 	const char *name;	/* points into the image's string tables */
 };
 
-/* A function with a patchable preamble slot (__patchable_function_entries). */
 /*
+ * A function with a patchable preamble slot (__patchable_function_entries).
  * 16 bytes: a module's array of these is written once per start (8,000
  * functions: 32 pages, each a page fault of its own), so the flags are
  * bits.
