@@ -124,28 +124,40 @@ static int from_index(const struct fi_image *ref, const char *path,
 				   eh->e_phnum, desc, err, sizeof(err));
 }
 
+/*
+ * Build @src (a file of dir) with fineibt-cc -O1 @flags into dir/@name
+ * (@path) and open it as @ref; the checks are "elf_index_@tag_build" and
+ * "..._open". Under SAN=1 the runtime fineibt-cc links in is built with
+ * ASan: the program must be too (it is only read here, never run).
+ */
+static bool build_open(const char *tag, const char *name, const char *flags,
+		       const char *src, char *path, size_t pathlen,
+		       struct fi_image *ref)
+{
+	const char *san = getenv("FINEIBT_SAN");
+	char cmd[1600], t[160];
+
+	snprintf(path, pathlen, "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd), "%s/fineibt-cc -O1 %s%s -x c %s/%s -o %s",
+		 getenv("BUILD") ? getenv("BUILD") : "build",
+		 san && *san ? "-fsanitize=address " : "", flags, dir, src, path);
+	snprintf(t, sizeof(t), "elf_index_%s_build", tag);
+	if (!CHECK(t, system(cmd) == 0))
+		return false;
+	snprintf(t, sizeof(t), "elf_index_%s_open", tag);
+	return CHECK(t, fi_image_open(ref, path, cmd, sizeof(cmd)) == 0);
+}
+
 static void t_case(const char *name, const char *flags, bool relr)
 {
-	char path[700], cmd[1600], tag[160];
+	char path[700], tag[160];
 	const char *san = getenv("FINEIBT_SAN");
 	struct fi_image ref, live;
 	uint8_t *base;
 	size_t len;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	/*
-	 * Under SAN=1 the runtime fineibt-cc links in is built with ASan:
-	 * the program must be too (it is only read here, never run).
-	 */
-	snprintf(cmd, sizeof(cmd), "%s/fineibt-cc -O1 %s%s -x c %s/ix.c -o %s",
-		 getenv("BUILD") ? getenv("BUILD") : "build",
-		 san && *san ? "-fsanitize=address " : "", flags, dir, path);
-	snprintf(tag, sizeof(tag), "elf_index_%s_build", name);
-	if (!CHECK(tag, system(cmd) == 0))
-		return;
-	snprintf(tag, sizeof(tag), "elf_index_%s_open", name);
-	if (!CHECK(tag, fi_image_open(&ref, path, cmd, sizeof(cmd)) == 0))
+	if (!build_open(name, name, flags, "ix.c", path, sizeof(path), &ref))
 		return;
 
 	/* Mapped, not relocated: from the relocations / the places. */
@@ -240,8 +252,7 @@ static int tcalls_after(const struct fi_image *ref, const char *path,
 
 static void t_tcalls(void)
 {
-	char path[700], cmd[1600];
-	const char *san = getenv("FINEIBT_SAN");
+	char path[700];
 	const Elf64_Ehdr *eh;
 	struct fi_image ref, live;
 	uint8_t *base;
@@ -253,13 +264,8 @@ static void t_tcalls(void)
 	f = fopen(path, "w");
 	if (!CHECK("elf_index_tcalls_src", f && fputs(tsrc, f) >= 0 && !fclose(f)))
 		return;
-	snprintf(path, sizeof(path), "%s/ixt", dir);
-	snprintf(cmd, sizeof(cmd), "%s/fineibt-cc -O1 -Wl,-z,nopack-relative-relocs %s-o %s %s/ixt.c",
-		 getenv("BUILD") ? getenv("BUILD") : "build",
-		 san && *san ? "-fsanitize=address " : "", path, dir);
-	if (!CHECK("elf_index_tcalls_build", system(cmd) == 0) ||
-	    !CHECK("elf_index_tcalls_open",
-		   fi_image_open(&ref, path, cmd, sizeof(cmd)) == 0))
+	if (!build_open("tcalls", "ixt", "-Wl,-z,nopack-relative-relocs", "ixt.c",
+			path, sizeof(path), &ref))
 		return;
 	CHECK("elf_index_tcalls_scan_finds_two", ref.ntcalls == 2);
 	base = lay_out(&ref, 0, &len);
@@ -373,23 +379,28 @@ static int from_record(const struct fi_image *ref, const char *path,
 				    sizeof(err));
 }
 
+/* Is @rec refused once its last call site lies past the text? */
+static bool last_call_far(const struct fi_image *ref, const char *path,
+			  uint8_t *base, uint8_t *rec, size_t rlen)
+{
+	uint32_t far = 0x7fffff00;
+	struct fi_image live;
+
+	memcpy(rec + rlen - 4, &far, 4);
+	return from_record(ref, path, base, rec, rlen, &live) == -EINVAL;
+}
+
 static void t_record(void)
 {
-	char path[700], cmd[1600];
-	const char *san = getenv("FINEIBT_SAN");
+	char path[700];
 	struct fi_image ref, live;
 	uint64_t text = 0;
 	uint8_t *base, *rec;
 	size_t len, rlen;
 	bool same;
 
-	snprintf(path, sizeof(path), "%s/ixr", dir);
-	snprintf(cmd, sizeof(cmd), "%s/fineibt-cc -O1 -Wl,-z,nopack-relative-relocs %s-o %s -x c %s/ix.c",
-		 getenv("BUILD") ? getenv("BUILD") : "build",
-		 san && *san ? "-fsanitize=address " : "", path, dir);
-	if (!CHECK("elf_index_record_build", system(cmd) == 0) ||
-	    !CHECK("elf_index_record_open",
-		   fi_image_open(&ref, path, cmd, sizeof(cmd)) == 0))
+	if (!build_open("record", "ixr", "-Wl,-z,nopack-relative-relocs", "ix.c",
+			path, sizeof(path), &ref))
 		return;
 	for (size_t i = 0; i < ref.nviews && !text; i++)
 		if (ref.views[i].exec)
@@ -422,22 +433,12 @@ static void t_record(void)
 		fi_image_close(&live);
 	}
 	/* A call site past the text: the record is refused, kept or not. */
-	if (rec) {
-		uint32_t far = 0x7fffff00;
-
-		memcpy(rec + rlen - 4, &far, 4);
-		CHECK("elf_index_record_call_outside_refused",
-		      from_record(&ref, path, base, rec, rlen, &live) == -EINVAL);
-	}
+	CHECK("elf_index_record_call_outside_refused",
+	      rec && last_call_far(&ref, path, base, rec, rlen));
 	free(rec);
 	rec = record_of(&ref, text, ref.nfuncs, ref.ncalls, &rlen);
-	if (rec) {
-		uint32_t far = 0x7fffff00;
-
-		memcpy(rec + rlen - 4, &far, 4);
-		CHECK("elf_index_record_unkept_call_outside_refused",
-		      from_record(&ref, path, base, rec, rlen, &live) == -EINVAL);
-	}
+	CHECK("elf_index_record_unkept_call_outside_refused",
+	      rec && last_call_far(&ref, path, base, rec, rlen));
 	free(rec);
 	munmap(base, len);
 	fi_image_close(&ref);
