@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "coarse.h"
+#include "rawsys.h"
 #include "runtime.h"
 
 /* src/seq/bhi.S */
@@ -773,6 +774,13 @@ static uintptr_t fi_rt_thread_floor(uintptr_t sp)
 	return size && sp > lo && sp <= lo + size ? lo : 0;
 }
 
+/* Is the calling thread the process's first? Made directly (rawsys.h):
+ * libfineibt.a's getpid would be an LD_PRELOAD library's. */
+static bool fi_rt_is_main_thread(void)
+{
+	return fi_sys3(SYS_getpid, 0, 0, 0) == fi_sys3(SYS_gettid, 0, 0, 0);
+}
+
 /*
  * The lowest address the stack holding @sp may be written at, or 0 when
  * @sp is on no stack we know the bounds of (a coroutine's stack the
@@ -804,10 +812,10 @@ static uintptr_t fi_rt_stack_floor(uintptr_t sp)
 			return tp >= v.lo && tp < v.hi ? fi_rt_thread_floor(sp) : v.lo;
 		/* Elsewhere: a thread's stack, or one of the program's own
 		 * (a coroutine's) on the main thread. */
-		return getpid() == (pid_t)syscall(SYS_gettid) ? 0 :
+		return fi_rt_is_main_thread() ? 0 :
 		       fi_rt_thread_floor(sp);
 	}
-	if (getpid() != (pid_t)syscall(SYS_gettid))
+	if (!fi_rt_is_main_thread())
 		return fi_rt_thread_floor(sp);
 	/*
 	 * No kept maps descriptor or no PROCMAP_QUERY (before Linux 6.11).

@@ -258,13 +258,25 @@ int fi_rt_vma_kept(uint64_t addr, struct fi_vma *v)
 	return ret == 0 || ret == -ENOENT ? ret : -ENODEV;
 }
 
+/*
+ * Made directly (src/seq/rawsys.h): the trap handler and the JIT probes
+ * call this, and in libfineibt.a libc's process_vm_readv and getpid are
+ * whatever an LD_PRELOAD library defines (libfineibt.so's are its own,
+ * src/load/ownlibc.c). -1 and errno on failure, as libc's.
+ */
 ssize_t fi_rt_read_self(void *dst, uint64_t addr, size_t len)
 {
 	struct iovec local = { .iov_base = dst, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
 				.iov_len = len };
+	long r = fi_sys6(SYS_process_vm_readv, fi_sys3(SYS_getpid, 0, 0, 0),
+			 (long)&local, 1, (long)&remote, 1, 0);
 
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
 }
 
 int fi_rt_vma_text(uint64_t lo, uint64_t hi, bool exec, struct fi_vma *first)

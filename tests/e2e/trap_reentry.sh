@@ -2,7 +2,8 @@
 # trap_reentry: the trap report never runs a program's interposer of the
 # functions it needs (docs/traps.md "Reports and interposers").
 # The program (progs/trap_reentry.c) defines open, fstat, read, write,
-# mmap, munmap, mprotect, close and strrchr in kCFI code that counts its
+# mmap, munmap, mprotect, close, getpid, clock_gettime, process_vm_readv
+# and strrchr in kCFI code that counts its
 # calls and, armed, fails a CFI check itself. A confused call is then
 # reported once, with its log record, and none of them runs: libfineibt.so
 # does not even import the first eight (src/load/ownlibc.c; checked below),
@@ -78,4 +79,20 @@ for m in "${RT_MODES[@]}"; do
 	else
 		rt_fail "reentry3-warn[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:600}'"
 	fi
+done
+
+# The static runtime (-static-fineibt) is linked into the program, whose
+# definitions are then the runtime's too: its start-up calls them
+# (startup=yes, unarmed), but a report, with its log record (time and
+# pid) and the reads of this process's memory the FineIBT modes make
+# (the pushed hash, the stub's slot), calls none of them: the trap path
+# makes those system calls itself (src/seq/rawsys.h).
+PS=$RT_OUT/trap_reentry_static
+rt_build "$PS" -static-fineibt -g -O1 "$RT_SRC/trap_reentry.c" -L"$RT_OUT" \
+	-ltrap_reentry -Wl,-rpath,"$RT_OUT" ||
+	{ rt_fail build "fineibt-cc -static-fineibt could not build trap_reentry"; exit 1; }
+for m in kcfi fineibt fineibt,paranoid fineibt,paranoid,bhi; do
+	rm -f "$LOG"
+	FINEIBT_LOG=$LOG rt_run reentry_static "$m,warn" "$PS" 2
+	check "reentry-static-warn[$m]" 0 "r=4 calls=0 startup=yes" 1 1
 done

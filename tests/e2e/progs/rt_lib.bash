@@ -72,6 +72,7 @@ rt_build() {
 	if [ -e "$out" ] && [ "$out" -nt "$FCC" ] && \
 	   [ "$out" -nt "$ROOT/$BUILD/libfineibt.so" ] && \
 	   [ "$out" -nt "$ROOT/$BUILD/libfineibt_crt.a" ] && \
+	   [ "$out" -nt "$ROOT/$BUILD/libfineibt.a" ] && \
 	   [ -z "$(find "$RT_SRC" -newer "$out" -print -quit)" ]; then
 		return 0
 	fi

@@ -1,7 +1,7 @@
 /*
  * trap_reentry: a program that interposes the libc functions the trap
  * report used to call (open, fstat, read, write, mmap, munmap, mprotect,
- * close) and strrchr, with kCFI code that counts its calls and, when
+ * close, getpid, clock_gettime, process_vm_readv) and strrchr, with kCFI code that counts its calls and, when
  * armed to 2, itself fails a CFI check. tests/e2e/trap_reentry.sh.
  *
  * argv[1]: 1 = a confused call to kCFI code, interposers count;
@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile int armed;
@@ -93,6 +95,27 @@ int close(int fd)
 {
 	hit();
 	return syscall(SYS_close, fd);
+}
+
+pid_t getpid(void)
+{
+	hit();
+	return (pid_t)syscall(SYS_getpid);
+}
+
+int clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	hit();
+	return syscall(SYS_clock_gettime, clk, ts);
+}
+
+ssize_t process_vm_readv(pid_t pid, const struct iovec *local,
+			 unsigned long nlocal, const struct iovec *remote,
+			 unsigned long nremote, unsigned long flags)
+{
+	hit();
+	return syscall(SYS_process_vm_readv, pid, local, nlocal, remote,
+		       nremote, flags);
 }
 
 char *strrchr(const char *s, int c)
