@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rawsys.h"
 #include "runtime.h"
 #include "strbuf.h"
 
@@ -74,12 +75,12 @@ void fi_rt_publish_anchor(void)
 	fi_strbuf_xdigits(&b, (uint64_t)(uintptr_t)fi_rt(), 1);
 	fi_strbuf_char(&b, ':');
 	fi_strbuf_xdigits(&b, FI_RT_ABI, 1);
-	fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);
+	fd = (int)fi_sys3(SYS_memfd_create, (long)name, MFD_CLOEXEC, 0);
 	if (fd < 0)
 		return;
 	/* Never touched: an empty file, mapped only for its name. */
-	p = mmap(NULL, FI_ONE_PAGE, PROT_NONE, MAP_PRIVATE, fd, 0);
-	close(fd);
+	p = fi_raw_mmap(NULL, FI_ONE_PAGE, PROT_NONE, MAP_PRIVATE, fd, 0);
+	fi_raw_close(fd);
 	(void)p;
 }
 
@@ -89,7 +90,7 @@ static bool fi_one_sigill_taken(void)
 	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
 		k = { 0 };
 
-	if (syscall(SYS_rt_sigaction, SIGILL, NULL, &k, sizeof(k.mask)))
+	if (fi_sys6(SYS_rt_sigaction, SIGILL, 0, (long)&k, sizeof(k.mask), 0, 0))
 		return false;
 	return k.handler != (void *)SIG_DFL && k.handler != (void *)SIG_IGN;
 }

@@ -171,10 +171,13 @@ void fi_rt_die(const char *why)
 	memcpy(line, pre, sizeof(pre) - 1);
 	memcpy(line + sizeof(pre) - 1, why, n);
 	memcpy(line + sizeof(pre) - 1 + n, post, sizeof(post) - 1);
-	if (write(STDERR_FILENO, line, sizeof(pre) - 1 + n + sizeof(post) - 1) < 0)
+	/* Both made directly (rawsys.h): in libfineibt.a, libc's write is
+	 * whatever the program or an LD_PRELOAD library defines. */
+	if (fi_raw_write(STDERR_FILENO, line,
+			 sizeof(pre) - 1 + n + sizeof(post) - 1) < 0)
 		n = 0;	/* nowhere to say it: terminate all the same */
 	for (;;)
-		syscall(SYS_exit_group, FI_RT_DIE_STATUS);
+		fi_sys3(SYS_exit_group, FI_RT_DIE_STATUS, 0, 0);
 }
 
 /* ------------------------------------------------------- the guards */

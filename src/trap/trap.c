@@ -388,10 +388,12 @@ static int fi_raw_sigaction(int sig, const struct sigaction *act,
 		k.restorer = (void *)fi_trap_restore_rt;
 		__builtin_memcpy(&k.mask, &act->sa_mask, sizeof(k.mask));
 	}
-	ret = syscall(SYS_rt_sigaction, sig, act ? &k : NULL, old ? &ko : NULL,
-		      sizeof(k.mask));
-	if (ret < 0)
+	ret = fi_sys6(SYS_rt_sigaction, sig, act ? (long)&k : 0,
+		      old ? (long)&ko : 0, sizeof(k.mask), 0, 0);
+	if (ret < 0) {
+		errno = (int)-ret;
 		return -1;
+	}
 	if (old) {
 		memset(old, 0, sizeof(*old));
 		old->sa_handler = (sighandler_t)ko.handler;
