@@ -79,4 +79,15 @@ static inline uintptr_t fi_dyn_get(const struct fi_dyntab *t, enum fi_dt i)
 	return t->has & (1ull << i) ? t->v[i] : 0;
 }
 
+/* The hash of a symbol's name in a DT_GNU_HASH table (the dynamic
+ * section's own lookup: livedyn.c, the auditor). */
+static inline uint32_t fi_gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
 #endif /* FI_DYNTAB_H */

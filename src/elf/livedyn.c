@@ -81,15 +81,6 @@ static bool fi_next_tabs_of(const struct link_map *l, struct fi_next_tabs *t)
 	return t->sym && t->str && t->gnu;
 }
 
-static uint32_t fi_next_hash(const char *s)
-{
-	uint32_t h = 5381;
-
-	for (; *s; s++)
-		h = h * 33 + (unsigned char)*s;
-	return h;
-}
-
 /*
  * Does the search for @name stop at the module of @t (bias @b)? Yes when
  * the module defines it for dlsym (*@out: the address), by the loader's
@@ -217,7 +208,7 @@ void *fi_livedyn_next(const char *name)
 {
 	const struct r_debug_extended *r = (const void *)&_r_debug;
 	const struct link_map *self = NULL, *l;
-	uint32_t h = fi_next_hash(name);
+	uint32_t h = fi_gnu_hash(name);
 	struct fi_next_mod seen[FI_NEXT_KEEP];
 	unsigned int env;
 	size_t n = 0;

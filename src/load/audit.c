@@ -53,15 +53,6 @@ static union {
 
 static unsigned int fi_au_consistent;	/* main-namespace consistent states seen */
 
-static uint32_t fi_au_gnu_hash(const char *s)
-{
-	uint32_t h = 5381;
-
-	for (; *s; s++)
-		h = h * 33 + (unsigned char)*s;
-	return h;
-}
-
 /* @name's address in @l, through its DT_GNU_HASH table; 0 if absent. */
 static uintptr_t fi_au_lookup(const struct link_map *l, const char *name)
 {
@@ -85,7 +76,7 @@ static uintptr_t fi_au_lookup(const struct link_map *l, const char *name)
 	nbloom = gh[2];
 	buckets = gh + 4 + nbloom * (sizeof(ElfW(Addr)) / 4);
 	chain = buckets + nb;
-	h = fi_au_gnu_hash(name);
+	h = fi_gnu_hash(name);
 	if (!nb || (i = buckets[h % nb]) < off)
 		return 0;
 	for (;; i++) {
