@@ -236,12 +236,15 @@ $(FI_SO_ORDER): src/libfineibt.order Makefile
 	$(call say,GEN,$@)
 	$(Q)$(CC) -shared -nostartfiles $(FI_SO_ZFLAGS) -Wl,--verbose -o $@.so 2>/dev/null | \
 	  sed -n '/^=====/,/^=====/p' | sed '1d;$$d' >$@.def && rm -f $@.so
-	$(Q)sed -n -e 's/^\([A-Za-z_][A-Za-z0-9_.]*\)$$/    *(.text.\1)/p' \
-	  -e 's/^\([A-Za-z0-9_.+-]*\.a:[A-Za-z0-9_.+-]*\)$$/    *\1(.text .text.*)/p' $< >$@.fns
-	$(Q)awk -v fns=$@.fns 'done != 1 && /^ *\*\(\.text\.unlikely / { \
-	  while ((getline l <fns) > 0) print l; done = 1 } { print } \
-	  END { if (done != 1) { print "$@: no .text.unlikely line in the default script" >"/dev/stderr"; exit 1 } }' \
-	  $@.def >$@.tmp && rm -f $@.def $@.fns && mv $@.tmp $@
+	$(Q)sed -n -e 's/^\(\.text\.[A-Za-z0-9_.]*\)$$/    *(\1)/p' \
+	  -e 's/^\([A-Za-z0-9_.+-]*\.a:[A-Za-z0-9_.+-]*\) \.text$$/    *\1(.text .text.*)/p' $< >$@.text
+	$(Q)sed -n -e 's/^\(\.bss\.[A-Za-z0-9_.]*\)$$/    *(\1)/p' \
+	  -e 's/^\(\. = ALIGN([0-9]*);\)$$/    \1/p' $< >$@.bss
+	$(Q)awk -v text=$@.text -v bss=$@.bss \
+	  't != 1 && /^ *\*\(\.text\.unlikely / { while ((getline l <text) > 0) print l; t = 1 } \
+	  b != 1 && /^ *\*\(\.bss \.bss\.\* / { while ((getline l <bss) > 0) print l; b = 1 } { print } \
+	  END { if (t != 1 || b != 1) { print "$@: the default script has no .text.unlikely or .bss line" >"/dev/stderr"; exit 1 } }' \
+	  $@.def >$@.tmp && rm -f $@.def $@.text $@.bss && mv $@.tmp $@
 $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST) $(FI_SO_ORDER)
 	$(call say,LD,$@)
 	$(Q)$(call fi_so_link,$@,libfineibt.so.$(SOVER))
