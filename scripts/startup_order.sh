@@ -104,8 +104,14 @@ done | sort -u >"$out/sections"
 nm -A --defined-only "$(clang-22 -print-file-name=libc_nonshared.a)" 2>/dev/null |
 	sed -n 's|^.*/\([^/:]*\.a\):\([^:]*\): *[0-9a-f]* [TW] \(.*\)$|\3 \1:\2|p' >"$out/members"
 
+# The functions that ran, by object (bench/lib.sh).
+. bench/lib.sh
+for f in "$out"/cg.*; do
+	callgrind_self "$f" >"${f/\/cg./\/self.}"
+done
+
 python3 - "$out" "$BUILD/libfineibt.so" >src/libfineibt.order <<'PY'
-import bisect, collections, glob, os, re, subprocess, sys
+import bisect, collections, glob, os, subprocess, sys
 out, lib = sys.argv[1:]
 PAGE = 4096
 have = set(open(os.path.join(out, "sections")).read().split())
@@ -115,31 +121,12 @@ twins = {"fi_rt_clear_ymm": ["fi_rt_clear_zmm"], "fi_rt_clear_zmm": ["fi_rt_clea
 runs = collections.Counter()
 names_of = sorted(glob.glob(os.path.join(out, "cg.*")))
 for f in names_of:
-    names, obn, fn, ran, skip = {}, {}, None, set(), False
-    ob = None
-    for line in open(f):
-        m = re.match(r'^(c?ob|c?fn)=\((\d+)\)(?: (.*))?$', line)
-        if m:
-            kind, i, name = m.groups()
-            table = obn if kind.endswith('ob') else names
-            if name is not None:
-                table[i] = name.strip()
-            if kind == 'ob':
-                ob = obn[i]
-            elif kind == 'fn':
-                fn = names[i]
-            continue
-        if line.startswith('calls='):
-            skip = True
-            continue
-        if line[:1].isdigit() or line[:1] in '+-*':
-            if skip:
-                skip = False
-                continue
-            p = line.split()
-            if len(p) >= 2 and int(p[1]) and ob and 'libfineibt' in os.path.basename(ob):
-                n = fn.split("'")[0]
-                ran.update([n] + twins.get(n, []))
+    ran = set()
+    for line in open(f.replace("/cg.", "/self.")):
+        ir, ob, fn = line.rstrip("\n").split("\t", 2)
+        if int(ir) and "libfineibt" in os.path.basename(ob):
+            n = fn.split("'")[0]
+            ran.update([n] + twins.get(n, []))
     sec = set()
     for n in ran:
         if ".text." + n in have:
