@@ -210,26 +210,28 @@ $(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 	$(Q)ar rcs $@ $(filter %.o,$^)
 
 # fi_so_link OUT SONAME: libfineibt.so from the objects.
-# --sort-section=alignment: the .bss's page-aligned and 16-aligned arrays
-# (the state, the scans' scratch) first, the small variables together
-# after them: the ones a start-up touches lie on one page instead of
-# eight, each a page fault (docs/bench.md, "Start-up cuts, evening
-# 2026-12-06"). -nostartfiles and -z nodelete: src/load/ownlibc.c, end.
 # -T $(FI_SO_ORDER): the linker's own default script for this link, with
-# the functions src/libfineibt.order lists (those a start-up runs) first
-# in .text, right after the PLT, then every other function as before; a
-# start touches the few pages of those instead of most of the text's
-# (docs/bench.md, "What a start touches"). The list is
-# scripts/startup_order.sh's output; a name it no longer matches is laid
-# among the others, never an error.
+# what src/libfineibt.order lists at the front of two output sections:
+# the functions a start-up runs first in .text, right after the PLT (20
+# pages for hello's, not 43 of 48), and the .bss variables it touches
+# first in .bss (2 pages outside the state, not 5); everything else as
+# the default script lays it (docs/bench.md, "What a start touches").
+# The list is scripts/startup_order.sh's output; a name it no longer
+# matches is laid among the others, never an error.
+# --sort-section=alignment: the rest of .bss by alignment, the state and
+# the page-aligned arrays first, the small variables together after them
+# (docs/bench.md, "Start-up cuts, evening 2026-12-06").
+# -nostartfiles and -z nodelete: src/load/ownlibc.c, end.
 fi_so_link = $(CC) -shared -nostartfiles -o $(1) $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) -Wl,-soname,$(2) \
 	$(FI_SO_ZFLAGS) -Wl,--version-script=src/libfineibt.map -Wl,--gc-sections -Wl,--sort-section=alignment \
 	-Wl,-T,$(FI_SO_ORDER) $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 FI_SO_ZFLAGS := -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete
 # The default script is the one the linker prints (--verbose) for an
 # empty link with the same -z options (they choose among its scripts);
-# the list goes in as one input pattern a line, so that each function
-# keeps its place, before .text's first line.
+# the list goes in as one input pattern a line, so that each section
+# keeps its place: the functions before .text's first line, the
+# variables (and the list's ". = ALIGN(4096);" lines) before .bss's
+# .bss.* line.
 FI_SO_ORDER := $(BUILD)/obj/libfineibt.lds
 $(FI_SO_ORDER): src/libfineibt.order Makefile
 	@mkdir -p $(@D)
