@@ -210,16 +210,44 @@ $(BUILD)/libfineibt.a: $(filter-out $(FI_SO_ONLY),$(LIB_OBJ)) $(LIB_LIST)
 	$(Q)ar rcs $@ $(filter %.o,$^)
 
 # fi_so_link OUT SONAME: libfineibt.so from the objects.
-# --sort-section=alignment: the .bss's page-aligned and 16-aligned arrays
-# (the state, the scans' scratch) first, the small variables together
-# after them: the ones a start-up touches lie on one page instead of
-# eight, each a page fault (docs/bench.md, "Start-up cuts, evening
-# 2026-12-06"). -nostartfiles and -z nodelete: src/load/ownlibc.c, end.
+# -T $(FI_SO_ORDER): the linker's own default script for this link, with
+# what src/libfineibt.order lists at the front of two output sections:
+# the functions a start-up runs first in .text, right after the PLT (20
+# pages for hello's, not 43 of 48), and the .bss variables it touches
+# first in .bss (2 pages outside the state, not 5); everything else as
+# the default script lays it (docs/bench.md, "What a start touches").
+# The list is scripts/startup_order.sh's output; a name it no longer
+# matches is laid among the others, never an error.
+# --sort-section=alignment: the rest of .bss by alignment, the state and
+# the page-aligned arrays first, the small variables together after them
+# (docs/bench.md, "Start-up cuts, evening 2026-12-06").
+# -nostartfiles and -z nodelete: src/load/ownlibc.c, end.
 fi_so_link = $(CC) -shared -nostartfiles -o $(1) $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) -Wl,-soname,$(2) \
-	-Wl,--version-script=src/libfineibt.map -Wl,-z,noexecstack \
-	-Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--gc-sections -Wl,--sort-section=alignment \
-	$(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
-$(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
+	$(FI_SO_ZFLAGS) -Wl,--version-script=src/libfineibt.map -Wl,--gc-sections -Wl,--sort-section=alignment \
+	-Wl,-T,$(FI_SO_ORDER) $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
+FI_SO_ZFLAGS := -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete
+# The default script is the one the linker prints (--verbose) for an
+# empty link with the same -z options (they choose among its scripts);
+# the list goes in as one input pattern a line, so that each section
+# keeps its place: the functions before .text's first line, the
+# variables (and the list's ". = ALIGN(4096);" lines) before .bss's
+# .bss.* line.
+FI_SO_ORDER := $(BUILD)/obj/libfineibt.lds
+$(FI_SO_ORDER): src/libfineibt.order Makefile
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)$(CC) -shared -nostartfiles $(FI_SO_ZFLAGS) -Wl,--verbose -o $@.so 2>/dev/null | \
+	  sed -n '/^=====/,/^=====/p' | sed '1d;$$d' >$@.def && rm -f $@.so
+	$(Q)sed -n -e 's/^\(\.text\.[A-Za-z0-9_.]*\)$$/    *(\1)/p' \
+	  -e 's/^\([A-Za-z0-9_.+-]*\.a:[A-Za-z0-9_.+-]*\) \.text$$/    *\1(.text .text.*)/p' $< >$@.text
+	$(Q)sed -n -e 's/^\(\.bss\.[A-Za-z0-9_.]*\)$$/    *(\1)/p' \
+	  -e 's/^\(\. = ALIGN([0-9]*);\)$$/    \1/p' $< >$@.bss
+	$(Q)awk -v text=$@.text -v bss=$@.bss \
+	  't != 1 && /^ *\*\(\.text\.unlikely / { while ((getline l <text) > 0) print l; t = 1 } \
+	  b != 1 && /^ *\*\(\.bss \.bss\.\* / { while ((getline l <bss) > 0) print l; b = 1 } { print } \
+	  END { if (t != 1 || b != 1) { print "$@: the default script has no .text.unlikely or .bss line" >"/dev/stderr"; exit 1 } }' \
+	  $@.def >$@.tmp && rm -f $@.def $@.text $@.bss && mv $@.tmp $@
+$(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST) $(FI_SO_ORDER)
 	$(call say,LD,$@)
 	$(Q)$(call fi_so_link,$@,libfineibt.so.$(SOVER))
 	@ln -sf libfineibt.so $(BUILD)/libfineibt.so.$(SOVER)
@@ -232,13 +260,13 @@ $(BUILD)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
 # `make runtime-link-copy LINKDIR=DIR` writes the one for a copy of the
 # runtime in DIR (tests/e2e/protect_runpath.sh).
 FI_LINK_DIR := fineibt-link
-$(BUILD)/$(FI_LINK_DIR)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST)
+$(BUILD)/$(FI_LINK_DIR)/libfineibt.so: $(LIB_OBJ) src/libfineibt.map $(LIB_LIST) $(FI_SO_ORDER)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(call fi_so_link,$@,$(abspath $(BUILD))/libfineibt.so.$(SOVER))
 
 .PHONY: runtime-link-copy
-runtime-link-copy: $(LIB_OBJ) src/libfineibt.map
+runtime-link-copy: $(LIB_OBJ) src/libfineibt.map $(FI_SO_ORDER)
 	@mkdir -p $(LINKDIR)/$(FI_LINK_DIR)
 	$(call fi_so_link,$(LINKDIR)/$(FI_LINK_DIR)/libfineibt.so,$(abspath $(LINKDIR))/libfineibt.so.$(SOVER))
 
@@ -267,11 +295,11 @@ $(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map
+$(TESTLIB)/libfineibt.so: $(LIB_OBJ) $(TESTLIB)/rtdebug.o src/libfineibt.map $(FI_SO_ORDER)
 	$(call say,LD,$@)
 	$(Q)$(CC) -shared -nostartfiles -o $@ $(filter-out $(FI_A_ONLY),$(LIB_OBJ)) $(TESTLIB)/rtdebug.o \
 		-Wl,-soname,libfineibt.so.$(SOVER) -Wl,--version-script=src/libfineibt.map \
-		-Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete -Wl,--gc-sections -Wl,--sort-section=alignment $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
+		$(FI_SO_ZFLAGS) -Wl,--gc-sections -Wl,--sort-section=alignment -Wl,-T,$(FI_SO_ORDER) $(FI_SO_WRAP) $(LDSAN) -ldl -lpthread
 	@ln -sf libfineibt.so $(TESTLIB)/libfineibt.so.$(SOVER)
 
 # make check [T=name]: every test, or those whose name contains T.
@@ -339,7 +367,7 @@ INST_MAN := man1/fineibt.1 man1/fineibt-cc.1 man7/fineibt-cfi.7 man8/fineibt-cac
 INST_DOC := $(sort $(wildcard docs/*.md docs/*.png))
 
 .PHONY: install uninstall
-install: all $(BUILD)/demo/libexec/fi-attack
+install: all $(BUILD)/demo/libexec/fi-attack $(FI_SO_ORDER)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(LIBEXECDIR)/fineibt $(DESTDIR)$(DOCDIR) \

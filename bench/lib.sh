@@ -15,21 +15,24 @@ callgrind_ir() {
 		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 
-# callgrind_objects CALLGRIND_OUT: "total ld.so libfineibt libc" self
-# instructions of the process, by the object that executed them (ld.so's
-# work on libfineibt.so is ld.so's; libc's functions libfineibt calls are
-# libc's).
-callgrind_objects() {
+# callgrind_self CALLGRIND_OUT: one line a function that ran, its self
+# instructions, object and name, tab-separated (a call's cost is the
+# callee's, not counted again for the caller).
+callgrind_self() {
 	python3 - "$1" <<'PY'
 import re, sys, collections
-names, ob, per, skip = {}, None, collections.Counter(), False
+names, ob, fn, per, skip = {}, None, None, collections.Counter(), False
 for line in open(sys.argv[1]):
-    m = re.match(r'^(c?ob)=\((\d+)\)(?: (.*))?$', line)
+    m = re.match(r'^(c?ob|c?fn)=\((\d+)\)(?: (.*))?$', line)
     if m:
-        if m.group(3) is not None:
-            names[m.group(2)] = m.group(3).strip()
-        if m.group(1) == 'ob':
-            ob = names[m.group(2)]
+        kind, i, name = m.groups()
+        table = names.setdefault(kind[-2:], {})
+        if name is not None:
+            table[i] = name.strip()
+        if kind == 'ob':
+            ob = table[i]
+        elif kind == 'fn':
+            fn = table[i]
         continue
     if line.startswith('calls='):
         skip = True
@@ -40,11 +43,21 @@ for line in open(sys.argv[1]):
             continue
         f = line.split()
         if len(f) >= 2:
-            per[ob] += int(f[1])
-def of(pat):
-    return sum(c for o, c in per.items() if o and pat in o.rsplit('/', 1)[-1])
-print(sum(per.values()), of('ld-linux'), of('libfineibt'), of('libc.so'))
+            per[(ob, fn)] += int(f[1])
+for (o, f), c in per.items():
+    print("%d\t%s\t%s" % (c, o or "", f or ""))
 PY
+}
+
+# callgrind_objects CALLGRIND_OUT: "total ld.so libfineibt libc" self
+# instructions of the process, by the object that executed them (ld.so's
+# work on libfineibt.so is ld.so's; libc's functions libfineibt calls are
+# libc's).
+callgrind_objects() {
+	callgrind_self "$1" | awk -F '\t' '
+		{ n = $2; sub(/.*\//, "", n); t += $1 }
+		n ~ /ld-linux/ { l += $1 } n ~ /libfineibt/ { f += $1 } n ~ /libc\.so/ { c += $1 }
+		END { printf "%d %d %d %d\n", t, l, f, c }'
 }
 
 # strace_counts PROG [ARGS...]: "calls errors" of the whole process

@@ -19,7 +19,9 @@
  * init_priority only).
  */
 #define FI_CTOR_REPORT	10	/* trap/report.c: open FINEIBT_LOG's file */
-#define FI_CTOR_RTWRITE	20	/* rt/rtwrite.c: the state lock's fork handlers */
+#define FI_CTOR_RTWRITE	20	/* rt/rtwrite.c: the state lock's fork handlers;
+				 * the state's first pages populated, before
+				 * any constructor reads them */
 #define FI_CTOR_DLHOOK	30	/* interpose/dlhook.c: libc's dlopen after an
 				 * early start */
 #define FI_CTOR_FOREIGN	40	/* trap/foreign.c: the veneer lock's fork

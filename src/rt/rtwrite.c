@@ -124,6 +124,8 @@ static uint64_t fi_rt_wopen[(FI_RT_WIN_BITS + 63) / 64];
  * opened in any other region: a put there needs no mprotect of its own. */
 static uint64_t fi_rt_wpages;
 static uintptr_t fi_rt_wlast_lo, fi_rt_wlast_hi;
+/* fi_rt_setup ran: the state is protected (fi_rt_populate's cue). */
+static bool fi_rt_wsetup;
 _Static_assert(FI_RT_PAGES <= 64, "a bit per page of the state");
 
 const struct fi_runtime *fi_rt(void)
@@ -520,6 +522,7 @@ static int fi_rt_setup(void)
 	bool wipe;
 	int err;
 
+	fi_rt_wsetup = true;
 	/* The guards' protection over all of it, then the middle (one call
 	 * while the guards are read-only like the middle). */
 	if (mprotect(&fi_rt_area, sizeof(fi_rt_area), FI_GUARD_PROT) ||
@@ -690,6 +693,24 @@ static void fi_rt_fork_child(void)
 }
 
 /*
+ * The state's first two pages (its sealed page and page 1: every
+ * start-up writes both) present before anything reads them. Read first,
+ * a page of .bss is the kernel's zero page (a fault), and the first
+ * pwrite then copies it (a second); populated, the one allocation is all
+ * (docs/bench.md, "What a start touches"). Nothing is written: the pages
+ * hold the zeros they held, and the state is still the .bss the loader
+ * mapped, not yet protected. Not after an early start (before any
+ * constructor) or libfineibt.a's preinit entry: the first window has
+ * protected the state then. A kernel without MADV_POPULATE_WRITE (before
+ * 5.14) refuses the call, changing nothing.
+ */
+static void fi_rt_populate(void)
+{
+	if (!fi_rt_wsetup)
+		fi_sys3(SYS_madvise, (long)&fi_rt_store, 2 * FI_PAGE, MADV_POPULATE_WRITE);
+}
+
+/*
  * Registered before the library's other fork handlers (src/rt/ctor.h):
  * pthread_atfork calls prepare handlers in the reverse order of
  * registration, so the locks of higher layers registered later (the
@@ -699,4 +720,5 @@ static void fi_rt_fork_child(void)
 __attribute__((constructor(FI_CTOR_RTWRITE))) static void fi_rt_fork_init(void)
 {
 	pthread_atfork(fi_rt_fork_prepare, fi_rt_fork_parent, fi_rt_fork_child);
+	fi_rt_populate();
 }
