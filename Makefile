@@ -233,7 +233,7 @@ FI_SO_ZFLAGS := -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,now -Wl,-z,nodelete
 # variables (and the list's ". = ALIGN(4096);" lines) before .bss's
 # .bss.* line.
 FI_SO_ORDER := $(BUILD)/obj/libfineibt.lds
-$(FI_SO_ORDER): src/libfineibt.order Makefile
+$(FI_SO_ORDER): src/libfineibt.order Makefile | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
 	$(Q)$(CC) -shared -nostartfiles $(FI_SO_ZFLAGS) -Wl,--verbose -o $@.so 2>/dev/null | \
