@@ -8,7 +8,9 @@
  * the output knows both ranges, so the driver copies them into the note.
  *
  * The note is written in place: the list of thunk calls (version 2), then
- * its first six words with one pwrite.
+ * its first six words with one pwrite. Before the note, the relative
+ * relocations of __patchable_function_entries leave the DT_RELR table
+ * (driver/relr.c), and the flags say the entries are link-time values.
  * Before that write the output is a complete module whose index says
  * "not filled" (the runtime then reads the file, as it does for modules
  * built without fineibt-cc), so no reader ever sees a wrong index. The
@@ -37,6 +39,9 @@
 struct fi_idx_out {
 	int fd;
 	uint64_t size;
+	uint16_t type;
+	uint64_t phoff;
+	size_t phnum;
 	Elf64_Shdr *sh;
 	size_t shnum;
 	char *names;
@@ -75,6 +80,9 @@ static bool fi_idx_read_shdrs(struct fi_idx_out *o)
 	    !fi_idx_fits(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr),
 			 o->size))
 		return false;
+	o->type = eh.e_type;
+	o->phoff = eh.e_phoff;
+	o->phnum = eh.e_phentsize == sizeof(Elf64_Phdr) ? eh.e_phnum : 0;
 	o->shnum = eh.e_shnum;
 	o->sh = malloc(o->shnum * sizeof(*o->sh));
 	if (!o->sh || !fi_idx_pread(o->fd, o->sh, o->shnum * sizeof(*o->sh),
@@ -205,7 +213,7 @@ static bool fi_idx_write_list(const struct fi_idx_out *o, const Elf64_Shdr *s,
 static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 			       const struct fi_idx_range *pfe,
 			       const struct fi_idx_range *traps,
-			       const char *path)
+			       const char *path, uint32_t extra)
 {
 	uint64_t at = 0;
 
@@ -237,7 +245,7 @@ static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 			w[FI_INDEX_W_FLAGS] = 0;
 			if (fi_idx_put(w + FI_INDEX_W_PFE, pfe, desc) &&
 			    fi_idx_put(w + FI_INDEX_W_TRAPS, traps, desc))
-				w[FI_INDEX_W_FLAGS] = FI_INDEX_FILLED;
+				w[FI_INDEX_W_FLAGS] = FI_INDEX_FILLED | extra;
 			if (w[FI_INDEX_W_FLAGS])
 				w[FI_INDEX_W_FLAGS] |= fi_idx_tcalls(path, w,
 								     desc, v2);
@@ -255,10 +263,11 @@ static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 	return 0;
 }
 
-int fi_index_fill(const char *path)
+int fi_index_fill(const char *path, bool relr)
 {
 	struct fi_idx_out o = { .fd = -1 };
 	struct fi_idx_range pfe, traps;
+	uint32_t extra = 0;
 	struct stat st;
 	int ret = 0;
 
@@ -270,13 +279,36 @@ int fi_index_fill(const char *path)
 		goto out;
 	pfe = fi_idx_find(&o, "__patchable_function_entries");
 	traps = fi_idx_find(&o, ".kcfi_traps");
+	/*
+	 * Entries no relocation writes: the loader leaves their pages clean
+	 * (docs/index.md, "Entries at link-time values"). Before the index
+	 * says so; if the index stays unfilled, the file's values are what
+	 * a reader of the file takes anyway.
+	 */
+	if (relr && pfe.count == 1) {
+		ret = fi_relr_drop(o.fd, o.size, o.sh, o.shnum, pfe.addr,
+				   pfe.size);
+		if (ret < 0) {
+			fprintf(stderr, "fineibt-cc: error: %s: cannot rewrite "
+				"its relocations (%s); output removed\n", path,
+				strerror(-ret));
+			close(o.fd);
+			o.fd = -1;
+			unlink(path);
+			ret = 1;
+			goto out;
+		}
+		extra = ret ? FI_INDEX_PFE_LINK : 0;
+		ret = 0;
+	}
 	for (size_t i = 1; i < o.shnum && !ret; i++) {
 		const Elf64_Shdr *s = &o.sh[i];
 
 		if (s->sh_type == SHT_NOTE && (s->sh_flags & SHF_ALLOC) &&
 		    fi_idx_named(&o, s, FI_INDEX_SECTION) &&
 		    fi_idx_fits(s->sh_offset, s->sh_size, o.size))
-			ret = fi_idx_fill_section(&o, s, &pfe, &traps, path);
+			ret = fi_idx_fill_section(&o, s, &pfe, &traps, path,
+						  extra);
 	}
 	if (ret)
 		fprintf(stderr, "fineibt-cc: warning: %s: cannot write the "
