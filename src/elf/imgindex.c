@@ -618,10 +618,14 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 		/* Zero (or bias + 0): an entry of a discarded function. */
 		if (!v || v == gone)
 			continue;
-		v += add;
-		if (!(v >= seg_lo && v < seg_hi) &&
-		    !fi_ix_text_seg(ph, phnum, im->bias, v, &seg_lo, &seg_hi))
-			goto link;
+		/* [seg_lo, seg_hi): the last segment, in the values' terms */
+		if (!(v >= seg_lo && v < seg_hi)) {
+			if (!fi_ix_text_seg(ph, phnum, im->bias, v + add,
+					    &seg_lo, &seg_hi))
+				goto link;
+			seg_lo -= add;
+			seg_hi -= add;
+		}
 		out++;
 	}
 	if (n && !out)
