@@ -126,22 +126,22 @@ static bool fi_relr_rela_writes(int fd, uint64_t size, const Elf64_Phdr *ph,
 				uint64_t lo, uint64_t hi)
 {
 	uint64_t off;
-	Elf64_Rela r;
+	Elf64_Rela *r;
+	bool writes = true;
 
 	if (!d->relasz)
 		return false;
-	if (d->relaent != sizeof(r) || d->relasz % sizeof(r))
+	if (d->relaent != sizeof(*r) || d->relasz % sizeof(*r))
 		return true;
 	off = fi_relr_offset(ph, phnum, d->rela, d->relasz, size);
-	if (!off)
-		return true;
-	for (uint64_t at = 0; at < d->relasz; at += sizeof(r)) {
-		if (!fi_relr_pread(fd, &r, sizeof(r), off + at))
-			return true;
-		if (r.r_offset >= lo && r.r_offset < hi)
-			return true;
+	r = off ? malloc(d->relasz) : NULL;
+	if (r && fi_relr_pread(fd, r, d->relasz, off)) {
+		writes = false;
+		for (size_t i = 0; !writes && i < d->relasz / sizeof(*r); i++)
+			writes = r[i].r_offset >= lo && r[i].r_offset < hi;
 	}
-	return false;
+	free(r);
+	return writes;
 }
 
 /*
