@@ -66,9 +66,10 @@ int fi_veneers(const char *cc, const char *nm, const char *dir,
  * Fill in the module index (src/elf/index.h) of the module just linked at
  * @path: the ranges of __patchable_function_entries and .kcfi_traps from
  * its section table. With @relr (a dynamic link, not a static one), the
- * relative relocations of __patchable_function_entries are first taken
- * out of its DT_RELR table (fi_relr_drop) and the index says the entries
- * hold link-time values (FI_INDEX_PFE_LINK). Nothing happens to files
+ * relative relocations of __patchable_function_entries are taken out of
+ * its DT_RELR table (fi_relr_drop) before the first index that will be
+ * filled is written, and that index says the entries hold link-time
+ * values (FI_INDEX_PFE_LINK); a module without an index keeps them. Nothing happens to files
  * that are not ELF modules with an index. Returns 0; -errno after
  * printing a warning (the module still works: the runtime then reads its
  * file at start-up); 1 after printing an error and removing @path, when

@@ -8,7 +8,8 @@
 # entries), built with DT_RELR and with -z nopack-relative-relocs (RELA):
 # - the files: RELR names no entry, DT_RELRSZ is the .relr.dyn section's
 #   size and the other relative places are still there, the flag is set;
-#   RELA keeps a record per entry and the flag clear;
+#   RELA keeps a record per entry and the flag clear, and so does a RELR
+#   module without a module index (fineibt-ld without libfineibt_crt.a);
 # - processes in kcfi, fineibt and fineibt,paranoid,bhi (private: a key of
 #   their own): the calls work, the runtime rewrote as many preambles as
 #   `fineibt inspect` finds in the file, and every page wholly inside the
@@ -66,7 +67,7 @@ for s in sh:
             off, = struct.unpack_from('<Q', b, o)
             ain += lo <= off < hi
 i = b.find(b'FineIBT\0')
-flags, = struct.unpack_from('<I', b, i + 12)
+flags, = struct.unpack_from('<I', b, i + 12) if i > 0 else (0,)
 print(rin, rout, ain, sized, (flags >> 4) & 1)
 PY
 }
@@ -83,6 +84,20 @@ if [ "$rin" = 0 ] && [ "$ain" -ge 2000 ] && [ "$flag" = 0 ]; then
 	rt_pass "pfe-rela-file: RELA output left with its $ain relocations of entries, no flag"
 else
 	rt_fail pfe-rela-file "relr in $rin, rela in $ain, flag $flag"
+fi
+
+# A stock-clang link through fineibt-ld without libfineibt_crt.a: RELR,
+# no module index to say the entries are link-time, so they keep theirs.
+KCFI=(-fsanitize=kcfi -fsanitize-kcfi-arity -fpatchable-function-entry=11,11
+      -falign-functions=16 -fcf-protection=branch -mretpoline-external-thunk
+      -mindirect-branch-cs-prefix)
+if clang-22 -O1 "${KCFI[@]}" -fPIC -shared --ld-path="$ROOT/$BUILD/fineibt-ld" \
+	-Wl,-z,pack-relative-relocs "$RT_SRC/rt_pfe_lib.c" -o "$D/libnoindex.so" &&
+   read -r rin rout ain sized flag < <(relocs "$D/libnoindex.so") &&
+   [ "$rin" -ge 2000 ] && [ "$flag" = 0 ]; then
+	rt_pass "pfe-noindex-file: a RELR module without an index keeps its $rin relocations of entries"
+else
+	rt_fail pfe-noindex-file "relr in ${rin:-?}, flag ${flag:-?}"
 fi
 
 npre=$("$FIBT" inspect "$D/relr/libpfe.so" | awk '$1 == "preambles:" { print $2 }')
