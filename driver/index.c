@@ -39,9 +39,6 @@
 struct fi_idx_out {
 	int fd;
 	uint64_t size;
-	uint16_t type;
-	uint64_t phoff;
-	size_t phnum;
 	Elf64_Shdr *sh;
 	size_t shnum;
 	char *names;
@@ -80,9 +77,6 @@ static bool fi_idx_read_shdrs(struct fi_idx_out *o)
 	    !fi_idx_fits(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr),
 			 o->size))
 		return false;
-	o->type = eh.e_type;
-	o->phoff = eh.e_phoff;
-	o->phnum = eh.e_phentsize == sizeof(Elf64_Phdr) ? eh.e_phnum : 0;
 	o->shnum = eh.e_shnum;
 	o->sh = malloc(o->shnum * sizeof(*o->sh));
 	if (!o->sh || !fi_idx_pread(o->fd, o->sh, o->shnum * sizeof(*o->sh),
