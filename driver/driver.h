@@ -3,8 +3,10 @@
 #ifndef FI_DRIVER_H
 #define FI_DRIVER_H
 
+#include <elf.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A growable NULL-terminated argv. Allocation failure is fatal (a driver). */
 struct fi_argv {
@@ -63,11 +65,29 @@ int fi_veneers(const char *cc, const char *nm, const char *dir,
 /*
  * Fill in the module index (src/elf/index.h) of the module just linked at
  * @path: the ranges of __patchable_function_entries and .kcfi_traps from
- * its section table. Nothing happens to files that are not ELF modules
- * with an index. Returns 0, or -errno after printing a warning (the
- * module still works: the runtime then reads its file at start-up).
+ * its section table. With @relr (a dynamic link, not a static one), the
+ * relative relocations of __patchable_function_entries are taken out of
+ * its DT_RELR table (fi_relr_drop) before the first index that will be
+ * filled is written, and that index says the entries hold link-time
+ * values (FI_INDEX_PFE_LINK); a module without an index keeps them. Nothing happens to files
+ * that are not ELF modules with an index. Returns 0; -errno after
+ * printing a warning (the module still works: the runtime then reads its
+ * file at start-up); 1 after printing an error and removing @path, when
+ * a write left its relocations half rewritten.
  */
-int fi_index_fill(const char *path);
+int fi_index_fill(const char *path, bool relr);
+
+/*
+ * driver/relr.c: in the output open as @fd (@size bytes, its section
+ * headers @sh, @shnum of them), drop the addresses of [@lo, @lo + @len)
+ * from its DT_RELR table, shrinking DT_RELRSZ. 1: no dynamic relocation
+ * writes that range any more (or ever did, in an ET_DYN); 0: left as it
+ * was (no dynamic section, a RELA record writes the range, the table
+ * would not fit again, a table we do not read); -errno: a write failed
+ * once the table was changed (the output is broken).
+ */
+int fi_relr_drop(int fd, uint64_t size, const Elf64_Shdr *sh, size_t shnum,
+		 uint64_t lo, uint64_t len);
 
 /*
  * driver/direct.c: in the module just linked at @path with --emit-relocs,

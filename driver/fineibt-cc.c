@@ -770,8 +770,9 @@ static int fi_link(struct fi_drv *d, bool arity, const char *tmp)
 	rc = fi_run(&link, false);
 	if (!rc && skip)
 		fi_direct_skip_endbr(fi_output(&d->args));
-	if (!rc && d->runtime)
-		fi_index_fill(fi_output(&d->args));
+	if (!rc && d->runtime &&
+	    fi_index_fill(fi_output(&d->args), !d->full_static) > 0)
+		rc = 1;
 out:
 	fi_argv_free(&link);
 	fi_argv_free(&objs);

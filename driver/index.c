@@ -8,7 +8,9 @@
  * the output knows both ranges, so the driver copies them into the note.
  *
  * The note is written in place: the list of thunk calls (version 2), then
- * its first six words with one pwrite.
+ * its first six words with one pwrite. Before the note, the relative
+ * relocations of __patchable_function_entries leave the DT_RELR table
+ * (driver/relr.c), and the flags say the entries are link-time values.
  * Before that write the output is a complete module whose index says
  * "not filled" (the runtime then reads the file, as it does for modules
  * built without fineibt-cc), so no reader ever sees a wrong index. The
@@ -201,11 +203,43 @@ static bool fi_idx_write_list(const struct fi_idx_out *o, const Elf64_Shdr *s,
 	       (ssize_t)len;
 }
 
-/* Fill every index note of section @s; -errno on a write error. */
+/*
+ * The entries at link-time values (docs/index.md, "Entries at link-time
+ * values"), once, for the first index that will say so: their relative
+ * relocations leave DT_RELR (driver/relr.c) before the flag is written.
+ * A module without an index keeps them (nothing would tell a reader).
+ */
+struct fi_idx_link {
+	bool want, tried;
+	uint32_t flag;		/* FI_INDEX_PFE_LINK once done */
+	int err;		/* a write failed half way: the output is broken */
+};
+
+static int fi_idx_link(const struct fi_idx_out *o,
+		       const struct fi_idx_range *pfe, struct fi_idx_link *lk)
+{
+	int ret;
+
+	if (!lk->want || lk->tried || pfe->count != 1)
+		return 0;
+	lk->tried = true;
+	ret = fi_relr_drop(o->fd, o->size, o->sh, o->shnum, pfe->addr,
+			   pfe->size);
+	if (ret < 0)
+		lk->err = ret;
+	else
+		lk->flag = ret ? FI_INDEX_PFE_LINK : 0;
+	return ret < 0;
+}
+
+/*
+ * Fill every index note of section @s; -errno on a write error; 1 if the
+ * relocations were left half rewritten (@lk->err).
+ */
 static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 			       const struct fi_idx_range *pfe,
 			       const struct fi_idx_range *traps,
-			       const char *path)
+			       const char *path, struct fi_idx_link *lk)
 {
 	uint64_t at = 0;
 
@@ -238,9 +272,12 @@ static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 			if (fi_idx_put(w + FI_INDEX_W_PFE, pfe, desc) &&
 			    fi_idx_put(w + FI_INDEX_W_TRAPS, traps, desc))
 				w[FI_INDEX_W_FLAGS] = FI_INDEX_FILLED;
-			if (w[FI_INDEX_W_FLAGS])
-				w[FI_INDEX_W_FLAGS] |= fi_idx_tcalls(path, w,
-								     desc, v2);
+			if (w[FI_INDEX_W_FLAGS]) {
+				if (fi_idx_link(o, pfe, lk))
+					return 1;
+				w[FI_INDEX_W_FLAGS] |= lk->flag |
+					fi_idx_tcalls(path, w, desc, v2);
+			}
 			/* The list first: the flags say whether to read it. */
 			if (v2 && !fi_idx_write_list(o, s, w, desc_at))
 				return -EIO;
@@ -255,10 +292,11 @@ static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 	return 0;
 }
 
-int fi_index_fill(const char *path)
+int fi_index_fill(const char *path, bool relr)
 {
 	struct fi_idx_out o = { .fd = -1 };
 	struct fi_idx_range pfe, traps;
+	struct fi_idx_link lk = { .want = relr };
 	struct stat st;
 	int ret = 0;
 
@@ -276,9 +314,17 @@ int fi_index_fill(const char *path)
 		if (s->sh_type == SHT_NOTE && (s->sh_flags & SHF_ALLOC) &&
 		    fi_idx_named(&o, s, FI_INDEX_SECTION) &&
 		    fi_idx_fits(s->sh_offset, s->sh_size, o.size))
-			ret = fi_idx_fill_section(&o, s, &pfe, &traps, path);
+			ret = fi_idx_fill_section(&o, s, &pfe, &traps, path,
+						  &lk);
 	}
-	if (ret)
+	if (ret > 0) {
+		fprintf(stderr, "fineibt-cc: error: %s: cannot rewrite its "
+			"relocations (%s); output removed\n", path,
+			strerror(-lk.err));
+		close(o.fd);
+		o.fd = -1;
+		unlink(path);
+	} else if (ret)
 		fprintf(stderr, "fineibt-cc: warning: %s: cannot write the "
 			"module index (%s); the runtime will read the file "
 			"at start-up\n", path, strerror(-ret));

@@ -97,6 +97,18 @@ static const char *fi_env_or(const char *name, const char *def)
 	return v && *v ? v : def;
 }
 
+/* A static link (static-pie too): its own code relocates it. */
+static bool fi_ld_static(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-static") || !strcmp(argv[i], "--static") ||
+		    !strcmp(argv[i], "-static-pie") ||
+		    !strcmp(argv[i], "--no-dynamic-linker"))
+			return true;
+	}
+	return false;
+}
+
 int fi_ld_main(int argc, char **argv)
 {
 	struct fi_argv link = { 0 }, objs = { 0 }, shlibs = { 0 }, ven = { 0 };
@@ -149,8 +161,8 @@ int fi_ld_main(int argc, char **argv)
 				   ven.v[i] : ven.v[i] + 4);
 	if (!rc)
 		rc = fi_run(&link, false);
-	if (!rc && !partial)
-		fi_index_fill(out);
+	if (!rc && !partial && fi_index_fill(out, !fi_ld_static(argc, argv)) > 0)
+		rc = 1;
 	if (!getenv("FINEIBT_CC_KEEP_TEMPS"))
 		fi_rmtree(tmp);
 	fi_argv_free(&link);

@@ -602,7 +602,9 @@ static bool fi_rela_sym(const struct fi_rd *rd, const Elf64_Shdr *rs,
  * A PIE or DSO linked by lld leaves the entries zero in the file and puts
  * their values in RELATIVE addends. RELR needs nothing here: its addends
  * are stored in place, so at link-time addresses (bias 0) the file already
- * holds the value.
+ * holds the value; so does a place no relocation names (fineibt-cc takes
+ * the entries' out of DT_RELR: docs/index.md, "Entries at link-time
+ * values").
  */
 static int fi_pfe_relocate(struct fi_rd *rd, struct fi_pfe *p)
 {

@@ -41,6 +41,8 @@ struct fi_elf {
 	 */
 	const uint8_t *pfe;
 	size_t npfe;
+	/* Its values are link-time (FI_INDEX_PFE_LINK): 0 if discarded. */
+	bool pfe_linked;
 	/* The module index says there is no thunk call without a check. */
 	bool no_tcalls;
 	/*

@@ -366,15 +366,17 @@ static void fi_entries_in_place(struct fi_image *im)
 	struct fi_twin w = { NULL };
 	size_t first = im->nfuncs;
 	bool ordered = true;	/* strictly increasing: no sort, no dedup */
+	/* Run-time values, or link-time ones (elf->pfe_linked). */
+	uint64_t sub = elf->pfe_linked ? 0 : im->bias;
 
 	for (size_t i = 0; i < elf->npfe; i++) {
 		size_t n = im->nfuncs;
 		uint64_t v;
 
 		__builtin_memcpy(&v, elf->pfe + i * 8, sizeof(v));
-		if (!v || v == im->bias)
+		if (!v || v == sub)
 			continue;
-		fi_entry(im, &w, v - im->bias);
+		fi_entry(im, &w, v - sub);
 		if (n > first && im->nfuncs > n &&
 		    im->funcs[n].addr <= im->funcs[n - 1].addr)
 			ordered = false;

@@ -580,8 +580,10 @@ fail:
 }
 
 /*
- * __patchable_function_entries, relocated in memory: func - 11 each,
- * read in place. Not relocated yet: fi_ix_entries_link.
+ * __patchable_function_entries, func - 11 each, read in place: relocated
+ * in memory, or link-time values no relocation writes (the index says
+ * FI_INDEX_PFE_LINK, docs/index.md "Entries at link-time values"). Not
+ * relocated yet, or not known to be: fi_ix_entries_link.
  */
 static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 			 size_t phnum, const uint32_t *desc,
@@ -590,6 +592,9 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 	uint64_t size, at = fi_ix_range(desc, FI_INDEX_W_PFE, &size);
 	const uint8_t *p = (const uint8_t *)(uintptr_t)at;
 	size_t n = size / 8, out = 0;
+	bool linked = desc[FI_INDEX_W_FLAGS] & FI_INDEX_PFE_LINK;
+	/* What a value lacks of its run-time address; a discarded one's. */
+	uint64_t add = linked ? im->bias : 0, gone = linked ? 0 : im->bias;
 	uint64_t lo, hi, seg_lo, seg_hi;
 	int ret;
 
@@ -602,7 +607,7 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 	 * place not tell by its value alone whether it was relocated.
 	 */
 	fi_ix_text_hull(ph, phnum, im->bias, &lo, &hi);
-	if (at && im->bias && lo < hi && im->bias < hi - lo)
+	if (at && !linked && im->bias && lo < hi && im->bias < hi - lo)
 		goto link;
 	seg_lo = 1;
 	seg_hi = 0;
@@ -611,11 +616,16 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 
 		memcpy(&v, p + i * 8, 8);
 		/* Zero (or bias + 0): an entry of a discarded function. */
-		if (!v || v == im->bias)
+		if (!v || v == gone)
 			continue;
-		if (!(v >= seg_lo && v < seg_hi) &&
-		    !fi_ix_text_seg(ph, phnum, im->bias, v, &seg_lo, &seg_hi))
-			goto link;
+		/* [seg_lo, seg_hi): the last segment, in the values' terms */
+		if (!(v >= seg_lo && v < seg_hi)) {
+			if (!fi_ix_text_seg(ph, phnum, im->bias, v + add,
+					    &seg_lo, &seg_hi))
+				goto link;
+			seg_lo -= add;
+			seg_hi -= add;
+		}
 		out++;
 	}
 	if (n && !out)
@@ -623,8 +633,12 @@ static int fi_ix_entries(struct fi_image *im, const Elf64_Phdr *ph,
 	/* Read where it is by discovery (elf_sites.c): no sorted copy. */
 	im->elf->pfe = at ? p : NULL;
 	im->elf->npfe = at ? n : 0;
+	im->elf->pfe_linked = linked;
 	return 0;
 link:
+	/* Link-time values the text does not hold: the file decides. */
+	if (linked)
+		return -EAGAIN;
 	ret = fi_ix_entries_link(im, ph, phnum, at, n);
 	if (ret == -ENOMEM)
 		fi_ix_fail(err, errlen, "out of memory");

@@ -30,6 +30,12 @@
  *               FI_INDEX_TCALL_LIST)
  *   words 23-38 version 2: off of each listed call's 2e e8/e9, increasing
  *
+ * FI_INDEX_PFE_LINK: no dynamic relocation writes the entries of
+ * __patchable_function_entries (fineibt-cc took their relative
+ * relocations out of DT_RELR, driver/relr.c): they hold link-time values
+ * (func - 11 at link base 0 for a PIE or DSO, 0 for a discarded function)
+ * in memory as in the file; a reader adds the load bias.
+ *
  * FI_INDEX_PATCHED (version 2, never with FI_INDEX_TCALL_LIST): `fineibt
  * patch` rewrote the module, and words 22-33 hold its .fineibt record
  * (src/elf/note.h) without the counts only `inspect` prints: the record's
@@ -51,6 +57,7 @@
 #define FI_INDEX_NO_TCALLS	2
 #define FI_INDEX_TCALL_LIST	4
 #define FI_INDEX_PATCHED	8
+#define FI_INDEX_PFE_LINK	16
 #define FI_INDEX_SECTION	".note.fineibt"
 
 #define FI_INDEX_W_VERSION	0

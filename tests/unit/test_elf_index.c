@@ -148,13 +148,107 @@ static bool build_open(const char *tag, const char *name, const char *flags,
 	return CHECK(t, fi_image_open(ref, path, cmd, sizeof(cmd)) == 0);
 }
 
+/* What the file's dynamic relocations do to __patchable_function_entries. */
+struct pfe_relocs {
+	uint64_t lo, hi;	/* the section, link-time */
+	size_t relr_in, relr_out, rela_in, rela_out;
+	bool relr_sized;	/* DT_RELRSZ is the SHT_RELR section's size */
+};
+
+static uint64_t dyn_val(const struct fi_image *ref, int64_t tag)
+{
+	const Elf64_Ehdr *eh = (const void *)ref->file;
+	const Elf64_Phdr *ph = (const void *)(ref->file + eh->e_phoff);
+
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Dyn *d = (const void *)(ref->file + ph[i].p_offset);
+
+		for (size_t k = 0; ph[i].p_type == PT_DYNAMIC &&
+		     d[k].d_tag != DT_NULL; k++)
+			if (d[k].d_tag == tag)
+				return d[k].d_un.d_val;
+	}
+	return 0;
+}
+
+/* Count the places the RELR table and RELA records name, in and out. */
+static void pfe_relocs_of(const struct fi_image *ref, struct pfe_relocs *r)
+{
+	const Elf64_Ehdr *eh = (const void *)ref->file;
+	const Elf64_Shdr *sh = (const void *)(ref->file + eh->e_shoff);
+	const char *names = (const char *)ref->file + sh[eh->e_shstrndx].sh_offset;
+
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 1; i < eh->e_shnum; i++)
+		if (!strcmp(names + sh[i].sh_name, "__patchable_function_entries")) {
+			r->lo = sh[i].sh_addr;
+			r->hi = sh[i].sh_addr + sh[i].sh_size;
+		}
+	for (size_t i = 1; i < eh->e_shnum; i++) {
+		const uint8_t *at = ref->file + sh[i].sh_offset;
+		uint64_t next = 0;
+
+		if (sh[i].sh_type == SHT_RELR) {
+			r->relr_sized = dyn_val(ref, DT_RELRSZ) == sh[i].sh_size;
+			for (size_t k = 0; k < sh[i].sh_size / 8; k++) {
+				uint64_t w, a;
+
+				memcpy(&w, at + k * 8, 8);
+				for (unsigned int b = 0; b < 64; b++) {
+					if (w & 1 ? b == 0 || !(w >> b & 1) : b)
+						continue;
+					a = w & 1 ? next + (b - 1) * 8ull : w;
+					if (a >= r->lo && a < r->hi)
+						r->relr_in++;
+					else
+						r->relr_out++;
+				}
+				next = w & 1 ? next + 63 * 8 : w + 8;
+			}
+		}
+		if (sh[i].sh_type == SHT_RELA && (sh[i].sh_flags & SHF_ALLOC)) {
+			for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Rela); k++) {
+				Elf64_Rela e;
+
+				memcpy(&e, at + k * sizeof(e), sizeof(e));
+				if (ELF64_R_TYPE(e.r_info) != R_X86_64_RELATIVE &&
+				    ELF64_R_TYPE(e.r_info) != R_X86_64_64)
+					continue;
+				if (e.r_offset >= r->lo && e.r_offset < r->hi)
+					r->rela_in++;
+				else
+					r->rela_out++;
+			}
+		}
+	}
+}
+
+/* The flags of the index of @ref laid out at @base. */
+static uint32_t index_flags(const struct fi_image *ref, const uint8_t *base)
+{
+	const Elf64_Ehdr *eh = (const void *)ref->file;
+	const uint32_t *d = fi_index_find((const void *)(base + eh->e_phoff),
+					  eh->e_phnum, (uint64_t)(uintptr_t)base);
+
+	return d ? d[FI_INDEX_W_FLAGS] : 0;
+}
+
+/*
+ * @relr: fineibt-cc linked it with DT_RELR. Then no relocation writes an
+ * entry (the driver took them out of the table, the other places are
+ * still there) and the index says so: memory holds link-time entries,
+ * read in place at any bias. Otherwise (RELA) they keep theirs and the
+ * index says nothing.
+ */
 static void t_case(const char *name, const char *flags, bool relr)
 {
 	char path[700], tag[160];
 	const char *san = getenv("FINEIBT_SAN");
 	struct fi_image ref, live;
+	struct pfe_relocs rl;
 	uint8_t *base;
 	size_t len;
+	bool linked;
 	int ret;
 
 	if (!build_open(name, name, flags, "ix.c", path, sizeof(path), &ref))
@@ -162,9 +256,18 @@ static void t_case(const char *name, const char *flags, bool relr)
 
 	/* Mapped, not relocated: from the relocations / the places. */
 	base = lay_out(&ref, 0, &len);
+	linked = base && (index_flags(&ref, base) & FI_INDEX_PFE_LINK);
+	pfe_relocs_of(&ref, &rl);
+	snprintf(tag, sizeof(tag), "elf_index_%s_pfe_relocs", name);
+	CHECK(tag, rl.lo < rl.hi && (relr ?
+		   linked && !rl.relr_in && !rl.rela_in && rl.relr_out >= 3 &&
+		   rl.relr_sized :
+		   !linked && rl.rela_in >= 3 && !rl.relr_in));
 	ret = base ? from_index(&ref, path, base, &live) : -ENOMEM;
 	snprintf(tag, sizeof(tag), "elf_index_%s_unrelocated", name);
-	if (CHECK(tag, ret == 0 && live.elf->pfe == NULL &&
+	if (CHECK(tag, ret == 0 && (linked ? live.elf->pfe != NULL &&
+					    live.elf->pfe_linked :
+					    live.elf->pfe == NULL) &&
 		  same_funcs(&ref, &live)))
 		fi_image_close(&live);
 	/* Relocated (RELATIVE applied): in place, as at any start-up. */
@@ -192,8 +295,9 @@ static void t_case(const char *name, const char *flags, bool relr)
 	 * An ASan program (SAN=1) leaves places memory cannot tell at such
 	 * a bias: -EAGAIN sends the runtime to the file, as with RELR.
 	 */
-	if (CHECK(tag, relr || (san && *san) ? ret == -EAGAIN || (ret == 0 && same_funcs(&ref, &live)) :
-			      ret == 0 && same_funcs(&ref, &live)) && ret == 0)
+	if (CHECK(tag, !linked && (relr || (san && *san)) ?
+		       ret == -EAGAIN || (ret == 0 && same_funcs(&ref, &live)) :
+		       ret == 0 && same_funcs(&ref, &live)) && ret == 0)
 		fi_image_close(&live);
 	if (!relr) {
 		snprintf(tag, sizeof(tag), "elf_index_%s_low_relocated", name);
@@ -529,6 +633,7 @@ int main(void)
 	t_case("ix_apply", "-Wl,-z,nopack-relative-relocs -Wl,--apply-dynamic-relocs", false);
 	t_case("ix_relr", "", true);
 	t_case("ix_lib.so", "-Wl,-z,nopack-relative-relocs -DIX_LIB -fPIC -shared", false);
+	t_case("ix_lib_relr.so", "-DIX_LIB -fPIC -shared", true);
 	t_tcalls();
 	t_record();
 	t_fp_sample();
