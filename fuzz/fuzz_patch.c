@@ -16,6 +16,13 @@
 
 static char dir[64], out[96];
 
+/* The directory goes when the run ends (libFuzzer exits through exit()). */
+static void fuzz_patch_cleanup(void)
+{
+	unlink(out);
+	rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *base = access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
@@ -24,6 +31,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!mkdtemp(dir))
 		abort();
 	snprintf(out, sizeof(out), "%s/out", dir);
+	atexit(fuzz_patch_cleanup);
 	fuzz_silence();
 	return 0;
 }

@@ -83,7 +83,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	chmod 711 "$cache"
 	"$BUILD/fineibt" cached --dir "$cache" >/dev/null 2>&1 &
 	svc=$!
-	trap 'kill $svc 2>/dev/null; wait $svc 2>/dev/null; chattr -R -i "$cache" 2>/dev/null; rm -rf "$cache"' EXIT
+	# The script's own status, not the killed service's 143 or chattr's
+	# failure (set -e would stop the trap there with theirs).
+	trap 'rc=$?; kill $svc 2>/dev/null; wait $svc 2>/dev/null || true; chattr -R -i "$cache" 2>/dev/null || true; rm -rf "$cache"; exit $rc' EXIT
 	for _ in $(seq 100); do [ -S "$cache/sock" ] && break; sleep 0.05; done
 	nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 	# The service fills an entry after a few misses; a hit maps it.
