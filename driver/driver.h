@@ -41,6 +41,14 @@ bool fi_is_shlib(const char *s);
 bool fi_which(const char *name, char *out, size_t len);
 int fi_rmtree(const char *dir);
 
+/* Reading an output ELF file (proc.c), for index.c, relr.c, runtime.c. */
+/* All @len bytes at @off, or false. */
+bool fi_pread_full(int fd, void *buf, size_t len, uint64_t off);
+/* The file offset of link-time [@vaddr, @vaddr + @len) in a PT_LOAD's
+ * file bytes, or -1. */
+int64_t fi_file_off(const Elf64_Phdr *ph, size_t n, uint64_t vaddr,
+		    uint64_t len);
+
 /*
  * fineibt-ld (ld.c): the driver invoked under that name is a linker
  * wrapper for stock clang (`--ld-path=.../fineibt-ld`, which

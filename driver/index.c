@@ -51,11 +51,6 @@ struct fi_idx_range {
 	unsigned int count;
 };
 
-static bool fi_idx_pread(int fd, void *buf, size_t len, uint64_t off)
-{
-	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
-}
-
 static bool fi_idx_fits(uint64_t off, uint64_t len, uint64_t size)
 {
 	return off <= size && len <= size - off;
@@ -67,7 +62,7 @@ static bool fi_idx_read_shdrs(struct fi_idx_out *o)
 	Elf64_Ehdr eh;
 	const Elf64_Shdr *ns;
 
-	if (!fi_idx_pread(o->fd, &eh, sizeof(eh), 0) ||
+	if (!fi_pread_full(o->fd, &eh, sizeof(eh), 0) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64 ||
@@ -79,7 +74,7 @@ static bool fi_idx_read_shdrs(struct fi_idx_out *o)
 		return false;
 	o->shnum = eh.e_shnum;
 	o->sh = malloc(o->shnum * sizeof(*o->sh));
-	if (!o->sh || !fi_idx_pread(o->fd, o->sh, o->shnum * sizeof(*o->sh),
+	if (!o->sh || !fi_pread_full(o->fd, o->sh, o->shnum * sizeof(*o->sh),
 				    eh.e_shoff))
 		return false;
 	ns = &o->sh[eh.e_shstrndx];
@@ -88,7 +83,7 @@ static bool fi_idx_read_shdrs(struct fi_idx_out *o)
 		return false;
 	o->names_size = ns->sh_size;
 	o->names = malloc(o->names_size + 1);
-	if (!o->names || !fi_idx_pread(o->fd, o->names, o->names_size,
+	if (!o->names || !fi_pread_full(o->fd, o->names, o->names_size,
 				       ns->sh_offset))
 		return false;
 	o->names[o->names_size] = '\0';
@@ -248,7 +243,7 @@ static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 		char name[FI_INDEX_NAMESZ];
 		uint64_t name_at = at + 12, desc_at;
 
-		if (!fi_idx_pread(o->fd, hdr, sizeof(hdr), s->sh_offset + at))
+		if (!fi_pread_full(o->fd, hdr, sizeof(hdr), s->sh_offset + at))
 			return -EIO;
 		desc_at = name_at + (((uint64_t)hdr[0] + 3) & ~3ull);
 		if (desc_at + hdr[1] > s->sh_size)
@@ -256,10 +251,10 @@ static int fi_idx_fill_section(const struct fi_idx_out *o, const Elf64_Shdr *s,
 		if (hdr[0] == FI_INDEX_NAMESZ &&
 		    (hdr[1] == FI_INDEX_DESCSZ || hdr[1] == FI_INDEX_DESCSZ_1) &&
 		    hdr[2] == FI_INDEX_TYPE &&
-		    fi_idx_pread(o->fd, name, sizeof(name),
+		    fi_pread_full(o->fd, name, sizeof(name),
 				 s->sh_offset + name_at) &&
 		    !memcmp(name, FI_INDEX_NAME, FI_INDEX_NAMESZ) &&
-		    fi_idx_pread(o->fd, w, hdr[1], s->sh_offset + desc_at) &&
+		    fi_pread_full(o->fd, w, hdr[1], s->sh_offset + desc_at) &&
 		    w[FI_INDEX_W_VERSION] ==
 		    (hdr[1] == FI_INDEX_DESCSZ ? FI_INDEX_VERSION :
 						 FI_INDEX_VERSION_1)) {

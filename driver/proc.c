@@ -199,3 +199,20 @@ bool fi_is_lld(const char *ld)
 
 	return strstr(b ? b + 1 : ld, "lld") != NULL;
 }
+
+bool fi_pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+int64_t fi_file_off(const Elf64_Phdr *ph, size_t n, uint64_t vaddr,
+		    uint64_t len)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (ph[i].p_type == PT_LOAD && vaddr >= ph[i].p_vaddr &&
+		    vaddr - ph[i].p_vaddr <= ph[i].p_filesz &&
+		    len <= ph[i].p_filesz - (vaddr - ph[i].p_vaddr))
+			return (int64_t)(ph[i].p_offset + (vaddr - ph[i].p_vaddr));
+	}
+	return -1;
+}

@@ -46,32 +46,19 @@ struct fi_relr_dyn {
 	bool has_relr;
 };
 
-static bool fi_relr_pread(int fd, void *buf, size_t len, uint64_t off)
-{
-	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
-}
-
 static bool fi_relr_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {
 	return pwrite(fd, buf, len, (off_t)off) == (ssize_t)len;
 }
 
-/* File offset of [@a, @a + @len) in a PT_LOAD's file bytes, or 0. */
+/* File offset of [@a, @a + @len) in a PT_LOAD's file bytes, within the
+ * file's @size, or 0. */
 static uint64_t fi_relr_offset(const Elf64_Phdr *ph, size_t phnum,
 			       uint64_t a, uint64_t len, uint64_t size)
 {
-	for (size_t i = 0; i < phnum; i++) {
-		const Elf64_Phdr *p = &ph[i];
+	int64_t off = fi_file_off(ph, phnum, a, len);
 
-		if (p->p_type != PT_LOAD || a < p->p_vaddr ||
-		    a - p->p_vaddr > p->p_filesz ||
-		    len > p->p_filesz - (a - p->p_vaddr))
-			continue;
-		if (p->p_offset + (a - p->p_vaddr) + len > size)
-			return 0;
-		return p->p_offset + (a - p->p_vaddr);
-	}
-	return 0;
+	return off < 0 || (uint64_t)off + len > size ? 0 : (uint64_t)off;
 }
 
 /* The output's PT_DYNAMIC, read; false if it has none we can read. */
@@ -89,7 +76,7 @@ static bool fi_relr_dynamic(int fd, uint64_t size, const Elf64_Phdr *ph,
 	if (!dyn || dyn->p_offset > size || dyn->p_filesz > size - dyn->p_offset)
 		return false;
 	for (uint64_t at = 0; at + sizeof(e) <= dyn->p_filesz; at += sizeof(e)) {
-		if (!fi_relr_pread(fd, &e, sizeof(e), dyn->p_offset + at))
+		if (!fi_pread_full(fd, &e, sizeof(e), dyn->p_offset + at))
 			return false;
 		if (e.d_tag == DT_NULL)
 			break;
@@ -135,7 +122,7 @@ static bool fi_relr_rela_writes(int fd, uint64_t size, const Elf64_Phdr *ph,
 		return true;
 	off = fi_relr_offset(ph, phnum, d->rela, d->relasz, size);
 	r = off ? malloc(d->relasz) : NULL;
-	if (r && fi_relr_pread(fd, r, d->relasz, off)) {
+	if (r && fi_pread_full(fd, r, d->relasz, off)) {
 		writes = false;
 		for (size_t i = 0; !writes && i < d->relasz / sizeof(*r); i++)
 			writes = r[i].r_offset >= lo && r[i].r_offset < hi;
@@ -249,13 +236,13 @@ int fi_relr_drop(int fd, uint64_t size, const Elf64_Shdr *sh, size_t shnum,
 	size_t nw, n, dropped, nnew, most = 0;
 	int ret = 0;
 
-	if (!len || hi < lo || !fi_relr_pread(fd, &eh, sizeof(eh), 0) ||
+	if (!len || hi < lo || !fi_pread_full(fd, &eh, sizeof(eh), 0) ||
 	    eh.e_type != ET_DYN || eh.e_phentsize != sizeof(Elf64_Phdr) ||
 	    !eh.e_phnum || eh.e_phoff > size ||
 	    (uint64_t)eh.e_phnum * sizeof(*ph) > size - eh.e_phoff)
 		return 0;
 	ph = malloc(eh.e_phnum * sizeof(*ph));
-	if (!ph || !fi_relr_pread(fd, ph, eh.e_phnum * sizeof(*ph), eh.e_phoff) ||
+	if (!ph || !fi_pread_full(fd, ph, eh.e_phnum * sizeof(*ph), eh.e_phoff) ||
 	    !fi_relr_dynamic(fd, size, ph, eh.e_phnum, &d) ||
 	    fi_relr_rela_writes(fd, size, ph, eh.e_phnum, &d, lo, hi))
 		goto out;
@@ -270,7 +257,7 @@ int fi_relr_drop(int fd, uint64_t size, const Elf64_Shdr *sh, size_t shnum,
 	nw = d.relrsz / 8;
 	w = malloc(d.relrsz);
 	nwv = calloc(nw, sizeof(*nwv));
-	if (!w || !nwv || !fi_relr_pread(fd, w, d.relrsz, off))
+	if (!w || !nwv || !fi_pread_full(fd, w, d.relrsz, off))
 		goto out;
 	for (size_t i = 0; i < nw; i++)
 		most += w[i] & 1 ? (size_t)__builtin_popcountll(w[i]) - 1 : 1;

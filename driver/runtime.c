@@ -27,24 +27,6 @@
 
 #include "driver.h"
 
-static bool fi_pread_all(int fd, void *buf, size_t len, off_t off)
-{
-	return pread(fd, buf, len, off) == (ssize_t)len;
-}
-
-/* The file offset of link-time address @vaddr (@len bytes), or -1. */
-static off_t fi_file_off(const Elf64_Phdr *ph, size_t n, uint64_t vaddr,
-			 uint64_t len)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (ph[i].p_type == PT_LOAD && vaddr >= ph[i].p_vaddr &&
-		    vaddr - ph[i].p_vaddr <= ph[i].p_filesz &&
-		    len <= ph[i].p_filesz - (vaddr - ph[i].p_vaddr))
-			return (off_t)(ph[i].p_offset + (vaddr - ph[i].p_vaddr));
-	}
-	return -1;
-}
-
 /* The DT_SONAME of the shared object at @path into @out, or false. */
 static bool fi_soname(const char *path, char *out, size_t len)
 {
@@ -60,12 +42,12 @@ static bool fi_soname(const char *path, char *out, size_t len)
 
 	if (fd < 0)
 		return false;
-	if (!fi_pread_all(fd, &eh, sizeof(eh), 0) ||
+	if (!fi_pread_full(fd, &eh, sizeof(eh), 0) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN ||
 	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
 	    eh.e_phnum > 32 ||
-	    !fi_pread_all(fd, ph, eh.e_phnum * sizeof(ph[0]), (off_t)eh.e_phoff))
+	    !fi_pread_full(fd, ph, eh.e_phnum * sizeof(ph[0]), (off_t)eh.e_phoff))
 		goto out;
 	for (size_t i = 0; i < eh.e_phnum; i++) {
 		if (ph[i].p_type != PT_DYNAMIC)
@@ -73,7 +55,7 @@ static bool fi_soname(const char *path, char *out, size_t len)
 		ndyn = ph[i].p_filesz / sizeof(dyn[0]);
 		if (ndyn > 64)
 			ndyn = 64;
-		if (!fi_pread_all(fd, dyn, ndyn * sizeof(dyn[0]),
+		if (!fi_pread_full(fd, dyn, ndyn * sizeof(dyn[0]),
 				  (off_t)ph[i].p_offset))
 			goto out;
 	}
