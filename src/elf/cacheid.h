@@ -30,7 +30,7 @@
 #define FI_CACHE_NAME_LEN	32	/* hex digits of an entry's name */
 #define FI_BUILD_ID_MAX		64
 /* Bumped whenever what an entry holds, or how it is named, changes. */
-#define FI_CACHE_FORMAT		2
+#define FI_CACHE_FORMAT		3
 
 /*
  * A module's file and text segment, as the kernel mapped them: device and
@@ -63,15 +63,38 @@ struct fi_cache_conf {
  * mapping the entry reads no page of the module's text first. Then:
  * uint32_t func_off[nfuncs] (entries, increasing, from @base),
  * int8_t func_arity[nfuncs] (padded to 4 bytes), uint32_t
- * call_off[ncalls] (call sites, increasing, from @base).
+ * call_off[ncalls] (call sites, increasing, from @base). @regs_off bytes
+ * from the record's start (a page boundary of the entry), @regs_len bytes
+ * of the module's registered arrays (struct fi_cache_regs).
  */
-#define FI_CACHE_REC_MAGIC	"FIBTREC1"
+#define FI_CACHE_REC_MAGIC	"FIBTREC2"
 struct fi_cache_rec {
 	char magic[8];
 	uint32_t nfuncs, ncalls, nslots;
 	uint32_t arity_hist[8];		/* arity 0..7 */
 	uint32_t pad;
 	uint64_t base;			/* link-time: the executable segment */
+	uint64_t regs_off, regs_len;
+};
+
+/*
+ * The registered arrays of the module (struct fi_module in
+ * src/rt/runtime.h: func_off, func_arity, fp_site, coarse_bits), laid out
+ * by the runtime's own arena layout (rtarena.c, fi_arena_lay_regs) after
+ * the passes ran, every array position-independent: entries from the
+ * link-time @func_base, sampled sites at link-time addresses, one coarse
+ * bit per 16 bytes from the text's link-time start rounded down to 16.
+ * A process mapping the entry maps these read-only and its registered
+ * module points into them (docs/protection.md "The shared text cache").
+ * The arrays' offsets are from this header (0: none).
+ */
+#define FI_CACHE_REGS_MAGIC	"FIBTREG1"
+struct fi_cache_regs {
+	char magic[8];
+	uint64_t func_base;
+	uint64_t text_lo, text_hi;	/* link-time range the bits cover */
+	uint32_t nfunc, nfp, coarse_words, mode;
+	uint32_t func_off_at, func_arity_at, fp_at, coarse_at;
 };
 
 /* Bytes of a record of @nfuncs and @ncalls. */

@@ -40,6 +40,7 @@
 
 #include "cacheid.h"
 #include "cacheuse.h"
+#include "coarse.h"
 #include "image.h"
 #include "imgindex.h"
 #include "index.h"
@@ -66,6 +67,10 @@ struct fi_cu_where {
 struct fi_cu_mod {
 	const struct fi_image *im;	/* the module's image: its key */
 	int fd;				/* a hit: the entry, open; else -1 */
+	/* a hit: the entry's record and registered arrays, mapped */
+	const uint8_t *rec;
+	size_t rec_len;
+	const struct fi_cache_regs *regs;
 	bool stale;			/* a hit under a mode not settled */
 	const char *path;		/* its file ("" the executable) */
 	uint64_t lo, len;		/* its text mapping */
@@ -332,19 +337,25 @@ static bool fi_cu_mode_cached(void)
 /* Build @im from the entry's record: 0, the entry left open in @r. */
 static int fi_cu_hit(struct fi_image *im, struct fi_cu_mod *r, int fd,
 		     const char *path, uint64_t bias, const Elf64_Phdr *ph,
-		     size_t phnum, const uint32_t *desc, uint8_t *rec, size_t len)
+		     size_t phnum, const uint32_t *desc, const uint8_t *rec,
+		     size_t len)
 {
+	const char *why = NULL;
 	char err[120];
 	int ret = fi_image_from_record(im, path, bias, ph, phnum, desc, rec, len,
 				       err, sizeof(err));
 
-	free(rec);
-	if (ret) {
+	if (!ret && !(r->regs = fi_cache_entry_regs(rec, len, &why)))
+		fi_image_close(im);
+	if (ret || why) {
+		fi_cache_entry_unmap(rec, len);
 		fi_sys3(SYS_close, fd, 0, 0);
 		r->im = NULL;
-		return fi_cu_pass(r, path, err);
+		return fi_cu_pass(r, path, why ? why : err);
 	}
 	r->fd = fd;
+	r->rec = rec;
+	r->rec_len = len;
 	return 0;
 }
 
@@ -356,7 +367,7 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 	struct fi_cache_conf conf;
 	struct fi_cu_mod *r;
 	uint64_t dev, ino;
-	uint8_t *rec;
+	const uint8_t *rec;
 	size_t len;
 	int fd;
 
@@ -468,23 +479,79 @@ bool fi_cache_idle(void)
 	return !fi_cu.nmods;
 }
 
+/* The mapped record of @r, unless its arrays were kept. */
+static void fi_cu_unmap(struct fi_cu_mod *r)
+{
+	fi_cache_entry_unmap(r->rec, r->rec_len);
+	r->rec = NULL;
+	r->regs = NULL;
+}
+
+/*
+ * Do the entry's registered arrays @h cover @m as its registration will
+ * (its text range, from its load bias; its mode; the coarse bitmap's
+ * size for that range)? Then @m points into them.
+ */
+static bool fi_cu_regs(struct fi_module *m, const struct fi_cache_regs *h,
+		       size_t len)
+{
+	uint64_t lo = m->text_lo & ~(uint64_t)(FI_PREAMBLE_SIZE - 1);
+	uint64_t bits = (m->text_hi - lo + FI_PREAMBLE_SIZE - 1) / FI_PREAMBLE_SIZE;
+	const uint8_t *b = (const uint8_t *)h;
+
+	if (h->text_lo + m->img.bias != m->text_lo ||
+	    h->text_hi + m->img.bias != m->text_hi ||
+	    h->mode != (uint32_t)m->cfg.mode ||
+	    (h->coarse_at && h->coarse_words != (bits + 63) / 64))
+		return false;
+	m->func_base = h->func_base;
+	m->nfunc = h->nfunc;
+	m->func_off = h->func_off_at ? (const uint32_t *)(b + h->func_off_at) : NULL;
+	m->func_arity = h->func_arity_at ? (const int8_t *)(b + h->func_arity_at) : NULL;
+	m->nfp = h->nfp;
+	m->fp_site = h->fp_at ? (const uint64_t *)(b + h->fp_at) : NULL;
+	m->coarse_bits = h->coarse_at ? (const uint64_t *)(b + h->coarse_at) : NULL;
+	m->regs = h;
+	m->regs_len = len;
+	return true;
+}
+
 bool fi_cache_take(struct fi_module *m)
 {
 	struct fi_cu_mod *r = fi_cu_mod_of(&m->img);
-	const char *why;
+	const char *why = "the entry's registered arrays are not this module's";
 	int fd;
 
 	if (!r || r->fd < 0)
 		return false;
 	fd = r->fd;
 	r->fd = -1;
-	if (!r->stale && !fi_cache_entry_map(fd, &r->id, r->lo, r->len, &why)) {
-		r->im = NULL;
-		return true;
+	/* fi_cache_entry_map closes the entry, mapped or not. */
+	if (!r->stale && fi_cu_regs(m, r->regs, (size_t)(r->rec + r->rec_len -
+					 (const uint8_t *)r->regs))) {
+		int err = fi_cache_entry_map(fd, &r->id, r->lo, r->len, &why);
+
+		fd = -1;
+		if (!err) {
+			fi_cache_entry_keep(r->regs, r->rec, r->rec_len);
+			r->rec = NULL;
+			r->regs = NULL;
+			r->im = NULL;
+			return true;
+		}
 	}
-	if (r->stale)
+	if (fd >= 0)
 		fi_sys3(SYS_close, fd, 0, 0);
-	else
+	/* Not mapped: the arrays are not the module's either. */
+	m->regs = NULL;
+	m->regs_len = 0;
+	m->func_off = NULL;
+	m->func_arity = NULL;
+	m->fp_site = NULL;
+	m->coarse_bits = NULL;
+	m->nfunc = m->nfp = 0;
+	fi_cu_unmap(r);
+	if (!r->stale)
 		fi_cu_pass(r, r->path[0] ? r->path : FI_CU_SELF, why);
 	r->im = NULL;
 	fi_cu_reread(m);
@@ -544,6 +611,7 @@ void fi_cache_finish(void)
 	for (size_t i = 0; i < fi_cu.nmods; i++) {
 		if (fi_cu.mods[i].fd >= 0)
 			fi_sys3(SYS_close, fi_cu.mods[i].fd, 0, 0);
+		fi_cu_unmap(&fi_cu.mods[i]);
 	}
 	free(fi_cu.mods);
 	fi_cu.mods = NULL;

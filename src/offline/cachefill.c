@@ -29,9 +29,12 @@
 #include <unistd.h>
 
 #include "cachefill.h"
+#include "coarse.h"
 #include "image.h"
 #include "imgindex.h"
 #include "patch.h"
+#include "rtlive.h"
+#include "runtime.h"
 
 #define FI_PAGE		4096ULL
 
@@ -291,6 +294,62 @@ static int fi_cf_record(const struct fi_image *im,
 	return 0;
 }
 
+/*
+ * The registered arrays of the rewritten @im (loaded at @bias, rewritten
+ * in @conf), laid out by the runtime's arena layout, appended to the entry
+ * at *@size rounded up to a page, and named in the record's header at
+ * @at: what a process registering the module after its own rewrite
+ * would hold (rtarena.c), which a process mapping the entry maps instead.
+ */
+static int fi_cf_regs(const struct fi_image *im, const struct fi_cache_conf *conf,
+		      uint64_t bias, uint8_t **out, size_t at, size_t *size)
+{
+	struct fi_module m, c;
+	struct fi_cache_regs h;
+	size_t start = (*size + FI_PAGE - 1) & ~(FI_PAGE - 1), len, off;
+	struct fi_cache_rec rec;
+	uint8_t *buf;
+
+	memset(&m, 0, sizeof(m));
+	m.img = *im;
+	m.cfg = conf->cfg;
+	fi_live_text_range(im, &m.text_lo, &m.text_hi);
+	len = fi_arena_lay_regs(&m, sizeof(h), NULL, 0, &c);
+	if (!len || m.text_lo >= m.text_hi)
+		return -E2BIG;
+	buf = realloc(*out, start + len);
+	if (!buf)
+		return -ENOMEM;
+	*out = buf;
+	memset(buf + *size, 0, start + len - *size);
+	if (fi_arena_lay_regs(&m, sizeof(h), buf + start, len, &c) != len)
+		return -EBADMSG;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, FI_CACHE_REGS_MAGIC, sizeof(h.magic));
+	h.func_base = c.func_base;
+	h.text_lo = m.text_lo - bias;
+	h.text_hi = m.text_hi - bias;
+	h.nfunc = (uint32_t)c.nfunc;
+	h.nfp = (uint32_t)c.nfp;
+	h.coarse_words = (uint32_t)fi_coarse_module_words(&m, im);
+	h.mode = (uint32_t)conf->cfg.mode;
+	/* The pointers laid out are offsets from the buffer (at 0). */
+	h.func_off_at = (uint32_t)(uintptr_t)c.func_off;
+	h.func_arity_at = (uint32_t)(uintptr_t)c.func_arity;
+	h.fp_at = (uint32_t)(uintptr_t)c.fp_site;
+	h.coarse_at = (uint32_t)(uintptr_t)c.coarse_bits;
+	if (!h.coarse_at)
+		h.coarse_words = 0;
+	memcpy(buf + start, &h, sizeof(h));
+	memcpy(&rec, buf + at, sizeof(rec));
+	off = start - at;
+	rec.regs_off = off;
+	rec.regs_len = len;
+	memcpy(buf + at, &rec, sizeof(rec));
+	*size = start + len;
+	return 0;
+}
+
 int fi_cache_fill(int fd, const char *path, const struct fi_cache_conf *conf,
 		  const struct fineibt_key *key, struct fi_cache_ident *id,
 		  uint8_t **out, size_t *size, char *err, size_t errlen)
@@ -350,6 +409,10 @@ int fi_cache_fill(int fd, const char *path, const struct fi_cache_conf *conf,
 		fi_cf_fail(err, errlen, ret, "no site record");
 	else
 		ret = fi_cf_patch(&im, conf, key, err, errlen);
+	if (!ret && (ret = fi_cf_regs(&im, conf, bias, &buf,
+				      (size_t)((st.st_size + FI_PAGE - 1) &
+					       ~(FI_PAGE - 1)), size)))
+		fi_cf_fail(err, errlen, ret, "no registered arrays");
 	fi_image_close(&im);
 	if (ret)
 		goto out;

@@ -19,7 +19,8 @@
  * and after the read must agree: a file being written is refused; its
  * build-id and text segment), and a copy of it whose executable segment
  * is rewritten in @conf with @key, followed at the file's size rounded up
- * to a page by the module's site record (struct fi_cache_rec), into *@out
+ * to a page by the module's site record (struct fi_cache_rec) and, at the
+ * next page, its registered arrays (struct fi_cache_regs), into *@out
  * (malloc'ed, *@size bytes). The module is loaded into this process's memory as
  * the dynamic loader would map it (no relocation: the text needs none)
  * and read through its module index, exactly as the runtime reads a

@@ -346,21 +346,45 @@ static void fi_lay_coarse(struct fi_lay *l, struct fi_module *c,
 		fi_coarse_module_fill((uint64_t *)(l->buf + off), c, im);
 }
 
-/* Lay @m's copy out in @l (measure, or fill @l->buf). */
+/* The registered arrays of @m into @l, their addresses into @c. */
+static void fi_lay_regs(struct fi_lay *l, struct fi_module *c,
+			const struct fi_module *m)
+{
+	c->func_off = NULL;
+	c->func_arity = NULL;
+	c->fp_site = NULL;
+	c->nfunc = c->nfp = 0;
+	c->regs = NULL;
+	c->regs_len = 0;
+	fi_lay_sites(l, c, &m->img);
+	fi_lay_coarse(l, c, &m->img);
+}
+
+size_t fi_arena_lay_regs(const struct fi_module *m, size_t hdr, uint8_t *buf,
+			 size_t cap, struct fi_module *out)
+{
+	struct fi_lay l = { .buf = buf, .len = fi_arena_round(hdr, FI_ARENA_ALIGN),
+			    .cap = cap };
+
+	*out = *m;
+	fi_lay_regs(&l, out, m);
+	return l.fail ? 0 : l.len;
+}
+
+/*
+ * Lay @m's copy out in @l (measure, or fill @l->buf). A module mapped
+ * from the cache keeps its arrays where they are mapped (@m->regs).
+ */
 static void fi_lay_module(struct fi_lay *l, const struct fi_module *m,
 			  const void *key)
 {
 	struct fi_module c = *m;
 
 	l->len = fi_arena_round(sizeof(c), FI_ARENA_ALIGN);
-	c.func_off = NULL;
-	c.func_arity = NULL;
-	c.fp_site = NULL;
-	c.nfunc = c.nfp = 0;
 	c.key = key;
 	c.stock = m->stock || fi_image_stock(&m->img);
-	fi_lay_sites(l, &c, &m->img);
-	fi_lay_coarse(l, &c, &m->img);
+	if (!m->regs)
+		fi_lay_regs(l, &c, m);
 	fi_lay_image(l, &m->img, &c.img);
 	if (l->buf)
 		memcpy(l->buf, &c, sizeof(c));

@@ -43,6 +43,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "cacheid.h"
 #include "imgindex.h"
 #include "index.h"
 #include "rawsys.h"
@@ -390,7 +391,20 @@ static bool fi_ver_text_parts(const struct fi_module *c)
 			return false;
 		prev = im->traps[i];
 	}
-	for (size_t i = 0; c->func_off && i < c->nfunc; i++) {
+	/*
+	 * Arrays mapped from a cache entry are the service's, increasing as
+	 * its text is its own (docs/protection.md): their ends are enough.
+	 */
+	if (c->func_off && c->regs && c->nfunc) {
+		uint64_t first = c->func_base + c->func_off[0] + im->bias;
+		uint64_t last = c->func_base + c->func_off[c->nfunc - 1] + im->bias;
+
+		if (!fi_ver_inside(first, 1, c->text_lo, c->text_hi) ||
+		    !fi_ver_inside(last, 1, c->text_lo, c->text_hi) ||
+		    (c->nfunc > 1 && last <= first))
+			return false;
+	}
+	for (size_t i = 0; c->func_off && !c->regs && i < c->nfunc; i++) {
 		if ((i && c->func_off[i] <= c->func_off[i - 1]) ||
 		    !fi_ver_inside(c->func_base + c->func_off[i] + im->bias, 1,
 				   c->text_lo, c->text_hi))
@@ -440,8 +454,9 @@ static bool fi_ver_coarse(struct fi_ver *v, const struct fi_module *c)
 	if (!c->coarse_bits)
 		return true;
 	fi_ver_in(v, c->coarse_bits, (nbits + 63) / 64, sizeof(uint64_t));
-	if (v->bad)
-		return false;
+	/* Mapped from a cache entry: the service's bits, as its text is. */
+	if (v->bad || c->regs)
+		return !v->bad;
 	/*
 	 * The bits and the entries (increasing: fi_ver_text_parts) walked
 	 * together, one pass: a binary search per bit was a fifth of the
@@ -566,23 +581,54 @@ static bool fi_ver_policy(const struct fi_module *c, const void *key, bool jit,
 	return true;
 }
 
+/*
+ * A copy whose arrays are an entry's (c->regs): they lie in the mapped
+ * arrays, which the kernel says are read-only and a file's, and the
+ * header there agrees with every count, pointer and range the process
+ * wrote into the copy. @a: the arrays' range, for fi_ver_in.
+ */
+static bool fi_ver_regs(const struct fi_module *c, struct fi_ver *a)
+{
+	const struct fi_cache_regs *h = c->regs;
+	const uint8_t *b = c->regs;
+	struct fi_vma last = { 0 };
+
+	*a = (struct fi_ver){ (uintptr_t)b, (uintptr_t)b + c->regs_len, false };
+	if (c->regs_len < sizeof(*h) || (uintptr_t)b + c->regs_len < (uintptr_t)b ||
+	    !fi_ver_readonly(b, c->regs_len, &last) || (last.hi && !last.file))
+		return false;
+	return !memcmp(h->magic, FI_CACHE_REGS_MAGIC, sizeof(h->magic)) &&
+	       h->func_base == c->func_base && h->nfunc == c->nfunc &&
+	       h->nfp == c->nfp && h->mode == (uint32_t)c->cfg.mode &&
+	       h->text_lo + c->img.bias == c->text_lo &&
+	       h->text_hi + c->img.bias == c->text_hi &&
+	       c->func_off == (h->func_off_at ? (const void *)(b + h->func_off_at) : NULL) &&
+	       (const void *)c->func_arity ==
+	       (h->func_arity_at ? (const void *)(b + h->func_arity_at) : NULL) &&
+	       c->fp_site == (h->fp_at ? (const void *)(b + h->fp_at) : NULL) &&
+	       c->coarse_bits == (h->coarse_at ? (const void *)(b + h->coarse_at) : NULL);
+}
+
 int fi_rt_verify_module(const struct fi_module *c, size_t len,
 			const void *key, bool jit, uint64_t lo, uint64_t hi)
 {
 	struct fi_ver v = { (uintptr_t)c, (uintptr_t)c + len, false };
+	struct fi_ver a = v;	/* where the registered arrays are */
 	int err;
 
 	fi_rt_park("verify", NULL, 0);
 	if (len < sizeof(*c))
 		return -EBADMSG;
 	fi_ver_image(&v, &c->img);
-	fi_ver_in(&v, c->func_off, c->nfunc, sizeof(*c->func_off));
+	if (c->regs && (jit || !fi_ver_regs(c, &a)))
+		return -EBADMSG;
+	fi_ver_in(&a, c->func_off, c->nfunc, sizeof(*c->func_off));
 	if (c->func_arity)
-		fi_ver_in(&v, c->func_arity, c->nfunc, 1);
-	fi_ver_in(&v, c->fp_site, c->nfp, sizeof(*c->fp_site));
-	if (v.bad || !fi_ver_policy(c, key, jit, lo, hi) ||
+		fi_ver_in(&a, c->func_arity, c->nfunc, 1);
+	fi_ver_in(&a, c->fp_site, c->nfp, sizeof(*c->fp_site));
+	if (v.bad || a.bad || !fi_ver_policy(c, key, jit, lo, hi) ||
 	    c->text_lo >= c->text_hi || !fi_ver_text_parts(c) || !fi_ver_alone(c) ||
-	    !fi_ver_coarse(&v, c))
+	    !fi_ver_coarse(&a, c))
 		return -EBADMSG;
 	fi_rt_park("verify", NULL, 0);
 	if (!fi_ver_ktraps(c))

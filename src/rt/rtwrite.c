@@ -60,9 +60,6 @@
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK	18
 #endif
-#ifndef SYS_mseal
-#define SYS_mseal	462
-#endif
 #ifndef SYS_pwrite64
 #define SYS_pwrite64	18
 #endif

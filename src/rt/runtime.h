@@ -65,6 +65,16 @@ struct fi_module {
 	/* Of a registered copy: its known entries for the coarse check
 	 * (coarse.h), one bit per 16 bytes from text_lo & ~15, or NULL. */
 	const uint64_t *coarse_bits;
+	/*
+	 * Of a module mapped from the shared text cache: func_off,
+	 * func_arity, fp_site and coarse_bits point into the entry's
+	 * registered arrays, mapped read-only and sealed from the entry
+	 * (@regs_len bytes from its struct fi_cache_regs at @regs;
+	 * docs/protection.md "The shared text cache"), not into the arena.
+	 * NULL otherwise.
+	 */
+	const void *regs;
+	size_t regs_len;
 };
 
 /*
@@ -76,6 +86,17 @@ struct fi_module {
 #define FI_FP_SITES	256
 #define FI_FP_CALL	(1ull << 63)
 size_t fi_fp_sample(const struct fi_image *im, uint64_t *out);
+
+/*
+ * The registered arrays of @m (func_off, func_arity, fp_site, coarse_bits,
+ * from @m's image, text range and mode) laid out as the arena lays them,
+ * after @hdr bytes, into @buf (@cap bytes; NULL: measure only), with
+ * the arrays' offsets from @buf in @out's pointers. Their size, or 0 if
+ * they do not fit. The cache service writes them into an entry
+ * (src/offline/cachefill.c) for the processes that map it.
+ */
+size_t fi_arena_lay_regs(const struct fi_module *m, size_t hdr, uint8_t *buf,
+			 size_t cap, struct fi_module *out);
 
 /* A registered module's preamble count, and the entry (link-time) of the @i-th. */
 size_t fi_module_nfuncs(const struct fi_module *m);

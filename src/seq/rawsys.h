@@ -18,6 +18,11 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 
+/* Linux 6.10's mseal, where the C library does not name it yet. */
+#ifndef SYS_mseal
+#define SYS_mseal	462
+#endif
+
 /* The raw result: >= 0, or -errno. */
 static inline long fi_sys3(long nr, long a, long b, long c)
 {
