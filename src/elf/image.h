@@ -126,6 +126,14 @@ struct fi_image {
 
 	struct fi_func *funcs;		/* sorted by addr */
 	size_t nfuncs;
+	/*
+	 * Built from a cache entry's record that carries the module's
+	 * registered arrays (fi_image_from_record): its preambles and call
+	 * sites, counted here, are not read (@funcs and @calls stay empty);
+	 * the module registers the entry's arrays, or is read again from
+	 * its text (src/load/cacheuse.c). 0 otherwise.
+	 */
+	size_t rec_sites;
 	struct fi_call *calls;		/* sorted by addr */
 	size_t ncalls;
 	struct fi_tcall *tcalls;

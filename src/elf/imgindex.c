@@ -935,7 +935,21 @@ int fi_image_from_record(struct fi_image *im, const char *path, uint64_t bias,
 		return ret;
 	if (!ret)
 		ret = fi_ix_traps(im, ph, phnum, desc, err, errlen);
-	if (!ret) {
+	if (!ret && h.regs_off) {
+		uint64_t lo, hi;
+
+		/* The entry's arrays stand for the sites: counted only. */
+		fi_ix_thunks(im, desc);
+		if (!fi_ix_exec_view(im, h.base, &lo, &hi)) {
+			fi_ix_fail(err, errlen, "a site record that does not "
+				   "fit the module");
+			ret = -EINVAL;
+		}
+		im->rec_sites = (size_t)h.nfuncs + h.ncalls;
+		im->nslots = h.nslots;
+		for (int a = 0; a <= FI_MAX_ARITY && a < 8; a++)
+			im->arity_hist[a] = h.arity_hist[a];
+	} else if (!ret) {
 		fi_ix_thunks(im, desc);
 		ret = fi_ix_rec_sites(im, &h, rec + sizeof(h));
 		if (ret)

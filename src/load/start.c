@@ -365,7 +365,7 @@ out:
 
 static bool fi_rt_image_is_kcfi(const struct fi_image *im)
 {
-	if (im->ncalls || im->nscalls || im->note.present)
+	if (im->ncalls || im->nscalls || im->note.present || im->rec_sites)
 		return true;
 	for (size_t i = 0; i < im->nfuncs; i++) {
 		if (im->funcs[i].form == FI_PRE_KCFI)

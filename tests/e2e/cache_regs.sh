@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# cache_regs: a hit of the shared text cache maps its module's registered
+# arrays from the entry (docs/protection.md "The shared text cache",
+# docs/runtime.md "Shared text"), and they are a private rewrite's.
+#  - a hit: /proc/PID/maps shows the entry mapped twice (the text, and
+#    the arrays read-only), the registered module's entries, arities,
+#    fingerprint sample and coarse bitmap lie in the second mapping, not
+#    in anonymous memory, and their bytes, counts and ranges are those of
+#    the same program rewritten privately (FINEIBT_CACHE=off), read from
+#    both processes by gdb (skipped without gdb); a confused call on a hit
+#    is reported;
+#  - a bad entry is a private rewrite with its reason, never a crash: the
+#    arrays cut off (truncated), a record of the old format (its magic),
+#    a header whose counts do not fit the record.
+# Needs root (the service, writes to root's entries) and setpriv; skips
+# otherwise.
+. "$(dirname "$0")/progs/rt_lib.bash"
+
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+	echo "SKIP: cache_regs: needs root and setpriv"
+	exit 0
+fi
+
+T=$(mktemp -d)
+D=$(mktemp -d /dev/shm/fineibt-cache-regs.XXXXXX)
+chmod 755 "$T"
+chmod 711 "$D"
+U=$D/u65534
+SVC_PID=
+cleanup() {
+	[ -n "$SVC_PID" ] && { kill "$SVC_PID" 2>/dev/null; wait "$SVC_PID" 2>/dev/null; }
+	chattr -i "$D"/u*/key 2>/dev/null
+	rm -rf "$T" "$D"
+}
+trap cleanup EXIT
+
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+"$FCC" -O2 -o "$T/rt_cache" "$RT_SRC/rt_cache.c" -ldl ||
+	{ rt_fail cache-regs-build "fineibt-cc could not build rt_cache"; exit 1; }
+chmod 755 "$T/rt_cache"
+P=$T/rt_cache
+HIT='mapped from the cache'
+
+"$FIBT" cached --dir "$D" 2>>"$T/svc.log" &
+SVC_PID=$!
+for _ in $(seq 100); do [ -S "$D/sock" ] && break; sleep 0.05; done
+[ -S "$D/sock" ] || { rt_fail cache-regs-service "$(cat "$T/svc.log")"; exit 1; }
+
+entry_of() { ls "$U" 2>/dev/null | grep -E '^[0-9a-f]{32}$' | head -1; }
+# cr NAME CMD...: CMD as nobody, the cache at $D, auto,debug.
+cr() {
+	local name=$1
+	shift
+	rt_run "cache-regs-$name" auto,debug env FINEIBT_CACHE="$D" "${NOBODY[@]}" "$@"
+}
+
+# The first start makes the key and asks for the entry, the second fills it.
+for _ in 1 2; do
+	cr fill "$P" run
+	for _ in $(seq 100); do [ -n "$(entry_of)" ] && break; sleep 0.05; done
+done
+E=$U/$(entry_of)
+[ -f "$E" ] || { rt_fail cache-regs-fill "no entry: $(cat "$T/svc.log")"; exit 1; }
+cp "$E" "$T/entry.good"
+
+# run_wait NAME CACHE: rt_cache wait as nobody in the background (WPID),
+# until it has started; wait_go lets it finish.
+run_wait() {
+	rm -f "$T/fifo"
+	mkfifo "$T/fifo"
+	FINEIBT_CFI=auto,debug FINEIBT_CACHE=$2 "${NOBODY[@]}" "$P" wait \
+		<"$T/fifo" >"$T/$1.out" 2>"$T/$1.err" &
+	WPID=$!
+	exec 9>"$T/fifo"
+	for _ in $(seq 100); do
+		grep -q '^private' "$T/$1.out" && break
+		sleep 0.05
+	done
+}
+wait_go() { echo go >&9; exec 9>&-; wait "$WPID"; WRC=$?; }
+
+# The executable's registered module, read by gdb: its counts and ranges,
+# where its arrays are, and their bytes into $T/NAME.*.
+GDB_REGS='
+set $rt = &fi_rt_area.s.rt
+set $i = 0
+set $m = 0
+while $i < $rt->nmods
+  set $c = $rt->mods[$i]
+  if $c != 0 && $c->text_lo <= (unsigned long)&main && (unsigned long)&main < $c->text_hi
+    set $m = $c
+  end
+  set $i = $i + 1
+end
+set $b = $m->img.bias
+set $w = (($m->text_hi - ($m->text_lo & ~15ul) + 15) / 16 + 63) / 64
+printf "counts nfunc %lu nfp %lu base %#lx text %#lx %#lx words %lu\n", $m->nfunc, $m->nfp, $m->func_base, $m->text_lo - $b, $m->text_hi - $b, $w
+printf "at %lx %lx %lx %lx %lx\n", $m, $m->func_off, $m->func_arity, $m->fp_site, $m->coarse_bits
+dump binary memory OUT.off $m->func_off $m->func_off + $m->nfunc
+dump binary memory OUT.arity $m->func_arity $m->func_arity + $m->nfunc
+dump binary memory OUT.fp $m->fp_site $m->fp_site + $m->nfp
+dump binary memory OUT.coarse $m->coarse_bits $m->coarse_bits + $w
+'
+# gdb_regs NAME: GDB_REGS on WPID, its two lines into $T/NAME.gdb.
+gdb_regs() {
+	printf '%s\n' "${GDB_REGS//OUT/$T/$1}" >"$T/$1.cmd"
+	gdb -batch -nx -p "$WPID" -x "$T/$1.cmd" 2>&1 |
+		grep -E '^(counts|at) ' >"$T/$1.gdb"
+}
+# in_map ADDR(hex) MAPS-LINE...: is ADDR in one of the lines' ranges?
+in_map() {
+	local a lo hi
+	[ -n "$1" ] || return 1
+	a=$((16#$1))
+	shift
+	for l in "$@"; do
+		lo=$((16#${l%%-*}))
+		hi=${l#*-}
+		hi=$((16#${hi%% *}))
+		[ "$a" -ge "$lo" ] && [ "$a" -lt "$hi" ] && return 0
+	done
+	return 1
+}
+
+# ------------------------------------------------------------------- hit
+run_wait hit "$D"
+mapfile -t EM < <(grep -F " $E" "/proc/$WPID/maps")
+have_gdb=false
+command -v gdb >/dev/null && have_gdb=true
+$have_gdb && gdb_regs hit
+wait_go
+perms=$(for l in "${EM[@]}"; do awk '{print $2}' <<<"$l"; done | sort | tr '\n' ' ')
+if [ "$WRC" = 0 ] && grep -q "rt_cache: $HIT" "$T/hit.err" && [ "${#EM[@]}" = 2 ] &&
+   [ "$perms" = "r--p r-xp " ]; then
+	rt_pass "cache-regs-maps: a hit maps the entry twice, its text and its arrays read-only"
+else
+	rt_fail cache-regs-maps "rc=$WRC maps='${EM[*]}' err=$(cat "$T/hit.err")"
+fi
+
+if $have_gdb; then
+	ro=$(printf '%s\n' "${EM[@]}" | grep ' r--p ')
+	read -r _ mod off ar fp co <<<"$(grep '^at ' "$T/hit.gdb")"
+	where=ok
+	for a in "$off" "$ar" "$fp" "$co"; do
+		in_map "$a" "$ro" || where="$a not in the entry's mapping"
+	done
+	in_map "$mod" "${EM[@]}" && where="the module itself ($mod) in the entry"
+	if [ -n "$mod" ] && [ "$where" = ok ]; then
+		rt_pass "cache-regs-where: the registered arrays are the entry's mapping, not anonymous memory"
+	else
+		rt_fail cache-regs-where "$where: $(cat "$T/hit.gdb") maps='${EM[*]}'"
+	fi
+
+	run_wait own off
+	gdb_regs own
+	wait_go
+	same=true
+	for x in off arity fp coarse; do
+		cmp -s "$T/hit.$x" "$T/own.$x" || same=false
+		[ -s "$T/own.$x" ] || same=false
+	done
+	if [ "$WRC" = 0 ] && $same && grep -q 'rewritten to' "$T/own.err" &&
+	   [ "$(grep '^counts' "$T/hit.gdb")" = "$(grep '^counts' "$T/own.gdb")" ]; then
+		rt_pass "cache-regs-same: a hit's registered arrays are a private rewrite's, byte for byte"
+	else
+		rt_fail cache-regs-same "same=$same hit: $(cat "$T/hit.gdb") own: $(cat "$T/own.gdb") $(cat "$T/own.err")"
+	fi
+else
+	echo "SKIP: cache-regs-where, cache-regs-same: no gdb"
+fi
+
+cr confuse "$P" confuse
+if [ "$RT_RC" = 132 ] && grep -q "rt_cache: $HIT" <<<"$RT_ERR_TXT" &&
+   grep -Eq "$RT_REPORT_RE" <<<"$RT_ERR_TXT" && grep -q 'as in: c1' <<<"$RT_ERR_TXT"; then
+	rt_pass "cache-regs-confuse: a confused call on a hit is reported, its type found in the mapped entries"
+else
+	rt_fail cache-regs-confuse "rc=$RT_RC err='$RT_ERR_TXT'"
+fi
+
+# ------------------------------------------------------------- bad entries
+# bad NAME WHY-RE PYTHON: the entry rewritten in place by PYTHON (b: its
+# bytes, copy: the module copy's size; the record at b[copy:]), then a
+# start: a private rewrite saying WHY-RE, calls working.
+SIZE=$(stat -c %s "$P")
+bad() {
+	local name=$1 why=$2
+	python3 - "$T/entry.good" "$E" "$SIZE" <<EOF || { rt_fail "cache-regs-$name" "cannot write the entry"; return; }
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+copy = (int(sys.argv[3]) + 4095) & ~4095
+$3
+with open(sys.argv[2], "r+b") as f:
+    f.truncate(0)
+    f.write(b)
+EOF
+	cr "$name" "$P" where
+	if [ "$RT_RC" = 0 ] && grep -Eq "cache: .*$why; rewritten privately" <<<"$RT_ERR_TXT" &&
+	   ! grep -q "$HIT" <<<"$RT_ERR_TXT" && ! grep -q "^text $U" <<<"$RT_OUT_TXT"; then
+		rt_pass "cache-regs-$name: a private rewrite, the reason said"
+	else
+		rt_fail "cache-regs-$name" "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+	fi
+}
+# struct fi_cache_rec: magic 8, 3 counts, 8 arity counts, pad, base,
+# regs_off, regs_len (src/elf/cacheid.h).
+bad truncated 'site record of another size' 'del b[copy + struct.unpack_from("<Q", b, copy + 64)[0]:]'
+bad oldformat 'site record of another size' 'b[copy:copy + 8] = b"FIBTREC1"'
+bad counts 'do not fit their header' '
+at = copy + struct.unpack_from("<Q", b, copy + 64)[0]
+struct.pack_into("<I", b, at + 32, struct.unpack_from("<I", b, at + 32)[0] + 1)'
+# and the entry put back is a hit again (the cases above were its bytes)
+cp "$T/entry.good" "$E"
+cr again "$P" where
+if [ "$RT_RC" = 0 ] && grep -q "rt_cache: $HIT" <<<"$RT_ERR_TXT" && grep -q "^text $U" <<<"$RT_OUT_TXT"; then
+	rt_pass "cache-regs-again: the entry restored is a hit again"
+else
+	rt_fail cache-regs-again "rc=$RT_RC out='$RT_OUT_TXT' err='$RT_ERR_TXT'"
+fi
