@@ -832,15 +832,16 @@ static bool fi_ix_rec_ok(const uint8_t *rec, size_t len, struct fi_cache_rec *h)
 		return false;
 	memcpy(h, rec, sizeof(*h));
 	if (memcmp(h->magic, FI_CACHE_REC_MAGIC, sizeof(h->magic)) ||
-	    h->nfuncs > len / 4 || h->ncalls > len / 4)
+	    h->nfuncs > UINT32_MAX / 8 || h->ncalls > UINT32_MAX / 8)
 		return false;
 	/* Without registered arrays the record is all of @len; with them,
-	 * it ends before they start and they end inside @len. */
+	 * only its header is read (the arrays stand for its sites), and it
+	 * ends before they start. */
 	if (!h->regs_off)
-		return !h->regs_len &&
+		return !h->regs_len && h->nfuncs <= len / 4 &&
+		       h->ncalls <= len / 4 &&
 		       fi_cache_rec_size(h->nfuncs, h->ncalls) == len;
-	return fi_cache_rec_size(h->nfuncs, h->ncalls) <= h->regs_off &&
-	       h->regs_off <= len && h->regs_len <= len - h->regs_off;
+	return fi_cache_rec_size(h->nfuncs, h->ncalls) <= h->regs_off;
 }
 
 /* The executable view holding link-time @a, as [*lo, *hi); false if none. */

@@ -59,8 +59,9 @@ int fi_image_from_index(struct fi_image *im, const char *path, uint64_t bias,
  * as fi_image_from_index reads them (none of them from the text); its
  * preambles and call sites are in compiler form, with their recorded
  * arity (hashes unknown: 0). A record that carries the module's
- * registered arrays (regs_off) is counted, not read: @im->rec_sites, no
- * preamble nor call site. Returns 0 or -errno (a record that does not
+ * registered arrays (regs_off) is counted, not read: only its header
+ * (@rec, @len bytes at least), @im->rec_sites, no preamble nor call
+ * site. Returns 0 or -errno (a record that does not
  * fit the module) with a one-line reason in @err.
  */
 int fi_image_from_record(struct fi_image *im, const char *path, uint64_t bias,

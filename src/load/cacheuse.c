@@ -67,10 +67,9 @@ struct fi_cu_where {
 struct fi_cu_mod {
 	const struct fi_image *im;	/* the module's image: its key */
 	int fd;				/* a hit: the entry, open; else -1 */
-	/* a hit: the entry's record and registered arrays, mapped */
-	const uint8_t *rec;
-	size_t rec_len;
+	/* a hit: the entry's registered arrays, mapped */
 	const struct fi_cache_regs *regs;
+	size_t regs_len;
 	bool stale;			/* a hit under a mode not settled */
 	const char *path;		/* its file ("" the executable) */
 	uint64_t lo, len;		/* its text mapping */
@@ -334,28 +333,30 @@ static bool fi_cu_mode_cached(void)
 		 !(fi_cu.cfg.flags & FINEIBT_F_RAND));
 }
 
-/* Build @im from the entry's record: 0, the entry left open in @r. */
+/*
+ * Build @im from the entry's record header @rec (its sites are the
+ * arrays @regs, @len bytes): 0, the entry left open in @r.
+ */
 static int fi_cu_hit(struct fi_image *im, struct fi_cu_mod *r, int fd,
 		     const char *path, uint64_t bias, const Elf64_Phdr *ph,
-		     size_t phnum, const uint32_t *desc, const uint8_t *rec,
-		     size_t len)
+		     size_t phnum, const uint32_t *desc,
+		     const struct fi_cache_rec *rec,
+		     const struct fi_cache_regs *regs, size_t len)
 {
-	const char *why = NULL;
 	char err[120];
-	int ret = fi_image_from_record(im, path, bias, ph, phnum, desc, rec, len,
+	int ret = fi_image_from_record(im, path, bias, ph, phnum, desc,
+				       (const uint8_t *)rec, sizeof(*rec),
 				       err, sizeof(err));
 
-	if (!ret && !(r->regs = fi_cache_entry_regs(rec, len, &why)))
-		fi_image_close(im);
-	if (ret || why) {
-		fi_cache_entry_unmap(rec, len);
+	if (ret) {
+		fi_cache_entry_unmap(regs, len);
 		fi_sys3(SYS_close, fd, 0, 0);
 		r->im = NULL;
-		return fi_cu_pass(r, path, why ? why : err);
+		return fi_cu_pass(r, path, err);
 	}
 	r->fd = fd;
-	r->rec = rec;
-	r->rec_len = len;
+	r->regs = regs;
+	r->regs_len = len;
 	return 0;
 }
 
@@ -366,8 +367,9 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 	const struct fineibt_key *key;
 	struct fi_cache_conf conf;
 	struct fi_cu_mod *r;
+	const struct fi_cache_regs *regs;
+	struct fi_cache_rec rec;
 	uint64_t dev, ino;
-	const uint8_t *rec;
 	size_t len;
 	int fd;
 
@@ -412,9 +414,11 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 	key = fi_cu.first ? &fi_cu.key : &fi_rt()->key;
 	conf = fi_cache_conf_of(&fi_cu.cfg, fi_rt()->have_arity);
 	fi_cache_name(key, &r->id, &conf, r->name);
-	fd = fi_cache_entry_open(&fi_cu.dir, r->name, &r->id, &rec, &len, &why);
+	fd = fi_cache_entry_open(&fi_cu.dir, r->name, &r->id, &rec, &regs, &len,
+				 &why);
 	if (fd >= 0)
-		return fi_cu_hit(im, r, fd, path, bias, ph, phnum, desc, rec, len);
+		return fi_cu_hit(im, r, fd, path, bias, ph, phnum, desc, &rec,
+				 regs, len);
 	if (fd != -ENOENT)
 		r->im = NULL;
 	return fi_cu_pass(r, path, why);
@@ -479,11 +483,10 @@ bool fi_cache_idle(void)
 	return !fi_cu.nmods;
 }
 
-/* The mapped record of @r, unless its arrays were kept. */
+/* The mapped arrays of @r, unless they were kept. */
 static void fi_cu_unmap(struct fi_cu_mod *r)
 {
-	fi_cache_entry_unmap(r->rec, r->rec_len);
-	r->rec = NULL;
+	fi_cache_entry_unmap(r->regs, r->regs_len);
 	r->regs = NULL;
 }
 
@@ -527,14 +530,12 @@ bool fi_cache_take(struct fi_module *m)
 	fd = r->fd;
 	r->fd = -1;
 	/* fi_cache_entry_map closes the entry, mapped or not. */
-	if (!r->stale && fi_cu_regs(m, r->regs, (size_t)(r->rec + r->rec_len -
-					 (const uint8_t *)r->regs))) {
+	if (!r->stale && fi_cu_regs(m, r->regs, r->regs_len)) {
 		int err = fi_cache_entry_map(fd, &r->id, r->lo, r->len, &why);
 
 		fd = -1;
 		if (!err) {
-			fi_cache_entry_keep(r->regs, r->rec, r->rec_len);
-			r->rec = NULL;
+			fi_cache_entry_keep(r->regs, r->regs_len);
 			r->regs = NULL;
 			r->im = NULL;
 			return true;

@@ -380,15 +380,44 @@ int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
 	return ret;
 }
 
-int fi_cache_entry_open(const struct fi_cache_dir *d, const char *name,
-			const struct fi_cache_ident *id, const uint8_t **rec,
-			size_t *len, const char **why)
+/*
+ * The registered arrays at @h (@n bytes, mapped), named by the record
+ * header @r: their header's magic, counts and every array's offset and
+ * alignment fit the mapping and the record's counts (the arrays' contents
+ * are the service's, trusted as the text is: docs/protection.md).
+ */
+static bool fi_cache_regs_ok(const struct fi_cache_rec *r,
+			     const struct fi_cache_regs *h, uint64_t n)
 {
-	uint64_t copy = fi_cpage_up(id->size);
-	struct stat st;
-	long fd, p;
+	return !memcmp(h->magic, FI_CACHE_REGS_MAGIC, sizeof(h->magic)) &&
+	       h->nfp <= FI_FP_SITES &&
+	       (h->func_off_at ? h->nfunc == r->nfuncs : !h->nfunc) &&
+	       (!h->func_arity_at || h->func_off_at) &&
+	       !(h->func_off_at & 3) && !(h->fp_at & 7) && !(h->coarse_at & 7) &&
+	       (!h->func_off_at || (h->func_off_at >= sizeof(*h) &&
+				    h->func_off_at <= n &&
+				    n - h->func_off_at >= 4ull * h->nfunc)) &&
+	       (!h->func_arity_at || (h->func_arity_at >= sizeof(*h) &&
+				      h->func_arity_at <= n &&
+				      n - h->func_arity_at >= h->nfunc)) &&
+	       (h->fp_at ? h->fp_at >= sizeof(*h) && h->fp_at <= n &&
+			   n - h->fp_at >= 8ull * h->nfp : !h->nfp) &&
+	       (h->coarse_at ? h->coarse_at >= sizeof(*h) && h->coarse_at <= n &&
+			       n - h->coarse_at >= 8ull * h->coarse_words :
+			       !h->coarse_words) &&
+	       h->text_lo < h->text_hi;
+}
 
-	*rec = NULL;
+int fi_cache_entry_open(const struct fi_cache_dir *d, const char *name,
+			const struct fi_cache_ident *id, struct fi_cache_rec *rec,
+			const struct fi_cache_regs **regs, size_t *len,
+			const char **why)
+{
+	uint64_t copy = fi_cpage_up(id->size), tail;
+	struct stat st;
+	long fd, n, p;
+
+	*regs = NULL;
 	fd = fi_sys6(SYS_openat, d->fd, (long)name,
 		     O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0, 0, 0);
 	if (fd < 0)
@@ -402,75 +431,52 @@ int fi_cache_entry_open(const struct fi_cache_dir *d, const char *name,
 		return fi_cfail(why, "the entry is not a root-owned 0444 file with "
 				"one link and the module file's size", -EPERM);
 	}
+	tail = (uint64_t)st.st_size - copy;
+	/* The record's header: its sites stand in the arrays after it. */
+	n = fi_sys6(SYS_pread64, fd, (long)rec, sizeof(*rec), (long)copy, 0, 0);
+	if (n != (long)sizeof(*rec) ||
+	    memcmp(rec->magic, FI_CACHE_REC_MAGIC, sizeof(rec->magic)) ||
+	    !rec->regs_off || (rec->regs_off & (FI_PAGE - 1)) ||
+	    rec->regs_off > tail || rec->regs_len < sizeof(**regs) ||
+	    rec->regs_len > tail - rec->regs_off) {
+		fi_sys3(SYS_close, fd, 0, 0);
+		return fi_cfail(why, "no site record of this format with "
+				"registered arrays in the entry", -EINVAL);
+	}
 	/*
-	 * The record and the registered arrays after it, mapped: read where
-	 * they are in the page cache every process of the key shares, not
-	 * copied into this one's heap.
+	 * The registered arrays, mapped: shared page cache of every process
+	 * of the key, populated at once (a few pages a large module; no
+	 * fault at each first touch), never copied into this process.
 	 */
-	*len = (size_t)((uint64_t)st.st_size - copy);
-	p = fi_sys6(SYS_mmap, 0, (long)*len, PROT_READ, MAP_PRIVATE, fd,
-		    (long)copy);
+	*len = (size_t)rec->regs_len;
+	p = fi_sys6(SYS_mmap, 0, (long)*len, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+		    fd, (long)(copy + rec->regs_off));
 	if (p < 0 && p > -4096) {
 		fi_sys3(SYS_close, fd, 0, 0);
-		return fi_cfail(why, "cannot map the entry's site record", (int)p);
+		return fi_cfail(why, "cannot map the entry's registered arrays",
+				(int)p);
 	}
-	*rec = (const uint8_t *)p;
+	if (!fi_cache_regs_ok(rec, (const struct fi_cache_regs *)p, *len)) {
+		fi_sys3(SYS_munmap, p, (long)*len, 0);
+		fi_sys3(SYS_close, fd, 0, 0);
+		return fi_cfail(why, "the entry's registered arrays do not fit "
+				"their header", -EINVAL);
+	}
+	*regs = (const struct fi_cache_regs *)p;
 	return (int)fd;
 }
 
-void fi_cache_entry_unmap(const uint8_t *rec, size_t len)
+void fi_cache_entry_unmap(const struct fi_cache_regs *regs, size_t len)
 {
-	if (rec)
-		fi_sys3(SYS_munmap, (long)rec, (long)fi_cpage_up(len), 0);
+	if (regs)
+		fi_sys3(SYS_munmap, (long)regs, (long)len, 0);
 }
 
-const struct fi_cache_regs *fi_cache_entry_regs(const uint8_t *rec,
-						size_t len, const char **why)
+void fi_cache_entry_keep(const struct fi_cache_regs *regs, size_t len)
 {
-	const struct fi_cache_regs *h;
-	struct fi_cache_rec r;
-	uint64_t n;
-
-	if (len < sizeof(r))
-		return fi_cfail(why, "no site record", 0), NULL;
-	memcpy(&r, rec, sizeof(r));
-	if (memcmp(r.magic, FI_CACHE_REC_MAGIC, sizeof(r.magic)) ||
-	    !r.regs_off || (r.regs_off & (FI_PAGE - 1)) || r.regs_off > len ||
-	    r.regs_len < sizeof(*h) || r.regs_len > len - r.regs_off)
-		return fi_cfail(why, "no registered arrays in the entry", 0), NULL;
-	h = (const struct fi_cache_regs *)(rec + r.regs_off);
-	n = r.regs_len;
-	/* Each array inside, aligned; as many entries as the record. */
-	if (memcmp(h->magic, FI_CACHE_REGS_MAGIC, sizeof(h->magic)) ||
-	    h->nfp > FI_FP_SITES || (h->func_off_at ? h->nfunc != r.nfuncs : h->nfunc) ||
-	    (h->func_arity_at && !h->func_off_at) ||
-	    (h->func_off_at & 3) || (h->fp_at & 7) || (h->coarse_at & 7) ||
-	    (h->func_off_at && (h->func_off_at < sizeof(*h) ||
-				h->func_off_at > n || n - h->func_off_at < 4ull * h->nfunc)) ||
-	    (h->func_arity_at && (h->func_arity_at < sizeof(*h) ||
-				  h->func_arity_at > n || n - h->func_arity_at < h->nfunc)) ||
-	    (h->fp_at ? (h->fp_at < sizeof(*h) || h->fp_at > n ||
-			 n - h->fp_at < 8ull * h->nfp) : h->nfp != 0) ||
-	    (h->coarse_at ? (h->coarse_at < sizeof(*h) || h->coarse_at > n ||
-			     n - h->coarse_at < 8ull * h->coarse_words) :
-			    h->coarse_words != 0) ||
-	    h->text_lo >= h->text_hi)
-		return fi_cfail(why, "the entry's registered arrays do not fit "
-				"their header", 0), NULL;
-	return h;
-}
-
-void fi_cache_entry_keep(const struct fi_cache_regs *h, const uint8_t *rec,
-			 size_t len)
-{
-	uint64_t at = (uint64_t)((const uint8_t *)h - rec);
-
-	/* The record is read: only the arrays stay, sealed as the arena's
-	 * chunks are (fi_rt_map_sealed). */
-	if (at)
-		fi_sys3(SYS_munmap, (long)rec, (long)at, 0);
-	if (fi_rt()->wr.sealed && fi_cpage_up(len) > at)
-		fi_sys3(SYS_mseal, (long)h, (long)(fi_cpage_up(len) - at), 0);
+	/* Sealed as the arena's chunks are (fi_rt_map_sealed). */
+	if (fi_rt()->wr.sealed)
+		fi_sys3(SYS_mseal, (long)regs, (long)fi_cpage_up(len), 0);
 }
 
 int fi_cache_entry_map(int fd, const struct fi_cache_ident *id, uint64_t lo,

@@ -70,35 +70,25 @@ int fi_cache_maps_find_in(int fd, const uint64_t *lo, size_t n,
 /*
  * Open entry @name of @d for a module of identity @id: a regular file
  * owned by root, mode 0444, one link, on @d's file system, holding a copy
- * of the module's file (@id->size bytes, rounded up to a page) and its
- * site record, which is mapped read-only at *@rec (*@len bytes, with the
- * registered arrays after it: fi_cache_entry_regs). Returns the entry's
- * descriptor, kept open for fi_cache_entry_map; -ENOENT: no such entry
- * (a miss). The caller unmaps *@rec (fi_cache_entry_unmap) or keeps the
- * arrays of it (fi_cache_entry_keep).
+ * of the module's file (@id->size bytes, rounded up to a page), its site
+ * record, whose header is read into *@rec, and the module's registered
+ * arrays, mapped read-only at *@regs (*@len bytes) once their header
+ * fits the mapping and the record's counts (magic, every array inside
+ * and aligned, as many entries as the record; the contents are the
+ * service's, trusted as the text is: docs/protection.md). Returns the
+ * entry's descriptor, kept open for fi_cache_entry_map; -ENOENT: no such
+ * entry (a miss). The caller unmaps the arrays (fi_cache_entry_unmap) or
+ * keeps them (fi_cache_entry_keep).
  */
 int fi_cache_entry_open(const struct fi_cache_dir *d, const char *name,
-			const struct fi_cache_ident *id, const uint8_t **rec,
-			size_t *len, const char **why);
-void fi_cache_entry_unmap(const uint8_t *rec, size_t len);
+			const struct fi_cache_ident *id, struct fi_cache_rec *rec,
+			const struct fi_cache_regs **regs, size_t *len,
+			const char **why);
+void fi_cache_entry_unmap(const struct fi_cache_regs *regs, size_t len);
 
-/*
- * The registered arrays the record at @rec (@len bytes, mapped) names:
- * their header, once its magic, counts and every array's offset and
- * alignment fit the mapping and the record's counts (the arrays' contents
- * are the service's, trusted as the text is: docs/protection.md). NULL
- * otherwise, with a reason in *@why.
- */
-const struct fi_cache_regs *fi_cache_entry_regs(const uint8_t *rec,
-						size_t len, const char **why);
-
-/*
- * Keep the arrays @h of the mapped record @rec (@len bytes) for good:
- * the record before them unmapped, they sealed (mseal, where the state
- * holds mseal, as for the arena's chunks).
- */
-void fi_cache_entry_keep(const struct fi_cache_regs *h, const uint8_t *rec,
-			 size_t len);
+/* Keep the arrays @regs (@len bytes) for good: sealed (mseal, where the
+ * state holds mseal, as for the arena's chunks). */
+void fi_cache_entry_keep(const struct fi_cache_regs *regs, size_t len);
 
 /*
  * Map the entry open at @fd over the module's text [@lo, @lo + @len),
