@@ -2,7 +2,8 @@
 # cache_regs: a hit of the shared text cache maps its module's registered
 # arrays from the entry (docs/protection.md "The shared text cache",
 # docs/runtime.md "Shared text"), and they are a private rewrite's.
-#  - a hit: /proc/PID/maps shows the entry mapped twice (the text, and
+#  - a hit (rt_cache with 1,000 generated functions linked in): its
+#    /proc/PID/maps shows the entry mapped twice (the text, and
 #    the arrays read-only), the registered module's entries, arities,
 #    fingerprint sample and coarse bitmap lie in the second mapping, not
 #    in anonymous memory, and their bytes, counts and ranges are those of
@@ -35,7 +36,13 @@ cleanup() {
 trap cleanup EXIT
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
-"$FCC" -O2 -o "$T/rt_cache" "$RT_SRC/rt_cache.c" -ldl ||
+# rt_cache with 1,000 more address-taken functions (bench/gen_big.py):
+# arrays of several pages, a record of thousands of sites.
+python3 "$ROOT/bench/gen_big.py" "$T/gen" 1000 1 >/dev/null &&
+"$FCC" -O1 -Dmain=gen_main -c -o "$T/gen/main.o" "$T/gen/main.c" &&
+"$FCC" -O1 -c -o "$T/gen/part_00.o" "$T/gen/part_00.c" &&
+"$FCC" -O2 -o "$T/rt_cache" "$RT_SRC/rt_cache.c" "$T/gen/part_00.o" \
+	"$T/gen/main.o" -ldl ||
 	{ rt_fail cache-regs-build "fineibt-cc could not build rt_cache"; exit 1; }
 chmod 755 "$T/rt_cache"
 P=$T/rt_cache
@@ -114,6 +121,7 @@ in_map() {
 	a=$((16#$1))
 	shift
 	for l in "$@"; do
+		[[ $l =~ ^[0-9a-f]+-[0-9a-f]+\  ]] || continue
 		lo=$((16#${l%%-*}))
 		hi=${l#*-}
 		hi=$((16#${hi%% *}))
@@ -159,9 +167,11 @@ if $have_gdb; then
 		cmp -s "$T/hit.$x" "$T/own.$x" || same=false
 		[ -s "$T/own.$x" ] || same=false
 	done
+	read -r _ _ nf _ <<<"$(grep '^counts' "$T/hit.gdb")"
 	if [ "$WRC" = 0 ] && $same && grep -q 'rewritten to' "$T/own.err" &&
+	   [ "${nf:-0}" -gt 1000 ] &&
 	   [ "$(grep '^counts' "$T/hit.gdb")" = "$(grep '^counts' "$T/own.gdb")" ]; then
-		rt_pass "cache-regs-same: a hit's registered arrays are a private rewrite's, byte for byte"
+		rt_pass "cache-regs-same: a hit's registered arrays ($nf entries) are a private rewrite's, byte for byte"
 	else
 		rt_fail cache-regs-same "same=$same hit: $(cat "$T/hit.gdb") own: $(cat "$T/own.gdb") $(cat "$T/own.err")"
 	fi
