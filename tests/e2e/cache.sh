@@ -27,36 +27,16 @@
 #    runtime keep its text private) and perf (software clock) symbolise.
 # Needs root (the service, chown, setuid) and setpriv; skips otherwise.
 . "$(dirname "$0")/progs/rt_lib.bash"
+. "$(dirname "$0")/progs/cache_lib.bash"
 
-if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-	echo "SKIP: cache: needs root and setpriv"
-	exit 0
-fi
-
-T=$(mktemp -d)
-D=$(mktemp -d /dev/shm/fineibt-cache-test.XXXXXX)
-chmod 755 "$T"
-chmod 711 "$D"
-U=$D/u65534
-SVC_PID=
-stop_svc() {
-	if [ -n "$SVC_PID" ]; then
-		kill "$SVC_PID" 2>/dev/null
-		wait "$SVC_PID" 2>/dev/null
-	fi
-	SVC_PID=
-}
-cleanup() {
-	stop_svc
+cache_umount() {
 	mountpoint -q "$T/tiny" 2>/dev/null && umount "$T/tiny"
 	mountpoint -q "$T/disk" 2>/dev/null && umount "$T/disk"
-	# the keys are immutable (the service sets it)
-	chattr -i "$D"/u*/key "$T"/tiny/u*/key 2>/dev/null
-	rm -rf "$T" "$D"
+	chattr -i "$T"/tiny/u*/key 2>/dev/null
 }
-trap cleanup EXIT
+CACHE_CLEANUP=cache_umount
+cache_setup cache
 
-NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 SRC=$RT_SRC/rt_cache.c
 
 # The programs, where nobody can read them ($BUILD may be under /root).
@@ -74,18 +54,6 @@ P=$T/rt_cache
 W=$T/w
 mkdir -m 1777 "$W"
 
-start_svc() {
-	stop_svc
-	"$FIBT" cached --dir "$D" --verbose "$@" 2>>"$T/svc.log" &
-	SVC_PID=$!
-	for _ in $(seq 100); do
-		[ -S "$D/sock" ] && return 0
-		kill -0 "$SVC_PID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-
 # Entries of nobody now.
 entries() { ls "$U" 2>/dev/null | grep -cE '^[0-9a-f]{32}$'; }
 drop_entries() { find "$U" -maxdepth 1 -regextype egrep -regex '.*/[0-9a-f]{32}' -delete 2>/dev/null; }
@@ -97,7 +65,6 @@ wait_entries() {
 	done
 	return 1
 }
-entry_of() { ls "$U" | grep -E '^[0-9a-f]{32}$' | head -1; }
 
 # cr NAME CFI CMD...: CMD as nobody, the cache at $D, cfi CFI,debug.
 cr() {
@@ -251,24 +218,6 @@ fi
 
 # ---------------------------------------------------------------- stale
 # A running process keeps its mapped text whatever happens to the file.
-# run_wait NAME CFI CMD...: CMD (a "wait" command) as nobody, in the
-# background, reading from a fifo; wait_go sends the line.
-run_wait() {
-	local name=$1 cfi=$2
-	shift 2
-	rm -f "$T/fifo"
-	mkfifo "$T/fifo"
-	FINEIBT_CFI=$cfi,debug FINEIBT_CACHE=$D "${NOBODY[@]}" "$@" \
-		<"$T/fifo" >"$T/$name.out" 2>"$T/$name.err" &
-	WPID=$!
-	exec 9>"$T/fifo"
-	for _ in $(seq 100); do
-		grep -q '^private' "$T/$name.out" && break
-		sleep 0.05
-	done
-}
-wait_go() { echo go >&9; exec 9>&-; wait "$WPID"; WRC=$?; }
-
 cp "$P" "$T/p2"
 drop_entries
 cr stale-fill auto "$T/p2" run

@@ -16,26 +16,9 @@
 # Needs root (the service, writes to root's entries) and setpriv; skips
 # otherwise.
 . "$(dirname "$0")/progs/rt_lib.bash"
+. "$(dirname "$0")/progs/cache_lib.bash"
+cache_setup cache_regs
 
-if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-	echo "SKIP: cache_regs: needs root and setpriv"
-	exit 0
-fi
-
-T=$(mktemp -d)
-D=$(mktemp -d /dev/shm/fineibt-cache-regs.XXXXXX)
-chmod 755 "$T"
-chmod 711 "$D"
-U=$D/u65534
-SVC_PID=
-cleanup() {
-	[ -n "$SVC_PID" ] && { kill "$SVC_PID" 2>/dev/null; wait "$SVC_PID" 2>/dev/null; }
-	chattr -i "$D"/u*/key 2>/dev/null
-	rm -rf "$T" "$D"
-}
-trap cleanup EXIT
-
-NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 # rt_cache with 1,000 more address-taken functions (bench/gen_big.py):
 # arrays of several pages, a record of thousands of sites.
 python3 "$ROOT/bench/gen_big.py" "$T/gen" 1000 1 >/dev/null &&
@@ -48,12 +31,8 @@ chmod 755 "$T/rt_cache"
 P=$T/rt_cache
 HIT='mapped from the cache'
 
-"$FIBT" cached --dir "$D" 2>>"$T/svc.log" &
-SVC_PID=$!
-for _ in $(seq 100); do [ -S "$D/sock" ] && break; sleep 0.05; done
-[ -S "$D/sock" ] || { rt_fail cache-regs-service "$(cat "$T/svc.log")"; exit 1; }
+start_svc || { rt_fail cache-regs-service "$(cat "$T/svc.log")"; exit 1; }
 
-entry_of() { ls "$U" 2>/dev/null | grep -E '^[0-9a-f]{32}$' | head -1; }
 # cr NAME CMD...: CMD as nobody, the cache at $D, auto,debug.
 cr() {
 	local name=$1
@@ -69,22 +48,6 @@ done
 E=$U/$(entry_of)
 [ -f "$E" ] || { rt_fail cache-regs-fill "no entry: $(cat "$T/svc.log")"; exit 1; }
 cp "$E" "$T/entry.good"
-
-# run_wait NAME CACHE: rt_cache wait as nobody in the background (WPID),
-# until it has started; wait_go lets it finish.
-run_wait() {
-	rm -f "$T/fifo"
-	mkfifo "$T/fifo"
-	FINEIBT_CFI=auto,debug FINEIBT_CACHE=$2 "${NOBODY[@]}" "$P" wait \
-		<"$T/fifo" >"$T/$1.out" 2>"$T/$1.err" &
-	WPID=$!
-	exec 9>"$T/fifo"
-	for _ in $(seq 100); do
-		grep -q '^private' "$T/$1.out" && break
-		sleep 0.05
-	done
-}
-wait_go() { echo go >&9; exec 9>&-; wait "$WPID"; WRC=$?; }
 
 # The executable's registered module, read by gdb: its counts and ranges,
 # where its arrays are, and their bytes into $T/NAME.*.
@@ -131,7 +94,7 @@ in_map() {
 }
 
 # ------------------------------------------------------------------- hit
-run_wait hit "$D"
+run_wait hit auto "$P" wait
 mapfile -t EM < <(grep -F " $E" "/proc/$WPID/maps")
 have_gdb=false
 command -v gdb >/dev/null && have_gdb=true
@@ -159,7 +122,7 @@ if $have_gdb; then
 		rt_fail cache-regs-where "$where: $(cat "$T/hit.gdb") maps='${EM[*]}'"
 	fi
 
-	run_wait own off
+	run_wait own auto env FINEIBT_CACHE=off "$P" wait
 	gdb_regs own
 	wait_go
 	same=true
