@@ -494,6 +494,41 @@ static bool last_call_far(const struct fi_image *ref, const char *path,
 	return from_record(ref, path, base, rec, rlen, &live) == -EINVAL;
 }
 
+/*
+ * A record whose entry carries the registered arrays (regs_off): its
+ * header alone is read, the sites counted (rec_sites), none built; a
+ * header whose arrays would start inside the record is refused.
+ */
+static void t_record_regs(const struct fi_image *ref, const char *path,
+			  uint8_t *base, uint64_t text)
+{
+	struct fi_cache_rec h;
+	struct fi_image live;
+	size_t rlen;
+	uint8_t *rec = record_of(ref, text, ref->nfuncs, ref->ncalls, &rlen);
+
+	if (!CHECK("elf_index_record_regs_made", rec != NULL))
+		return;
+	memcpy(&h, rec, sizeof(h));
+	h.regs_off = (rlen + 4095) & ~(size_t)4095;
+	h.regs_len = 64;
+	/* the header only: the sites after it are not there to read */
+	if (CHECK("elf_index_record_regs_header_read",
+		  from_record(ref, path, base, (const uint8_t *)&h, sizeof(h),
+			      &live) == 0)) {
+		CHECK("elf_index_record_regs_counted",
+		      live.rec_sites == ref->nfuncs + ref->ncalls &&
+		      !live.nfuncs && !live.funcs && !live.ncalls &&
+		      live.nslots == h.nslots);
+		fi_image_close(&live);
+	}
+	h.regs_off = rlen - 4;
+	CHECK("elf_index_record_regs_inside_refused",
+	      from_record(ref, path, base, (const uint8_t *)&h, sizeof(h),
+			  &live) == -EINVAL);
+	free(rec);
+}
+
 static void t_record(void)
 {
 	char path[700];
@@ -544,6 +579,7 @@ static void t_record(void)
 	CHECK("elf_index_record_unkept_call_outside_refused",
 	      rec && last_call_far(&ref, path, base, rec, rlen));
 	free(rec);
+	t_record_regs(&ref, path, base, text);
 	munmap(base, len);
 	fi_image_close(&ref);
 }
