@@ -8,8 +8,9 @@
 #    fingerprint sample and coarse bitmap lie in the second mapping, not
 #    in anonymous memory, and their bytes, counts and ranges are those of
 #    the same program rewritten privately (FINEIBT_CACHE=off), read from
-#    both processes by gdb (skipped without gdb); a confused call on a hit
-#    is reported;
+#    both processes by gdb (skipped without gdb), in auto and in fineibt
+#    (whose bitmap marks each preamble too); a confused call on a hit is
+#    reported;
 #  - a bad entry is a private rewrite with its reason, never a crash: the
 #    arrays cut off (truncated), a record of the old format (its magic),
 #    a header whose counts do not fit the record.
@@ -122,21 +123,41 @@ if $have_gdb; then
 		rt_fail cache-regs-where "$where: $(cat "$T/hit.gdb") maps='${EM[*]}'"
 	fi
 
-	run_wait own auto env FINEIBT_CACHE=off "$P" wait
-	gdb_regs own
-	wait_go
-	same=true
-	for x in off arity fp coarse; do
-		cmp -s "$T/hit.$x" "$T/own.$x" || same=false
-		[ -s "$T/own.$x" ] || same=false
+	# same_as_own NAME CFI: the hit $T/NAME.* (taken in CFI) against a
+	# private rewrite's in CFI.
+	same_as_own() {
+		local nf same=true
+		run_wait "own-$1" "$2" env FINEIBT_CACHE=off "$P" wait
+		gdb_regs "own-$1"
+		wait_go
+		for x in off arity fp coarse; do
+			cmp -s "$T/$1.$x" "$T/own-$1.$x" || same=false
+			[ -s "$T/own-$1.$x" ] || same=false
+		done
+		read -r _ _ nf _ <<<"$(grep '^counts' "$T/$1.gdb")"
+		if [ "$WRC" = 0 ] && $same && grep -q 'rewritten to' "$T/own-$1.err" &&
+		   [ "${nf:-0}" -gt 1000 ] &&
+		   [ "$(grep '^counts' "$T/$1.gdb")" = "$(grep '^counts' "$T/own-$1.gdb")" ]; then
+			rt_pass "cache-regs-same[$2]: a hit's registered arrays ($nf entries) are a private rewrite's, byte for byte"
+		else
+			rt_fail "cache-regs-same[$2]" "same=$same hit: $(cat "$T/$1.gdb") own: $(cat "$T/own-$1.gdb") $(cat "$T/own-$1.err")"
+		fi
+	}
+	same_as_own hit auto
+	# FineIBT's bitmap marks each preamble too: a mode of its own entry.
+	n0=$(ls "$U" | grep -cE '^[0-9a-f]{32}$')
+	FINEIBT_CFI=fineibt FINEIBT_CACHE=$D "${NOBODY[@]}" "$P" run >/dev/null 2>&1
+	for _ in $(seq 100); do
+		[ "$(ls "$U" | grep -cE '^[0-9a-f]{32}$')" -gt "$n0" ] && break
+		sleep 0.05
 	done
-	read -r _ _ nf _ <<<"$(grep '^counts' "$T/hit.gdb")"
-	if [ "$WRC" = 0 ] && $same && grep -q 'rewritten to' "$T/own.err" &&
-	   [ "${nf:-0}" -gt 1000 ] &&
-	   [ "$(grep '^counts' "$T/hit.gdb")" = "$(grep '^counts' "$T/own.gdb")" ]; then
-		rt_pass "cache-regs-same: a hit's registered arrays ($nf entries) are a private rewrite's, byte for byte"
+	run_wait hit-fi fineibt "$P" wait
+	gdb_regs hit-fi
+	wait_go
+	if grep -q "rt_cache: $HIT" "$T/hit-fi.err"; then
+		same_as_own hit-fi fineibt
 	else
-		rt_fail cache-regs-same "same=$same hit: $(cat "$T/hit.gdb") own: $(cat "$T/own.gdb") $(cat "$T/own.err")"
+		rt_fail "cache-regs-same[fineibt]" "not a hit: $(cat "$T/hit-fi.err")"
 	fi
 else
 	echo "SKIP: cache-regs-where, cache-regs-same: no gdb"
