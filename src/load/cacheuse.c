@@ -9,8 +9,10 @@
  * own; otherwise it draws its own key, as before, and never maps an
  * entry. With the user's key, each kCFI module built by fineibt-cc is
  * looked up when it is opened, before a page of its text is read: a hit
- * builds the module's image from the entry's site record and, once the
- * mode is settled, maps the entry over its text (src/rt/rtcache.c); a
+ * builds the module's image from the header of the entry's site record,
+ * maps the entry's registered arrays (the module's entries, arities,
+ * coarse bitmap) and, once the mode is settled, maps the entry over its
+ * text and registers those arrays (src/rt/rtcache.c); a
  * miss is read and rewritten privately with the same key (so its text is
  * byte for byte what the entry will hold) and the service is asked,
  * without waiting, to fill the entry. Any doubt is a private rewrite with
@@ -40,7 +42,6 @@
 
 #include "cacheid.h"
 #include "cacheuse.h"
-#include "coarse.h"
 #include "image.h"
 #include "imgindex.h"
 #include "index.h"

@@ -33,9 +33,10 @@ void fi_cache_scan_begin(const struct fi_rt_found *f, size_t n,
 /*
  * Open time, for a module with a module index (@desc) loaded at @bias,
  * whose file the loader opened as @path (FI_RT_SELF for the executable):
- * if the cache has its entry, @im is built from the entry's site record
- * (fi_image_from_record: no page of its text read) and 0 is returned, the
- * entry kept open for fi_cache_take. -ENOENT otherwise (a miss is
+ * if the cache has its entry, @im is built from the entry's site record's
+ * header (fi_image_from_record: no page of its text read, no site listed)
+ * and 0 is returned, the entry kept open and its registered arrays mapped
+ * for fi_cache_take. -ENOENT otherwise (a miss is
  * remembered for the fill request): read the module as before.
  */
 int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
@@ -55,9 +56,10 @@ bool fi_cache_settle(const struct fineibt_config *cfg, bool secure,
 
 /*
  * Take time: map the entry fi_cache_open found for @m over its text, in
- * the process's mode. True: mapped. False: rewrite it privately (@m's
- * image discovered from its text again if it had been built from a
- * record).
+ * the process's mode, once the entry's registered arrays are @m's (its
+ * text range and mode): @m then points into them (m->regs), for its
+ * registration. True: mapped. False: rewrite it privately (@m's image
+ * discovered from its text again if it had been built from a record).
  */
 bool fi_cache_take(struct fi_module *m);
 

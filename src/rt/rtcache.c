@@ -5,9 +5,10 @@
  * user, entries named by a keyed hash of a module file's identity and the
  * whole configuration: copies of the file whose text is rewritten with
  * that user's key. A process of that user maps an entry over its
- * module's text instead of rewriting it: one open, fstat, mmap and close,
- * before a page of the text is copied, and its text then stays shared
- * page cache.
+ * module's text instead of rewriting it, and the module's registered
+ * arrays the entry carries instead of building them: one open, fstat,
+ * pread of the record's header, two mmaps and a close, before a page of
+ * the text is copied; text and arrays then stay shared page cache.
  *
  * Everything the runtime trusts is checked here, with the descriptors it
  * holds, never with a path looked up twice: the user's directory opened
