@@ -50,12 +50,21 @@ static void fi_ld_inputs(int argc, char **argv, struct fi_argv *objs,
 
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
+		size_t at = 0;
 
 		if (!strcmp(s, "-r") || !strcmp(s, "--relocatable") ||
 		    !strcmp(s, "-i"))
 			*partial = true;
-		if (!strcmp(s, "-o") && i + 1 < argc)
-			*out = argv[i + 1];
+		/* The output as lld takes it: the last one named. */
+		switch (fi_ld_out_word(s, strlen(s), &at)) {
+		case 2:
+			if (i + 1 < argc)
+				*out = argv[++i];
+			continue;
+		case 1:
+			*out = s + at;
+			continue;
+		}
 		if (!strcmp(s, "-L") && i + 1 < argc)
 			fi_argv_add(&dirs, argv[i + 1]);
 		else if (!strncmp(s, "-L", 2) && s[2])
