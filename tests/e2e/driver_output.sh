@@ -7,7 +7,8 @@
 # directory holding an older a.out (a program fineibt-cc built, dated
 # 2000): the output's index is filled, and a.out is neither written nor
 # touched. Before, every spelling but -o/-oX filled a.out in place and
-# left the output's index empty.
+# left the output's index empty. Last, an output that is a symbolic link
+# when the link is done is not written through.
 set -u
 BUILD=${BUILD:-build}
 ROOT=${FINEIBT_ROOT:-$PWD}
@@ -76,4 +77,29 @@ link xlinker-o cc p7 -Xlinker -o -Xlinker p7
 link last-wins cc p8 -o early -Wl,-o,p8
 link ld-output-eq ld q1 -Wl,--output=q1
 link ld-o-joined ld q2 -Wl,-oq2
+
+# The output's path a symbolic link when the link is done (another
+# process put it there; every linker replaces a link with its file): the
+# in-place writes never follow it. A linker wrapper plays the race.
+d=$OUT/symlinked
+mkdir -p "$d"
+cp "$OUT/old" "$d/victim"
+touch -d 2000-01-01 "$d/victim"
+cat >"$d/ld" <<'SH'
+#!/bin/sh
+ld.lld-22 "$@" || exit
+out=a.out
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+mv "$out" "$out.real" && ln -s victim "$out"
+SH
+chmod +x "$d/ld"
+before=$(stat -c %Y "$d/victim")
+(cd "$d" && FINEIBT_CC_LD=$d/ld "$FCC" -O1 -o p ../prog.c) >"$d/log" 2>&1
+rc=$?
+if [ $rc = 0 ] && [ -L "$d/p" ] && [ "$(stat -c %Y "$d/victim")" = "$before" ] &&
+   cmp -s "$d/victim" "$OUT/old"; then
+	pass "driver_output[symlinked]"
+else
+	fail "driver_output[symlinked]" "rc=$rc; the file the link points to was written: $(head -c 300 "$d/log")"
+fi
 exit 0
