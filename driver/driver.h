@@ -46,6 +46,9 @@ int fi_rmtree(const char *dir);
  * word is the file; 1: the file is @w from byte *@at; 0: no.
  */
 int fi_ld_out_word(const char *w, size_t len, size_t *at);
+/* Is the linker word @w (@len bytes) an option whose value is the next
+ * word (GNU ld / lld: -L, -soname, -rpath, ...)? */
+bool fi_ld_takes_value(const char *w, size_t len);
 
 /* Reading an output ELF file (proc.c), for index.c, relr.c, runtime.c. */
 /* All @len bytes at @off, or false. */

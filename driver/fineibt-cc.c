@@ -666,6 +666,8 @@ static const char *fi_output(const struct fi_argv *args)
 			lout = w[++i];
 		else if (k == 1)
 			lout = (struct fi_ldword){ w[i].p + at, w[i].len - at };
+		else if (fi_ld_takes_value(w[i].p, w[i].len))
+			i++;	/* -soname -oX: a value, not the output */
 	}
 	if (!lout.p)
 		return out;

@@ -75,6 +75,7 @@ link wl-o cc p5 -Wl,-o,p5
 link wl-output-eq cc p6 -Wl,--output=p6
 link xlinker-o cc p7 -Xlinker -o -Xlinker p7
 link last-wins cc p8 -o early -Wl,-o,p8
+link value-not-output cc p9 -o p9 -Wl,-rpath,-onot-me
 link ld-output-eq ld q1 -Wl,--output=q1
 link ld-o-joined ld q2 -Wl,-oq2
 
