@@ -8,7 +8,8 @@
 #            read-write, written, made read-execute again);
 #   window:  every mprotect that makes a page of libc's text read-write is
 #            followed by the same range made read-execute, with no system
-#            call between them (nothing else runs while the page cannot
+#            call between them but the copy-on-write of that same range
+#            (MADV_POPULATE_WRITE; nothing else runs while the page cannot
 #            execute), and no mprotect anywhere asks for write and execute;
 #   direct:  FINEIBT_VERBOSE still says libc's and ld.so's PLT entries
 #            were made direct;
@@ -61,7 +62,10 @@ for i, (pid, name, args) in enumerate(calls):
     if not (lo <= a < hi):
         continue
     windows += 1
-    nxt = [c for c in calls[i + 1:] if c[0] == pid][:1]
+    # the copy-on-write of the same range in one call (MADV_POPULATE_WRITE)
+    # may come between: a system call made inline, no code of the pages
+    nxt = [c for c in calls[i + 1:] if c[0] == pid and not
+           (c[1] == "madvise" and c[2].startswith("0x%x, %s, MADV_POPULATE_WRITE)" % (a, m.group(2))))][:1]
     if not nxt or nxt[0][1] != "mprotect" or \
        not nxt[0][2].startswith("0x%x, %s, PROT_READ|PROT_EXEC)" % (a, m.group(2))):
         bad += 1
