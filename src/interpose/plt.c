@@ -425,9 +425,9 @@ static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
  * with partial RELRO: the copy then). No copy, no mremap: the two
  * mprotects and the copy-on-write in one call (MADV_POPULATE_WRITE)
  * instead of a mapping, a move and an unmap, the mapping merged back
- * whole, and
- * the only private page the written one (breaking copy-on-write of a
- * page of the file's, as a copy would have made one anonymous page).
+ * whole, and the only private page the written one (breaking
+ * copy-on-write of a page of the file's, as a copy would have made one
+ * anonymous page).
  * -EAGAIN: nothing written (take the copy).
  */
 static int fi_plt_commit_inplace(const struct fi_pltmod *m,
