@@ -381,7 +381,9 @@ static void fi_early_prefault(void)
 
 static void (*fi_early_resolve(void))(void)
 {
-	fi_early_prefault();
+	/* Sanitized: no load here before the sanitizer's start either. */
+	if (!FI_EARLY_SANITIZED)
+		fi_early_prefault();
 	if (!FI_EARLY_SANITIZED && fi_early_wanted()) {
 		fi_early_environ();
 		/* Not libc's malloc: the TLS block it would set up for the
