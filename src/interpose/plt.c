@@ -453,8 +453,9 @@ static int fi_plt_commit_inplace(const struct fi_pltmod *m,
 		return -EAGAIN;
 	/* The copy-on-write of the pages in one system call, not a fault
 	 * at the first store to each (a trap costs several of the call on
-	 * a virtual machine: docs/bench.md, "Fixed costs"); refused by a
-	 * kernel before 5.14, where the stores fault as before. */
+	 * a virtual machine: docs/bench.md, "Fixed costs: the faults a
+	 * start can take"); refused by a kernel before 5.14, where the
+	 * stores fault as before. */
 	fi_sys3(SYS_madvise, (long)lo, (long)(hi - lo), MADV_POPULATE_WRITE);
 	for (size_t i = 0; i < nfx; i++) {
 		volatile uint64_t *d = (volatile uint64_t *)(uintptr_t)fx[i].at;

@@ -336,16 +336,16 @@ static void fi_early_nop(void)
 }
 
 /*
- * The pages every start reads, mapped in a few system calls before it
- * reads them (fi_prefault_read), not one page fault each (13 to 19 us a
- * fault on this VM, 0.2 us a page mapped by the call: docs/bench.md,
- * "Fixed costs"): libfineibt.so's code and the read-only data right
- * after it (the start-up's constants and switch tables), and the pages
+ * The pages every start touches, mapped in a few system calls before it
+ * touches them, not one page fault each (13 to 23 us a fault on this VM,
+ * 0.2 us a page mapped by the call: docs/bench.md, "Fixed costs: the
+ * faults a start can take"): libfineibt.so's code and the read-only data
+ * right after it (the start-up's constants and switch tables), the pages
  * of the two libc functions the first walk of the modules enters that a
  * program seldom calls itself (dl_iterate_phdr and the loader lock it
- * takes, pthread_mutex_lock). Only a mapping, never a change of what is
- * mapped: a page that is not in the page cache is read as a fault
- * would read it.
+ * takes, pthread_mutex_lock), and the two .bss pages every start writes.
+ * Only a mapping, never a change of what is mapped or how: a page that
+ * is not in the page cache is read as a fault would read it.
  */
 extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 
