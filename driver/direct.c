@@ -200,7 +200,7 @@ int fi_direct_skip_endbr(const char *path)
 	rc = -EINVAL;
 	if (!fi_direct_shdrs(&d))
 		goto out;
-	d.fd = open(path, O_WRONLY);
+	d.fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (d.fd < 0) {
 		rc = -errno;
 		goto out;

@@ -40,6 +40,15 @@ bool fi_has_suffix(const char *s, const char *suf);
 bool fi_is_shlib(const char *s);
 bool fi_which(const char *name, char *out, size_t len);
 int fi_rmtree(const char *dir);
+/*
+ * Does the linker word @w (@len bytes) name the output file (lld and
+ * GNU ld: -o FILE, -oFILE, --output FILE, --output=FILE)? 2: the next
+ * word is the file; 1: the file is @w from byte *@at; 0: no.
+ */
+int fi_ld_out_word(const char *w, size_t len, size_t *at);
+/* Is the linker word @w (@len bytes) an option whose value is the next
+ * word (GNU ld / lld: -L, -soname, -rpath, ...)? */
+bool fi_ld_takes_value(const char *w, size_t len);
 
 /* Reading an output ELF file (proc.c), for index.c, relr.c, runtime.c. */
 /* All @len bytes at @off, or false. */

@@ -607,21 +607,75 @@ static void fi_user_shlibs(const struct fi_argv *args, struct fi_argv *out)
 }
 
 /* The file the link writes: the last -o, else clang's a.out. */
+/* One word the linker is passed: a -Xlinker value, or a piece of a -Wl,
+ * list (not NUL-terminated there). */
+struct fi_ldword {
+	const char *p;
+	size_t len;
+};
+
+/*
+ * The file the link writes: -o X, -oX, --output[=]X, or the linker's
+ * own -o / --output passed through -Wl, or -Xlinker, which lld takes
+ * last (clang's -o comes before the words passed to the linker); a.out
+ * without any. The output is read and rewritten in place after the link
+ * (its index, its DT_RELR), so a spelling missed here would leave the
+ * output's index empty and rewrite an older a.out.
+ */
 static const char *fi_output(const struct fi_argv *args)
 {
+	/* One argument's bytes at most (MAX_ARG_STRLEN). */
+	static char buf[128 * 1024];
 	const char *out = "a.out";
+	struct fi_ldword w[256], lout = { NULL, 0 };
+	size_t n = 0;
 
 	for (size_t i = 0; i < args->n; i++) {
 		const char *s = args->v[i];
 
-		if (!strcmp(s, "-o") && i + 1 < args->n)
+		if ((!strcmp(s, "-o") || !strcmp(s, "--output")) &&
+		    i + 1 < args->n) {
 			out = args->v[++i];
-		else if (!strncmp(s, "-o", 2) && s[2])
+		} else if (!strncmp(s, "--output=", 9)) {
+			out = s + 9;
+		} else if (!strncmp(s, "-o", 2) && s[2]) {
 			out = s + 2;
-		else if (fi_takes_value(s))
+		} else if (!strncmp(s, "-Wl,", 4)) {
+			for (const char *p = s + 4; n < 256;) {
+				size_t len = strcspn(p, ",");
+
+				w[n++] = (struct fi_ldword){ p, len };
+				if (!p[len])
+					break;
+				p += len + 1;
+			}
+		} else if (!strcmp(s, "-Xlinker") && i + 1 < args->n) {
+			if (n < 256)
+				w[n++] = (struct fi_ldword){ args->v[i + 1],
+							     strlen(args->v[i + 1]) };
 			i++;
+		} else if (fi_takes_value(s)) {
+			i++;
+		}
 	}
-	return out;
+	for (size_t i = 0; i < n; i++) {
+		size_t at = 0;
+		int k = fi_ld_out_word(w[i].p, w[i].len, &at);
+
+		if (k == 2 && i + 1 < n)
+			lout = w[++i];
+		else if (k == 1)
+			lout = (struct fi_ldword){ w[i].p + at, w[i].len - at };
+		else if (fi_ld_takes_value(w[i].p, w[i].len))
+			i++;	/* -soname -oX: a value, not the output */
+	}
+	if (!lout.p)
+		return out;
+	if (lout.len >= sizeof(buf))
+		lout.len = sizeof(buf) - 1;	/* no such argument */
+	memcpy(buf, lout.p, lout.len);
+	buf[lout.len] = '\0';
+	return buf;
 }
 
 /* Is @w (one linker option) --emit-relocs/-q, or a strip lld refuses

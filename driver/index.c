@@ -295,7 +295,12 @@ int fi_index_fill(const char *path, bool relr)
 	struct stat st;
 	int ret = 0;
 
-	o.fd = open(path, O_RDWR | O_CLOEXEC);
+	/*
+	 * Written in place: a symbolic link is not the output (lld and GNU
+	 * ld replace a link at the output's path with the file), but one
+	 * put there since, which must not send the writes elsewhere.
+	 */
+	o.fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (o.fd < 0 || fstat(o.fd, &st) || !S_ISREG(st.st_mode))
 		goto out;	/* not a file we produced (/dev/null, ...) */
 	o.size = (uint64_t)st.st_size;

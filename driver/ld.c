@@ -22,24 +22,6 @@
 
 #include "driver.h"
 
-/* GNU ld / lld options whose value is the next argument. */
-static bool fi_ld_takes_value(const char *a)
-{
-	static const char *const opts[] = {
-		"-o", "-L", "-l", "-m", "-z", "-T", "-e", "-u", "-y", "-h",
-		"-soname", "-rpath", "-rpath-link", "-dynamic-linker",
-		"--dynamic-linker", "-plugin", "-plugin-opt", "--sysroot",
-		"--version-script", "--dynamic-list", "-Map", "--hash-style",
-		"-F", "-f", "-R", "-a", "-A", "-b", "-c", "-G", "-O", NULL,
-	};
-
-	for (size_t i = 0; opts[i]; i++) {
-		if (!strcmp(a, opts[i]))
-			return true;
-	}
-	return false;
-}
-
 /* Objects, archives and the user's shared libraries of the command line. */
 static void fi_ld_inputs(int argc, char **argv, struct fi_argv *objs,
 			 struct fi_argv *shlibs, const char **out,
@@ -50,12 +32,21 @@ static void fi_ld_inputs(int argc, char **argv, struct fi_argv *objs,
 
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
+		size_t at = 0;
 
 		if (!strcmp(s, "-r") || !strcmp(s, "--relocatable") ||
 		    !strcmp(s, "-i"))
 			*partial = true;
-		if (!strcmp(s, "-o") && i + 1 < argc)
-			*out = argv[i + 1];
+		/* The output as lld takes it: the last one named. */
+		switch (fi_ld_out_word(s, strlen(s), &at)) {
+		case 2:
+			if (i + 1 < argc)
+				*out = argv[++i];
+			continue;
+		case 1:
+			*out = s + at;
+			continue;
+		}
 		if (!strcmp(s, "-L") && i + 1 < argc)
 			fi_argv_add(&dirs, argv[i + 1]);
 		else if (!strncmp(s, "-L", 2) && s[2])
@@ -64,7 +55,7 @@ static void fi_ld_inputs(int argc, char **argv, struct fi_argv *objs,
 			fi_argv_add(&names, argv[i + 1]);
 		else if (!strncmp(s, "-l", 2) && s[2] && s[2] != ':')
 			fi_argv_add(&names, s + 2);
-		if (fi_ld_takes_value(s)) {
+		if (fi_ld_takes_value(s, strlen(s))) {
 			i++;
 			continue;
 		}

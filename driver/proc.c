@@ -200,6 +200,42 @@ bool fi_is_lld(const char *ld)
 	return strstr(b ? b + 1 : ld, "lld") != NULL;
 }
 
+bool fi_ld_takes_value(const char *w, size_t len)
+{
+	static const char *const opts[] = {
+		"-o", "-L", "-l", "-m", "-z", "-T", "-e", "-u", "-y", "-h",
+		"-soname", "-rpath", "-rpath-link", "-dynamic-linker",
+		"--dynamic-linker", "-plugin", "-plugin-opt", "--sysroot",
+		"--version-script", "--dynamic-list", "-Map", "--hash-style",
+		"-F", "-f", "-R", "-a", "-A", "-b", "-c", "-G", "-O", NULL,
+	};
+
+	for (size_t i = 0; opts[i]; i++) {
+		if (len == strlen(opts[i]) && !memcmp(w, opts[i], len))
+			return true;
+	}
+	return false;
+}
+
+int fi_ld_out_word(const char *w, size_t len, size_t *at)
+{
+	if ((len == 2 && !memcmp(w, "-o", 2)) ||
+	    (len == 8 && !memcmp(w, "--output", 8)))
+		return 2;
+	if (len > 9 && !memcmp(w, "--output=", 9)) {
+		*at = 9;
+		return 1;
+	}
+	/* -oFILE, but not --oformat / -omagic spelt with one dash. */
+	if (len > 2 && !memcmp(w, "-o", 2) && w[2] != '-' &&
+	    !(len >= 8 && !memcmp(w, "-oformat", 8)) &&
+	    !(len >= 7 && !memcmp(w, "-omagic", 7))) {
+		*at = 2;
+		return 1;
+	}
+	return 0;
+}
+
 bool fi_pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
 	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;

@@ -115,6 +115,20 @@ static void cd_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Why the service cannot start: "fineibt: error: cached: ...", as every
+ * command's failures (tools/cli.c); exit 1 follows. */
+static void cd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void cd_fail(const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cli_error("cached: %s", msg);
+}
+
 static bool cd_size(const char *s, uint64_t *out)
 {
 	char *end;
@@ -134,44 +148,60 @@ static bool cd_size(const char *s, uint64_t *out)
 	return true;
 }
 
-static int cd_bad_size(const char *s)
+static int cd_bad_size(const char *opt, const char *s)
 {
-	fprintf(stderr, "Error: bad size '%s' (a number, optionally K, M or G)\n",
-		s);
-	return 2;
+	return cli_usage("cached", "%s needs a size (a number, optionally K, "
+			 "M or G), got '%s'", opt, s);
 }
 
+/* The command line, with the CLI's one parser and message format
+ * (tools/cli.c): a usage error is one line and exit 2. */
 static int cd_parse(int argc, char **argv, struct cd_opts *o)
 {
+	static const struct option opts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "max-size", required_argument, NULL, 'm' },
+		{ "user-max", required_argument, NULL, 'u' },
+		{ "no-mount", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
 	*o = (struct cd_opts){ .dir = FI_CACHE_DIR_DEFAULT, .max = 256ULL << 20,
 			       .mount = true };
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--dir") && i + 1 < argc)
-			o->dir = argv[++i];
-		else if (!strcmp(a, "--max-size") && i + 1 < argc) {
-			if (!cd_size(argv[++i], &o->max))
-				return cd_bad_size(argv[i]);
-		} else if (!strcmp(a, "--user-max") && i + 1 < argc) {
-			if (!cd_size(argv[++i], &o->user_max))
-				return cd_bad_size(argv[i]);
-		} else if (!strcmp(a, "--no-mount")) {
+	cli_getopt_reset();
+	while ((c = cli_getopt("cached", argc, argv, "", opts)) != -1) {
+		switch (c) {
+		case 'd':
+			o->dir = optarg;
+			break;
+		case 'm':
+			if (!cd_size(optarg, &o->max))
+				return cd_bad_size("--max-size", optarg);
+			break;
+		case 'u':
+			if (!cd_size(optarg, &o->user_max))
+				return cd_bad_size("--user-max", optarg);
+			break;
+		case 'n':
 			o->mount = false;
-		} else if (!strcmp(a, "--verbose")) {
+			break;
+		case 'v':
 			o->verbose = true;
-		} else {
-			fprintf(stderr, "Error: unknown option '%s'\n", a);
-			return cd_usage(stderr);
+			break;
+		default:
+			return CLI_USAGE;
 		}
 	}
+	if (optind < argc)
+		return cli_usage("cached", "unexpected argument '%s'",
+				 argv[optind]);
 	if (!o->user_max)
 		o->user_max = o->max / 2;
-	if (o->dir[0] != '/' || strlen(o->dir) >= 200) {
-		fprintf(stderr, "Error: --dir must be an absolute path shorter "
-			"than 200 bytes\n");
-		return 2;
-	}
+	if (o->dir[0] != '/' || strlen(o->dir) >= 200)
+		return cli_usage("cached", "--dir needs an absolute path shorter "
+				 "than 200 bytes, got '%s'", o->dir);
 	return 0;
 }
 
@@ -206,17 +236,17 @@ static int cd_prepare_dir(const struct cd_opts *o)
 	int fd;
 
 	if (mkdir(o->dir, 0711) && errno != EEXIST) {
-		cd_log("cannot create %s: %s", o->dir, strerror(errno));
+		cd_fail("cannot create %s: %s", o->dir, strerror(errno));
 		return -1;
 	}
 	fd = cd_open_dir(o->dir);
 	if (fd < 0 || fstat(fd, &st)) {
-		cd_log("cannot open %s (a symbolic link on its path?): %s",
+		cd_fail("cannot open %s (a symbolic link on its path?): %s",
 		       o->dir, strerror(errno));
 		return -1;
 	}
 	if (st.st_uid != 0 || (st.st_mode & 0022)) {
-		cd_log("%s is not root's, or group or others may write it; "
+		cd_fail("%s is not root's, or group or others may write it; "
 		       "refused", o->dir);
 		close(fd);
 		return -1;
@@ -224,25 +254,25 @@ static int cd_prepare_dir(const struct cd_opts *o)
 	if (!cd_is_tmpfs(fd)) {
 		close(fd);
 		if (!o->mount) {
-			cd_log("%s is not on tmpfs (--no-mount): refused", o->dir);
+			cd_fail("%s is not on tmpfs (--no-mount): refused", o->dir);
 			return -1;
 		}
 		snprintf(opts, sizeof(opts), "mode=0711,size=%llu",
 			 (unsigned long long)o->max + (1ULL << 20));
 		if (mount("fineibt", o->dir, "tmpfs",
 			  MS_NOSUID | MS_NODEV | MS_STRICTATIME, opts)) {
-			cd_log("%s is not on tmpfs and no tmpfs can be mounted "
+			cd_fail("%s is not on tmpfs and no tmpfs can be mounted "
 			       "there: %s", o->dir, strerror(errno));
 			return -1;
 		}
 		fd = cd_open_dir(o->dir);
 		if (fd < 0 || !cd_is_tmpfs(fd)) {
-			cd_log("cannot open the tmpfs mounted on %s", o->dir);
+			cd_fail("cannot open the tmpfs mounted on %s", o->dir);
 			return -1;
 		}
 	}
 	if (fchmod(fd, 0711)) {
-		cd_log("cannot chmod %s: %s", o->dir, strerror(errno));
+		cd_fail("cannot chmod %s: %s", o->dir, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -385,7 +415,7 @@ static int cd_master(struct cd_state *s)
 	memcpy(m.magic, CD_MASTER_MAGIC, 8);
 	if (getrandom(&m.key, sizeof(m.key), 0) != sizeof(m.key) ||
 	    cd_write_new(s->dfd, FI_CACHE_MASTER, &m, sizeof(m), 0400, 0)) {
-		cd_log("cannot make the master key: %s", strerror(errno));
+		cd_fail("cannot make the master key: %s", strerror(errno));
 		return -1;
 	}
 	s->master = m.key;
@@ -703,7 +733,7 @@ static int cd_socket(struct cd_state *s)
 	if (s->sock < 0 || bind(s->sock, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    fchmodat(s->dfd, FI_CACHE_SOCK, 0666, 0) ||
 	    setsockopt(s->sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
-		cd_log("cannot listen on %s: %s", sa.sun_path, strerror(errno));
+		cd_fail("cannot listen on %s: %s", sa.sun_path, strerror(errno));
 		return -1;
 	}
 	setsockopt(s->sock, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
@@ -779,9 +809,9 @@ int cmd_cached(int argc, char **argv)
 	if (ret)
 		return ret;
 	if (geteuid()) {
-		fprintf(stderr, "Error: fineibt cached must run as root (it "
-			"opens other users' mappings and owns their entries)\n");
-		return 1;
+		cli_error("cached: must run as root (it opens other users' "
+			  "mappings and owns their entries)");
+		return CLI_FAIL;
 	}
 	umask(077);
 	s.dfd = cd_prepare_dir(&s.o);

@@ -21,7 +21,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf_int.h"
@@ -249,22 +248,13 @@ static size_t fi_sf_load(const struct fi_image *im, const struct fi_sym **syms)
 	struct fi_sf_src s = { 0 };
 	struct fi_sym *v = NULL;
 	size_t n = 0, maplen = 0;
-	struct stat st;
 	void *map;
-	int fd;
 
-	if (!im->path || (fd = fi_raw_open(im->path, O_RDONLY | O_CLOEXEC, 0)) < 0)
-		return 0;
-	if (fi_raw_fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		fi_raw_close(fd);
-		return 0;
-	}
-	map = fi_raw_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	fi_raw_close(fd);
+	map = im->path ? fi_raw_map_file(im->path, sizeof(Elf64_Ehdr), &s.size) :
+			 MAP_FAILED;
 	if (map == MAP_FAILED)
 		return 0;
 	s.file = map;
-	s.size = (size_t)st.st_size;
 	if (fi_symfile_same(im, s.file, s.size) && fi_sf_symtab(&s))
 		n = fi_sf_build(&s, &v, &maplen);
 	fi_raw_munmap(map, s.size);

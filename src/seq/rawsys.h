@@ -12,7 +12,9 @@
 #ifndef FI_RAWSYS_H
 #define FI_RAWSYS_H
 
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -92,6 +94,33 @@ static inline int fi_raw_munmap(void *addr, size_t len)
 static inline int fi_raw_mprotect(void *addr, size_t len, int prot)
 {
 	return fi_sys3(SYS_mprotect, (long)addr, (long)len, prot) < 0 ? -1 : 0;
+}
+
+/*
+ * A module's file mapped read-only, for the report to read its symbols
+ * and DWARF: @path opened without blocking and without taking a
+ * terminal (a path that became a FIFO or a device since the module was
+ * loaded must not hang the SIGILL handler, nor a device's open run from
+ * it), and mapped only if it is a regular file of at least @min bytes.
+ * MAP_FAILED, or the mapping with its size in @size.
+ */
+static inline void *fi_raw_map_file(const char *path, size_t min, size_t *size)
+{
+	struct stat st;
+	void *map = (void *)-1;
+	int fd = fi_raw_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+			     0);
+
+	if (fd < 0)
+		return map;
+	if (!fi_raw_fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size >= min) {
+		map = fi_raw_mmap(NULL, (size_t)st.st_size, PROT_READ,
+				  MAP_PRIVATE, fd, 0);
+		*size = (size_t)st.st_size;
+	}
+	fi_raw_close(fd);
+	return map;
 }
 
 /*

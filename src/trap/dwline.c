@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dwarf.h"
@@ -428,15 +427,14 @@ static int fi_dw_lookup(const struct fi_dw_file *im, uint64_t addr,
 /*
  * The runtime may not keep a module's file in memory (the registered
  * copy drops the buffer): then map the file read-only for the lookup.
- * open, fstat, mmap, munmap and close are raw system calls (rawsys.h):
+ * fi_raw_map_file and munmap are raw system calls (rawsys.h):
  * this runs in the SIGILL handler, where a program's interposer of them
  * must not run.
  */
 int fi_dw_file_open(const struct fi_image *im, struct fi_dw_sect *bytes)
 {
-	struct stat st;
+	size_t size = 0;
 	void *map;
-	int fd;
 
 	if (im->file) {
 		*bytes = (struct fi_dw_sect){ im->file, im->file_size };
@@ -444,23 +442,15 @@ int fi_dw_file_open(const struct fi_image *im, struct fi_dw_sect *bytes)
 	}
 	if (!im->path)
 		return -ENOENT;
-	fd = fi_raw_open(im->path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return -ENOENT;
-	if (fi_raw_fstat(fd, &st) || st.st_size <= 0) {
-		fi_raw_close(fd);
-		return -ENOENT;
-	}
-	map = fi_raw_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	fi_raw_close(fd);
+	map = fi_raw_map_file(im->path, 1, &size);
 	if (map == MAP_FAILED)
 		return -ENOENT;
 	/* A module read from memory: is this still its file? */
-	if (!fi_symfile_same(im, map, (size_t)st.st_size)) {
-		fi_raw_munmap(map, (size_t)st.st_size);
+	if (!fi_symfile_same(im, map, size)) {
+		fi_raw_munmap(map, size);
 		return -ESTALE;
 	}
-	*bytes = (struct fi_dw_sect){ map, (size_t)st.st_size };
+	*bytes = (struct fi_dw_sect){ map, size };
 	return 0;
 }
 

@@ -65,6 +65,12 @@ usage seq-operand "unexpected argument 'x'" seq x
 usage demo-operand "takes no arguments" demo x
 usage version-operand "takes no arguments" version x
 usage help-two "one COMMAND at a time" help a b
+# cached parses before it checks for root: the same lines as any user.
+usage cached-unknown-option "unknown option '--bogus'" cached --bogus
+usage cached-missing-arg "option '--dir' needs an argument" cached --dir
+usage cached-bad-size "--max-size needs a size \\(a number, optionally K, M or G\\), got '12Q'" cached --max-size 12Q
+usage cached-relative-dir "--dir needs an absolute path shorter than 200 bytes, got 'rel'" cached --dir rel
+usage cached-operand "unexpected argument 'x'" cached x
 
 # No command, an unknown one: the general usage error.
 for a in "" frob; do
@@ -102,7 +108,7 @@ if [ -z "${FINEIBT_SAN:-}" ]; then
 fi
 
 # --help and `help CMD`: the same text, on stdout, exit 0.
-for c in patch inspect seq run demo version help; do
+for c in patch inspect seq run demo version help cached; do
 	a=$("$FI" "$c" --help 2>&1); ra=$?
 	b=$("$FI" help "$c" 2>&1); rb=$?
 	if [ $ra = 0 ] && [ $rb = 0 ] && [ "$a" = "$b" ] && grep -q "fineibt $c" <<<"$a"; then

@@ -60,7 +60,7 @@ sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$CFI7" | grep -Eo '\bFINEIBT_[A-Z_]+\b' 
 same "$OUT/env.read" "$OUT/env.man" env-read-vs-man
 
 # ----------------------------------------------- the CLI's long options
-{ "$FI" help; for c in patch inspect seq run demo version help; do "$FI" help "$c"; done; } |
+{ "$FI" help; for c in patch inspect seq run demo version help cached; do "$FI" help "$c"; done; } |
 	grep -Eo -- '--[a-z][a-z-]+' | sort -u >"$OUT/opts.help"
 sed 's/\\-/-/g' "$FI1" | grep -Eo -- '--[a-z][a-z-]+' | sort -u >"$OUT/opts.man"
 same "$OUT/opts.help" "$OUT/opts.man" cli-options-help-vs-man

@@ -272,11 +272,29 @@ static void t_case(const char *name, const char *flags, bool relr)
 		fi_image_close(&live);
 	/* Relocated (RELATIVE applied): in place, as at any start-up. */
 	if (base && !relr) {
+		const Elf64_Ehdr *eh = (const void *)ref.file;
+		uint32_t *d;
+
 		snprintf(tag, sizeof(tag), "elf_index_%s_relocated", name);
 		ret = relocate(&ref, base) ? from_index(&ref, path, base, &live) :
 					     -EINVAL;
 		if (CHECK(tag, ret == 0 && live.elf->pfe != NULL &&
 			  same_funcs(&ref, &live)))
+			fi_image_close(&live);
+		/*
+		 * A forged FI_INDEX_PFE_LINK over relocated entries (a crafted
+		 * module): never taken as link-time values; to the file
+		 * (-EAGAIN) or the same functions.
+		 */
+		snprintf(tag, sizeof(tag), "elf_index_%s_forged_link", name);
+		d = (uint32_t *)(uintptr_t)fi_index_find(
+			(const void *)(base + eh->e_phoff), eh->e_phnum,
+			(uint64_t)(uintptr_t)base);
+		if (d)
+			d[FI_INDEX_W_FLAGS] |= FI_INDEX_PFE_LINK;
+		ret = d ? from_index(&ref, path, base, &live) : -ENOENT;
+		if (CHECK(tag, ret == -EAGAIN ||
+			  (ret == 0 && same_funcs(&ref, &live))) && ret == 0)
 			fi_image_close(&live);
 	}
 	if (base)
