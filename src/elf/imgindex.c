@@ -1086,6 +1086,10 @@ static long fi_ix_eh_starts(const Elf64_Phdr *ph, size_t phnum, uint64_t bias,
 			size = ph[i].p_memsz;
 			if (fi_ix_mapped(ph, phnum, bias, at, size))
 				h = (const uint8_t *)(uintptr_t)at;
+			/* the header and the first 64 pairs: mapped in one
+			 * call, not a fault (fi_live_maybe_kcfi) */
+			if (h)
+				fi_prefault_read(at, at + (size < 528 ? size : 528));
 		}
 	}
 	/* version 1; eh_frame_ptr, fde_count, table encodings */
@@ -1157,6 +1161,15 @@ bool fi_live_maybe_kcfi(const Elf64_Phdr *ph, size_t phnum, uint64_t bias)
 	if (!fi_ix_text(ph, phnum, bias, &lo, &hi))
 		return false;
 	n = fi_ix_eh_starts(ph, phnum, bias, lo, hi, funcs, FI_PROBE_FDES);
+	/*
+	 * The pages the samples lie in (the first 64 KiB of the text at
+	 * most, sorted), mapped in one call before they are read: libc's are
+	 * pages a program seldom runs, and a fault costs several times the
+	 * call on a virtual machine (docs/bench.md, "Fixed costs: the faults
+	 * a start can take"). Only a mapping: the reads below are the same.
+	 */
+	if (n > 0 && funcs[n - 1] - funcs[0] < FI_PROBE_SPAN)
+		fi_prefault_read(funcs[0] - FI_PREAMBLE_SIZE, funcs[n - 1] + 4);
 	if (n > 0 && fi_any_kcfi_preamble(funcs, (size_t)n))
 		return true;
 	/* A table whose 32 lowest entries lie in the first 64 KiB of the

@@ -422,10 +422,12 @@ static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
  * stores below, no call: no code of those pages (the PLT, or a function
  * beside it) runs while they are not executable, and no other task or
  * handler exists. The module must not hold this code (-static-fineibt
- * with partial RELRO: the copy then). No copy, no mremap: two system
- * calls a module instead of three, the mapping merged back whole, and
- * the only private page the written one (breaking copy-on-write of a
- * page of the file's, as a copy would have made one anonymous page).
+ * with partial RELRO: the copy then). No copy, no mremap: the two
+ * mprotects and the copy-on-write in one call (MADV_POPULATE_WRITE)
+ * instead of a mapping, a move and an unmap, the mapping merged back
+ * whole, and the only private page the written one (breaking
+ * copy-on-write of a page of the file's, as a copy would have made one
+ * anonymous page).
  * -EAGAIN: nothing written (take the copy).
  */
 static int fi_plt_commit_inplace(const struct fi_pltmod *m,
@@ -449,6 +451,12 @@ static int fi_plt_commit_inplace(const struct fi_pltmod *m,
 	if (fi_sys3(SYS_mprotect, (long)lo, (long)(hi - lo),
 		    PROT_READ | PROT_WRITE))
 		return -EAGAIN;
+	/* The copy-on-write of the pages in one system call, not a fault
+	 * at the first store to each (a trap costs several of the call on
+	 * a virtual machine: docs/bench.md, "Fixed costs: the faults a
+	 * start can take"); refused by a kernel before 5.14, where the
+	 * stores fault as before. */
+	fi_sys3(SYS_madvise, (long)lo, (long)(hi - lo), MADV_POPULATE_WRITE);
 	for (size_t i = 0; i < nfx; i++) {
 		volatile uint64_t *d = (volatile uint64_t *)(uintptr_t)fx[i].at;
 

@@ -37,12 +37,14 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "dyntab.h"
 #include "imgindex.h"
 #include "load.h"
+#include "rawsys.h"
 #include "runtime.h"
 
 /* Sanitized builds (SAN=1): the sanitizer runtime is not set up before
@@ -333,8 +335,55 @@ static void fi_early_nop(void)
 {
 }
 
+/*
+ * The pages every start touches, mapped in a few system calls before it
+ * touches them, not one page fault each (13 to 23 us a fault on this VM,
+ * 0.2 us a page mapped by the call: docs/bench.md, "Fixed costs: the
+ * faults a start can take"): libfineibt.so's code and the read-only data
+ * right after it (the start-up's constants and switch tables), the pages
+ * of the two libc functions the first walk of the modules enters that a
+ * program seldom calls itself (dl_iterate_phdr and the loader lock it
+ * takes, pthread_mutex_lock), and the two .bss pages every start writes.
+ * Only a mapping, never a change of what is mapped or how: a page that
+ * is not in the page cache is read as a fault would read it.
+ */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+
+static void fi_early_prefault(void)
+{
+	const ElfW(Phdr) *ph = (const void *)((uintptr_t)&__ehdr_start +
+					      __ehdr_start.e_phoff);
+	uintptr_t base = (uintptr_t)&__ehdr_start, lo = 0, hi = 0;
+
+	for (size_t i = 0; i < __ehdr_start.e_phnum; i++) {
+		uintptr_t a = base + ph[i].p_vaddr, e = a + ph[i].p_memsz;
+
+		if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & PF_W))
+			continue;
+		if (ph[i].p_flags & PF_X) {
+			lo = a;
+			hi = e;
+		} else if (hi && (a & ~4095UL) <= ((hi + 4095) & ~4095UL)) {
+			hi = e;	/* the read-only data right after the code */
+			break;
+		}
+	}
+	fi_prefault_read(lo, hi);
+	fi_prefault_read((uintptr_t)&dl_iterate_phdr,
+			 (uintptr_t)&dl_iterate_phdr + 1);
+	fi_prefault_read((uintptr_t)&pthread_mutex_lock,
+			 (uintptr_t)&pthread_mutex_lock + 1);
+	/* The two pages of .bss every start writes (src/libfineibt.order:
+	 * the small variables, then the scan's scratch). */
+	fi_prefault_pages(&fi_early_own, 1);
+	fi_rt_scan_prefault();
+}
+
 static void (*fi_early_resolve(void))(void)
 {
+	/* Sanitized: no load here before the sanitizer's start either. */
+	if (!FI_EARLY_SANITIZED)
+		fi_early_prefault();
 	if (!FI_EARLY_SANITIZED && fi_early_wanted()) {
 		fi_early_environ();
 		/* Not libc's malloc: the TLS block it would set up for the

@@ -42,6 +42,12 @@ void fi_rt_plt_pass(void);
  * mapped, not all are relocated yet.
  */
 void fi_rt_start_early(void);
+/*
+ * The front of the scan's scratch (start.c), the page of it every scan
+ * writes, faulted in by one system call (early.c, libfineibt.so's first
+ * code, when it maps the pages every start touches).
+ */
+void fi_rt_scan_prefault(void);
 
 /*
  * early.c (libfineibt.so only): did the early check sample module @f and

@@ -32,10 +32,24 @@
  * by record index; forgotten when any module is unloaded).
  */
 struct fi_rt_plt_walk {
-	uint64_t xr[FI_MAX_SEEN][2];
-	size_t nxr;
-	/* scratch for a module's fixes (plt.c; libc's take ~4 KiB) */
-	uint64_t fixes[2048];
+	uint64_t (*xr)[2];
+	size_t nxr, cap;
+};
+/*
+ * A pass's memory, on its stack: room for the executable ranges of a
+ * process of a few modules and for the fixes of a module of up to 64 PLT
+ * entries (two fixes of 24 bytes an entry: libc's 53 take 2.5 KiB). The
+ * 32 KiB buffer a pass used to take from the heap, sized for the most
+ * modules and the largest PLT, cost a start-up three fresh heap pages
+ * (page faults) for a handful of entries; more ranges are taken from the
+ * heap (fi_rt_plt_ranges), and a larger module's fixes from a mapping
+ * of their size (src/interpose/plt.c).
+ */
+#define FI_PLT_XR_LOCAL		16
+#define FI_PLT_FIX_LOCAL	(3 * 1024 / 8)
+struct fi_rt_plt_mem {
+	uint64_t xr[FI_PLT_XR_LOCAL][2];
+	uint64_t fixes[FI_PLT_FIX_LOCAL];
 };
 /*
  * A pass's own state, on its stack: not in the walk's buffer above, which
@@ -43,7 +57,9 @@ struct fi_rt_plt_walk {
  * once a pass, at the first module with entries to look at.
  */
 struct fi_rt_plt_arg {
-	struct fi_rt_plt_walk *w;
+	struct fi_rt_plt_walk w;
+	struct fi_rt_plt_mem *mem;
+	bool ranged;
 	struct fi_plt_pass p;
 	sigset_t old;
 };
@@ -72,10 +88,12 @@ static uint64_t fi_rt_info_key(const struct dl_phdr_info *info, uint64_t *end)
 }
 
 /*
- * The buffer is heap memory that another thread may write (protect_escape's
- * writer does): its count is read once and bounded before it indexes
- * anything, so a forged one can only drop or overwrite entries inside the
- * buffer, never write past it.
+ * The ranges are memory another thread may write (protect_escape's writer
+ * writes the heap; a stack can be reached too): the count is read once
+ * and bounded before it indexes anything, so a forged one can only drop
+ * or overwrite entries inside the buffer, never write past it. Past the
+ * buffer's room, ranges are only counted (@nxr grows, nothing is stored),
+ * so that the caller can take a buffer of the right size.
  */
 static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -89,8 +107,10 @@ static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			break;
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
-		w->xr[n][0] = info->dlpi_addr + ph->p_vaddr;
-		w->xr[n][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		if (n < w->cap) {
+			w->xr[n][0] = info->dlpi_addr + ph->p_vaddr;
+			w->xr[n][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		}
 		__atomic_store_n(&w->nxr, n + 1, __ATOMIC_RELAXED);
 	}
 	return 0;
@@ -98,21 +118,35 @@ static int fi_rt_xr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 /*
  * The executable ranges, collected at the first module that needs them
- * (the walk's lock is recursive); NULL if they cannot be. From the heap,
- * not a mapping of its own (an mmap and a munmap, with its TLB flush, at
- * every start-up): code addresses are wiped from it before it is freed
- * (fi_plt_walk, and plt.c the fixes it made), so none stays readable.
+ * (the walk's lock is recursive): in the pass's stack buffer, or, for a
+ * process of more than FI_PLT_XR_LOCAL of them, counted there and taken
+ * again into a heap buffer of their number (no mapping of its own: an
+ * mmap and a munmap, with its TLB flush). Code addresses are wiped from
+ * either before the pass returns (fi_plt_walk, and plt.c the fixes it
+ * made), so none stays readable. NULL if they cannot be collected.
  */
-static struct fi_rt_plt_walk *fi_rt_plt_ranges(struct fi_rt_plt_walk **w)
+static struct fi_rt_plt_walk *fi_rt_plt_ranges(struct fi_rt_plt_arg *a)
 {
-	if (*w)
-		return *w;
-	*w = malloc(sizeof(**w));
-	if (!*w)
+	struct fi_rt_plt_walk *w = &a->w;
+	size_t n;
+
+	if (a->ranged)
+		return w->xr ? w : NULL;
+	a->ranged = true;
+	*w = (struct fi_rt_plt_walk){ .xr = a->mem->xr, .cap = FI_PLT_XR_LOCAL };
+	dl_iterate_phdr(fi_rt_xr_cb, w);
+	n = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
+	if (n <= FI_PLT_XR_LOCAL)
+		return w;
+	fi_rt_wipe(a->mem->xr, sizeof(a->mem->xr));
+	n = n < FI_MAX_SEEN ? n : FI_MAX_SEEN;
+	/* a module loaded meanwhile is one more: room for a few */
+	n = n + 8 < FI_MAX_SEEN ? n + 8 : FI_MAX_SEEN;
+	*w = (struct fi_rt_plt_walk){ .xr = malloc(n * sizeof(w->xr[0])), .cap = n };
+	if (!w->xr)
 		return NULL;
-	(*w)->nxr = 0;
-	dl_iterate_phdr(fi_rt_xr_cb, *w);
-	return *w;
+	dl_iterate_phdr(fi_rt_xr_cb, w);
+	return w;
 }
 
 static const char *fi_rt_info_name(const struct dl_phdr_info *info)
@@ -194,7 +228,7 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		fi_plt_rec[k].done = tag;
 		return 0;
 	}
-	w = fi_rt_plt_ranges(&a->w);
+	w = fi_rt_plt_ranges(a);
 	if (!w)
 		return 0;
 	if (!a->p.held) {
@@ -203,13 +237,13 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		sigfillset(&all);
 		a->p.held = !pthread_sigmask(SIG_SETMASK, &all, &a->old);
 		a->p.alone = a->p.held && fi_live_alone();
-		a->p.buf = w->fixes;
-		a->p.cap = sizeof(w->fixes);
+		a->p.buf = a->mem->fixes;
+		a->p.cap = sizeof(a->mem->fixes);
 	}
 	hint = fi_plt_rec[k].htag == tag ? fi_plt_rec[k].hint : 0;
 	nxr = __atomic_load_n(&w->nxr, __ATOMIC_RELAXED);
 	fi_plt_direct(info, (const uint64_t (*)[2])w->xr,
-		      nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN, &hint, &a->p, &r);
+		      nxr < w->cap ? nxr : w->cap, &hint, &a->p, &r);
 	fi_plt_rec[k].htag = hint && hint <= UINT32_MAX ? tag : 0;
 	fi_plt_rec[k].hint = (uint32_t)hint;
 	if (fi_verbose_on())
@@ -221,17 +255,19 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 void fi_plt_walk(void)
 {
-	struct fi_rt_plt_arg a = { 0 };
+	struct fi_rt_plt_mem mem;
+	struct fi_rt_plt_arg a = { .mem = &mem };
 
 	dl_iterate_phdr(fi_rt_plt_cb, &a);
 	if (a.p.held)
 		pthread_sigmask(SIG_SETMASK, &a.old, NULL);
 	/* Code addresses: wiped (the ranges; plt.c wiped its fixes). */
-	if (a.w) {
-		size_t nxr = __atomic_load_n(&a.w->nxr, __ATOMIC_RELAXED);
+	if (a.w.xr) {
+		size_t nxr = __atomic_load_n(&a.w.nxr, __ATOMIC_RELAXED);
 
-		fi_rt_wipe(a.w->xr, (nxr < FI_MAX_SEEN ? nxr : FI_MAX_SEEN) *
-			   sizeof(a.w->xr[0]));
-		free(a.w);
+		fi_rt_wipe(a.w.xr, (nxr < a.w.cap ? nxr : a.w.cap) *
+			   sizeof(a.w.xr[0]));
+		if (a.w.xr != mem.xr)
+			free(a.w.xr);
 	}
 }

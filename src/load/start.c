@@ -1439,6 +1439,11 @@ FINEIBT_API void fineibt_rt_hook(void)
  * The start before any constructor (early.c, shared runtime only): the
  * same as the hook, minus what needs every module relocated.
  */
+void fi_rt_scan_prefault(void)
+{
+	fi_prefault_pages(&fi_scan, 1);
+}
+
 void fi_rt_start_early(void)
 {
 	fi_rt_early = true;
