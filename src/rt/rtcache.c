@@ -510,8 +510,11 @@ int fi_cache_entry_map(int fd, const struct fi_cache_ident *id, uint64_t lo,
 int fi_cache_open_module(const char *path, const struct fi_cache_ident *id)
 {
 	struct stat st;
+	/* Without blocking: a path that became a FIFO since the loader
+	 * mapped it must not stop the start (the identity check below then
+	 * refuses it); reads of a regular file ignore the flag. */
 	long fd = fi_sys3(SYS_open, (long)(path[0] ? path : "/proc/self/exe"),
-			  O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
+			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 
 	if (fd < 0)
 		return (int)fd;

@@ -12,6 +12,7 @@
 #ifndef FI_RAWSYS_H
 #define FI_RAWSYS_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,11 +76,29 @@ static inline int fi_raw_close(int fd)
 	return fi_sys3(SYS_close, fd, 0, 0) < 0 ? -1 : 0;
 }
 
+/*
+ * All of @n bytes, or -1: a write a signal interrupted is made again
+ * (EINTR before a byte went, or a short count after some did: a stream
+ * socket such as a service's journal, a terminal), so a report is not cut
+ * by a handler installed without SA_RESTART. A write that takes nothing
+ * ends it (-1), as an error does.
+ */
 static inline ssize_t fi_raw_write(int fd, const void *buf, size_t n)
 {
-	long r = fi_sys3(SYS_write, fd, (long)buf, (long)n);
+	const char *p = buf;
+	size_t done = 0;
 
-	return r < 0 ? -1 : r;
+	while (done < n) {
+		long r = fi_sys3(SYS_write, fd, (long)(p + done),
+				 (long)(n - done));
+
+		if (r == -EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
 }
 
 static inline void *fi_raw_mmap(void *addr, size_t len, int prot, int flags,

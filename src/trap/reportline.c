@@ -209,12 +209,9 @@ fi_report_text(const struct fi_trap *t, const struct fi_report_info *ri)
 {
 	char line[1280];
 	size_t n = fi_report_line(t, line, sizeof(line));
-	ssize_t w;
 
 	n = fi_report_format(t, ri, line, n, sizeof(line));
-	do {
-		w = fi_sys3(SYS_write, STDERR_FILENO, (long)line, (long)n);
-	} while (w == -EINTR);
+	fi_raw_write(STDERR_FILENO, line, n);
 	fi_logsink_send(t->warn, line, n);
 }
 
