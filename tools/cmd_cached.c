@@ -225,6 +225,21 @@ static bool cd_is_tmpfs(int fd)
 }
 
 /*
+ * Whether this process runs in a mount namespace other than init's (a
+ * systemd unit with ProtectSystem=, PrivateTmp=... has one of its own): a
+ * tmpfs mounted there would not be seen by the processes the cache
+ * serves. False when it cannot be told (no /proc).
+ */
+static bool cd_own_mount_ns(void)
+{
+	struct stat self, init;
+
+	return !stat("/proc/self/ns/mnt", &self) &&
+	       !stat("/proc/1/ns/mnt", &init) &&
+	       (self.st_dev != init.st_dev || self.st_ino != init.st_ino);
+}
+
+/*
  * DIR, made ready: created 0711 if missing; root's and not writable by
  * group or others (never fixed for someone else's directory: refused);
  * on tmpfs, mounting one of its own unless told not to.
@@ -255,6 +270,14 @@ static int cd_prepare_dir(const struct cd_opts *o)
 		close(fd);
 		if (!o->mount) {
 			cd_fail("%s is not on tmpfs (--no-mount): refused", o->dir);
+			return -1;
+		}
+		if (cd_own_mount_ns()) {
+			cd_fail("%s is not on tmpfs, and a tmpfs mounted there "
+				"by this service would not be seen by other "
+				"processes (it runs in a mount namespace of its "
+				"own, e.g. systemd's ProtectSystem=): put --dir "
+				"on a tmpfs such as /run", o->dir);
 			return -1;
 		}
 		snprintf(opts, sizeof(opts), "mode=0711,size=%llu",

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# cached_ns: `fineibt cached` with a --dir that is not on tmpfs mounts a
+# tmpfs of its own there, which other processes see only if the service
+# shares their mount namespace. A service in a namespace of its own (a
+# systemd unit with ProtectSystem= has one) refuses such a --dir with one
+# line instead of serving a cache nobody else can see (before, it served
+# it, and every process rewrote its text privately: "not on tmpfs").
+# Here a PID namespace gives the test a pid 1 of its own to compare with:
+# the service in pid 1's mount namespace mounts and serves; one in a
+# mount namespace of its own is refused. Needs root and unshare(1).
+set -u
+BUILD=${BUILD:-build}
+FIBT=$PWD/$BUILD/fineibt
+if [ "$(id -u)" != 0 ] || ! unshare -p -f -m --mount-proc true 2>/dev/null; then
+	echo "SKIP: cached_ns: needs root and unshare -p -m"
+	exit 0
+fi
+D=$(mktemp -d "$PWD/$BUILD/cached_ns.XXXXXX")
+chmod 711 "$D"
+if [ "$(stat -f -c %T "$D")" = tmpfs ]; then
+	echo "SKIP: cached_ns: $BUILD is on tmpfs"
+	rmdir "$D"
+	exit 0
+fi
+
+# Its own mount namespace: refused, one line, exit 1, nothing mounted.
+out=$(timeout 20 unshare -p -f -m --mount-proc sh -c \
+	'unshare -m --propagation slave "$1" cached --dir "$2" 2>&1; echo "rc=$?"' \
+	sh "$FIBT" "$D")
+if grep -q '^rc=1$' <<<"$out" &&
+   [ "$(grep -c . <<<"$out")" = 2 ] &&
+   grep -q "^fineibt: error: cached: $D is not on tmpfs, and a tmpfs mounted there by this service would not be seen by other processes" <<<"$out" &&
+   ! mountpoint -q "$D"; then
+	echo "PASS: own-namespace: refused"
+else
+	echo "FAIL: own-namespace: $out"
+fi
+
+# pid 1's namespace: it mounts its tmpfs and serves (stopped once its
+# socket is there).
+out=$(timeout 20 unshare -p -f -m --mount-proc sh -c '
+	"$1" cached --dir "$2" 2>/dev/null & svc=$!
+	for _ in $(seq 100); do [ -S "$2/sock" ] && break; sleep 0.1; done
+	[ -S "$2/sock" ] && stat -f -c %T "$2"
+	kill $svc; wait $svc 2>/dev/null; true' sh "$FIBT" "$D")
+if [ "$out" = tmpfs ]; then
+	echo "PASS: init-namespace: a tmpfs mounted and served"
+else
+	echo "FAIL: init-namespace: '$out'"
+fi
+rmdir "$D" 2>/dev/null
+exit 0
