@@ -248,9 +248,11 @@ static int cd_prepare_dir(const struct cd_opts *o)
 {
 	struct stat st;
 	char opts[64];
+	bool made;
 	int fd;
 
-	if (mkdir(o->dir, 0711) && errno != EEXIST) {
+	made = !mkdir(o->dir, 0711);
+	if (!made && errno != EEXIST) {
 		cd_fail("cannot create %s: %s", o->dir, strerror(errno));
 		return -1;
 	}
@@ -268,11 +270,16 @@ static int cd_prepare_dir(const struct cd_opts *o)
 	}
 	if (!cd_is_tmpfs(fd)) {
 		close(fd);
+		/* Refused below: a directory made here goes again. */
 		if (!o->mount) {
+			if (made)
+				rmdir(o->dir);
 			cd_fail("%s is not on tmpfs (--no-mount): refused", o->dir);
 			return -1;
 		}
 		if (cd_own_mount_ns()) {
+			if (made)
+				rmdir(o->dir);
 			cd_fail("%s is not on tmpfs, and a tmpfs mounted there "
 				"by this service would not be seen by other "
 				"processes (it runs in a mount namespace of its "
@@ -284,8 +291,12 @@ static int cd_prepare_dir(const struct cd_opts *o)
 			 (unsigned long long)o->max + (1ULL << 20));
 		if (mount("fineibt", o->dir, "tmpfs",
 			  MS_NOSUID | MS_NODEV | MS_STRICTATIME, opts)) {
+			int e = errno;
+
+			if (made)
+				rmdir(o->dir);
 			cd_fail("%s is not on tmpfs and no tmpfs can be mounted "
-			       "there: %s", o->dir, strerror(errno));
+			       "there: %s", o->dir, strerror(e));
 			return -1;
 		}
 		fd = cd_open_dir(o->dir);

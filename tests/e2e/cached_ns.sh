@@ -7,7 +7,8 @@
 # it, and every process rewrote its text privately: "not on tmpfs").
 # Here a PID namespace gives the test a pid 1 of its own to compare with:
 # the service in pid 1's mount namespace mounts and serves; one in a
-# mount namespace of its own is refused. Needs root and unshare(1).
+# mount namespace of its own is refused. And a refused --dir the service
+# created is removed again. Needs root and unshare(1).
 set -u
 BUILD=${BUILD:-build}
 FIBT=$PWD/$BUILD/fineibt
@@ -48,5 +49,15 @@ if [ "$out" = tmpfs ]; then
 else
 	echo "FAIL: init-namespace: '$out'"
 fi
-rmdir "$D" 2>/dev/null
+
+# --no-mount and a --dir that did not exist: refused, and the directory
+# it made for the check is gone again (before, it stayed behind).
+out=$("$FIBT" cached --no-mount --dir "$D/new" 2>&1); rc=$?
+if [ $rc = 1 ] && grep -q 'is not on tmpfs (--no-mount): refused' <<<"$out" &&
+   [ ! -e "$D/new" ]; then
+	echo "PASS: no-mount: refused, nothing left"
+else
+	echo "FAIL: no-mount: rc=$rc $out; $(ls -d "$D/new" 2>&1)"
+fi
+rmdir "$D/new" "$D" 2>/dev/null
 exit 0
