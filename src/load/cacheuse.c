@@ -401,7 +401,7 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 	if (fi_cu.mode == FI_CU_FILL)
 		return -ENOENT;
 	if (fi_cu.pm == -2)
-		fi_cu.pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
+		fi_cu.pm = (int)fi_sys_open("/proc/self/pagemap",
 					O_RDONLY | O_CLOEXEC, 0);
 	if (!fi_live_pages_clean(fi_cu.pm, r->lo, r->len)) {
 		r->im = NULL;

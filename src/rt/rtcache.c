@@ -70,7 +70,7 @@ static int fi_cfail(const char **why, const char *what, int err)
  */
 static long fi_cache_walk(char *path)
 {
-	long fd = fi_sys3(SYS_open, (long)"/", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	long fd = fi_sys_open("/", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 	char *p = path + 1;
 
 	while (fd >= 0 && *p) {
@@ -367,7 +367,7 @@ int fi_cache_maps_find_in(int fd, const uint64_t *lo, size_t n,
 int fi_cache_maps_find(const uint64_t *lo, size_t n, uint64_t *dev,
 		       uint64_t *ino)
 {
-	long fd = fi_sys3(SYS_open, (long)"/proc/self/maps",
+	long fd = fi_sys_open("/proc/self/maps",
 			  O_RDONLY | O_CLOEXEC, 0);
 	int ret;
 
@@ -513,7 +513,7 @@ int fi_cache_open_module(const char *path, const struct fi_cache_ident *id)
 	/* Without blocking: a path that became a FIFO since the loader
 	 * mapped it must not stop the start (the identity check below then
 	 * refuses it); reads of a regular file ignore the flag. */
-	long fd = fi_sys3(SYS_open, (long)(path[0] ? path : "/proc/self/exe"),
+	long fd = fi_sys_open((path[0] ? path : "/proc/self/exe"),
 			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 
 	if (fd < 0)

@@ -620,7 +620,7 @@ static bool fi_inplace_drop(int pm, uint64_t a, uint64_t len)
 static int fi_pagemap(int *pm)
 {
 	if (*pm == -2)
-		*pm = (int)fi_sys3(SYS_open, (long)"/proc/self/pagemap",
+		*pm = (int)fi_sys_open("/proc/self/pagemap",
 				   O_RDONLY | O_CLOEXEC, 0);
 	return *pm;
 }

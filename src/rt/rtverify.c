@@ -240,7 +240,7 @@ int fi_rt_vma(uint64_t addr, struct fi_vma *v)
 	if (fd >= 0 && ((ret = fi_vma_ask(fd, addr, v, false)) == 0 ||
 			ret == -ENOENT))
 		return ret;
-	fd = (int)fi_sys3(SYS_open, (long)"/proc/self/maps",
+	fd = (int)fi_sys_open("/proc/self/maps",
 			  O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)	/* no /proc: not "nothing mapped" */
 		return fd == -ENOENT ? -ENODEV : fd;

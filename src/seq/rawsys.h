@@ -59,9 +59,20 @@ static inline long fi_sys6(long nr, long a, long b, long c, long d, long e,
  * errno (-1 / MAP_FAILED on failure). x86-64's struct stat is the
  * kernel's.
  */
+/*
+ * open(2) as openat(AT_FDCWD, ...), as glibc makes it: a seccomp filter
+ * written from what a program calls (systemd's SystemCallFilter=, a
+ * container's profile) may allow openat and not open, and the runtime
+ * opens files from the SIGILL handler too. -errno on failure.
+ */
+static inline long fi_sys_open(const char *path, int flags, int mode)
+{
+	return fi_sys6(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0);
+}
+
 static inline int fi_raw_open(const char *path, int flags, int mode)
 {
-	long r = fi_sys3(SYS_open, (long)path, flags, mode);
+	long r = fi_sys_open(path, flags, mode);
 
 	return r < 0 ? -1 : (int)r;
 }
