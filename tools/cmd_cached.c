@@ -304,8 +304,9 @@ static int cd_prepare_dir(const struct cd_opts *o)
 				"on a tmpfs such as /run", o->dir);
 			return -1;
 		}
+		/* room for the cap and cd_fs_room's reserve, a quarter */
 		snprintf(opts, sizeof(opts), "mode=0711,size=%llu",
-			 (unsigned long long)o->max + (1ULL << 20));
+			 (unsigned long long)(o->max + o->max / 3 + (1ULL << 20)));
 		if (mount("fineibt", o->dir, "tmpfs",
 			  MS_NOSUID | MS_NODEV | MS_STRICTATIME, opts)) {
 			int e = errno;
@@ -566,6 +567,25 @@ static int cd_by_atime(const void *a, const void *b)
 }
 
 /*
+ * Does the file system of @dfd have room for @need more bytes and keep a
+ * quarter of its size free (1 MiB at least)? The shipped unit's DIR is on
+ * /run, a tmpfs the whole system shares (systemd's and journald's runtime
+ * files; a tenth or a fifth of RAM): with only 1 MiB kept, any two users'
+ * entries filled it to its last MiB whenever it was smaller than the cap.
+ */
+static bool cd_fs_room(int dfd, uint64_t need)
+{
+	struct statfs sf;
+	uint64_t size, keep;
+
+	if (fstatfs(dfd, &sf))
+		return false;
+	size = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
+	keep = size / 4 > (1ULL << 20) ? size / 4 : 1ULL << 20;
+	return (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= need + keep;
+}
+
+/*
  * Room for @need more bytes of @uid's: the least recently mapped entries
  * go first (their atime: the service's tmpfs is mounted strictatime),
  * @uid's own when @uid is over its share. A mapped entry that is unlinked
@@ -577,7 +597,6 @@ static bool cd_room(struct cd_state *s, uint32_t uid, uint64_t need)
 {
 	uint64_t mine = cd_used(s->dfd, uid);
 	struct cd_entry *e;
-	struct statfs sf;
 	size_t n;
 	bool own = mine + need > s->o.user_max;
 
@@ -588,8 +607,7 @@ static bool cd_room(struct cd_state *s, uint32_t uid, uint64_t need)
 	for (size_t i = 0; i < n; i++) {
 		char path[64];
 
-		if (!fstatfs(s->dfd, &sf) &&
-		    (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= need + (1ULL << 20) &&
+		if (cd_fs_room(s->dfd, need) &&
 		    s->used + need <= s->o.max && mine + need <= s->o.user_max)
 			break;
 		snprintf(path, sizeof(path), "u%u/%s", e[i].uid, e[i].name);
@@ -603,8 +621,7 @@ static bool cd_room(struct cd_state *s, uint32_t uid, uint64_t need)
 			       (unsigned long long)e[i].size);
 	}
 	free(e);
-	return !fstatfs(s->dfd, &sf) &&
-	       (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= need + (1ULL << 20) &&
+	return cd_fs_room(s->dfd, need) &&
 	       s->used + need <= s->o.max && mine + need <= s->o.user_max;
 }
 
