@@ -87,6 +87,7 @@ struct cd_state {
 	/* the children serving abandoned requests, and for whom */
 	struct { pid_t pid; uint32_t uid; } hung[CD_HUNG_MAX];
 	size_t nhung;
+	bool changed;			/* a child wrote or evicted an entry */
 };
 
 /* Who asks (the kernel's word) and the descriptors that came along. */
@@ -614,6 +615,7 @@ static bool cd_room(struct cd_state *s, uint32_t uid, uint64_t need)
 		if (unlinkat(s->dfd, path, 0))
 			continue;
 		s->used -= e[i].size < s->used ? e[i].size : s->used;
+		s->changed = true;
 		if (e[i].uid == uid)
 			mine -= e[i].size < mine ? e[i].size : mine;
 		if (s->o.verbose)
@@ -742,8 +744,10 @@ static void cd_fill_one(struct cd_state *s, const struct cd_peer *p, int ufd,
 		why = err;
 		goto out;
 	}
-	if (!ret)
+	if (!ret) {
 		s->used += size;
+		s->changed = true;
+	}
 	if (s->o.verbose)
 		cd_log("filled u%u/%s for pid %d (%zu bytes)", p->uid, name,
 		       p->pid, size);
@@ -807,20 +811,20 @@ static void cd_reap(struct cd_state *s)
 		s->used = cd_used(s->dfd, UINT32_MAX);
 }
 
-/* Wait for child @pid up to the deadline; true when it is over. */
-static bool cd_wait(pid_t pid)
+/* Wait for child @pid up to the deadline; true when it is over (*@st). */
+static bool cd_wait(pid_t pid, int *st)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	struct pollfd p = { .fd = pfd, .events = POLLIN };
 	int n;
 
 	if (pfd < 0)		/* before Linux 5.3: no deadline */
-		return waitpid(pid, NULL, 0) == pid;
+		return waitpid(pid, st, 0) == pid;
 	do
 		n = poll(&p, 1, CD_DEADLINE_MS);
 	while (n < 0 && errno == EINTR);
 	close(pfd);
-	return n == 1 && waitpid(pid, NULL, 0) == pid;
+	return n == 1 && waitpid(pid, st, 0) == pid;
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -971,6 +975,7 @@ static bool cd_admit(struct cd_state *s, const struct cd_peer *p)
 static bool cd_recv(struct cd_state *s)
 {
 	struct cd_peer p;
+	int st = -1;
 	pid_t pid;
 
 	if (cd_sender(s, &p, true) < 0)
@@ -986,10 +991,11 @@ static bool cd_recv(struct cd_state *s)
 		return true;
 	}
 	if (!pid) {
+		s->changed = false;
 		cd_take(s);
-		_exit(0);
+		_exit(s->changed ? 1 : 0);
 	}
-	if (!cd_wait(pid)) {
+	if (!cd_wait(pid, &st)) {
 		kill(pid, SIGKILL);
 		if (waitpid(pid, NULL, WNOHANG) != pid) {
 			s->hung[s->nhung].pid = pid;
@@ -998,9 +1004,15 @@ static bool cd_recv(struct cd_state *s)
 		cd_log("pid %d (uid %u): the request did not finish within %d s "
 		       "(a file system that does not answer?); abandoned",
 		       p.pid, p.uid, CD_DEADLINE_MS / 1000);
+	} else if (WIFSIGNALED(st)) {
+		/* a module the passes crashed on: the service goes on */
+		cd_log("pid %d (uid %u): the request's child died of signal %d",
+		       p.pid, p.uid, WTERMSIG(st));
 	}
-	/* what the child wrote and evicted */
-	s->used = cd_used(s->dfd, UINT32_MAX);
+	/* what the child wrote and evicted, unless it says it did nothing
+	 * (a request for entries that are there: no scan of them all) */
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		s->used = cd_used(s->dfd, UINT32_MAX);
 	return true;
 }
 
