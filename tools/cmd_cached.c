@@ -917,7 +917,11 @@ static void cd_take(struct cd_state *s)
  * Who sent the datagram at the head of the queue (@peek) or, without
  * @peek, the datagram dropped: room for the credentials only, so no
  * descriptor that came with it is ever this process's (the kernel drops
- * them without a close(2), which on FUSE would ask its server).
+ * them without a close(2), which on FUSE would ask its server). Left
+ * open: when a dropped descriptor is the file's last reference, its
+ * release runs here, and FUSE with writeback caching writes dirty pages
+ * back there and waits for the server (the sender would have dirtied
+ * them through a shared mapping it then unmapped).
  */
 static ssize_t cd_sender(struct cd_state *s, struct cd_peer *p, bool peek)
 {
