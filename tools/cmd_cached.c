@@ -68,6 +68,14 @@
  * FUSE server under an overlay, or one mounted with allow_other).
  */
 #define CD_DEADLINE_MS	10000
+/*
+ * Hex digits of an entry's name the log shows. Only the full name opens
+ * an entry (a user's directory cannot be listed): the system log, which
+ * more than root may read (groups adm, systemd-journal), must not give
+ * one user's entries, whole copies of files that user could read, to
+ * another. A prefix is enough to find the entry as root.
+ */
+#define CD_NAME_SHOWN	"8"
 /* Requests abandoned at their deadline that still hang (one per user). */
 #define CD_HUNG_MAX	64
 
@@ -619,7 +627,8 @@ static bool cd_room(struct cd_state *s, uint32_t uid, uint64_t need)
 		if (e[i].uid == uid)
 			mine -= e[i].size < mine ? e[i].size : mine;
 		if (s->o.verbose)
-			cd_log("evicted u%u/%s (%llu bytes)", e[i].uid, e[i].name,
+			cd_log("evicted u%u/%." CD_NAME_SHOWN "s... (%llu bytes)",
+			       e[i].uid, e[i].name,
 			       (unsigned long long)e[i].size);
 	}
 	free(e);
@@ -698,8 +707,10 @@ static void cd_fill_one(struct cd_state *s, const struct cd_peer *p, int ufd,
 	int ret;
 	const char *why = NULL;
 
-	snprintf(what, sizeof(what), "text %llx-%llx",
-		 (unsigned long long)rm->lo, (unsigned long long)rm->hi);
+	/* the file, not where the process mapped it: the log is read by
+	 * others, and the address would give them its layout (ASLR) */
+	snprintf(what, sizeof(what), "inode %llu",
+		 (unsigned long long)rm->id.ino);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || fstatfs(fd, &sf) ||
 	    (unsigned long)sf.f_type == CD_FUSE_MAGIC ||
 	    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY) {
@@ -749,8 +760,8 @@ static void cd_fill_one(struct cd_state *s, const struct cd_peer *p, int ufd,
 		s->changed = true;
 	}
 	if (s->o.verbose)
-		cd_log("filled u%u/%s for pid %d (%zu bytes)", p->uid, name,
-		       p->pid, size);
+		cd_log("filled u%u/%." CD_NAME_SHOWN "s... for pid %d (%zu bytes)",
+		       p->uid, name, p->pid, size);
 out:
 	memset(&key, 0, sizeof(key));
 	if (why && s->o.verbose)
