@@ -22,7 +22,9 @@
  *    the one the request names; it is rewritten with the user's key
  *    (src/offline/cachefill.c) and linked in under the keyed name of its own
  *    identity, root-owned, 0444, within a size cap (the least recently
- *    mapped go first; nothing is written when space is short).
+ *    mapped go first; nothing is written when space is short); each
+ *    request by a child, within a deadline (cd_recv: a file whose file
+ *    system never answers stalls only that child).
  *
  * Processes only ever read DIR: the runtime never writes there.
  */
@@ -32,6 +34,8 @@
 #include <linux/fs.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,6 +50,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cachefill.h"
@@ -56,6 +61,23 @@
 #define CD_MASTER_MAGIC	"FIBTMST1"
 /* FUSE: its server may block a read for ever, or answer two reads apart */
 #define CD_FUSE_MAGIC	0x65735546
+/*
+ * A request's deadline. A fill reads at most a quarter of --max-size from
+ * the file, rewrites and writes it: well within this on any disk. A file
+ * that takes longer is one whose file system does not answer (a user's
+ * FUSE server under an overlay, or one mounted with allow_other).
+ */
+#define CD_DEADLINE_MS	10000
+/*
+ * Hex digits of an entry's name the log shows. Only the full name opens
+ * an entry (a user's directory cannot be listed): the system log, which
+ * more than root may read (groups adm, systemd-journal), must not give
+ * one user's entries, whole copies of files that user could read, to
+ * another. A prefix is enough to find the entry as root.
+ */
+#define CD_NAME_SHOWN	"8"
+/* Requests abandoned at their deadline that still hang (one per user). */
+#define CD_HUNG_MAX	64
 
 struct cd_opts {
 	const char *dir;
@@ -70,6 +92,10 @@ struct cd_state {
 	int sock;
 	struct fineibt_key master;
 	uint64_t used;			/* bytes of entries */
+	/* the children serving abandoned requests, and for whom */
+	struct { pid_t pid; uint32_t uid; } hung[CD_HUNG_MAX];
+	size_t nhung;
+	bool changed;			/* a child wrote or evicted an entry */
 };
 
 /* Who asks (the kernel's word) and the descriptors that came along. */
@@ -287,8 +313,9 @@ static int cd_prepare_dir(const struct cd_opts *o)
 				"on a tmpfs such as /run", o->dir);
 			return -1;
 		}
+		/* room for the cap and cd_fs_room's reserve, a quarter */
 		snprintf(opts, sizeof(opts), "mode=0711,size=%llu",
-			 (unsigned long long)o->max + (1ULL << 20));
+			 (unsigned long long)(o->max + o->max / 3 + (1ULL << 20)));
 		if (mount("fineibt", o->dir, "tmpfs",
 			  MS_NOSUID | MS_NODEV | MS_STRICTATIME, opts)) {
 			int e = errno;
@@ -549,6 +576,25 @@ static int cd_by_atime(const void *a, const void *b)
 }
 
 /*
+ * Does the file system of @dfd have room for @need more bytes and keep a
+ * quarter of its size free (1 MiB at least)? The shipped unit's DIR is on
+ * /run, a tmpfs the whole system shares (systemd's and journald's runtime
+ * files; a tenth or a fifth of RAM): with only 1 MiB kept, any two users'
+ * entries filled it to its last MiB whenever it was smaller than the cap.
+ */
+static bool cd_fs_room(int dfd, uint64_t need)
+{
+	struct statfs sf;
+	uint64_t size, keep;
+
+	if (fstatfs(dfd, &sf))
+		return false;
+	size = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
+	keep = size / 4 > (1ULL << 20) ? size / 4 : 1ULL << 20;
+	return (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= need + keep;
+}
+
+/*
  * Room for @need more bytes of @uid's: the least recently mapped entries
  * go first (their atime: the service's tmpfs is mounted strictatime),
  * @uid's own when @uid is over its share. A mapped entry that is unlinked
@@ -560,7 +606,6 @@ static bool cd_room(struct cd_state *s, uint32_t uid, uint64_t need)
 {
 	uint64_t mine = cd_used(s->dfd, uid);
 	struct cd_entry *e;
-	struct statfs sf;
 	size_t n;
 	bool own = mine + need > s->o.user_max;
 
@@ -571,23 +616,23 @@ static bool cd_room(struct cd_state *s, uint32_t uid, uint64_t need)
 	for (size_t i = 0; i < n; i++) {
 		char path[64];
 
-		if (!fstatfs(s->dfd, &sf) &&
-		    (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= need + (1ULL << 20) &&
+		if (cd_fs_room(s->dfd, need) &&
 		    s->used + need <= s->o.max && mine + need <= s->o.user_max)
 			break;
 		snprintf(path, sizeof(path), "u%u/%s", e[i].uid, e[i].name);
 		if (unlinkat(s->dfd, path, 0))
 			continue;
 		s->used -= e[i].size < s->used ? e[i].size : s->used;
+		s->changed = true;
 		if (e[i].uid == uid)
 			mine -= e[i].size < mine ? e[i].size : mine;
 		if (s->o.verbose)
-			cd_log("evicted u%u/%s (%llu bytes)", e[i].uid, e[i].name,
+			cd_log("evicted u%u/%." CD_NAME_SHOWN "s... (%llu bytes)",
+			       e[i].uid, e[i].name,
 			       (unsigned long long)e[i].size);
 	}
 	free(e);
-	return !fstatfs(s->dfd, &sf) &&
-	       (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= need + (1ULL << 20) &&
+	return cd_fs_room(s->dfd, need) &&
 	       s->used + need <= s->o.max && mine + need <= s->o.user_max;
 }
 
@@ -662,8 +707,10 @@ static void cd_fill_one(struct cd_state *s, const struct cd_peer *p, int ufd,
 	int ret;
 	const char *why = NULL;
 
-	snprintf(what, sizeof(what), "text %llx-%llx",
-		 (unsigned long long)rm->lo, (unsigned long long)rm->hi);
+	/* the file, not where the process mapped it: the log is read by
+	 * others, and the address would give them its layout (ASLR) */
+	snprintf(what, sizeof(what), "inode %llu",
+		 (unsigned long long)rm->id.ino);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || fstatfs(fd, &sf) ||
 	    (unsigned long)sf.f_type == CD_FUSE_MAGIC ||
 	    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY) {
@@ -708,11 +755,13 @@ static void cd_fill_one(struct cd_state *s, const struct cd_peer *p, int ufd,
 		why = err;
 		goto out;
 	}
-	if (!ret)
+	if (!ret) {
 		s->used += size;
+		s->changed = true;
+	}
 	if (s->o.verbose)
-		cd_log("filled u%u/%s for pid %d (%zu bytes)", p->uid, name,
-		       p->pid, size);
+		cd_log("filled u%u/%." CD_NAME_SHOWN "s... for pid %d (%zu bytes)",
+		       p->uid, name, p->pid, size);
 out:
 	memset(&key, 0, sizeof(key));
 	if (why && s->o.verbose)
@@ -751,6 +800,42 @@ static void cd_handle(struct cd_state *s, const struct fi_cache_req *r,
 	for (uint32_t i = 0; i < r->n; i++)
 		cd_fill_one(s, p, ufd, &r->conf, &r->mod[i], p->fd[i]);
 	close(ufd);
+}
+
+/*
+ * The hung requests that are over (their file system answered at last,
+ * or gave up: the child, killed, exits then without writing anything).
+ */
+static void cd_reap(struct cd_state *s)
+{
+	size_t i = 0, n = s->nhung;
+
+	while (i < s->nhung) {
+		pid_t r = waitpid(s->hung[i].pid, NULL, WNOHANG);
+
+		if (r == s->hung[i].pid || (r < 0 && errno == ECHILD))
+			s->hung[i] = s->hung[--s->nhung];
+		else
+			i++;
+	}
+	if (s->nhung != n)
+		s->used = cd_used(s->dfd, UINT32_MAX);
+}
+
+/* Wait for child @pid up to the deadline; true when it is over (*@st). */
+static bool cd_wait(pid_t pid, int *st)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+	int n;
+
+	if (pfd < 0)		/* before Linux 5.3: no deadline */
+		return waitpid(pid, st, 0) == pid;
+	do
+		n = poll(&p, 1, CD_DEADLINE_MS);
+	while (n < 0 && errno == EINTR);
+	close(pfd);
+	return n == 1 && waitpid(pid, st, 0) == pid;
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -808,8 +893,13 @@ static bool cd_cmsgs(struct msghdr *mh, struct cd_peer *p)
 	return creds;
 }
 
-/* One datagram; false when the service stops. */
-static bool cd_recv(struct cd_state *s)
+/*
+ * The datagram at the head of the queue, received in full: its
+ * descriptors are this process's then, and close(2) of one on FUSE waits
+ * for its server's answer (FLUSH). Only a child that serves the request
+ * does this.
+ */
+static void cd_take(struct cd_state *s)
 {
 	union {
 		struct fi_cache_req r;
@@ -823,15 +913,121 @@ static bool cd_recv(struct cd_state *s)
 		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
 	};
 	struct cd_peer p = { .pid = 0, .nfd = 0 };
-	ssize_t n = recvmsg(s->sock, &mh, MSG_CMSG_CLOEXEC);
+	ssize_t n = recvmsg(s->sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 
 	if (n < 0)
-		return errno == EINTR;
+		return;
 	if (cd_cmsgs(&mh, &p) && p.pid > 0 &&
 	    !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		cd_handle(s, &u.r, (size_t)n, &p);
 	for (size_t i = 0; i < p.nfd; i++)
 		close(p.fd[i]);
+}
+
+/*
+ * Who sent the datagram at the head of the queue (@peek) or, without
+ * @peek, the datagram dropped: room for the credentials only, so no
+ * descriptor that came with it is ever this process's (the kernel drops
+ * them without a close(2), which on FUSE would ask its server). Left
+ * open: when a dropped descriptor is the file's last reference, its
+ * release runs here, and FUSE with writeback caching writes dirty pages
+ * back there and waits for the server (the sender would have dirtied
+ * them through a shared mapping it then unmapped).
+ */
+static ssize_t cd_sender(struct cd_state *s, struct cd_peer *p, bool peek)
+{
+	char cbuf[CMSG_SPACE(sizeof(struct ucred))];
+	char b;
+	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	ssize_t n = recvmsg(s->sock, &mh, MSG_CMSG_CLOEXEC |
+			    (peek ? MSG_PEEK : MSG_DONTWAIT));
+
+	*p = (struct cd_peer){ .pid = 0, .nfd = 0 };
+	if (n >= 0 && !cd_cmsgs(&mh, p))
+		p->pid = 0;
+	return n;
+}
+
+/* Is @p's user's request to be served now (none of theirs hangs)? */
+static bool cd_admit(struct cd_state *s, const struct cd_peer *p)
+{
+	cd_reap(s);
+	for (size_t i = 0; i < s->nhung; i++) {
+		if (s->hung[i].uid == p->uid) {
+			if (s->o.verbose)
+				cd_log("pid %d (uid %u): an earlier request of "
+				       "this user still hangs; ignored", p->pid,
+				       p->uid);
+			return false;
+		}
+	}
+	if (s->nhung == CD_HUNG_MAX) {
+		if (s->o.verbose)
+			cd_log("pid %d (uid %u): %d requests hang; ignored",
+			       p->pid, p->uid, CD_HUNG_MAX);
+		return false;
+	}
+	return p->pid > 0;
+}
+
+/*
+ * One datagram; false when the service stops. The service reads the
+ * user's file through the user's descriptor: on a file system that never
+ * answers (a FUSE server of the user's own), fstat, read and even close
+ * wait uninterruptibly, and the service, which serves one request at a
+ * time, served nobody again. So a child receives and serves each request
+ * within a deadline, the service itself never holding a descriptor of a
+ * user's. Requests stay one at a time (the size accounting and eviction
+ * assume it); one that overruns is abandoned (its child killed: it dies
+ * as soon as its system call returns, before it writes anything), and
+ * its user's requests are dropped while it still hangs, so that no user
+ * holds more than one process here.
+ */
+static bool cd_recv(struct cd_state *s)
+{
+	struct cd_peer p;
+	int st = -1;
+	pid_t pid;
+
+	if (cd_sender(s, &p, true) < 0)
+		return errno == EINTR;
+	if (!cd_admit(s, &p)) {
+		cd_sender(s, &p, false);
+		return true;
+	}
+	pid = fork();
+	if (pid < 0) {
+		cd_log("cannot fork: %s", strerror(errno));
+		cd_sender(s, &p, false);
+		return true;
+	}
+	if (!pid) {
+		s->changed = false;
+		cd_take(s);
+		_exit(s->changed ? 1 : 0);
+	}
+	if (!cd_wait(pid, &st)) {
+		kill(pid, SIGKILL);
+		if (waitpid(pid, NULL, WNOHANG) != pid) {
+			s->hung[s->nhung].pid = pid;
+			s->hung[s->nhung++].uid = p.uid;
+		}
+		cd_log("pid %d (uid %u): the request did not finish within %d s "
+		       "(a file system that does not answer?); abandoned",
+		       p.pid, p.uid, CD_DEADLINE_MS / 1000);
+	} else if (WIFSIGNALED(st)) {
+		/* a module the passes crashed on: the service goes on */
+		cd_log("pid %d (uid %u): the request's child died of signal %d",
+		       p.pid, p.uid, WTERMSIG(st));
+	}
+	/* what the child wrote and evicted, unless it says it did nothing
+	 * (a request for entries that are there: no scan of them all) */
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		s->used = cd_used(s->dfd, UINT32_MAX);
 	return true;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Reading a loaded module from memory only: the runtime's start-up path
- * for modules built by fineibt-cc (docs/runtime.md, "The module index").
+ * for modules built by fineibt-cc (docs/index.md).
  *
  * The program headers (from dl_iterate_phdr) give the segments; the index
  * note crt/index.S put in a PT_NOTE segment gives where the module's

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The module index (docs/runtime.md, "The module index"): an ELF note that
+ * The module index (docs/index.md): an ELF note that
  * fineibt-cc links into every module (crt/index.S) and fills in after the
  * link (driver/index.c), so that the runtime finds a module's kCFI
  * metadata in the loaded image, through its program headers, without

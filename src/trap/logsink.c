@@ -2,7 +2,8 @@
 /*
  * FINEIBT_LOG=syslog[:PATH]: the CFI failure reports of a program whose
  * stderr goes nowhere (a daemon, a service) reach the system log, as the
- * kernel's CFI reports reach its log (docs/traps.md, "The system log").
+ * kernel's CFI reports reach its log (docs/ecosystem.md, "FINEIBT_LOG=syslog:
+ * the system log").
  *
  * syslog(3) is not async-signal-safe (it takes a lock and formats with
  * stdio), and the report is written from the SIGILL handler. So the
