@@ -36,8 +36,10 @@
  * both writable), then moved over it with mremap, as rtlive.c does: no
  * page is ever writable and executable, and another thread sees the old
  * page or the new one. Alone, with signals blocked (every start-up), they
- * are written in place between two mprotects (fi_plt_commit_inplace):
- * read-write and not executable, then read-execute.
+ * are written in place (fi_plt_commit_inplace): through the runtime's
+ * /proc/self/mem descriptor, the text read-execute throughout; without
+ * one, between two mprotects (read-write and not executable, then
+ * read-execute).
  */
 #include <elf.h>
 #include <errno.h>
@@ -413,26 +415,67 @@ static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
 }
 
 /*
+ * Through the kernel (@mem, this process's /proc/self/mem): the fixes in
+ * runs, each run's span (the fixes and the text between them, as it is)
+ * built on this stack and written by one pwrite, as a debugger writes a
+ * breakpoint: the kernel copies the page on write (the one private page a
+ * copy would have made) and the mapping stays read-execute throughout.
+ * libc's and ld.so's entries are one run each (Debian 12's libc: 848
+ * bytes; the buffer is kept small for a dlopen on a small thread stack).
+ * A run holds no page without a fix, so no page is copied for nothing. -EAGAIN when the first
+ * write fails (nothing written: the mprotect path then); a later failure
+ * leaves the runs before it written (each entry whole: a 16-byte entry
+ * never straddles a page), which the next pass finds direct.
+ */
+#define FI_PLT_RUN	1024
+static int fi_plt_commit_mem(int mem, const struct fi_plt_fix *fx, size_t nfx)
+{
+	uint8_t buf[FI_PLT_RUN];
+
+	for (size_t i = 0, j; i < nfx; i = j + 1) {
+		uint64_t lo = fx[i].at, hi;
+		long err;
+
+		for (j = i; j + 1 < nfx; j++) {
+			uint64_t next = fx[j + 1].at;
+
+			if (next + FI_PLT_ENTRY - lo > sizeof(buf) ||
+			    (next & ~(FI_PAGE - 1)) >
+			    (fx[j].at & ~(FI_PAGE - 1)) + FI_PAGE)
+				break;
+		}
+		hi = fx[j].at + FI_PLT_ENTRY;
+		memcpy(buf, fi_plt_at(lo), hi - lo);
+		for (size_t k = i; k <= j; k++)
+			memcpy(buf + (fx[k].at - lo), fx[k].bytes, FI_PLT_ENTRY);
+		err = fi_rt_pwrite(mem, buf, hi - lo, fi_plt_at(lo));
+		if (err)
+			return i ? (int)err : -EAGAIN;
+	}
+	return 0;
+}
+
+/*
  * Alone, signals blocked (fi_plt_pass): the fixes written where the
  * entries are. Each fix is first checked against the text as the copy
  * would be (fi_plt_change_ok: a lazy entry made direct to code, or a
  * .plt.sec entry made to jump to its lazy entry; distinct, in order).
- * Then the pages go read-write, not executable, and read-execute again
- * (direct system calls, rawsys.h); in between this thread runs only the
- * stores below, no call: no code of those pages (the PLT, or a function
- * beside it) runs while they are not executable, and no other task or
- * handler exists. The module must not hold this code (-static-fineibt
- * with partial RELRO: the copy then). No copy, no mremap: the two
- * mprotects and the copy-on-write in one call (MADV_POPULATE_WRITE)
- * instead of a mapping, a move and an unmap, the mapping merged back
- * whole, and the only private page the written one (breaking
- * copy-on-write of a page of the file's, as a copy would have made one
- * anonymous page).
+ * With the runtime's /proc/self/mem descriptor (@mem >= 0, every start-up
+ * where the state is written through the kernel): fi_plt_commit_mem, no
+ * page ever writable in this process. Otherwise the pages go read-write,
+ * not executable, and read-execute again (direct system calls, rawsys.h);
+ * in between this thread runs only the stores below, no call: no code of
+ * those pages (the PLT, or a function beside it) runs while they are not
+ * executable, and no other task or handler exists. The module must not
+ * hold this code then (-static-fineibt with partial RELRO: the copy).
+ * No copy, no mremap either way: the mapping stays whole, and the only
+ * private page the written one (breaking copy-on-write of a page of the
+ * file's, as a copy would have made one anonymous page).
  * -EAGAIN: nothing written (take the copy).
  */
 static int fi_plt_commit_inplace(const struct fi_pltmod *m,
 				 struct fi_plt_fix *fx, size_t nfx,
-				 const uint64_t (*xr)[2], size_t nxr)
+				 const uint64_t (*xr)[2], size_t nxr, int mem)
 {
 	const struct fi_plt_layout l = { m->plt0, m->sec, m->n };
 	uint64_t lo, hi, self = (uint64_t)(uintptr_t)fi_plt_commit_inplace;
@@ -440,23 +483,23 @@ static int fi_plt_commit_inplace(const struct fi_pltmod *m,
 
 	if (err)
 		return err;
-	if ((self >= m->xlo && self < m->xhi) || (self >= lo && self < hi))
-		return -EAGAIN;
 	for (size_t i = 0; i < nfx; i++) {
 		if ((i && fx[i].at <= fx[i - 1].at) ||
 		    !fi_plt_change_ok(&l, fx[i].at, fi_plt_at(fx[i].at),
 				      fx[i].bytes, xr, nxr))
 			return -EBADMSG;
 	}
+	if (mem >= 0 && (err = fi_plt_commit_mem(mem, fx, nfx)) != -EAGAIN)
+		return err;
+	if ((self >= m->xlo && self < m->xhi) || (self >= lo && self < hi))
+		return -EAGAIN;
 	if (fi_sys3(SYS_mprotect, (long)lo, (long)(hi - lo),
 		    PROT_READ | PROT_WRITE))
 		return -EAGAIN;
 	/* The copy-on-write of the pages in one system call, not a fault
-	 * at the first store to each (a trap costs several of the call on
-	 * a virtual machine: docs/bench.md, "Fixed costs: the faults a
-	 * start can take"); refused by a kernel before 5.14, where the
-	 * stores fault as before. */
-	fi_sys3(SYS_madvise, (long)lo, (long)(hi - lo), MADV_POPULATE_WRITE);
+	 * at the first store to each (docs/bench.md, "Fixed costs: the
+	 * faults a start can take"). */
+	fi_prefault_pages((const void *)(uintptr_t)lo, (hi - lo) / FI_PAGE);
 	for (size_t i = 0; i < nfx; i++) {
 		volatile uint64_t *d = (volatile uint64_t *)(uintptr_t)fx[i].at;
 
@@ -553,7 +596,8 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 	}
 	if (r->made) {
 		int err = held && alone ?
-			  fi_plt_commit_inplace(m, fx, nfx, xr, nxr) : -EAGAIN;
+			  fi_plt_commit_inplace(m, fx, nfx, xr, nxr, p->mem) :
+			  -EAGAIN;
 
 		r->inplace = !err;
 		if (err == -EAGAIN)

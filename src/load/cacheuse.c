@@ -484,6 +484,23 @@ bool fi_cache_idle(void)
 	return !fi_cu.nmods;
 }
 
+bool fi_cache_all_hit(struct fi_module *const *m, size_t n)
+{
+	if (!n || fi_cu.nmods != n)
+		return false;
+	for (size_t i = 0; i < fi_cu.nmods; i++) {
+		if (fi_cu.mods[i].fd < 0 || fi_cu.mods[i].stale)
+			return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct fi_cu_mod *r = fi_cu_mod_of(&m[i]->img);
+
+		if (!r || r->fd < 0 || m[i]->img.note.present)
+			return false;
+	}
+	return true;
+}
+
 /* The mapped arrays of @r, unless they were kept. */
 static void fi_cu_unmap(struct fi_cu_mod *r)
 {

@@ -70,6 +70,16 @@ bool fi_cache_take(struct fi_module *m);
  */
 bool fi_cache_idle(void);
 
+/*
+ * Will fi_cache_take map an entry for each of the @n modules of @m, and
+ * fi_cache_finish ask the service nothing (every module this scan
+ * recorded is a hit, none stale)? Then taking them is quick (an mmap and
+ * a seal each; a map that fails after all rewrites that module, inside
+ * the window: correct, only longer with signals blocked), and the scan's
+ * window may stay open through the takes.
+ */
+bool fi_cache_all_hit(struct fi_module *const *m, size_t n);
+
 /* After the scan: the fill request for its misses, descriptors closed. */
 void fi_cache_finish(void);
 

@@ -237,6 +237,10 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		sigfillset(&all);
 		a->p.held = !pthread_sigmask(SIG_SETMASK, &all, &a->old);
 		a->p.alone = a->p.held && fi_live_alone();
+		/* One fstat a pass: the number may have been closed and
+		 * reused since the last window (a daemon closing its
+		 * descriptors). */
+		a->p.mem = a->p.alone ? fi_rt_mem_fd() : -1;
 		a->p.buf = a->mem->fixes;
 		a->p.cap = sizeof(a->mem->fixes);
 	}

@@ -1134,9 +1134,12 @@ static size_t fi_rt_scan_found(bool own)
 	if (!fi_rt_started)
 		fi_rt_config(have_arity, fresh, nfresh);
 	memset(keep, -1, sizeof(keep));
-	/* Nothing to rewrite: the window stays open (fi_rt_keeps_all). */
+	/* Nothing to rewrite: the window stays open (fi_rt_keeps_all), as
+	 * when every module is mapped from the cache (fi_cache_all_hit):
+	 * one window, two rt_sigprocmask and an fstat fewer. */
 	if (batch)
-		kept = fi_rt_keeps_all(fresh, nfresh, keep);
+		kept = fi_rt_keeps_all(fresh, nfresh, keep) ||
+		       fi_cache_all_hit(fresh, nfresh);
 	if (batch && !kept)
 		fi_rt_batch_end(&bsaved);
 	/* Rewritten (or mapped from the cache) with the state read-only ... */

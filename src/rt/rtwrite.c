@@ -223,7 +223,7 @@ static int fi_rt_keep_open(const char *path, int flags, uint64_t *dev,
 	return (int)fd;
 }
 
-static long fi_rt_pwrite(int fd, const void *src, size_t len, const void *dst)
+long fi_rt_pwrite(int fd, const void *src, size_t len, const void *dst)
 {
 	const uint8_t *s = src;
 	uint64_t at = (uint64_t)(uintptr_t)dst;
@@ -277,6 +277,11 @@ static bool fi_rt_own_ok(void)
 
 	return fi_rt_own_here() &&
 	       fi_rt_same_file(w->mem_fd, w->mem_dev, w->mem_ino);
+}
+
+int fi_rt_mem_fd(void)
+{
+	return fi_rt_own_ok() ? fi_rt_store.rt.wr.mem_fd : -1;
 }
 
 /*
@@ -704,7 +709,7 @@ static void fi_rt_fork_child(void)
 static void fi_rt_populate(void)
 {
 	if (!fi_rt_wsetup)
-		fi_sys3(SYS_madvise, (long)&fi_rt_store, 2 * FI_PAGE, MADV_POPULATE_WRITE);
+		fi_prefault_pages(&fi_rt_store, 2);
 }
 
 /*

@@ -388,6 +388,17 @@ static inline void fi_rt_wipe(void *p, size_t n)
  * separately.
  */
 bool fi_rt_own_here(void);
+/*
+ * This process's /proc/self/mem descriptor, asked of the kernel (fstat)
+ * that the number still names it, or -1 (windows mode, a fork child
+ * before its first window, a number the program closed). For a writer
+ * that must change read-only memory outside the runtime's regions with
+ * no window in its own mappings (plt.c, the PLT entries of a start-up).
+ * fi_rt_pwrite() writes @len bytes of @src at @dst through such a
+ * descriptor (EINTR and short writes retried): 0 or -errno.
+ */
+int fi_rt_mem_fd(void);
+long fi_rt_pwrite(int fd, const void *src, size_t len, const void *dst);
 #define fi_rt_batch_begin	fi_rt_write_begin
 #define fi_rt_batch_end		fi_rt_write_end
 /*

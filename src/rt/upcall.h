@@ -80,6 +80,7 @@ struct fi_plt_result {
  */
 struct fi_plt_pass {
 	bool held, alone;
+	int mem;	/* alone: fi_rt_mem_fd(), asked once a pass; else -1 */
 	void *buf;
 	size_t cap;
 };
@@ -89,10 +90,11 @@ struct fi_plt_pass {
  * already bound jump to the slot's value directly (W^X at every instant).
  * With other tasks about (or @p NULL or not @held): through a read-only
  * copy of the entry's pages, verified, then moved over them. Alone, with
- * signals blocked (@p->held, @p->alone): in place, the pages made
- * read-write (not executable) for the writes and read-execute again, each
- * fix checked against the text first; nothing but those stores runs in
- * between. Entries whose slot is not bound yet (lazy), not final, or one
+ * signals blocked (@p->held, @p->alone): in place, each fix checked
+ * against the text first, then written through @p->mem (/proc/self/mem:
+ * the text never writable), or, without it, the pages made read-write
+ * (not executable) for the writes and read-execute again, nothing but
+ * those stores running in between. Entries whose slot is not bound yet (lazy), not final, or one
  * the runtime may still rebind are left as they are. Idempotent. Call
  * with the runtime's lock held, never from a signal handler. @xr: the
  * executable ranges of every loaded module ([lo, hi) pairs, @nxr of

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# cache_calls: the fixed system calls of a start (issue 28: a cache hit or
+# kcfi,norand within a few calls of a plain process). Hello built by
+# fineibt-cc and by plain clang-22, run as nobody under strace -f, its
+# entry filled by a `fineibt cached` of the test's own:
+#  - hit: the text mapped from the cache; up to main's write, one window
+#    (rt_sigprocmask blocking all, then unblocking) for the scan, the
+#    mapping and the registration, and one for the PLT pass: two (three
+#    before the scan's window stayed open through the mapping); no mprotect
+#    makes any page read-write (libc's and ld.so's PLT are written through
+#    /proc/self/mem); at most 93 system calls more than plain's to main
+#    (99 before);
+#  - norand: FINEIBT_CFI=kcfi,norand, no cache: no read-write mprotect
+#    either, at most 72 system calls more than plain's (75 before).
+# Needs root (the service) and setpriv; skips otherwise.
+. "$(dirname "$0")/progs/rt_lib.bash"
+. "$(dirname "$0")/progs/cache_lib.bash"
+
+command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
+cache_setup cache_calls
+
+printf '#include <stdio.h>\nint main(void) { printf("hello, world\\n"); return 0; }\n' >"$T/hello.c"
+{ "$FCC" -O2 -o "$T/hello_fi" "$T/hello.c" &&
+  clang-22 -O2 -o "$T/hello_plain" "$T/hello.c"; } ||
+	{ rt_fail cache-calls-build "cannot build hello"; exit 1; }
+chmod 755 "$T"/hello_*
+
+start_svc || { rt_fail cache-calls-service "$(cat "$T/svc.log")"; exit 1; }
+
+# Until a start maps its entry (the first makes the key and asks, the
+# service fills).
+hit=
+for _ in $(seq 40); do
+	FINEIBT_CFI=auto,debug FINEIBT_CACHE=$D "${NOBODY[@]}" "$T/hello_fi" \
+		>/dev/null 2>"$T/hit.err"
+	grep -q 'mapped from the cache' "$T/hit.err" && { hit=1; break; }
+	sleep 0.1
+done
+[ -n "$hit" ] || { rt_fail cache-calls-hit "no hit: $(cat "$T/hit.err" "$T/svc.log" | tail -5)"; exit 1; }
+
+# trace NAME [VAR=VALUE...] PROG: PROG under strace -f as nobody, with
+# the variables (set for strace, which passes them on: no env traced).
+trace() {
+	local name=$1
+	shift
+	env "${@:1:$#-1}" strace -f -o "$T/$name.trace" -u nobody "${@: -1}" \
+		>"$T/$name.out" 2>/dev/null </dev/null
+}
+
+# count TRACE: "calls windows rw" up to main's write: system calls,
+# windows opened (rt_sigprocmask blocking every signal), mprotects asking
+# for write.
+count() {
+	python3 - "$1" <<'PY'
+import re, sys
+calls = windows = rw = 0
+for l in open(sys.argv[1]):
+    m = re.match(r'(\d+\s+)?(\w+)\((.*)', l)
+    if not m:
+        continue
+    name, args = m.group(2), m.group(3)
+    if name == "write" and "hello" in args:
+        break
+    calls += 1
+    if name == "rt_sigprocmask" and args.startswith("SIG_SETMASK, ~["):
+        windows += 1
+    if name == "mprotect" and "PROT_WRITE" in args:
+        rw += 1
+print(calls, windows, rw)
+PY
+}
+
+trace plain "$T/hello_plain"
+trace hit FINEIBT_CFI=auto FINEIBT_CACHE="$D" "$T/hello_fi"
+trace norand FINEIBT_CFI=kcfi,norand FINEIBT_CACHE=off "$T/hello_fi"
+# kept for a look after the run ($T goes at exit)
+mkdir -p "$RT_OUT/cache_calls"
+cp "$T"/*.trace "$RT_OUT/cache_calls/"
+read -r pc _ _ < <(count "$T/plain.trace")
+read -r hc hw hrw < <(count "$T/hit.trace")
+read -r nc _ nrw < <(count "$T/norand.trace")
+
+if [ "$(cat "$T/hit.out")" = "hello, world" ] && [ "$hw" = 2 ] &&
+   [ "$hrw" = 0 ] && [ $((hc - pc)) -le 93 ]; then
+	rt_pass "cache-calls-hit: $hc system calls to main ($((hc - pc)) over plain's $pc), $hw windows, no read-write mprotect"
+else
+	rt_fail cache-calls-hit "out=$(cat "$T/hit.out") calls=$hc plain=$pc windows=$hw (want 2) rw mprotects=$hrw (want 0)"
+fi
+if [ "$(cat "$T/norand.out")" = "hello, world" ] && [ "$nrw" = 0 ] &&
+   [ $((nc - pc)) -le 72 ]; then
+	rt_pass "cache-calls-norand: $nc system calls to main ($((nc - pc)) over plain's $pc), no read-write mprotect"
+else
+	rt_fail cache-calls-norand "out=$(cat "$T/norand.out") calls=$nc plain=$pc rw mprotects=$nrw (want 0)"
+fi
