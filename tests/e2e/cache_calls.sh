@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# cache_calls: what a module served from the shared text cache costs in
+# system calls (docs/bench.md "Start-up from the shared text cache",
+# docs/runtime.md "Shared text"). A plain executable linked with a
+# fineibt-cc library of 3,000 address-taken functions (bench/gen_big.py:
+# a text of about 64 pages, a relocation for every function's address),
+# run as nobody until its library maps its entry, then under strace:
+#  - the pagemap check of the served text (no page of it private yet) is
+#    one read, not one per 32 pages (src/load/cacheuse.c, the maps
+#    reader's buffer lent to it);
+#  - the hit still runs and says so.
+# Needs root (the service) and setpriv; skips otherwise.
+. "$(dirname "$0")/progs/rt_lib.bash"
+. "$(dirname "$0")/progs/cache_lib.bash"
+command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
+cache_setup cache_calls
+
+python3 "$ROOT/bench/gen_big.py" "$T/gen" 3000 1 >/dev/null &&
+printf 'int gen_main(void);\nint main(void) { return gen_main(); }\n' >"$T/caller.c" &&
+"$FCC" -O1 -fPIC -shared -Dmain=gen_main -o "$T/libgen.so" \
+	"$T/gen/part_00.c" "$T/gen/main.c" &&
+clang-22 -O2 -o "$T/main" "$T/caller.c" -L"$T" -lgen -Wl,-rpath,"$T" ||
+	{ rt_fail cache-calls-build "could not build the library and its caller"; exit 1; }
+chmod 755 "$T/main" "$T/libgen.so"
+HIT='libgen.so: mapped from the cache'
+
+start_svc || { rt_fail cache-calls-service "$(cat "$T/svc.log")"; exit 1; }
+
+# The first start makes the key and asks for the entry, a later one maps it.
+hit=
+for _ in $(seq 40); do
+	if FINEIBT_CFI=auto,debug FINEIBT_CACHE=$D "${NOBODY[@]}" "$T/main" \
+		>"$T/fill.out" 2>"$T/fill.err" && grep -q "$HIT" "$T/fill.err"; then
+		hit=1
+		break
+	fi
+	sleep 0.1
+done
+[ -n "$hit" ] || { rt_fail cache-calls-hit "no hit: $(cat "$T/fill.err" "$T/svc.log" | tail -5)"; exit 1; }
+
+# The hit under strace (-y: each descriptor's path), as nobody.
+# The entry's text is mapped: an mmap of a descriptor in nobody's
+# directory at the library's text.
+FINEIBT_CFI=auto FINEIBT_CACHE=$D strace -f -y -qq -u nobody \
+	-e trace=pread64,mmap -o "$T/hit.trace" "$T/main" \
+	>"$T/hit.out" 2>"$T/hit.err"
+rc=$?
+pm=$(grep -c 'pagemap>' "$T/hit.trace")
+if [ "$rc" = 0 ] && grep -q "PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_FIXED, [0-9]*<$U/[0-9a-f]\{32\}>" "$T/hit.trace" &&
+   grep -qx '3000 functions' "$T/hit.out"; then
+	rt_pass "cache-calls-run: the hit runs"
+else
+	rt_fail cache-calls-run "rc=$rc out='$(cat "$T/hit.out")' err='$(tail -3 "$T/hit.err")' $(grep "$U" "$T/hit.trace" | head -3)"
+fi
+if [ "$pm" = 1 ]; then
+	rt_pass "cache-calls-pagemap: one read of the pagemap for the served text"
+else
+	rt_fail cache-calls-pagemap "$pm reads: $(grep pagemap "$T/hit.trace" | head -3)"
+fi
