@@ -534,14 +534,16 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 	}
 	/* The executable (dl_iterate_phdr names it ""): read through
 	 * /proc/self/exe, the very file we run even if its path was
-	 * replaced since; named by its real path in messages. */
+	 * replaced since; named by its real path in messages, looked up
+	 * only once it is kCFI (a plain executable, which loads kCFI
+	 * libraries, pays no readlink). */
 	exe[0] = '\0';
-	if (!path[0]) {
+	if (!path[0])
 		path = FI_RT_SELF;
-		fi_rt_exe_path(exe, sizeof(exe));
-	}
 	if (!fi_rt_file_has_kcfi(path))
 		return NULL;
+	if (!f->name[0])
+		fi_rt_exe_path(exe, sizeof(exe));
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;

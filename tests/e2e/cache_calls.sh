@@ -8,6 +8,8 @@
 #  - the pagemap check of the served text (no page of it private yet) is
 #    one read, not one per 32 pages (src/load/cacheuse.c, the maps
 #    reader's buffer lent to it);
+#  - the plain executable is looked at without a readlink of
+#    /proc/self/exe (its name is wanted only once it is kCFI);
 #  - the hit still runs and says so.
 # Needs root (the service) and setpriv; skips otherwise.
 . "$(dirname "$0")/progs/rt_lib.bash"
@@ -38,14 +40,16 @@ for _ in $(seq 40); do
 done
 [ -n "$hit" ] || { rt_fail cache-calls-hit "no hit: $(cat "$T/fill.err" "$T/svc.log" | tail -5)"; exit 1; }
 
-# The hit under strace (-y: each descriptor's path), as nobody.
+# The hit under strace (-y: each descriptor's path), as nobody, without
+# debug (its messages name the executable: a readlink then is theirs).
 # The entry's text is mapped: an mmap of a descriptor in nobody's
 # directory at the library's text.
 FINEIBT_CFI=auto FINEIBT_CACHE=$D strace -f -y -qq -u nobody \
-	-e trace=pread64,mmap -o "$T/hit.trace" "$T/main" \
+	-e trace=pread64,readlink,readlinkat,mmap -o "$T/hit.trace" "$T/main" \
 	>"$T/hit.out" 2>"$T/hit.err"
 rc=$?
 pm=$(grep -c 'pagemap>' "$T/hit.trace")
+rl=$(grep -c 'readlink.*"/proc/self/exe"' "$T/hit.trace")
 if [ "$rc" = 0 ] && grep -q "PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_FIXED, [0-9]*<$U/[0-9a-f]\{32\}>" "$T/hit.trace" &&
    grep -qx '3000 functions' "$T/hit.out"; then
 	rt_pass "cache-calls-run: the hit runs"
@@ -56,4 +60,9 @@ if [ "$pm" = 1 ]; then
 	rt_pass "cache-calls-pagemap: one read of the pagemap for the served text"
 else
 	rt_fail cache-calls-pagemap "$pm reads: $(grep pagemap "$T/hit.trace" | head -3)"
+fi
+if [ "$rl" = 0 ]; then
+	rt_pass "cache-calls-exe: no readlink of /proc/self/exe for a plain executable"
+else
+	rt_fail cache-calls-exe "$(grep readlink "$T/hit.trace" | head -3)"
 fi
