@@ -102,6 +102,8 @@ static struct {
 	char root[FI_CACHE_ROOT_MAX];
 	bool say;			/* debug lines */
 	bool maps_read;			/* the maps reader's buffer is mapped */
+	uint64_t *lent;			/* fi_cache_lend's scratch */
+	size_t nlent;
 } fi_cu = { .dir = { .fd = -1 }, .pm = -2 };
 
 static void fi_cu_no(const char *why)
@@ -223,6 +225,12 @@ static void fi_cu_where_find(const struct fi_rt_found *f, size_t n,
 	}
 	fi_cu.nwhere = k;
 	free(lo);
+}
+
+void fi_cache_lend(uint64_t *buf, size_t cap)
+{
+	fi_cu.lent = buf;
+	fi_cu.nlent = buf ? cap : 0;
 }
 
 void fi_cache_scan_begin(const struct fi_rt_found *f, size_t n,
@@ -406,11 +414,14 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 		fi_cu.pm = (int)fi_sys_open("/proc/self/pagemap",
 					O_RDONLY | O_CLOEXEC, 0);
 	/* One read of the pagemap for a text of up to 2 MiB, into the
-	 * maps reader's buffer once a read of the maps mapped its page
-	 * (not a fault of its own: otherwise the stack's, 32 pages a read). */
+	 * maps reader's buffer once a read of the maps mapped its page, or
+	 * the scan's own page (fi_cache_lend): not a fault of its own.
+	 * Otherwise the stack's, 32 pages a read. */
 	buf = fi_cu.maps_read ? fi_cache_scratch(&cap) : NULL;
-	if (!buf)
-		cap = 0;
+	if (!buf) {
+		buf = fi_cu.lent;
+		cap = fi_cu.nlent;
+	}
 	if (!fi_live_pages_clean_in(fi_cu.pm, r->lo, r->len, buf, cap)) {
 		r->im = NULL;
 		return fi_cu_pass(r, path, "a page of its text is private "
@@ -633,6 +644,7 @@ void fi_cache_finish(void)
 	if (fi_cu.pm >= 0)
 		fi_sys3(SYS_close, fi_cu.pm, 0, 0);
 	fi_cu.pm = -2;
+	fi_cache_lend(NULL, 0);
 	fi_cu.mode = FI_CU_OFF;
 	memset(&fi_cu.key, 0, sizeof(fi_cu.key));
 }

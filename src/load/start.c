@@ -1047,6 +1047,24 @@ fi_rt_cache_begin(const uint64_t *news)
 }
 
 /*
+ * The rest of the scan area's page after this scan's arrays (from @end),
+ * lent to the cache's lookup for the pagemap's entries: the scan wrote
+ * its first modules on that page, so it is mapped, and reading into it
+ * takes no fault of its own (src/load/cacheuse.c).
+ */
+static void fi_rt_cache_lend(void *end)
+{
+	uintptr_t at = ((uintptr_t)end + 7) & ~(uintptr_t)7;
+	uintptr_t page = ((uintptr_t)fi_scan.bytes | 4095) + 1;
+	uintptr_t lim = (uintptr_t)(fi_scan.bytes + FI_SCAN_BYTES);
+
+	if (lim > page)
+		lim = page;
+	fi_cache_lend(at < lim ? (uint64_t *)at : NULL,
+		      at < lim ? (lim - at) / 8 : 0);
+}
+
+/*
  * Walk the loaded modules, open the new ones, and (after the first walk
  * has settled the mode) rewrite and register every new kCFI module.
  * Returns the number of modules taken.
@@ -1084,6 +1102,7 @@ static size_t fi_rt_scan_found(bool own)
 	}
 	/* Stale entries first: a new module may have taken their key. */
 	fi_rt_forget_dead(alive, stale);
+	fi_rt_cache_lend(fresh + fi_nfound);
 	fi_rt_cache_begin(news);
 	nnew = 0;
 	for (size_t i = 0; i < fi_nfound; i++) {

@@ -10,6 +10,8 @@
 #    reader's buffer lent to it);
 #  - the plain executable is looked at without a readlink of
 #    /proc/self/exe (its name is wanted only once it is kCFI);
+#  - the same for an executable of those functions built by fineibt-cc
+#    (no read of the maps: the scan's own page lent for the entries);
 #  - the hit still runs and says so.
 # Needs root (the service) and setpriv; skips otherwise.
 . "$(dirname "$0")/progs/rt_lib.bash"
@@ -21,9 +23,10 @@ python3 "$ROOT/bench/gen_big.py" "$T/gen" 3000 1 >/dev/null &&
 printf 'int gen_main(void);\nint main(void) { return gen_main(); }\n' >"$T/caller.c" &&
 "$FCC" -O1 -fPIC -shared -Dmain=gen_main -o "$T/libgen.so" \
 	"$T/gen/part_00.c" "$T/gen/main.c" &&
-clang-22 -O2 -o "$T/main" "$T/caller.c" -L"$T" -lgen -Wl,-rpath,"$T" ||
+clang-22 -O2 -o "$T/main" "$T/caller.c" -L"$T" -lgen -Wl,-rpath,"$T" &&
+"$FCC" -O1 -o "$T/genexe" "$T/gen/part_00.c" "$T/gen/main.c" ||
 	{ rt_fail cache-calls-build "could not build the library and its caller"; exit 1; }
-chmod 755 "$T/main" "$T/libgen.so"
+chmod 755 "$T/main" "$T/libgen.so" "$T/genexe"
 HIT='libgen.so: mapped from the cache'
 
 start_svc || { rt_fail cache-calls-service "$(cat "$T/svc.log")"; exit 1; }
@@ -65,4 +68,25 @@ if [ "$rl" = 0 ]; then
 	rt_pass "cache-calls-exe: no readlink of /proc/self/exe for a plain executable"
 else
 	rt_fail cache-calls-exe "$(grep readlink "$T/hit.trace" | head -3)"
+fi
+
+# The executable: its hit, then one pagemap read under strace.
+hit=
+for _ in $(seq 40); do
+	if FINEIBT_CFI=auto,debug FINEIBT_CACHE=$D "${NOBODY[@]}" "$T/genexe" \
+		>"$T/efill.out" 2>"$T/efill.err" && grep -q "genexe: mapped from the cache" "$T/efill.err"; then
+		hit=1
+		break
+	fi
+	sleep 0.1
+done
+FINEIBT_CFI=auto FINEIBT_CACHE=$D strace -f -y -qq -u nobody \
+	-e trace=pread64,mmap -o "$T/ehit.trace" "$T/genexe" >"$T/ehit.out" 2>"$T/ehit.err"
+rc=$?
+pm=$(grep -c 'pagemap>' "$T/ehit.trace")
+if [ -n "$hit" ] && [ "$rc" = 0 ] && [ "$pm" = 1 ] && grep -qx '3000 functions' "$T/ehit.out" &&
+   grep -q "PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_FIXED, [0-9]*<$U/[0-9a-f]\{32\}>" "$T/ehit.trace"; then
+	rt_pass "cache-calls-exe-pagemap: one read of the pagemap for a served executable's text"
+else
+	rt_fail cache-calls-exe-pagemap "hit=$hit rc=$rc reads=$pm $(tail -2 "$T/efill.err")"
 fi
