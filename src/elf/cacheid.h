@@ -30,7 +30,7 @@
 #define FI_CACHE_NAME_LEN	32	/* hex digits of an entry's name */
 #define FI_BUILD_ID_MAX		64
 /* Bumped whenever what an entry holds, or how it is named, changes. */
-#define FI_CACHE_FORMAT		3
+#define FI_CACHE_FORMAT		4
 
 /*
  * A module's file and text segment, as the kernel mapped them: device and
@@ -88,13 +88,16 @@ struct fi_cache_rec {
  * module points into them (docs/protection.md "The shared text cache").
  * The arrays' offsets are from this header (0: none).
  */
-#define FI_CACHE_REGS_MAGIC	"FIBTREG1"
+#define FI_CACHE_REGS_MAGIC	"FIBTREG2"
 struct fi_cache_regs {
 	char magic[8];
 	uint64_t func_base;
 	uint64_t text_lo, text_hi;	/* link-time range the bits cover */
 	uint32_t nfunc, nfp, coarse_words, mode;
 	uint32_t func_off_at, func_arity_at, fp_at, coarse_at;
+	/* fi_fp_hash of the entry's text at the fp_at sample: what a
+	 * process mapping the entry registers without reading its text */
+	uint64_t fp;
 };
 
 /* Bytes of a record of @nfuncs and @ncalls. */

@@ -288,6 +288,22 @@ static bool fi_next_own_slot(const struct dl_phdr_info *info, void **slot,
 			     slot == (void **)n->slot[1]);
 }
 
+/*
+ * The first relocation of [@r, @end) that may bind a symbol through a
+ * GOT slot (GLOB_DAT or JUMP_SLOT), or @end. Its own loop, not inlined: a
+ * load and a compare an entry, where a library whose tables take the
+ * addresses of its exported functions has thousands of R_X86_64_64
+ * relocations to pass.
+ */
+static __attribute__((noinline)) const ElfW(Rela) *
+fi_bind_next(const ElfW(Rela) *r, const ElfW(Rela) *end)
+{
+	/* 6 or 7 in one compare (the caller passes symbol 0) */
+	while (r < end && ((uint32_t)r->r_info | 1) != R_X86_64_JUMP_SLOT)
+		r++;
+	return r;
+}
+
 static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct dl_find_object fo;
@@ -331,13 +347,16 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	 * thousands of them.
 	 */
 	for (int t = 0; t < 2; t++) {
-		for (size_t i = t ? 0 : d.nrelative; d.rel[t] && i < d.nrel[t]; i++) {
-			const ElfW(Rela) *r = &d.rel[t][i];
-			unsigned int type = ELF64_R_TYPE(r->r_info);
+		const ElfW(Rela) *r, *end;
+
+		if (!d.rel[t] || (!t && d.nrelative >= d.nrel[0]))
+			continue;
+		end = d.rel[t] + d.nrel[t];
+		for (r = d.rel[t] + (t ? 0 : d.nrelative);
+		     (r = fi_bind_next(r, end)) < end; r++) {
 			void **slot, *to;
 
-			if ((type != R_X86_64_JUMP_SLOT &&
-			     type != R_X86_64_GLOB_DAT) || !ELF64_R_SYM(r->r_info))
+			if (!ELF64_R_SYM(r->r_info))
 				continue;
 			to = fi_bind_target(d.str + d.sym[ELF64_R_SYM(r->r_info)].st_name);
 			slot = (void **)(info->dlpi_addr + r->r_offset);

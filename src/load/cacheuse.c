@@ -101,6 +101,9 @@ static struct {
 	size_t nmods, cap;
 	char root[FI_CACHE_ROOT_MAX];
 	bool say;			/* debug lines */
+	bool maps_read;			/* the maps reader's buffer is mapped */
+	uint64_t *lent;			/* fi_cache_lend's scratch */
+	size_t nlent;
 } fi_cu = { .dir = { .fd = -1 }, .pm = -2 };
 
 static void fi_cu_no(const char *why)
@@ -214,6 +217,7 @@ static void fi_cu_where_find(const struct fi_rt_found *f, size_t n,
 	}
 	/* One read of /proc/self/maps for every library of the scan. */
 	if (k && !fi_cache_maps_find(lo, k, lo + n + 1, lo + 2 * n + 2)) {
+		fi_cu.maps_read = true;
 		for (size_t i = 0; i < k; i++) {
 			fi_cu.where[i].dev = lo[n + 1 + i];
 			fi_cu.where[i].ino = lo[2 * n + 2 + i];
@@ -221,6 +225,12 @@ static void fi_cu_where_find(const struct fi_rt_found *f, size_t n,
 	}
 	fi_cu.nwhere = k;
 	free(lo);
+}
+
+void fi_cache_lend(uint64_t *buf, size_t cap)
+{
+	fi_cu.lent = buf;
+	fi_cu.nlent = buf ? cap : 0;
 }
 
 void fi_cache_scan_begin(const struct fi_rt_found *f, size_t n,
@@ -370,8 +380,8 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 	struct fi_cu_mod *r;
 	const struct fi_cache_regs *regs;
 	struct fi_cache_rec rec;
-	uint64_t dev, ino;
-	size_t len;
+	uint64_t dev, ino, *buf;
+	size_t len, cap;
 	int fd;
 
 	if (fi_cu.mode == FI_CU_OFF || !fi_cu_mode_cached() ||
@@ -403,7 +413,16 @@ int fi_cache_open(struct fi_image *im, const char *path, uint64_t bias,
 	if (fi_cu.pm == -2)
 		fi_cu.pm = (int)fi_sys_open("/proc/self/pagemap",
 					O_RDONLY | O_CLOEXEC, 0);
-	if (!fi_live_pages_clean(fi_cu.pm, r->lo, r->len)) {
+	/* One read of the pagemap for a text of up to 2 MiB, into the
+	 * maps reader's buffer once a read of the maps mapped its page, or
+	 * the scan's own page (fi_cache_lend): not a fault of its own.
+	 * Otherwise the stack's, 32 pages a read. */
+	buf = fi_cu.maps_read ? fi_cache_scratch(&cap) : NULL;
+	if (!buf) {
+		buf = fi_cu.lent;
+		cap = fi_cu.nlent;
+	}
+	if (!fi_live_pages_clean_in(fi_cu.pm, r->lo, r->len, buf, cap)) {
 		r->im = NULL;
 		return fi_cu_pass(r, path, "a page of its text is private "
 				  "already (a breakpoint, a uprobe?)");
@@ -642,6 +661,7 @@ void fi_cache_finish(void)
 	if (fi_cu.pm >= 0)
 		fi_sys3(SYS_close, fi_cu.pm, 0, 0);
 	fi_cu.pm = -2;
+	fi_cache_lend(NULL, 0);
 	fi_cu.mode = FI_CU_OFF;
 	memset(&fi_cu.key, 0, sizeof(fi_cu.key));
 }

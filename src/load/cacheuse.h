@@ -26,6 +26,13 @@
  * follow the state. Then where each new library's text is mapped
  * (/proc/self/maps, one read).
  */
+/*
+ * Scratch for the scan's pagemap reads: @cap 64-bit entries at @buf, on
+ * a page the scan has touched already (NULL: none). Lent until
+ * fi_cache_finish.
+ */
+void fi_cache_lend(uint64_t *buf, size_t cap);
+
 void fi_cache_scan_begin(const struct fi_rt_found *f, size_t n,
 			 const uint64_t *news, const struct fineibt_config *cfg,
 			 bool secure);

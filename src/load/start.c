@@ -38,6 +38,7 @@
 
 #include "ctor.h"
 #include "fineibt.h"
+#include "cacheid.h"
 #include "cacheuse.h"
 #include "imgindex.h"
 #include "jit.h"
@@ -147,52 +148,44 @@ static const struct fi_module *fi_rt_registered(const struct fi_module *m)
 	return m;
 }
 
-/* One word into the fingerprint: multiply and fold (a bijection of @h for
- * each @w, whose high bits reach the low ones). */
-static inline uint64_t fi_fp_mix(uint64_t h, uint64_t w)
-{
-	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 32);
-}
-
 /*
- * A hash of the live bytes of every sampled site of @m, read as words (8,
- * 8 and 4 bytes of each 20-byte window, not byte by byte: gawk's 256
- * sampled sites 28.9k -> 15.1k instructions at start-up): after a dlclose,
- * tells the module we rewrote from a new one mapped at the same address
- * (whose sites are back in compiler form).
+ * A hash of the live bytes of every sampled site of @m (fi_fp_hash, read
+ * as words: gawk's 256 sampled sites 28.9k -> 15.1k instructions at
+ * start-up): after a dlclose, tells the module we rewrote from a new one
+ * mapped at the same address (whose sites are back in compiler form).
  */
 static uint64_t fi_rt_fingerprint(const struct fi_module *m)
 {
 	const struct fi_module *r = fi_rt_registered(m);
-	const struct fi_image *im = &r->img;
-	uint64_t h = 0xcbf29ce484222325ULL, own[FI_FP_SITES];
+	uint64_t own[FI_FP_SITES];
 	const uint64_t *sample = r->fp_site;
 	size_t n = r->nfp;
 
-	_Static_assert(FI_CALLSITE_SIZE == 20, "the fingerprint reads 8+8+4 bytes");
 	/* Not registered: its image still has the sites. */
 	if (!sample) {
-		n = fi_fp_sample(im, own);
+		n = fi_fp_sample(&r->img, own);
 		sample = own;
 	}
-	for (size_t i = 0; i < n; i++) {
-		uint64_t a = sample[i] & ~FI_FP_CALL, w0, w1;
-		const uint8_t *p = fi_image_text(im, a, FI_CALLSITE_SIZE);
-		uint32_t w2;
+	return fi_fp_hash(&r->img, sample, n);
+}
 
-		if (!p)
-			continue;
-		memcpy(&w0, p, 8);
-		memcpy(&w1, p + 8, 8);
-		memcpy(&w2, p + 16, 4);
-		/* A call site's first 6 bytes change when foreign.c opens it:
-		 * of the first word, only bytes 6 and 7 count. */
-		if (sample[i] & FI_FP_CALL)
-			w0 >>= 48;
-		h = fi_fp_mix(fi_fp_mix(fi_fp_mix(h, w0), w1), w2);
-	}
-	return h;
+/*
+ * The fingerprint @m registers with. Mapped from a cache entry, its text
+ * is the entry's, whose fingerprint the service stored with the arrays
+ * (src/offline/cachefill.c): taken from there, not read from pages of the
+ * text the program may never touch (a fault each of the sample's runs,
+ * 4 on the 8,000-function library). Later checks (fi_rt_same) read the
+ * live bytes.
+ */
+static uint64_t fi_rt_fingerprint_first(const struct fi_module *m)
+{
+	const struct fi_module *r = fi_rt_registered(m);
+	const struct fi_cache_regs *h = r->regs;
+
+	if (h && r->fp_site == (const uint64_t *)((const uint8_t *)h + h->fp_at) &&
+	    r->nfp == h->nfp)
+		return h->fp;
+	return fi_rt_fingerprint(m);
 }
 
 /*
@@ -534,14 +527,16 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 	}
 	/* The executable (dl_iterate_phdr names it ""): read through
 	 * /proc/self/exe, the very file we run even if its path was
-	 * replaced since; named by its real path in messages. */
+	 * replaced since; named by its real path in messages, looked up
+	 * only once it is kCFI (a plain executable, which loads kCFI
+	 * libraries, pays no readlink). */
 	exe[0] = '\0';
-	if (!path[0]) {
+	if (!path[0])
 		path = FI_RT_SELF;
-		fi_rt_exe_path(exe, sizeof(exe));
-	}
 	if (!fi_rt_file_has_kcfi(path))
 		return NULL;
+	if (!f->name[0])
+		fi_rt_exe_path(exe, sizeof(exe));
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
@@ -1052,6 +1047,24 @@ fi_rt_cache_begin(const uint64_t *news)
 }
 
 /*
+ * The rest of the scan area's page after this scan's arrays (from @end),
+ * lent to the cache's lookup for the pagemap's entries: the scan wrote
+ * its first modules on that page, so it is mapped, and reading into it
+ * takes no fault of its own (src/load/cacheuse.c).
+ */
+static void fi_rt_cache_lend(void *end)
+{
+	uintptr_t at = ((uintptr_t)end + 7) & ~(uintptr_t)7;
+	uintptr_t page = ((uintptr_t)fi_scan.bytes | 4095) + 1;
+	uintptr_t lim = (uintptr_t)(fi_scan.bytes + FI_SCAN_BYTES);
+
+	if (lim > page)
+		lim = page;
+	fi_cache_lend(at < lim ? (uint64_t *)at : NULL,
+		      at < lim ? (lim - at) / 8 : 0);
+}
+
+/*
  * Walk the loaded modules, open the new ones, and (after the first walk
  * has settled the mode) rewrite and register every new kCFI module.
  * Returns the number of modules taken.
@@ -1089,6 +1102,7 @@ static size_t fi_rt_scan_found(bool own)
 	}
 	/* Stale entries first: a new module may have taken their key. */
 	fi_rt_forget_dead(alive, stale);
+	fi_rt_cache_lend(fresh + fi_nfound);
 	fi_rt_cache_begin(news);
 	nnew = 0;
 	for (size_t i = 0; i < fi_nfound; i++) {
@@ -1160,7 +1174,7 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_register(fresh[i]);
 		c = fi_rt_module_of(fresh[i]);
 		fi_scan_new[i].mod = c;
-		fi_scan_new[i].fp = fi_rt_fingerprint(c ? c : fresh[i]);
+		fi_scan_new[i].fp = fi_rt_fingerprint_first(c ? c : fresh[i]);
 	}
 	if (nfresh)
 		fi_rt_seen_set(fi_scan_new, nfresh);

@@ -340,6 +340,11 @@ static int fi_cf_regs(const struct fi_image *im, const struct fi_cache_conf *con
 	h.coarse_at = (uint32_t)(uintptr_t)c.coarse_bits;
 	if (!h.coarse_at)
 		h.coarse_words = 0;
+	/* The rewritten text's fingerprint at the sample laid out (the
+	 * image is the rewritten copy, at @bias): the one a process would
+	 * read from the entry's text. */
+	h.fp = fi_fp_hash(im, (const uint64_t *)(const void *)(buf + start + h.fp_at),
+			  h.fp_at ? h.nfp : 0);
 	memcpy(buf + start, &h, sizeof(h));
 	memcpy(&rec, buf + at, sizeof(rec));
 	off = start - at;

@@ -258,6 +258,38 @@ size_t fi_fp_sample(const struct fi_image *im, uint64_t *out)
 	return k;
 }
 
+/* One word into the fingerprint: multiply and fold (a bijection of @h for
+ * each @w, whose high bits reach the low ones). */
+static inline uint64_t fi_fp_mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 32);
+}
+
+uint64_t fi_fp_hash(const struct fi_image *im, const uint64_t *sample, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	_Static_assert(FI_CALLSITE_SIZE == 20, "the fingerprint reads 8+8+4 bytes");
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = sample[i] & ~FI_FP_CALL, w0, w1;
+		const uint8_t *p = fi_image_text(im, a, FI_CALLSITE_SIZE);
+		uint32_t w2;
+
+		if (!p)
+			continue;
+		memcpy(&w0, p, 8);
+		memcpy(&w1, p + 8, 8);
+		memcpy(&w2, p + 16, 4);
+		/* A call site's first 6 bytes change when foreign.c opens it:
+		 * of the first word, only bytes 6 and 7 count. */
+		if (sample[i] & FI_FP_CALL)
+			w0 >>= 48;
+		h = fi_fp_mix(fi_fp_mix(fi_fp_mix(h, w0), w1), w2);
+	}
+	return h;
+}
+
 /*
  * What the registered copy keeps of @im's sites: 5 bytes per preamble
  * (offset, arity) and the fingerprint's sample, instead of 16 bytes per

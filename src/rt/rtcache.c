@@ -324,9 +324,17 @@ static size_t fi_maps_line(char *line, const uint64_t *lo, size_t n,
 
 /*
  * Not on the stack: a thread with a small stack may dlopen (its scan runs
- * under the runtime's lock, one at a time).
+ * under the runtime's lock, one at a time). Once a read has filled it,
+ * its page is mapped: a scan then borrows it for the pagemap's entries
+ * (fi_cache_scratch) instead of taking a fault on a page of its own.
  */
-static char fi_maps_buf[4096];
+static char fi_maps_buf[4096] __attribute__((aligned(8)));
+
+uint64_t *fi_cache_scratch(size_t *cap)
+{
+	*cap = sizeof(fi_maps_buf) / sizeof(uint64_t);
+	return (uint64_t *)(void *)fi_maps_buf;
+}
 
 int fi_cache_maps_find_in(int fd, const uint64_t *lo, size_t n,
 			  uint64_t *dev, uint64_t *ino)
@@ -343,7 +351,6 @@ int fi_cache_maps_find_in(int fd, const uint64_t *lo, size_t n,
 	while (found < n && (got = fi_sys3(SYS_read, fd, (long)(buf + have),
 					   (long)(sizeof(fi_maps_buf) - have))) > 0) {
 		char *p = buf, *end = buf + have + got, *nl;
-
 		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
 			*nl = '\0';
 			if (!skip)

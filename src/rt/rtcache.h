@@ -68,6 +68,13 @@ int fi_cache_maps_find_in(int fd, const uint64_t *lo, size_t n,
 			  uint64_t *dev, uint64_t *ino);
 
 /*
+ * The maps reader's buffer (*@cap 64-bit entries): scratch for a scan
+ * under the runtime's lock between two reads of the maps. Its page is
+ * mapped only once a read of the maps has filled it.
+ */
+uint64_t *fi_cache_scratch(size_t *cap);
+
+/*
  * Open entry @name of @d for a module of identity @id: a regular file
  * owned by root, mode 0444, one link, on @d's file system, holding a copy
  * of the module's file (@id->size bytes, rounded up to a page), its site

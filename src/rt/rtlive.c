@@ -569,23 +569,31 @@ static void fi_inplace_close(struct fi_scratch *sc, size_t n)
 }
 
 /*
- * 128 KiB of text a read (sqlite's 240 pages: 8 reads). Its buffer is
- * small and it is not inlined: it runs in a dlopen on whatever stack the
- * caller's thread has (a thread with a 16 KiB stack dlopens:
- * protect_stack, cache.sh; with 1 KiB here, the cache's lookup read past
- * the end of such a stack, the kernel answered EFAULT and the module
- * counted as "not clean").
+ * 128 KiB of text a read with the stack's buffer (sqlite's 240 pages: 8
+ * reads). That buffer is small and the function is not inlined: it runs
+ * in a dlopen on whatever stack the caller's thread has (a thread with a
+ * 16 KiB stack dlopens: protect_stack, cache.sh; with 1 KiB here, the
+ * cache's lookup read past the end of such a stack, the kernel answered
+ * EFAULT and the module counted as "not clean"). A caller with a larger
+ * buffer whose pages are mapped already passes it as @buf (@cap entries):
+ * one read for a text of up to @cap pages.
  */
-__attribute__((noinline)) bool fi_live_pages_clean(int pm, uint64_t a,
-						   uint64_t len)
+__attribute__((noinline)) bool fi_live_pages_clean_in(int pm, uint64_t a,
+						      uint64_t len,
+						      uint64_t *buf,
+						      size_t cap)
 {
-	uint64_t e[32], first = a / FI_PAGE;
+	uint64_t own[32], first = a / FI_PAGE, *e = buf;
 	size_t n = len / FI_PAGE;
 
 	if (pm < 0)
 		return false;
-	for (size_t i = 0; i < n; i += 32) {
-		size_t k = n - i < 32 ? n - i : 32;
+	if (!e || cap < 32) {
+		e = own;
+		cap = 32;
+	}
+	for (size_t i = 0; i < n; i += cap) {
+		size_t k = n - i < cap ? n - i : cap;
 
 		if (fi_sys6(SYS_pread64, pm, (long)e, (long)(k * 8),
 			    (long)((first + i) * 8), 0, 0) != (long)(k * 8))
@@ -597,6 +605,11 @@ __attribute__((noinline)) bool fi_live_pages_clean(int pm, uint64_t a,
 		}
 	}
 	return true;
+}
+
+bool fi_live_pages_clean(int pm, uint64_t a, uint64_t len)
+{
+	return fi_live_pages_clean_in(pm, a, len, NULL, 0);
 }
 
 /* The mapped pages of @len bytes at @a dropped if they are the file's own

@@ -67,6 +67,10 @@ int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
  * breakpoint)? /proc/self/pagemap, @pm; false when it cannot be read.
  */
 bool fi_live_pages_clean(int pm, uint64_t a, uint64_t len);
+/* The same, read into @buf (@cap entries, its pages mapped: NULL for the
+ * stack's 32) in as few reads as it holds. */
+bool fi_live_pages_clean_in(int pm, uint64_t a, uint64_t len, uint64_t *buf,
+			    size_t cap);
 
 /* Run-time [lo, hi) covering the executable views of live @im. */
 void fi_live_text_range(const struct fi_image *im, uint64_t *lo,

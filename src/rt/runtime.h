@@ -86,6 +86,14 @@ struct fi_module {
 #define FI_FP_SITES	256
 #define FI_FP_CALL	(1ull << 63)
 size_t fi_fp_sample(const struct fi_image *im, uint64_t *out);
+/*
+ * The fingerprint of @im's text at the @n sampled sites @sample (a hash
+ * of their live bytes, read as words: 8, 8 and 4 bytes of each 20-byte
+ * window; of a call site's first word only bytes 6 and 7). The cache
+ * service stores the one of an entry's text in its registered arrays'
+ * header (struct fi_cache_regs), so that a hit does not read the pages.
+ */
+uint64_t fi_fp_hash(const struct fi_image *im, const uint64_t *sample, size_t n);
 
 /*
  * The registered arrays of @m (func_off, func_arity, fp_site, coarse_bits,

@@ -71,12 +71,21 @@ dump binary memory OUT.off $m->func_off $m->func_off + $m->nfunc
 dump binary memory OUT.arity $m->func_arity $m->func_arity + $m->nfunc
 dump binary memory OUT.fp $m->fp_site $m->fp_site + $m->nfp
 dump binary memory OUT.coarse $m->coarse_bits $m->coarse_bits + $w
+set $j = 0
+set $sfp = 0
+while $j < sizeof($rt->seen) / sizeof($rt->seen[0])
+  if $rt->seen[$j].mod == $m && $rt->seen[$j].fp_set
+    set $sfp = $rt->seen[$j].fp
+  end
+  set $j = $j + 1
+end
+printf "fp %#lx\n", $sfp
 '
-# gdb_regs NAME: GDB_REGS on WPID, its two lines into $T/NAME.gdb.
+# gdb_regs NAME: GDB_REGS on WPID, its three lines into $T/NAME.gdb.
 gdb_regs() {
 	printf '%s\n' "${GDB_REGS//OUT/$T/$1}" >"$T/$1.cmd"
-	gdb -batch -nx -p "$WPID" -x "$T/$1.cmd" 2>&1 |
-		grep -E '^(counts|at) ' >"$T/$1.gdb"
+	gdb -batch -nx -p "$WPID" -x "$T/$1.cmd" >"$T/$1.gdbraw" 2>&1
+	grep -E '^(counts|at|fp) ' "$T/$1.gdbraw" >"$T/$1.gdb"
 }
 # in_map ADDR(hex) MAPS-LINE...: is ADDR in one of the lines' ranges?
 in_map() {
@@ -144,6 +153,33 @@ if $have_gdb; then
 		fi
 	}
 	same_as_own hit auto
+
+	# The fingerprint a hit registers is the one the service stored in
+	# the arrays' header (struct fi_cache_regs: fp after 64 bytes), not
+	# read from the text's pages, and the one a miss of the same key
+	# reads from its own rewrite (the entry's text, byte for byte).
+	hfp=$(python3 - "$E" "$(stat -c %s "$P")" <<'EOF'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+copy = (int(sys.argv[2]) + 4095) & ~4095
+regs = copy + struct.unpack_from("<Q", b, copy + 64)[0]
+print("%#x" % struct.unpack_from("<Q", b, regs + 64)[0])
+EOF
+)
+	mv "$E" "$T/entry.aside"
+	run_wait miss auto "$P" wait
+	gdb_regs miss
+	wait_go
+	mv -f "$T/entry.aside" "$E"
+	fp_hit=$(awk '/^fp /{print $2}' "$T/hit.gdb")
+	fp_miss=$(awk '/^fp /{print $2}' "$T/miss.gdb")
+	if [ "$WRC" = 0 ] && grep -q "no entry yet; rewritten privately" "$T/miss.err" &&
+	   [ -n "$fp_hit" ] && [ "$fp_hit" != 0x0 ] && [ "$fp_hit" = "$hfp" ] &&
+	   [ "$fp_hit" = "$fp_miss" ]; then
+		rt_pass "cache-regs-fp: a hit registers the entry's stored fingerprint, a miss's own"
+	else
+		rt_fail cache-regs-fp "hit=$fp_hit stored=$hfp miss=$fp_miss $(cat "$T/miss.err") $(tail -5 "$T/hit.gdbraw")"
+	fi
 	# FineIBT's bitmap marks each preamble too: a mode of its own entry.
 	n0=$(ls "$U" | grep -cE '^[0-9a-f]{32}$')
 	FINEIBT_CFI=fineibt FINEIBT_CACHE=$D "${NOBODY[@]}" "$P" run >/dev/null 2>&1
