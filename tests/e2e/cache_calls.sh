@@ -29,13 +29,7 @@ start_svc || { rt_fail cache-calls-service "$(cat "$T/svc.log")"; exit 1; }
 
 # Until a start maps its entry (the first makes the key and asks, the
 # service fills).
-hit=
-for _ in $(seq 40); do
-	FINEIBT_CFI=auto,debug FINEIBT_CACHE=$D "${NOBODY[@]}" "$T/hello_fi" \
-		>/dev/null 2>"$T/hit.err"
-	grep -q 'mapped from the cache' "$T/hit.err" && { hit=1; break; }
-	sleep 0.1
-done
+wait_hit hit 'mapped from the cache' "$T/hello_fi"
 [ -n "$hit" ] || { rt_fail cache-calls-hit "no hit: $(cat "$T/hit.err" "$T/svc.log" | tail -5)"; exit 1; }
 
 # trace NAME [VAR=VALUE...] PROG: PROG under strace -f as nobody, with

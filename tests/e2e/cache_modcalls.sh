@@ -32,15 +32,7 @@ HIT='libgen.so: mapped from the cache'
 start_svc || { rt_fail cache-modcalls-service "$(cat "$T/svc.log")"; exit 1; }
 
 # The first start makes the key and asks for the entry, a later one maps it.
-hit=
-for _ in $(seq 40); do
-	if FINEIBT_CFI=auto,debug FINEIBT_CACHE=$D "${NOBODY[@]}" "$T/main" \
-		>"$T/fill.out" 2>"$T/fill.err" && grep -q "$HIT" "$T/fill.err"; then
-		hit=1
-		break
-	fi
-	sleep 0.1
-done
+wait_hit fill "$HIT" "$T/main"
 [ -n "$hit" ] || { rt_fail cache-modcalls-hit "no hit: $(cat "$T/fill.err" "$T/svc.log" | tail -5)"; exit 1; }
 
 # The hit under strace (-y: each descriptor's path), as nobody, without
@@ -71,15 +63,7 @@ else
 fi
 
 # The executable: its hit, then one pagemap read under strace.
-hit=
-for _ in $(seq 40); do
-	if FINEIBT_CFI=auto,debug FINEIBT_CACHE=$D "${NOBODY[@]}" "$T/genexe" \
-		>"$T/efill.out" 2>"$T/efill.err" && grep -q "genexe: mapped from the cache" "$T/efill.err"; then
-		hit=1
-		break
-	fi
-	sleep 0.1
-done
+wait_hit efill "genexe: mapped from the cache" "$T/genexe"
 FINEIBT_CFI=auto FINEIBT_CACHE=$D strace -f -y -qq -u nobody \
 	-e trace=pread64,mmap -o "$T/ehit.trace" "$T/genexe" >"$T/ehit.out" 2>"$T/ehit.err"
 rc=$?

@@ -74,3 +74,22 @@ run_wait() {
 	done
 }
 wait_go() { echo go >&9; exec 9>&-; wait "$WPID"; WRC=$?; }
+
+# wait_hit NAME MSG CMD...: CMD as nobody with the cache at $D in
+# auto,debug, again until its stderr says MSG (the first start makes the
+# key and asks, the service fills, a later one maps the entry); 40 tries.
+# Output in $T/NAME.out and $T/NAME.err; hit=1 when MSG came.
+wait_hit() {
+	local name=$1 msg=$2
+	shift 2
+	hit=
+	for _ in $(seq 40); do
+		if FINEIBT_CFI=auto,debug FINEIBT_CACHE=$D "${NOBODY[@]}" "$@" \
+			>"$T/$name.out" 2>"$T/$name.err" && grep -q "$msg" "$T/$name.err"; then
+			hit=1
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
