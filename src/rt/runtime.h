@@ -273,6 +273,20 @@ struct fi_rt_syslog {
 };
 
 /*
+ * cfi=warn reports a (call site, target) pair in full once, then counts
+ * it (src/trap/repeat.c, docs/traps.md "Repeated failures"). The pairs
+ * reported are here, not in writable memory: a forged entry would hide
+ * the first report of a new failure. Added by the SIGILL handler in a
+ * window, read without a lock (a slot is put before @n). Full: new pairs
+ * are reported in full every time. (The counts are repeat.c's.)
+ */
+#define FI_RT_REPEAT	64
+struct fi_rt_repeat {
+	size_t n;
+	struct { uint64_t site, target; } pair[FI_RT_REPEAT];
+};
+
+/*
  * Never writable (fi_rt_put). Page 0 holds what start-up settles (mode,
  * key, flags) and every code pointer the runtime calls through; from
  * page 1 on, what windows after start-up write: counts, the veneer
@@ -316,6 +330,8 @@ struct fi_runtime {
 	 * fi_rt_coarse_publish; coarse.S reads it through fi_rt_coarse_slot.
 	 */
 	const struct fi_coarse *coarse;
+	/* cfi=warn: the failures reported in full so far (trap/repeat.c). */
+	struct fi_rt_repeat repeat;
 	/* ---- the tables ---- */
 	struct fi_rt_seen seen[FI_MAX_SEEN];
 	/* Frozen copies, in the arena; each one's .key is the caller's module. */
