@@ -10,7 +10,9 @@
 #    full, those past the table's room every time;
 #  - 4 threads x 1,000 x two pairs at once: one full report per pair, the
 #    lines at 10, 100 and 1,000 once per pair;
-#  - fatal: dies at the first failure with its report, as before.
+#  - fatal: dies at the first failure with its report, as before;
+#  - the coarse check's stops (compat_coarse), at a call and a tail jump;
+#  - a stock kCFI program (clang -fsanitize=kcfi) under `fineibt run`.
 # Before, every failure was reported in full (10,000 reports).
 . "$(dirname "$0")/progs/rt_lib.bash"
 
@@ -77,6 +79,36 @@ PY
 	check "fatal-unchanged[$m]" $([ "$RT_RC" = 132 ] && [ -z "$RT_OUT_TXT" ] && [ "$(nfull)" = 1 ] &&
 		[ -z "$(repeats)" ]; echo $?) "rc=$RT_RC full=$(nfull) err=$(head_of)"
 done
+
+# ---- the coarse check: a stop at a call, and at a tail jump (no site:
+# counted by its caller's return address)
+C=$RT_OUT/compat_coarse
+rt_build "$C" -O2 -g -Wno-deprecated-non-prototype -I"$ROOT/include" \
+	"$RT_SRC/compat_coarse.c" "$RT_SRC/compat_coarse_raw.S" ||
+	{ rt_fail build "fineibt-cc could not build compat_coarse"; exit 1; }
+for m in kcfi fineibt,paranoid,seq=v6.18; do
+	for c in mid tail; do
+		rt_run warn_repeat_coarse "$m,warn" "$C" "$c-repeat" 1000
+		ncoarse=$(grep -c '; unchecked call site, coarse check; mode: ' <<<"$RT_ERR_TXT")
+		check "coarse-$c[$m]" $([ "$RT_RC" = 0 ] && [ "$ncoarse" = 1 ] &&
+			[ "$(repeats | tr '\n' ' ')" = "10 100 1000 " ] && clean; echo $?) \
+			"rc=$RT_RC full=$ncoarse repeats=$(repeats | tr '\n' ' ') err=$(head_of)"
+	done
+done
+
+# ---- a stock kCFI program (clang-22 -fsanitize=kcfi alone) under
+# `fineibt run`: its checks are counted the same way
+S=$D/stock
+if clang-22 -O2 -g -fsanitize=kcfi -pthread "$RT_SRC/warn_repeat.c" -o "$S"; then
+	for m in kcfi fineibt,paranoid; do
+		rt_run warn_repeat_stock "$m,warn" "$ROOT/$BUILD/fineibt" run "$S" two 1000
+		check "stock[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "warn_repeat ok 2000" ] &&
+			[ "$(nfull)" = 2 ] && [ "$(repeats | sort -n | tr '\n' ' ')" = "10 10 100 100 1000 1000 " ] &&
+			clean; echo $?) "rc=$RT_RC full=$(nfull) repeats=$(repeats | tr '\n' ' ') err=$(head_of)"
+	done
+else
+	rt_fail stock-build "clang-22 -fsanitize=kcfi could not build warn_repeat"
+fi
 
 # ---- the system log: the same lines, one datagram each (one mode)
 S=$D/syslog
