@@ -569,7 +569,6 @@ static bool fi_trap_compiled(uint64_t ip, greg_t *g)
 	const struct fineibt_config *c = &fi_rt()->cfg;
 	bool go_on = (c->flags & FINEIBT_F_WARN) ||
 		     c->mode == FINEIBT_MODE_OFF;
-
 	uint64_t n;
 
 	if (!fi_rt_compiled_trap(ip))
@@ -655,8 +654,9 @@ static uint64_t fi_trap_site_key(const struct fi_trap *t, uint64_t sp)
 
 /*
  * The report of @t, once per thread at a time, within the stack left
- * below @frame (fi_trap_stack_room); under cfi=warn a pair reported before is counted instead, its
- * count told at 10, 100, ... (repeat.c).
+ * below @frame (fi_trap_stack_room). Under cfi=warn a pair reported
+ * before is counted instead, its count told at 10, 100, ... (repeat.c):
+ * a known pair costs no system call here, not even the stack's.
  */
 static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
 				uint64_t frame)
