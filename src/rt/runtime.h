@@ -330,8 +330,6 @@ struct fi_runtime {
 	 * fi_rt_coarse_publish; coarse.S reads it through fi_rt_coarse_slot.
 	 */
 	const struct fi_coarse *coarse;
-	/* cfi=warn: the failures reported in full so far (trap/repeat.c). */
-	struct fi_rt_repeat repeat;
 	/* ---- the tables ---- */
 	struct fi_rt_seen seen[FI_MAX_SEEN];
 	/* Frozen copies, in the arena; each one's .key is the caller's module. */
@@ -341,6 +339,12 @@ struct fi_runtime {
 	uint64_t stub_size[FI_MAX_MODULES];	/* [stubs[i], stubs[i] + stub_size[i]) */
 	/* The copies of the stubs the runtime mapped itself (rtlive.c). */
 	uint64_t stub_copies[FI_MAX_MODULES];
+	/*
+	 * cfi=warn: the failures reported in full so far (trap/repeat.c).
+	 * Last: written by the handler only, it moves none of the fields a
+	 * window at dlopen writes onto another page (rt_windows counts them).
+	 */
+	struct fi_rt_repeat repeat;
 };
 
 /* Record the FINEIBT_LOG=syslog socket (before the state is sealed). */
