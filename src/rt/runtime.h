@@ -273,6 +273,20 @@ struct fi_rt_syslog {
 };
 
 /*
+ * cfi=warn reports a (call site, target) pair in full once, then counts
+ * it (src/trap/repeat.c, docs/traps.md "Repeated failures"). The pairs
+ * reported are here, not in writable memory: a forged entry would hide
+ * the first report of a new failure. Added by the SIGILL handler in a
+ * window, read without a lock (a slot is put before @n). Full: new pairs
+ * are reported in full every time. (The counts are repeat.c's.)
+ */
+#define FI_RT_REPEAT	64
+struct fi_rt_repeat {
+	size_t n;
+	struct { uint64_t site, target; } pair[FI_RT_REPEAT];
+};
+
+/*
  * Never writable (fi_rt_put). Page 0 holds what start-up settles (mode,
  * key, flags) and every code pointer the runtime calls through; from
  * page 1 on, what windows after start-up write: counts, the veneer
@@ -325,6 +339,12 @@ struct fi_runtime {
 	uint64_t stub_size[FI_MAX_MODULES];	/* [stubs[i], stubs[i] + stub_size[i]) */
 	/* The copies of the stubs the runtime mapped itself (rtlive.c). */
 	uint64_t stub_copies[FI_MAX_MODULES];
+	/*
+	 * cfi=warn: the failures reported in full so far (trap/repeat.c).
+	 * Last: written by the handler only, it moves none of the fields a
+	 * window at dlopen writes onto another page (rt_windows counts them).
+	 */
+	struct fi_rt_repeat repeat;
 };
 
 /* Record the FINEIBT_LOG=syslog socket (before the state is sealed). */

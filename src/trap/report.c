@@ -539,37 +539,54 @@ static const char *const fi_kind_names[] = {
 	[FI_TRAP_BHI] = "bhi", [FI_TRAP_COARSE] = "coarse",
 };
 
+/* The record's head, "version" to "kind", from its opening brace. */
+static void fi_json_head(struct fi_strbuf *o, const struct fi_trap *t)
+{
+	struct timespec ts = { 0 };
+	char mode[64];
+
+	/* Directly, as every call of the report path (rawsys.h): libfaketime
+	 * defines clock_gettime and getpid, which libfineibt.a would call. */
+	fi_sys3(SYS_clock_gettime, CLOCK_REALTIME, (long)&ts, 0);
+	fi_strbuf_str(o, "{\"version\":" FI_REPORT_JSON_VERSION ",\"time\":");
+	fi_strbuf_dec(o, (uint64_t)ts.tv_sec, 1);
+	fi_strbuf_str(o, ".");
+	fi_strbuf_dec(o, (uint64_t)ts.tv_nsec / 1000, 6);
+	fi_strbuf_str(o, ",\"pid\":");
+	fi_strbuf_dec(o, (uint64_t)fi_sys3(SYS_getpid, 0, 0, 0), 1);
+	fi_strbuf_str(o, ",\"exe\":");
+	fi_json_str(o, fi_log_exe);
+	fi_strbuf_str(o, ",\"mode\":");
+	if (t->mod)
+		fineibt_config_str(&t->mod->cfg, mode, sizeof(mode));
+	fi_json_str(o, t->mod ? mode : "?");
+	fi_strbuf_str(o, ",\"seq\":");
+	fi_json_str(o, !t->mod ? "?" : fi_set_name(t->mod->cfg.flags &
+						  FINEIBT_F_SEQ_V618 ?
+						  FI_SET_V618 : FI_SET_V4));
+	fi_strbuf_str(o, ",\"kind\":");
+	fi_json_str(o, t->kind <= FI_TRAP_COARSE ? fi_kind_names[t->kind] : "?");
+}
+
+/* A record that does not fit is not valid JSON: 0, to drop it whole. */
+static size_t fi_json_end(struct fi_strbuf *o, char *buf, size_t len)
+{
+	if (o->len + 2 > len)
+		return 0;
+	buf[o->len++] = '\n';
+	buf[o->len] = '\0';
+	return o->len;
+}
+
 size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 		      char *buf, size_t len)
 {
 	struct fi_strbuf o;
-	struct timespec ts = { 0 };
-	char mode[64];
 
 	if (!len)
 		return 0;
 	fi_strbuf_init(&o, buf, len, 0);
-	/* Directly, as every call of the report path (rawsys.h): libfaketime
-	 * defines clock_gettime and getpid, which libfineibt.a would call. */
-	fi_sys3(SYS_clock_gettime, CLOCK_REALTIME, (long)&ts, 0);
-	fi_strbuf_str(&o, "{\"version\":" FI_REPORT_JSON_VERSION ",\"time\":");
-	fi_strbuf_dec(&o, (uint64_t)ts.tv_sec, 1);
-	fi_strbuf_str(&o, ".");
-	fi_strbuf_dec(&o, (uint64_t)ts.tv_nsec / 1000, 6);
-	fi_strbuf_str(&o, ",\"pid\":");
-	fi_strbuf_dec(&o, (uint64_t)fi_sys3(SYS_getpid, 0, 0, 0), 1);
-	fi_strbuf_str(&o, ",\"exe\":");
-	fi_json_str(&o, fi_log_exe);
-	fi_strbuf_str(&o, ",\"mode\":");
-	if (t->mod)
-		fineibt_config_str(&t->mod->cfg, mode, sizeof(mode));
-	fi_json_str(&o, t->mod ? mode : "?");
-	fi_strbuf_str(&o, ",\"seq\":");
-	fi_json_str(&o, !t->mod ? "?" : fi_set_name(t->mod->cfg.flags &
-						   FINEIBT_F_SEQ_V618 ?
-						   FI_SET_V618 : FI_SET_V4));
-	fi_strbuf_str(&o, ",\"kind\":");
-	fi_json_str(&o, t->kind <= FI_TRAP_COARSE ? fi_kind_names[t->kind] : "?");
+	fi_json_head(&o, t);
 	fi_json_addr(&o, "at", t->addr, t);
 	fi_json_addr(&o, "call_site", ri->site, NULL);
 	fi_json_addr(&o, "target", t->target, NULL);
@@ -600,29 +617,68 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 		fi_strbuf_str(&o, "null,\"line\":null");
 	}
 	fi_strbuf_str(&o, t->warn ? ",\"action\":\"warn\"}" : ",\"action\":\"fatal\"}");
-	/* A record that does not fit is not valid JSON: drop it whole. */
-	if (o.len + 2 > len)
+	return fi_json_end(&o, buf, len);
+}
+
+size_t fi_report_json_repeat(const struct fi_trap *t, uint64_t caller,
+			     uint64_t n, char *buf, size_t len)
+{
+	struct fi_strbuf o;
+
+	if (!len)
 		return 0;
-	buf[o.len++] = '\n';
-	buf[o.len] = '\0';
-	return o.len;
+	fi_strbuf_init(&o, buf, len, 0);
+	fi_json_head(&o, t);
+	fi_json_addr(&o, "at", t->addr, t);
+	fi_json_addr(&o, "target", t->target, NULL);
+	/* Where "at" does not tell the callers apart (report.h). */
+	if (t->kind == FI_TRAP_PREAMBLE || t->kind == FI_TRAP_BHI ||
+	    (t->kind == FI_TRAP_COARSE && !t->site_known))
+		fi_json_addr(&o, "caller", caller, NULL);
+	fi_strbuf_str(&o, ",\"repeated\":");
+	fi_strbuf_dec(&o, n, 1);
+	fi_strbuf_str(&o, ",\"action\":\"warn\"}");
+	return fi_json_end(&o, buf, len);
+}
+
+/* The FINEIBT_LOG descriptor, if it is still the file opened at start-up. */
+static int fi_log_ok(void)
+{
+	int fd = __atomic_load_n(&fi_log_fd, __ATOMIC_ACQUIRE);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	/* The program may have closed our fd and reused the number. */
+	if (fi_raw_fstat(fd, &st) || st.st_dev != fi_log_dev ||
+	    st.st_ino != fi_log_ino)
+		return -1;
+	return fd;
 }
 
 void fi_report_log(const struct fi_trap *t, const struct fi_report_info *ri)
 {
-	int fd = __atomic_load_n(&fi_log_fd, __ATOMIC_ACQUIRE);
+	int fd = fi_log_ok();
 	char rec[2048];
-	struct stat st;
 	size_t n;
 
 	if (fd < 0)
 		return;
-	/* The program may have closed our fd and reused the number. */
-	if (fi_raw_fstat(fd, &st) || st.st_dev != fi_log_dev ||
-	    st.st_ino != fi_log_ino)
-		return;
 	n = fi_report_json(t, ri, rec, sizeof(rec));
 	/* One write: O_APPEND places it whole; EAGAIN drops it. */
 	if (n && fi_raw_write(fd, rec, n) < 0)
+		return;
+}
+
+void fi_report_log_repeat(const struct fi_trap *t, uint64_t caller, uint64_t n)
+{
+	int fd = fi_log_ok();
+	char rec[1024];
+	size_t len;
+
+	if (fd < 0)
+		return;
+	len = fi_report_json_repeat(t, caller, n, rec, sizeof(rec));
+	if (len && fi_raw_write(fd, rec, len) < 0)
 		return;
 }

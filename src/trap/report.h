@@ -54,6 +54,16 @@ void fi_report_unexplained(uint64_t ip);
 void fi_report_compiled(uint64_t ip, bool go_on);
 /* A trap inside the report of another (hex only, no report path). */
 void fi_report_nested(const struct fi_trap *t);
+/*
+ * cfi=warn, a failure counted @n times (trap/repeat.c, fi_repeat_due):
+ * "fineibt: CFI failure at <where> (target: <what>) repeated N times",
+ * "; caller: <@caller>" before the ")" for a trap in the target (preamble,
+ * BHI stub). Addresses in hex and stderr only when @bare (small stack).
+ */
+void fi_report_repeat(const struct fi_trap *t, uint64_t caller, uint64_t n,
+		      bool bare);
+/* The same for a check of a module left as compiled (its address only). */
+void fi_report_compiled_repeat(uint64_t ip, uint64_t n);
 
 /* --------------------------------------------- report.c: the details */
 
@@ -166,6 +176,18 @@ void fi_report_log(const struct fi_trap *t, const struct fi_report_info *ri);
 /* Format the JSON record into @buf (for tests); returns its length. */
 size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 		      char *buf, size_t len);
+
+/*
+ * The record of a repeat (fi_report_repeat): the same head ("version" to
+ * "kind"), "at", "target", "caller" for a trap in the target or a coarse stop
+ * of a tail jump (its return address, as "at" is the same for every
+ * caller there), then
+ * "repeated":N and "action":"warn". Into @buf; its length (0: no room).
+ * fi_report_log_repeat() appends it to the FINEIBT_LOG file.
+ */
+size_t fi_report_json_repeat(const struct fi_trap *t, uint64_t caller,
+			     uint64_t n, char *buf, size_t len);
+void fi_report_log_repeat(const struct fi_trap *t, uint64_t caller, uint64_t n);
 
 /*
  * Names of up to @max functions of registered modules whose preamble now

@@ -148,27 +148,31 @@ static void fi_line_mode(struct fi_strbuf *b, const struct fi_trap *t,
 }
 
 /*
- * "fineibt: CFI failure at main+0x2a (target: work+0x5; unchecked call
- * site, coarse check; mode: kcfi)": no type, there was none to check;
- * a tail jump through a thunk leaves no site, only its caller's return
- * address.
+ * The first line: "fineibt: CFI failure at main+0x2a (target: f+0x0;
+ * expected type: 0x1234abcd; mode: kcfi)", or for a coarse stop
+ * "... (target: work+0x5; unchecked call site, coarse check; mode:
+ * kcfi)": no type, there was none to check; a tail jump through a thunk
+ * leaves no site, only its caller's return address.
  */
-static size_t fi_line_coarse(const struct fi_trap *t, struct fi_strbuf *b,
-			     bool bare)
+/*
+ * "fineibt: CFI failure at <where> (target: <what>": the start of the
+ * first line and of the "repeated" line (repeat.c).
+ */
+static void fi_line_where(struct fi_strbuf *b, const struct fi_trap *t,
+			  bool bare)
 {
 	fi_strbuf_str(b, "fineibt: CFI failure at ");
-	if (t->site_known) {
-		fi_line_addr(b, t->addr, bare);
-	} else {
+	if (t->kind == FI_TRAP_COARSE && !t->site_known) {
 		fi_strbuf_str(b, "a tail jump through a thunk (returning to ");
 		fi_line_addr(b, t->ret, bare);
 		fi_strbuf_str(b, ")");
+	} else if (t->kind == FI_TRAP_COARSE ||
+		   /* A stub copy has no symbol of its own (nor would one help). */
+		   (bare && t->kind != FI_TRAP_BHI) || !fi_report_at(b, t)) {
+		fi_line_addr(b, t->addr, bare);
 	}
 	fi_strbuf_str(b, " (target: ");
 	fi_line_addr(b, t->target, bare);
-	fi_strbuf_str(b, "; unchecked call site, coarse check");
-	fi_line_mode(b, t, bare);
-	return b->len;
 }
 
 static size_t fi_line_as(const struct fi_trap *t, char *buf, size_t len,
@@ -179,16 +183,13 @@ static size_t fi_line_as(const struct fi_trap *t, char *buf, size_t len,
 	if (!len)
 		return 0;
 	fi_strbuf_init(&b, buf, len, 0);
-	if (t->kind == FI_TRAP_COARSE)
-		return fi_line_coarse(t, &b, bare);
-	fi_strbuf_str(&b, "fineibt: CFI failure at ");
-	/* A stub copy has no symbol of its own (nor would one help). */
-	if ((bare && t->kind != FI_TRAP_BHI) || !fi_report_at(&b, t))
-		fi_line_addr(&b, t->addr, bare);
-	fi_strbuf_str(&b, " (target: ");
-	fi_line_addr(&b, t->target, bare);
-	fi_strbuf_str(&b, "; expected type: ");
-	fi_line_type(&b, t);
+	fi_line_where(&b, t, bare);
+	if (t->kind == FI_TRAP_COARSE) {
+		fi_strbuf_str(&b, "; unchecked call site, coarse check");
+	} else {
+		fi_strbuf_str(&b, "; expected type: ");
+		fi_line_type(&b, t);
+	}
 	fi_line_mode(&b, t, bare);
 	return b.len;
 }
@@ -299,5 +300,50 @@ void fi_report_nested(const struct fi_trap *t)
 	fi_strbuf_str(&b, t->warn ? "; warn" : "");
 	fi_strbuf_str(&b, ") while reporting another: in a function the "
 			  "report called (interposed?)\n");
+	fi_raw_write(STDERR_FILENO, buf, b.len);
+}
+
+/*
+ * A failure counted by repeat.c: "fineibt: CFI failure at main+0x69
+ * (target: f+0x0) repeated 100 times", with "; caller: <return address>"
+ * where the trap is in the target (a preamble or a BHI stub: the same
+ * place for every caller), on stderr, the system log and FINEIBT_LOG.
+ */
+void fi_report_repeat(const struct fi_trap *t, uint64_t caller, uint64_t n,
+		      bool bare)
+{
+	char line[640];
+	struct fi_strbuf b;
+
+	fi_strbuf_init(&b, line, sizeof(line), 0);
+	fi_line_where(&b, t, bare);
+	if (t->kind == FI_TRAP_PREAMBLE || t->kind == FI_TRAP_BHI) {
+		fi_strbuf_str(&b, "; caller: ");
+		fi_line_addr(&b, caller, bare);
+	}
+	fi_strbuf_str(&b, ") repeated ");
+	fi_strbuf_dec(&b, n, 1);
+	fi_strbuf_str(&b, " times\n");
+	if (b.len && line[b.len - 1] != '\n')
+		line[b.len - 1] = '\n';
+	fi_raw_write(STDERR_FILENO, line, b.len);
+	if (bare)
+		return;
+	fi_logsink_send(t->warn, line, b.len);
+	fi_report_log_repeat(t, caller, n);
+}
+
+void fi_report_compiled_repeat(uint64_t ip, uint64_t n)
+{
+	char buf[200];
+	struct fi_strbuf b;
+
+	fi_strbuf_init(&b, buf, sizeof(buf), 0);
+	fi_strbuf_str(&b, "fineibt: CFI failure at ");
+	fi_strbuf_hex(&b, ip, 1);
+	fi_strbuf_str(&b, " (a kCFI check of a module left as compiled; "
+			  "not decoded; warn) repeated ");
+	fi_strbuf_dec(&b, n, 1);
+	fi_strbuf_str(&b, " times\n");
 	fi_raw_write(STDERR_FILENO, buf, b.len);
 }

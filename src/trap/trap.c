@@ -40,6 +40,7 @@
 #include "insn.h"
 #include "rawsys.h"
 #include "print.h"
+#include "repeat.h"
 #include "report.h"
 #include "trap.h"
 #include "trapmem.h"
@@ -568,11 +569,21 @@ static bool fi_trap_compiled(uint64_t ip, greg_t *g)
 	const struct fineibt_config *c = &fi_rt()->cfg;
 	bool go_on = (c->flags & FINEIBT_F_WARN) ||
 		     c->mode == FINEIBT_MODE_OFF;
+	uint64_t n;
 
 	if (!fi_rt_compiled_trap(ip))
 		return false;
-	if (c->mode != FINEIBT_MODE_OFF)
-		fi_report_compiled(ip, go_on);
+	if (c->mode != FINEIBT_MODE_OFF) {
+		/* Its target is not decoded: the site alone names the pair
+		 * (the line names nothing else). Counted under warn. */
+		n = (c->flags & FINEIBT_F_WARN) ? fi_repeat_seen(ip, 0) : 1;
+		if (!n)
+			n = fi_repeat_add(ip, 0);
+		if (n == 1)
+			fi_report_compiled(ip, go_on);
+		else if (fi_repeat_due(n))
+			fi_report_compiled_repeat(ip, n);
+	}
 	if (!go_on)
 		fi_trap_die();
 	g[REG_RIP] = (greg_t)(ip + 2);
@@ -617,17 +628,63 @@ static void fi_trap_report_leave(int slot)
 		__atomic_store_n(&fi_trap_reporting[slot], 0, __ATOMIC_RELEASE);
 }
 
-/* The report of @t, once per thread at a time, within @room bytes of stack. */
-static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
-				size_t room)
+/*
+ * The call site a repeat is counted by (repeat.c): the trapping
+ * instruction of a caller's check; for a check in the target (preamble,
+ * BHI stub) the return address its call pushed, as the trap is at the
+ * same place for every caller; for a coarse stop of a tail jump its
+ * caller's return address. 0 when unreadable: reported in full.
+ */
+static uint64_t fi_trap_site_key(const struct fi_trap *t, uint64_t sp)
 {
-	int slot = fi_trap_report_enter((int)fi_sys3(SYS_gettid, 0, 0, 0));
+	uint64_t ret;
 
+	switch (t->kind) {
+	case FI_TRAP_PREAMBLE:
+		return fi_trap_read_pushed(sp, &ret) ? ret : 0;
+	case FI_TRAP_BHI:
+		/* (%rsp) returns into the target; the caller's is above it. */
+		return fi_trap_read_pushed(sp + 8, &ret) ? ret : 0;
+	case FI_TRAP_COARSE:
+		return t->site_known ? t->addr : t->ret;
+	default:
+		return t->addr;
+	}
+}
+
+/*
+ * The report of @t, once per thread at a time, within the stack left
+ * below @frame (fi_trap_stack_room). Under cfi=warn a pair reported
+ * before is counted instead, its count told at 10, 100, ... (repeat.c):
+ * a known pair costs no system call here, not even the stack's.
+ */
+static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
+				uint64_t frame)
+{
+	uint64_t site = t->warn ? fi_trap_site_key(t, sp) : 0;
+	uint64_t n = fi_repeat_seen(site, t->target);
+	size_t room;
+	int slot;
+
+	if (n > 1 && !fi_repeat_due(n))
+		return;
+	room = fi_trap_stack_room(frame);
+	/* A new pair: remembered in a window, if the stack has room for it. */
+	if (!n)
+		n = room >= FI_TRAP_STACK_LINE ? fi_repeat_add(site, t->target) : 1;
+	if (n > 1 && !fi_repeat_due(n))
+		return;
+	slot = fi_trap_report_enter((int)fi_sys3(SYS_gettid, 0, 0, 0));
 	if (slot < 0) {
 		fi_report_nested(t);
 		return;
 	}
-	fi_trap_report(t, sp, room);
+	if (n == 1)
+		fi_trap_report(t, sp, room);
+	else if (room >= FI_TRAP_STACK_LINE)
+		fi_report_repeat(t, site, n, room < FI_TRAP_STACK_FULL);
+	else
+		fi_report_tiny();
 	fi_trap_report_leave(slot);
 }
 
@@ -670,7 +727,7 @@ void fi_trap_handler(int sig, siginfo_t *si, void *ctx)
 		 * a registered module, built without kCFI. */
 		g[REG_RIP] = (greg_t)t.resume;
 	} else if (t.kind != FI_TRAP_NONE) {
-		fi_trap_report_once(&t, r.sp, fi_trap_stack_room(frame));
+		fi_trap_report_once(&t, r.sp, frame);
 		if (!t.warn)
 			fi_trap_die();
 		g[REG_RIP] = (greg_t)t.resume;

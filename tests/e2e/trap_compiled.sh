@@ -8,7 +8,8 @@
 # address (fatal; warn and off continue into the call, as the compiled
 # check does); a ud2 that is not listed still reaches the program. Before
 # this, the program's handler got the CFI trap and, stepping over it, made
-# the wrong-type call in every mode.
+# the wrong-type call in every mode. Under warn a repeat of the check is
+# counted (one line at 10, 100, ...).
 . "$(dirname "$0")/progs/protect_common.bash"
 
 LIB=$PR_OUT/libtrap_compiled.so
@@ -60,6 +61,20 @@ done
 for m in auto kcfi auto,warn; do
 	case $m in *warn) w=warn ;; *) w=fatal ;; esac
 	check "run[$m]" "$m" $w "$RUN" run "$STOCK"
+done
+
+# warn: the same check failing again is counted, its line at 10 and 100
+# (docs/traps.md, "Repeated failures"); before, 100 lines.
+for m in kcfi,warn auto,warn; do
+	pr_run tc "$m" "$MAIN" calls 100
+	n=$(grep -cE "$RE; warn\)$" <<<"$PR_ERR_TXT")
+	reps=$(sed -nE "s/$RE; warn\) repeated ([0-9]+) times$/\1/p" <<<"$PR_ERR_TXT" | tr '\n' ' ')
+	if [ "$PR_RC" = 0 ] && [ "$(tail -n 1 <<<"$PR_OUT_TXT")" = "calls 100" ] && [ "$n" = 1 ] &&
+	   [ "$reps" = "10 100 " ] && [ "$(grep -c 'CFI failure' <<<"$PR_ERR_TXT")" = 3 ]; then
+		pr_pass "repeat[$m]: one line, then counted"
+	else
+		pr_fail "repeat[$m]" "rc=$PR_RC full=$n repeats=$reps err='$(head -c 400 <<<"$PR_ERR_TXT")'"
+	fi
 done
 
 # A ud2 the library's .kcfi_traps does not list stays the program's.

@@ -20,6 +20,7 @@
  *   nocfi    a no_sanitize("kcfi") call to the middle of a function
  *   unwind   an unwind-protect frame whose cleanup was overwritten
  *   jit      a registered JIT function (entry: legal; +16: not)
+ *   mid-repeat N, tail-repeat N   mid or tail, N times (warn_repeat.sh)
  * A stopped call prints nothing more; where it runs (off, warn) the
  * program prints what the call returned.
  */
@@ -176,6 +177,14 @@ int main(int argc, char **argv)
 		r = (slot = (Function *)((char *)coarse_raw_printf() + 16), 0);
 	else if (!strcmp(what, "tail"))
 		r = tail2((Function *)coarse_mid, 0);
+	else if (!strcmp(what, "mid-repeat") || !strcmp(what, "tail-repeat")) {
+		/* warn_repeat.sh: one coarse stop, again and again */
+		long n = argc > 2 ? atol(argv[2]) : 10;
+
+		for (long i = 0; i < n; i++)
+			r = what[0] == 'm' ? (slot = (Function *)coarse_mid, slot()) :
+			    tail2((Function *)coarse_mid, 0);
+	}
 	else if (!strcmp(what, "nocfi"))
 		r = nocfi((typed_fn)coarse_mid);
 	else if (!strcmp(what, "unwind")) {

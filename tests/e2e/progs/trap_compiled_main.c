@@ -7,11 +7,14 @@
  * runtime's: reported, fatal unless warn or off.
  *
  * argv[1] "call": the confused call; "trap": a plain ud2 in the library
- * (no CFI check: the program's handler gets it, prints "handled").
+ * (no CFI check: the program's handler gets it, prints "handled");
+ * "calls N": the confused call N times (warn: counted after the first,
+ * docs/traps.md "Repeated failures"), prints "calls N".
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 
@@ -45,6 +48,14 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "trap")) {
 		tc_trap();
 		printf("handled %d\n", handled);
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[1], "calls")) {
+		int n = atoi(argv[2]), i;
+
+		for (i = 0; i < n; i++)
+			tc_call((void *)wrong);
+		printf("calls %d\n", i);
 		return 0;
 	}
 	printf("call %d\n", tc_call((void *)wrong));
