@@ -10,7 +10,7 @@
  * pair (call site, target) is reported in full once; later failures of it
  * are counted and the count is told at 10, 100, 1000, ...
  *
- The pairs seen are the trusted state's (runtime.h, struct fi_rt_repeat),
+ * The pairs seen are the trusted state's (runtime.h, struct fi_rt_repeat),
  * so a write into the process's memory cannot make a first failure look
  * like a repeat. A pair is added inside a window (rtwrite.c): the window
  * blocks every signal in the thread that holds its lock, so no thread
@@ -32,7 +32,8 @@ _Static_assert(sizeof(((struct fi_rt_repeat *)0)->pair[0]) == 2 * sizeof(uint64_
 /*
  * The count of the pair in slot i, less one (the failure reported in
  * full): writable, as only a window may write the state and a window
- * per failure costs four system calls (two sigprocmask, fstat, pwrite). Forged, it only changes which
+ * per failure costs four system calls (two sigprocmask, fstat, pwrite).
+ * Forged, it only changes which
  * "repeated" lines are written; it never makes a new pair look seen.
  */
 static uint64_t fi_repeat_more[FI_RT_REPEAT];
