@@ -30,24 +30,7 @@ else
 fi
 
 # ------------------------------------------------ the system log's socket
-# A datagram listener at a path of ours: it prints each datagram on one
-# line and stops after 20 s (or 2 s with nothing more to read).
-cat >"$S/listen.py" <<'PY'
-import os, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-print("ready", flush=True)
-s.settimeout(20)
-try:
-    while True:
-        print(s.recv(8192).decode(errors="replace"), flush=True)
-        s.settimeout(2)
-except socket.timeout:
-    pass
-PY
-python3 "$S/listen.py" "$S/log.sock" >"$S/got" 2>"$S/listen.err" &
-lpid=$!
-for _ in $(seq 100); do grep -q ready "$S/got" 2>/dev/null && break; sleep 0.1; done
+syslog_listen "$S"
 FINEIBT_LOG=syslog:$S/log.sock rt_run syslog-fatal auto "$P" confused
 fatal_err=$RT_ERR_TXT fatal_rc=$RT_RC
 FINEIBT_LOG=syslog:$S/log.sock rt_run syslog-warn auto,warn "$P" confused

@@ -114,22 +114,7 @@ fi
 S=$D/syslog
 rm -rf "$S"
 mkdir -p "$S"
-cat >"$S/listen.py" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-print("ready", flush=True)
-s.settimeout(20)
-try:
-    while True:
-        print(s.recv(8192).decode(errors="replace"), flush=True)
-        s.settimeout(2)
-except socket.timeout:
-    pass
-PY
-python3 "$S/listen.py" "$S/log.sock" >"$S/got" 2>"$S/listen.err" &
-lpid=$!
-for _ in $(seq 100); do grep -q ready "$S/got" 2>/dev/null && break; sleep 0.1; done
+syslog_listen "$S"
 FINEIBT_LOG=syslog:$S/log.sock rt_run warn_repeat_syslog kcfi,warn "$P" one 1000
 wait "$lpid"
 nfull_log=$(grep -cE '^<12>warn_repeat\[[0-9]+\]: fineibt: CFI failure at .*; mode: kcfi,warn\)$' "$S/got")

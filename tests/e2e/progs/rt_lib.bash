@@ -80,3 +80,26 @@ rt_build() {
 }
 
 RT_REPORT_RE='^fineibt: CFI failure at [^ ]+ \(target: '
+
+# syslog_listen DIR: a datagram listener at DIR/log.sock, standing in for
+# the system log: it prints each datagram on one line of DIR/got and stops
+# after 20 s (or 2 s with nothing more to read); its pid in lpid, and
+# ready when this returns.
+syslog_listen() {
+	cat >"$1/listen.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+print("ready", flush=True)
+s.settimeout(20)
+try:
+    while True:
+        print(s.recv(8192).decode(errors="replace"), flush=True)
+        s.settimeout(2)
+except socket.timeout:
+    pass
+PY
+	python3 "$1/listen.py" "$1/log.sock" >"$1/got" 2>"$1/listen.err" &
+	lpid=$!
+	for _ in $(seq 100); do grep -q ready "$1/got" 2>/dev/null && break; sleep 0.1; done
+}
