@@ -422,10 +422,11 @@ static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
  * copy would have made) and the mapping stays read-execute throughout.
  * libc's and ld.so's entries are one run each (Debian 12's libc: 848
  * bytes; the buffer is kept small for a dlopen on a small thread stack).
- * A run holds no page without a fix, so no page is copied for nothing. -EAGAIN when the first
- * write fails (nothing written: the mprotect path then); a later failure
- * leaves the runs before it written (each entry whole: a 16-byte entry
- * never straddles a page), which the next pass finds direct.
+ * A run holds no page without a fix, so no page is copied for nothing.
+ * -EAGAIN when the first write fails (nothing written: the mprotect path
+ * then); a later failure leaves the runs before it written (each entry
+ * whole: a 16-byte entry never straddles a page), which the next pass
+ * finds direct.
  */
 #define FI_PLT_RUN	1024
 static int fi_plt_commit_mem(int mem, const struct fi_plt_fix *fx, size_t nfx)

@@ -351,6 +351,7 @@ int fi_cache_maps_find_in(int fd, const uint64_t *lo, size_t n,
 	while (found < n && (got = fi_sys3(SYS_read, fd, (long)(buf + have),
 					   (long)(sizeof(fi_maps_buf) - have))) > 0) {
 		char *p = buf, *end = buf + have + got, *nl;
+
 		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
 			*nl = '\0';
 			if (!skip)

@@ -94,8 +94,9 @@ struct fi_plt_pass {
  * against the text first, then written through @p->mem (/proc/self/mem:
  * the text never writable), or, without it, the pages made read-write
  * (not executable) for the writes and read-execute again, nothing but
- * those stores running in between. Entries whose slot is not bound yet (lazy), not final, or one
- * the runtime may still rebind are left as they are. Idempotent. Call
+ * those stores running in between. Entries whose slot is not bound yet
+ * (lazy), not final, or one the runtime may still rebind are left as they
+ * are. Idempotent. Call
  * with the runtime's lock held, never from a signal handler. @xr: the
  * executable ranges of every loaded module ([lo, hi) pairs, @nxr of
  * them): a bound slot points into one. @hint: where PLT0 was found last

@@ -6,9 +6,9 @@
  * call with the same target, in a loop: a full report each time (its
  * lines on stderr, in the system log, a FINEIBT_LOG record) floods the
  * log and, under a rate-limited system log, pushes out the report of a
- * new failure. So a
- * pair (call site, target) is reported in full once; later failures of it
- * are counted and the count is told at 10, 100, 1000, ...
+ * new failure. So a pair (call site, target) is reported in full once;
+ * later failures of it are counted and the count is told at 10, 100,
+ * 1000, ...
  *
  * The pairs seen are the trusted state's (runtime.h, struct fi_rt_repeat),
  * so a write into the process's memory cannot make a first failure look
@@ -33,8 +33,8 @@ _Static_assert(sizeof(((struct fi_rt_repeat *)0)->pair[0]) == 2 * sizeof(uint64_
  * The count of the pair in slot i, less one (the failure reported in
  * full): writable, as only a window may write the state and a window
  * per failure costs four system calls (two sigprocmask, fstat, pwrite).
- * Forged, it only changes which
- * "repeated" lines are written; it never makes a new pair look seen.
+ * Forged, it only changes which "repeated" lines are written; it never
+ * makes a new pair look seen.
  */
 static uint64_t fi_repeat_more[FI_RT_REPEAT];
 

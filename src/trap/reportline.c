@@ -125,6 +125,14 @@ static void fi_line_type(struct fi_strbuf *b, const struct fi_trap *t)
  * warn when it goes on), or the process's for a coarse stop seen from no
  * module.
  */
+/* @tail ending in a newline, kept even when the symbols were too long. */
+static void fi_line_end(struct fi_strbuf *b, const char *tail)
+{
+	fi_strbuf_str(b, tail);
+	if (b->len && b->buf[b->len - 1] != '\n')
+		b->buf[b->len - 1] = '\n';
+}
+
 static void fi_line_mode(struct fi_strbuf *b, const struct fi_trap *t,
 			 bool bare)
 {
@@ -141,19 +149,9 @@ static void fi_line_mode(struct fi_strbuf *b, const struct fi_trap *t,
 	}
 	if (bare)
 		fi_strbuf_str(b, "; small signal stack: no symbols");
-	fi_strbuf_str(b, ")\n");
-	/* Keep the newline even when the symbols were too long. */
-	if (b->len && b->buf[b->len - 1] != '\n')
-		b->buf[b->len - 1] = '\n';
+	fi_line_end(b, ")\n");
 }
 
-/*
- * The first line: "fineibt: CFI failure at main+0x2a (target: f+0x0;
- * expected type: 0x1234abcd; mode: kcfi)", or for a coarse stop
- * "... (target: work+0x5; unchecked call site, coarse check; mode:
- * kcfi)": no type, there was none to check; a tail jump through a thunk
- * leaves no site, only its caller's return address.
- */
 /*
  * "fineibt: CFI failure at <where> (target: <what>": the start of the
  * first line and of the "repeated" line (repeat.c).
@@ -175,6 +173,13 @@ static void fi_line_where(struct fi_strbuf *b, const struct fi_trap *t,
 	fi_line_addr(b, t->target, bare);
 }
 
+/*
+ * The first line: "fineibt: CFI failure at main+0x2a (target: f+0x0;
+ * expected type: 0x1234abcd; mode: kcfi)", or for a coarse stop
+ * "... (target: work+0x5; unchecked call site, coarse check; mode:
+ * kcfi)": no type, there was none to check; a tail jump through a thunk
+ * leaves no site, only its caller's return address.
+ */
 static size_t fi_line_as(const struct fi_trap *t, char *buf, size_t len,
 			 bool bare)
 {
@@ -323,9 +328,7 @@ void fi_report_repeat(const struct fi_trap *t, uint64_t caller, uint64_t n,
 	}
 	fi_strbuf_str(&b, ") repeated ");
 	fi_strbuf_dec(&b, n, 1);
-	fi_strbuf_str(&b, " times\n");
-	if (b.len && line[b.len - 1] != '\n')
-		line[b.len - 1] = '\n';
+	fi_line_end(&b, " times\n");
 	fi_raw_write(STDERR_FILENO, line, b.len);
 	if (bare)
 		return;
