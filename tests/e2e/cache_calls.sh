@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# cache_calls: the fixed system calls of a start (issue 28: a cache hit or
-# kcfi,norand within a few calls of a plain process). Hello built by
+# cache_calls: the fixed system calls of a start (docs/bench.md "Fewer fixed
+# system calls": a cache hit or kcfi,norand near a plain process). Hello built by
 # fineibt-cc and by plain clang-22, run as nobody under strace -f, its
 # entry filled by a `fineibt cached` of the test's own:
 #  - hit: the text mapped from the cache; up to main's write, one window

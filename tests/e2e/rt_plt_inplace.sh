@@ -4,8 +4,9 @@
 # and by a sealed copy moved with mremap when another task runs (issue
 # 12: the copy cost two mappings, a move and an unmap a module). Alone,
 # the entries are written through the runtime's /proc/self/mem descriptor
-# (one pwrite a run of entries; issue 28: the mprotect, madvise, mprotect
-# of each module cost six system calls a start). Under strace -f, in
+# (one pwrite a run of entries: the mprotect, madvise, mprotect of each
+# module cost six system calls a start; docs/bench.md "Fewer fixed system
+# calls"). Under strace -f, in
 # several cfi= modes:
 #   nomove:  hello's start-up makes no mremap, and writes libc's PLT with
 #            pwrite64 into its text: one write for libc, one for ld.so;
