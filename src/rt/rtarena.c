@@ -11,11 +11,12 @@
  * the program continue (the module's warn flag). Call sites themselves
  * are never copied: the handler decodes them from the (read-only) text.
  *
- * A bump allocator over mmap'd chunks whose table sits in the state.
- * Chunks are read-only from the moment they are mapped (sealed with the
- * state) and written only through fi_rt_put. Nothing is ever freed: a
- * withdrawn module may still be read by a handler running in another
- * thread, as with the malloc'd modules of before.
+ * A bump allocator over chunks whose table sits in the state: the first
+ * inside the state's own block, the others mmap'd. Chunks are read-only
+ * from the moment they exist (sealed with the state) and written only
+ * through fi_rt_put. Nothing is ever freed: a withdrawn module may still
+ * be read by a handler running in another thread, as with the malloc'd
+ * modules of before.
  *
  * A copy is laid out in a scratch buffer first, with every pointer already
  * the one it will have in the arena, written in one fi_rt_put, then
@@ -33,7 +34,9 @@
 #include "runtime.h"
 
 /*
- * Chunks grow geometrically (128 KiB, twice each, ..., 16 MiB), so the
+ * The first chunk is the state block's own (FI_RT_ARENA0, rtwrite.c) when
+ * the first copy fits there; the others are mapped. Mapped chunks grow
+ * geometrically (128 KiB, twice each, ..., 16 MiB), so the
  * fixed chunk table holds ~800 MiB: a JIT that registers and withdraws
  * regions for a long time (each withdrawal leaks its ~1 KiB copy, as the
  * malloc'd modules did before) does not run out. Pages are committed only
@@ -60,8 +63,13 @@ static const struct fi_arena_chunk *fi_arena_grow(const struct fi_arena *a,
 	if (n == FI_ARENA_CHUNKS)
 		return NULL;
 	size = fi_arena_round(len > size ? len : size, 4096);
-	c = (struct fi_arena_chunk){ .base = fi_rt_map_sealed(size), .size = size,
-				     .used = len };
+	c = (struct fi_arena_chunk){ .size = size, .used = len };
+	/* The first chunk is the one in the state's block, when what it
+	 * takes fits there: no mapping to make (and none to tear down). */
+	if (!n && len <= FI_RT_ARENA0)
+		c.base = fi_rt_arena_first(&c.size);
+	else
+		c.base = fi_rt_map_sealed(size);
 	if (!c.base)
 		return NULL;
 	/*

@@ -76,6 +76,15 @@ struct fi_rt_own {
 
 static struct {
 	uint8_t guard_lo[FI_PAGE];
+	/*
+	 * The arena's first chunk (rtarena.c): where a start's few small
+	 * copies go (a hello's registered copy and coarse table, ~1 KiB)
+	 * without a mapping of their own. Read-only and sealed with the
+	 * state, written only by fi_rt_put like any chunk; a page of it is
+	 * committed only once written (docs/bench.md, "The arena's first
+	 * chunk in the state's block").
+	 */
+	uint8_t arena0[FI_RT_ARENA0];
 	union {
 		struct fi_runtime rt;
 		uint8_t pad[FI_RT_BYTES];
@@ -128,6 +137,12 @@ _Static_assert(FI_RT_PAGES <= 64, "a bit per page of the state");
 const struct fi_runtime *fi_rt(void)
 {
 	return &fi_rt_store.rt;
+}
+
+uint8_t *fi_rt_arena_first(size_t *size)
+{
+	*size = sizeof(fi_rt_area.arena0);
+	return fi_rt_area.arena0;
 }
 
 void *fi_rt_storage(size_t *size)

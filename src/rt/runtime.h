@@ -113,7 +113,7 @@ uint64_t fi_module_func(const struct fi_module *m, size_t i);
 int fi_module_arity(const struct fi_module *m, uint64_t func);
 
 /*
- * The arena (src/rt/rtarena.c): mmap'd chunks holding the registered modules
+ * The arena (src/rt/rtarena.c): chunks holding the registered modules
  * (struct fi_module, its image and every array and string the trap
  * handler reads through it), read-only and sealed like the state, written
  * only through fi_rt_put.
@@ -437,6 +437,13 @@ long fi_rt_pwrite(int fd, const void *src, size_t len, const void *dst);
 void *fi_rt_map_protected(size_t size);
 /* The same mapping, not registered (the arena's chunks are in its table). */
 void *fi_rt_map_sealed(size_t size);
+/*
+ * The arena's first chunk: FI_RT_ARENA0 bytes inside the state's sealed,
+ * read-only block (between its lower guard and the state), which needs
+ * no mapping of its own. Its base; its size in @size.
+ */
+#define FI_RT_ARENA0	(2 * 4096)
+uint8_t *fi_rt_arena_first(size_t *size);
 
 /*
  * The kernel's view of the mapping holding @addr (rtverify.c: one

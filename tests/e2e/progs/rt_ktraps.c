@@ -2,7 +2,8 @@
 /*
  * rt_ktraps (tests/e2e/rt_traps_in_place.sh): says where the runtime's
  * trap list of this executable is (fineibt_debug_object("module_traps"):
- * inside the executable's own mapping, or a copy elsewhere), then, with an
+ * inside the executable's own mapping, or a copy elsewhere: the arena,
+ * whose first chunk is in libfineibt's .bss), then, with an
  * argument, makes a call through a pointer of the wrong type, which the
  * trap handler must recognise from that list.
  */
@@ -27,10 +28,13 @@ int main(int argc, char **argv)
 {
 	const void *t = fineibt_debug_object ?
 			fineibt_debug_object("module_traps") : NULL;
-	Dl_info di;
+	Dl_info di, self;
 
+	/* In this executable's own mapping, not merely in some module's: the
+	 * runtime's arena starts in libfineibt's .bss. */
 	printf("traps %s\n", !t ? "none" :
-	       dladdr(t, &di) && di.dli_fbase ? "in-module" : "copied");
+	       dladdr(t, &di) && dladdr((void *)main, &self) &&
+	       di.dli_fbase == self.dli_fbase ? "in-module" : "copied");
 	fflush(stdout);
 	if (argc > 1)
 		return ((fn_int)ptr)(1);	/* the type does not match */
