@@ -154,19 +154,23 @@ static const struct fi_module *fi_rt_registered(const struct fi_module *m)
  * start-up): after a dlclose, tells the module we rewrote from a new one
  * mapped at the same address (whose sites are back in compiler form).
  */
+/* Not registered: its image still has the sites. Apart, so that its
+ * 2 KiB sample is on the stack only then. */
+static __attribute__((noinline)) uint64_t
+fi_rt_fingerprint_image(const struct fi_image *im)
+{
+	uint64_t own[FI_FP_SITES];
+
+	return fi_fp_hash(im, own, fi_fp_sample(im, own));
+}
+
 static uint64_t fi_rt_fingerprint(const struct fi_module *m)
 {
 	const struct fi_module *r = fi_rt_registered(m);
-	uint64_t own[FI_FP_SITES];
-	const uint64_t *sample = r->fp_site;
-	size_t n = r->nfp;
 
-	/* Not registered: its image still has the sites. */
-	if (!sample) {
-		n = fi_fp_sample(&r->img, own);
-		sample = own;
-	}
-	return fi_fp_hash(&r->img, sample, n);
+	if (!r->fp_site)
+		return fi_rt_fingerprint_image(&r->img);
+	return fi_fp_hash(&r->img, r->fp_site, r->nfp);
 }
 
 /*

@@ -135,12 +135,13 @@ struct fi_lay {
 	bool fail;
 };
 
-static void *fi_lay_dup(struct fi_lay *l, const void *src, size_t n,
-			size_t size)
+/* Room for @n elements of @size at the next offset: its arena address;
+ * NULL (with l->fail set unless @n is 0) when there is none. */
+static void *fi_lay_room(struct fi_lay *l, size_t n, size_t size)
 {
 	size_t off = l->len;
 
-	if (!src || !n)
+	if (!n)
 		return NULL;
 	if (size && n > SIZE_MAX / size / 2) {
 		l->fail = true;
@@ -151,9 +152,18 @@ static void *fi_lay_dup(struct fi_lay *l, const void *src, size_t n,
 		l->fail = true;
 		return NULL;
 	}
-	if (l->buf)
-		memcpy(l->buf + off, src, n * size);
 	return (void *)(uintptr_t)(l->at + off);
+}
+
+static void *fi_lay_dup(struct fi_lay *l, const void *src, size_t n,
+			size_t size)
+{
+	size_t off = l->len;
+	void *at = src ? fi_lay_room(l, n, size) : NULL;
+
+	if (at && l->buf)
+		memcpy(l->buf + off, src, n * size);
+	return at;
 }
 
 /* Where the part at arena address @p is in the scratch buffer. */
@@ -258,9 +268,11 @@ size_t fi_fp_sample(const struct fi_image *im, uint64_t *out)
 		       fi_fp_at(im, lo - 1) >> 12 == page)
 			lo--;
 		for (i = lo; i < n && i - lo < FI_FP_RUN &&
-			     fi_fp_at(im, i) >> 12 == page; i++)
-			out[k++] = fi_fp_at(im, i) |
-				   (i < im->ncalls ? FI_FP_CALL : 0);
+			     fi_fp_at(im, i) >> 12 == page; i++, k++) {
+			if (out)
+				out[k] = fi_fp_at(im, i) |
+					 (i < im->ncalls ? FI_FP_CALL : 0);
+		}
 		next = i;
 	}
 	return k;
@@ -307,12 +319,21 @@ uint64_t fi_fp_hash(const struct fi_image *im, const uint64_t *sample, size_t n)
 static void fi_lay_sites(struct fi_lay *l, struct fi_module *c,
 			 const struct fi_image *im)
 {
-	uint64_t fp[FI_FP_SITES];
 	size_t n = im->nfuncs, off, ar;
 	bool arity = false;
 
-	c->nfp = fi_fp_sample(im, fp);
-	c->fp_site = fi_lay_dup(l, fp, c->nfp, sizeof(fp[0]));
+	/*
+	 * The sample counted, then taken straight into its room: no 2 KiB
+	 * array on the stack under the scan's own frame (the deepest path
+	 * of a start that registers a module, and of a dlopen from a thread
+	 * with a small stack: docs/bench.md, "The arena's first chunk in
+	 * the state's block").
+	 */
+	off = l->len;
+	c->nfp = fi_fp_sample(im, NULL);
+	c->fp_site = fi_lay_room(l, c->nfp, sizeof(uint64_t));
+	if (c->fp_site && l->buf)
+		fi_fp_sample(im, (uint64_t *)(l->buf + off));
 	if (!n || im->funcs[n - 1].addr - im->funcs[0].addr > UINT32_MAX)
 		return;
 	for (size_t i = 0; i < n; i++)

@@ -81,7 +81,7 @@ struct fi_module {
  * A sample of at most FI_FP_SITES sites of @im (its calls and preambles),
  * in runs of neighbours on a few pages (rtarena.c), into @out: link-time
  * addresses of the 16-byte site (call site, or preamble at func - 16),
- * FI_FP_CALL set for a call site.
+ * FI_FP_CALL set for a call site. How many; with @out NULL, only that.
  */
 #define FI_FP_SITES	256
 #define FI_FP_CALL	(1ull << 63)
