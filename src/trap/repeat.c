@@ -18,8 +18,9 @@
  * with a new pair are ordered by it (the second finds the first's entry
  * and counts). A pair seen before is found without the lock and counted
  * with an atomic add (each failure gets its own count: one thread tells
- * 10, one 100). A pair is never removed; with the table full, new pairs
- * are reported in full every time.
+ * 10, one 100). A pair is retired when the module holding its site or
+ * target goes away (src/rt/rtstate.c, fi_rt_repeat_forget), never reused;
+ * with the table full, new pairs are reported in full every time.
  */
 #include <signal.h>
 
