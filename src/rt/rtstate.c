@@ -375,6 +375,32 @@ int fi_rt_del_module(const struct fi_module *m)
 	return ret;
 }
 
+int fi_rt_del_jit(uint64_t lo, const void **key)
+{
+	const struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = -ENOENT;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	for (size_t i = FI_MAX_MODULES; i < rt->nmods && i < FI_MAX_SLOTS; i++) {
+		const struct fi_module *c = rt->mods[i];
+
+		if (!c || c->text_lo != lo)
+			continue;
+		ret = FI_RT_PUT(rt->mods[i], NULL);
+		if (!ret) {
+			*key = c->key;
+			fi_rt_coarse_publish(rt);
+			fi_rt_repeat_forget(rt, c->text_lo, c->text_hi);
+		}
+		break;
+	}
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
 /* Async-signal-safe: no lock, acquire loads only. */
 const struct fi_module *fi_rt_module_at(uint64_t addr)
 {

@@ -566,6 +566,14 @@ const struct fi_module *fi_rt_module_of(const void *key);
  * Returns 0 or -ENOENT.
  */
 int fi_rt_del_module(const struct fi_module *m);
+/*
+ * Withdraw the JIT region whose registered (read-only) copy's text starts
+ * at @lo, the program's argument to fineibt_jit_unregister: the JIT's own
+ * list of regions is heap memory, and a forged entry must not pick which
+ * region goes. Its caller's module (the copy's key) in *@key. 0 or
+ * -ENOENT.
+ */
+int fi_rt_del_jit(uint64_t lo, const void **key);
 
 /*
  * The scans' record (struct fi_rt_seen), one window per call.
