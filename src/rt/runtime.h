@@ -283,7 +283,10 @@ struct fi_rt_syslog {
 #define FI_RT_REPEAT	64
 struct fi_rt_repeat {
 	size_t n;
-	struct { uint64_t site, target; } pair[FI_RT_REPEAT];
+	/* @type: the type the caller expected (a tail call's trap in the
+	 * target is keyed by the return address of its caller's caller,
+	 * which two different tail calls share). */
+	struct { uint64_t site, target, type; } pair[FI_RT_REPEAT];
 };
 
 /*
