@@ -333,8 +333,8 @@ const struct fi_module *fi_rt_module_of(const void *key)
  * retired (their site put to 0, which no look-up asks for). A module
  * loaded later at the same address is other code: its first failure at
  * the same addresses must be reported in full, not counted as a repeat
- * of the old one's (docs/traps.md, "Repeated failures"). The slot is not
- * reused: a lock-free reader could otherwise match a half-written pair.
+ * of the old one's (docs/traps.md, "Repeated failures"). The slot is
+ * taken again by a new pair once the table is full (trap/repeat.c).
  */
 static void fi_rt_repeat_forget(const struct fi_runtime *rt, uint64_t lo,
 				uint64_t hi)

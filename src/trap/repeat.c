@@ -20,8 +20,9 @@
  * and counts). A pair seen before is found without the lock and counted
  * with an atomic add (each failure gets its own count: one thread tells
  * 10, one 100). A pair is retired when the module holding its site or
- * target goes away (src/rt/rtstate.c, fi_rt_repeat_forget), never reused;
- * with the table full, new pairs are reported in full every time.
+ * target goes away (src/rt/rtstate.c, fi_rt_repeat_forget); its slot is
+ * taken again once the table is full. With every slot a live pair, new
+ * pairs are reported in full every time.
  */
 #include <signal.h>
 
@@ -48,8 +49,22 @@ static long fi_repeat_find(const struct fi_rt_repeat *r, uint64_t site,
 	size_t n = __atomic_load_n(&r->n, __ATOMIC_ACQUIRE);
 
 	for (size_t i = 0; i < n && i < FI_RT_REPEAT; i++) {
-		if (r->pair[i].site == site && r->pair[i].target == target &&
-		    r->pair[i].type == type)
+		/* The site first: a retired slot taken again (site 0) gets
+		 * its target and type before its site (fi_repeat_put). */
+		if (__atomic_load_n(&r->pair[i].site, __ATOMIC_ACQUIRE) == site &&
+		    r->pair[i].target == target && r->pair[i].type == type)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* A retired slot (its module went away: rtstate.c), or -1. */
+static long fi_repeat_retired(const struct fi_rt_repeat *r)
+{
+	size_t n = __atomic_load_n(&r->n, __ATOMIC_ACQUIRE);
+
+	for (size_t i = 0; i < n && i < FI_RT_REPEAT; i++) {
+		if (!__atomic_load_n(&r->pair[i].site, __ATOMIC_ACQUIRE))
 			return (long)i;
 	}
 	return -1;
@@ -70,12 +85,25 @@ static uint64_t fi_repeat_put(const struct fi_rt_repeat *r, uint64_t site,
 
 	if (i >= 0)
 		return fi_repeat_bump(i);
-	if (r->n >= FI_RT_REPEAT)
+	if (r->n < FI_RT_REPEAT) {
+		/* The slot, then the count that publishes it. */
+		if (!fi_rt_put(&r->pair[r->n], (uint64_t[]){ site, target, type },
+			       sizeof(r->pair[0])))
+			FI_RT_PUT(r->n, r->n + 1);
 		return 1;
-	/* The slot, then the count that publishes it. */
-	if (!fi_rt_put(&r->pair[r->n], (uint64_t[]){ site, target, type },
-		       sizeof(r->pair[0])))
-		FI_RT_PUT(r->n, r->n + 1);
+	}
+	/*
+	 * Full: a retired slot is taken again. Its site stays 0 (no reader
+	 * matches it) while its target and type are put, and its count
+	 * starts again; the site, put last, publishes it.
+	 */
+	i = fi_repeat_retired(r);
+	if (i < 0)
+		return 1;
+	__atomic_store_n(&fi_repeat_more[i], 0, __ATOMIC_RELAXED);
+	if (!fi_rt_put(&r->pair[i].target, (uint64_t[]){ target, type },
+		       2 * sizeof(uint64_t)))
+		FI_RT_PUT(r->pair[i].site, site);
 	return 1;
 }
 
@@ -92,7 +120,8 @@ uint64_t fi_repeat_add(uint64_t site, uint64_t target, uint32_t type)
 	sigset_t saved;
 	uint64_t c;
 
-	if (!site || __atomic_load_n(&rt->repeat.n, __ATOMIC_ACQUIRE) >= FI_RT_REPEAT)
+	if (!site || (__atomic_load_n(&rt->repeat.n, __ATOMIC_ACQUIRE) >= FI_RT_REPEAT &&
+		      fi_repeat_retired(&rt->repeat) < 0))
 		return 1;
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)

@@ -9,6 +9,8 @@
 # reported in full, naming its own target; its second is counted. Before,
 # the repeat table (keyed by address) kept the pair of the unloaded
 # library, and B's failure, and A's again, were never reported.
+# 70 loads, more than the table's 64 pairs: a retired pair's slot is
+# taken again, one full report per load.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 D=$RT_OUT/warn_reload
@@ -35,5 +37,24 @@ for m in $(fi_with_sets kcfi fineibt fineibt,paranoid fineibt,bhi fineibt,parano
 	check "reload-reported[$m]" $([ "$RT_RC" = 0 ] && [ "$(tail -n 1 <<<"$RT_OUT_TXT")" = "$want" ] &&
 		[ "$(targets)" = "a_target b_target a_target " ]; echo $?) \
 		"rc=$RT_RC out=$(tr '\n' ' ' <<<"$RT_OUT_TXT") targets=$(targets) err=$(head -c 600 <<<"$RT_ERR_TXT")"
+done
+# ---- more loads than the table holds (64): each unload retires its
+# pair, and once the table is full a retired slot is taken again, so every
+# load still has one full report and its second failure counted. Without
+# the reuse the table filled with retired pairs and loads past the 64th
+# reported both failures in full.
+many=()
+for i in $(seq 70); do if [ $((i % 2)) = 1 ]; then many+=("$A"); else many+=("$B"); fi; done
+for m in kcfi fineibt,paranoid,seq=v6.18; do
+	rt_run warn_reload_many "$m,warn" "$D/warn_reload" "${many[@]}"
+	where=$(grep '^at ' <<<"$RT_OUT_TXT" | sort -u | wc -l)
+	if [ "$RT_RC" = 0 ] && [ "$where" != 1 ]; then
+		echo "SKIP: warn_reload-many[$m]: the loader put the libraries at different addresses"
+		continue
+	fi
+	nfull=$(grep -cE '^fineibt: CFI failure at .*; expected type: .*; mode: [^)]*\)$' <<<"$RT_ERR_TXT")
+	check "reload-many-table-reused[$m]" $([ "$RT_RC" = 0 ] &&
+		[ "$(tail -n 1 <<<"$RT_OUT_TXT")" = "warn_reload ok 140" ] && [ "$nfull" = 70 ]; echo $?) \
+		"rc=$RT_RC full=$nfull err=$(head -c 300 <<<"$RT_ERR_TXT")"
 done
 exit 0
