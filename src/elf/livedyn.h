@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A loaded module's dynamic section, read from memory (livedyn.c): its
- * symbols, relocations and RELRO range, and the store into one of its
- * pointer slots that the runtime's binding passes make (interpose/dlsym_so.c's
- * interposers, trap/stockven.c's typed veneers).
+ * symbols, relocations and RELRO range, and a store into one of its
+ * pointer slots (the binding passes store through rt/rtlive.h's
+ * fi_live_store_slot).
  */
 #ifndef FI_LIVEDYN_H
 #define FI_LIVEDYN_H
@@ -25,8 +25,10 @@ struct fi_livedyn {
 /* Read @info's dynamic section; false without symbols and strings. */
 bool fi_livedyn_read(const struct dl_phdr_info *info, struct fi_livedyn *d);
 
-/* Store @to in the pointer slot @slot of @d's module (a RELRO page is
- * opened for the store only). */
+/* Store @to in the pointer slot @slot of @d's module, a RELRO page opened
+ * for the store only: the fallback of fi_live_store_slot (rt/rtlive.h)
+ * where the state is written through windows; a racing thread can write
+ * the page meanwhile. */
 void fi_livedyn_store(const struct fi_livedyn *d, void **slot, void *to);
 
 /*

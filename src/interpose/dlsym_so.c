@@ -41,6 +41,7 @@
 #include "foreign.h"
 #include "imgindex.h"
 #include "livedyn.h"
+#include "rtlive.h"
 #include "runtime.h"
 #include "interpose.h"
 
@@ -362,7 +363,7 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			slot = (void **)(info->dlpi_addr + r->r_offset);
 			if (to && *slot != to &&
 			    !fi_next_own_slot(info, slot, &have, &n))
-				fi_livedyn_store(&d, slot, to);
+				fi_live_store_slot(d.relro_lo, d.relro_hi, slot, to);
 		}
 	}
 	return 0;

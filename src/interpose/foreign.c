@@ -350,9 +350,35 @@ bool fi_foreign_for_caller(const void *ret)
 	return fi_rt()->active && fi_rt_module_at((uint64_t)(uintptr_t)ret);
 }
 
+/*
+ * Code that jumps to a register, never a function to call through a
+ * pointer: the indirect-branch thunks (any module's, the runtime's
+ * exported ones among them), the runtime's coarse check and its BHI
+ * stubs. A veneer is accepted by every check as a function of any type;
+ * one in front of `jmp *%rax` would let a call reach any address. Their
+ * plain address is handed out instead (a checking caller traps on it).
+ * As the coarse check refuses the runtime's exports (coarsetrap.c).
+ */
+static bool fi_foreign_is_branch(const char *name)
+{
+	static const char *const exact[] = {
+		"__fineibt_coarse", "__bhi_args", "__bhi_args_end",
+	};
+
+	if (!name || !strncmp(name, "__x86_indirect_", 15) ||
+	    !strncmp(name, "__x86_return_thunk", 18))
+		return true;
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+		if (!strcmp(name, exact[i]))
+			return true;
+	}
+	return false;
+}
+
 void *fi_foreign_wrap(void *p, const char *name)
 {
-	if (!p || !fi_foreign_is_code((uint64_t)(uintptr_t)p))
+	if (!p || fi_foreign_is_branch(name) ||
+	    !fi_foreign_is_code((uint64_t)(uintptr_t)p))
 		return p;
 	return fi_fx_veneer((uint64_t)(uintptr_t)p, name);
 }

@@ -9,17 +9,17 @@
  * bound them without the flag: the GOT slots (GLOB_DAT, JUMP_SLOT, and
  * R_X86_64_64 with no addend) of undefined symbols by those names that
  * hold libc's function, or still the module's lazy PLT entry. A slot in
- * the RELRO segment is made writable for the store only.
+ * the RELRO segment is written through the kernel (fi_live_store_slot):
+ * its page is never writable.
  */
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "dyntab.h"
 #include "interpose.h"
+#include "rtlive.h"
 
 struct fi_dyn {
 	const Elf64_Sym *symtab;
@@ -73,20 +73,6 @@ static bool fi_dyn_of(const struct link_map *lm, struct fi_dyn *d)
 	return d->symtab && d->strtab;
 }
 
-/* Store @val at @slot, opening a RELRO page for the store only. */
-static void fi_slot_store(const struct fi_dyn *d, uintptr_t slot, uintptr_t val)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	uintptr_t page = slot & ~(uintptr_t)(pg - 1);
-	bool relro = slot >= d->relro_lo && slot < d->relro_hi;
-
-	if (relro && mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE))
-		return;
-	__atomic_store_n((uintptr_t *)slot, val, __ATOMIC_RELEASE);
-	if (relro)
-		mprotect((void *)page, (size_t)pg, PROT_READ);
-}
-
 static int fi_rebind_rela(const struct link_map *lm, const struct fi_dyn *d,
 			  const Elf64_Rela *r, size_t sz, const void *libc)
 {
@@ -111,7 +97,9 @@ static int fi_rebind_rela(const struct link_map *lm, const struct fi_dyn *d,
 		where = fi_base_of((const void *)cur);
 		if (cur == ours || (where != libc && where != self))
 			continue;
-		fi_slot_store(d, slot, ours);
+		if (fi_live_store_slot(d->relro_lo, d->relro_hi, (void **)slot,
+				       (void *)ours))
+			continue;
 		n++;
 	}
 	return n;

@@ -509,15 +509,22 @@ FINEIBT_API int fineibt_jit_unregister(const void *code)
 {
 	uint64_t lo = (uint64_t)(uintptr_t)code;
 	struct fi_jit_region **pp, *r;
-	int err = -ENOENT;
+	const void *key = NULL;
+	int err;
 
 	if (fi_rt()->primary)
 		return fi_rt()->primary->self.jit_unregister(code);
 	pthread_mutex_lock(&fi_jit_lock);
-	for (pp = &fi_jit_regions; (r = *pp); pp = &r->next) {
-		if (r->mod.text_lo != lo)
+	/*
+	 * The read-only table says which region starts at @code; the list
+	 * (heap, writable) only which record to retire: a forged entry once
+	 * made this withdraw another, live region, whose traps then went to
+	 * the program's SIGILL handler undecoded.
+	 */
+	err = fi_rt_del_jit(lo, &key);
+	for (pp = &fi_jit_regions; !err && (r = *pp); pp = &r->next) {
+		if (&r->mod != key)
 			continue;
-		err = fi_rt_del_module(&r->mod);
 		*pp = r->next;
 		/*
 		 * Not freed: a trap handler in another thread may still be

@@ -664,6 +664,60 @@ static void fi_rt_static_warn(struct fi_module *m)
 	       why);
 }
 
+/*
+ * Does a module patched statically in @lib leave calls the process's mode
+ * @proc checks unchecked? Its call sites stay as written, and a caller
+ * checks nothing in off, and in plain FineIBT leaves the check to the
+ * target's preamble: a kCFI one (the process in kcfi) runs
+ * `movl; nop; endbr` and checks nothing, a naked ENDBR (which paranoid
+ * stops) takes any call. The reason, or NULL.
+ */
+static const char *fi_rt_static_weaker(struct fineibt_config lib,
+				       struct fineibt_config proc)
+{
+	bool lib_caller, proc_caller;
+
+	fineibt_resolve_auto(&lib);
+	fineibt_resolve_auto(&proc);
+	if (proc.mode == FINEIBT_MODE_OFF)
+		return NULL;
+	if (lib.mode == FINEIBT_MODE_OFF)
+		return "its calls go unchecked";
+	lib_caller = lib.mode == FINEIBT_MODE_KCFI ||
+		     (lib.flags & FINEIBT_F_PARANOID);
+	proc_caller = proc.mode == FINEIBT_MODE_KCFI ||
+		      (proc.flags & FINEIBT_F_PARANOID);
+	if (proc_caller && !lib_caller)
+		return proc.mode == FINEIBT_MODE_KCFI ?
+		       "its calls into kCFI code go unchecked" :
+		       "its calls to a naked ENDBR go unchecked";
+	return NULL;
+}
+
+/*
+ * A module patched statically in a mode that checks less than the
+ * process's brings that mode in only at start-up, where it is the
+ * program's own choice (as warn, fi_rt_static_warn), and never into a
+ * privileged process. Loaded later, its call sites cannot be made to
+ * check as the process's do (a patched module is not rewritten again):
+ * stop before any of its code runs.
+ */
+static void fi_rt_static_mode(const struct fi_module *m)
+{
+	const char *why = fi_rt_static_weaker(m->cfg, fi_rt()->cfg);
+	char lib[64], proc[64], msg[400];
+
+	if (!why || (!fi_rt_started && !fi_rt()->secure))
+		return;
+	fineibt_config_str(&m->cfg, lib, sizeof(lib));
+	fineibt_config_str(&fi_rt()->cfg, proc, sizeof(proc));
+	snprintf(msg, sizeof(msg), "%s was patched statically with cfi=%s, "
+		 "weaker than the process's %s (%s): refused %s", fi_rt_name(m),
+		 lib, proc, why, fi_rt()->secure ? "in a setuid process" :
+						  "after start-up");
+	fi_rt_die(msg);
+}
+
 /* A module `fineibt patch` already rewrote: take it as it is. */
 static void fi_rt_take_static(struct fi_module *m)
 {
@@ -671,6 +725,7 @@ static void fi_rt_take_static(struct fi_module *m)
 
 	m->cfg = n->cfg;
 	fi_rt_static_warn(m);
+	fi_rt_static_mode(m);
 	m->rehash_key = n->key;
 	m->patched = true;
 	m->bhi_args = n->bhi_args ? n->bhi_args + m->img.bias : 0;

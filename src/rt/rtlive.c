@@ -887,3 +887,30 @@ int fi_live_stubs_for(const struct fi_image *im, uint64_t *out)
 	*out = got;
 	return 0;
 }
+
+int fi_live_store_slot(uintptr_t relro_lo, uintptr_t relro_hi, void **slot,
+		       void *to)
+{
+	const struct fi_livedyn win = { .relro_lo = relro_lo, .relro_hi = relro_hi };
+	uintptr_t a = (uintptr_t)slot;
+	sigset_t saved;
+	long err;
+	int fd;
+
+	if (a < relro_lo || a >= relro_hi) {
+		/* A writable slot: no page to open, nothing to race. */
+		__atomic_store_n(slot, to, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if (!fi_rt_write_begin(&saved))
+		return -errno;
+	/* The window checked the descriptor (ours, still our file). */
+	fd = fi_rt()->wr.how == FI_RT_KERNEL ? fi_rt_mem_fd() : -1;
+	err = fd >= 0 ? fi_rt_pwrite(fd, &to, sizeof(to), slot) : -ENOSYS;
+	fi_rt_write_end(&saved);
+	if (err == -ENOSYS && fi_rt()->wr.how == FI_RT_WINDOWS) {
+		fi_livedyn_store(&win, slot, to);
+		return 0;
+	}
+	return (int)err;
+}

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "livedyn.h"
 #include "patch.h"
 
 /* One executable segment's scratch copy (rtlive.c). */
@@ -50,6 +51,20 @@ void fi_live_copy_drop(struct fi_live_copy *lc);
  * then (it blocks signals first, so nothing of the program runs).
  */
 bool fi_live_alone(void);
+
+/*
+ * Store @to in pointer slot @slot of a loaded module whose RELRO is
+ * [@relro_lo, @relro_hi) (the binding passes: dlsym_so.c's interposers,
+ * sigbind.c's RTLD_DEEPBIND rebinding, stockven.c's typed veneers). A
+ * slot in RELRO is written through the kernel (pwrite on /proc/self/mem
+ * inside a state window, as fi_rt_put writes the state): its page is never
+ * writable in the process, so a thread racing the store cannot write the
+ * module's GOT (its PLT jumps are checked in no mode). Only where the
+ * state itself is written through windows (docs/protection.md) is the page
+ * opened for the store. 0 or -errno (nothing stored).
+ */
+int fi_live_store_slot(uintptr_t relro_lo, uintptr_t relro_hi, void **slot,
+		       void *to);
 
 /*
  * Run the passes of @o over live module @im (attached with

@@ -327,6 +327,29 @@ const struct fi_module *fi_rt_module_of(const void *key)
 	return NULL;
 }
 
+/*
+ * Inside a window: the repeated-failure pairs (trap/repeat.c) whose call
+ * site or target lies in [@lo, @hi), a module that is going away, are
+ * retired (their site put to 0, which no look-up asks for). A module
+ * loaded later at the same address is other code: its first failure at
+ * the same addresses must be reported in full, not counted as a repeat
+ * of the old one's (docs/traps.md, "Repeated failures"). The slot is
+ * taken again by a new pair once the table is full (trap/repeat.c).
+ */
+static void fi_rt_repeat_forget(const struct fi_runtime *rt, uint64_t lo,
+				uint64_t hi)
+{
+	const struct fi_rt_repeat *r = &rt->repeat;
+
+	for (size_t i = 0; lo < hi && i < r->n && i < FI_RT_REPEAT; i++) {
+		uint64_t site = r->pair[i].site, target = r->pair[i].target;
+
+		if (site && ((site >= lo && site < hi) ||
+			     (target >= lo && target < hi)))
+			FI_RT_PUT(r->pair[i].site, 0);
+	}
+}
+
 int fi_rt_del_module(const struct fi_module *m)
 {
 	const struct fi_runtime *rt;
@@ -337,12 +360,42 @@ int fi_rt_del_module(const struct fi_module *m)
 	if (!rt)
 		return -errno;
 	for (size_t i = 0; i < rt->nmods && i < FI_MAX_SLOTS; i++) {
-		if (rt->mods[i] && (rt->mods[i]->key == m || rt->mods[i] == m)) {
+		const struct fi_module *c = rt->mods[i];
+
+		if (c && (c->key == m || c == m)) {
 			ret = FI_RT_PUT(rt->mods[i], NULL);
-			if (!ret)
+			if (!ret) {
 				fi_rt_coarse_publish(rt);
+				fi_rt_repeat_forget(rt, c->text_lo, c->text_hi);
+			}
 			break;
 		}
+	}
+	fi_rt_write_end(&saved);
+	return ret;
+}
+
+int fi_rt_del_jit(uint64_t lo, const void **key)
+{
+	const struct fi_runtime *rt;
+	sigset_t saved;
+	int ret = -ENOENT;
+
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	for (size_t i = FI_MAX_MODULES; i < rt->nmods && i < FI_MAX_SLOTS; i++) {
+		const struct fi_module *c = rt->mods[i];
+
+		if (!c || c->text_lo != lo)
+			continue;
+		ret = FI_RT_PUT(rt->mods[i], NULL);
+		if (!ret) {
+			*key = c->key;
+			fi_rt_coarse_publish(rt);
+			fi_rt_repeat_forget(rt, c->text_lo, c->text_hi);
+		}
+		break;
 	}
 	fi_rt_write_end(&saved);
 	return ret;
@@ -524,14 +577,19 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
 void fi_rt_seen_drop(size_t i)
 {
 	const struct fi_runtime *rt;
+	struct fi_rt_seen e;
 	sigset_t saved;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
-	if (i < rt->nseen && rt->seen[i].key &&
-	    !FI_RT_PUT(rt->seen[i].key, 0)) {
-		const struct fi_module *m = rt->seen[i].mod;
+	if (i >= rt->nseen || !rt->seen[i].key) {
+		fi_rt_write_end(&saved);
+		return;
+	}
+	e = rt->seen[i];
+	if (!FI_RT_PUT(rt->seen[i].key, 0)) {
+		const struct fi_module *m = e.mod;
 
 		for (size_t k = 0; m && k < FI_MAX_MODULES && k < rt->nmods; k++) {
 			if (rt->mods[k] == m)
@@ -540,6 +598,10 @@ void fi_rt_seen_drop(size_t i)
 		fi_rt_put(&rt->seen[i], &(struct fi_rt_seen){ 0 },
 			  sizeof(rt->seen[i]));
 		fi_rt_coarse_publish(rt);
+		/* Its executable segment, and its rewritten text. */
+		fi_rt_repeat_forget(rt, e.key, e.key + e.size);
+		if (m)
+			fi_rt_repeat_forget(rt, m->text_lo, m->text_hi);
 	}
 	fi_rt_write_end(&saved);
 }

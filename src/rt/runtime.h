@@ -283,7 +283,10 @@ struct fi_rt_syslog {
 #define FI_RT_REPEAT	64
 struct fi_rt_repeat {
 	size_t n;
-	struct { uint64_t site, target; } pair[FI_RT_REPEAT];
+	/* @type: the type the caller expected (a tail call's trap in the
+	 * target is keyed by the return address of its caller's caller,
+	 * which two different tail calls share). */
+	struct { uint64_t site, target, type; } pair[FI_RT_REPEAT];
 };
 
 /*
@@ -573,6 +576,14 @@ const struct fi_module *fi_rt_module_of(const void *key);
  * Returns 0 or -ENOENT.
  */
 int fi_rt_del_module(const struct fi_module *m);
+/*
+ * Withdraw the JIT region whose registered (read-only) copy's text starts
+ * at @lo, the program's argument to fineibt_jit_unregister: the JIT's own
+ * list of regions is heap memory, and a forged entry must not pick which
+ * region goes. Its caller's module (the copy's key) in *@key. 0 or
+ * -ENOENT.
+ */
+int fi_rt_del_jit(uint64_t lo, const void **key);
 
 /*
  * The scans' record (struct fi_rt_seen), one window per call.

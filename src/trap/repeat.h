@@ -10,12 +10,12 @@
 #include <stdint.h>
 
 /*
- * The pair (@site, @target) failed again: if it was seen before, count
- * it and return how many times it has failed now, this one included
- * (> 1); 0 if it was not seen (nor for @site 0). Lock-free, no system
- * call, a few words of stack.
+ * The pair (@site, @target), with the type @type its caller expected,
+ * failed again: if it was seen before, count it and return how many
+ * times it has failed now, this one included (> 1); 0 if it was not seen
+ * (nor for @site 0). Lock-free, no system call, a few words of stack.
  */
-uint64_t fi_repeat_seen(uint64_t site, uint64_t target);
+uint64_t fi_repeat_seen(uint64_t site, uint64_t target, uint32_t type);
 
 /*
  * Remember a pair fi_repeat_seen() did not know: 1 (report it in full),
@@ -23,7 +23,7 @@ uint64_t fi_repeat_seen(uint64_t site, uint64_t target);
  * written; > 1 if another thread added it meanwhile (counted). One
  * window (runtime.h). Both from the SIGILL handler, async-signal-safe.
  */
-uint64_t fi_repeat_add(uint64_t site, uint64_t target);
+uint64_t fi_repeat_add(uint64_t site, uint64_t target, uint32_t type);
 
 /* Does count @n (> 1) get its "repeated N times" line: 10, 100, 1000... */
 bool fi_repeat_due(uint64_t n);

@@ -34,6 +34,7 @@
 #include "upcall.h"
 #include "insn.h"
 #include "livedyn.h"
+#include "rtlive.h"
 #include "runtime.h"
 #include "stockven.h"
 
@@ -230,8 +231,9 @@ static void fi_sven_flush(struct fi_sven_walk *w, size_t n,
 			dup = fresh[j].fn == w->want[i].fn &&
 			      fresh[j].hash == w->want[i].hash;
 		if (v)
-			fi_livedyn_store(d, (void **)w->want[i].slot,
-					 (void *)(uintptr_t)v);
+			fi_live_store_slot(d->relro_lo, d->relro_hi,
+					   (void **)w->want[i].slot,
+					   (void *)(uintptr_t)v);
 		else if (!dup)
 			fresh[k++] = w->want[i];
 	}
@@ -244,8 +246,9 @@ static void fi_sven_flush(struct fi_sven_walk *w, size_t n,
 		uint64_t v = fi_sven_find(w->want[i].fn, w->want[i].hash);
 
 		if (v && *w->want[i].slot != v)
-			fi_livedyn_store(d, (void **)w->want[i].slot,
-					 (void *)(uintptr_t)v);
+			fi_live_store_slot(d->relro_lo, d->relro_hi,
+					   (void **)w->want[i].slot,
+					   (void *)(uintptr_t)v);
 	}
 }
 

@@ -576,9 +576,9 @@ static bool fi_trap_compiled(uint64_t ip, greg_t *g)
 	if (c->mode != FINEIBT_MODE_OFF) {
 		/* Its target is not decoded: the site alone names the pair
 		 * (the line names nothing else). Counted under warn. */
-		n = (c->flags & FINEIBT_F_WARN) ? fi_repeat_seen(ip, 0) : 1;
+		n = (c->flags & FINEIBT_F_WARN) ? fi_repeat_seen(ip, 0, 0) : 1;
 		if (!n)
-			n = fi_repeat_add(ip, 0);
+			n = fi_repeat_add(ip, 0, 0);
 		if (n == 1)
 			fi_report_compiled(ip, go_on);
 		else if (fi_repeat_due(n))
@@ -662,7 +662,7 @@ static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
 				uint64_t frame)
 {
 	uint64_t site = t->warn ? fi_trap_site_key(t, sp) : 0;
-	uint64_t n = fi_repeat_seen(site, t->target);
+	uint64_t n = fi_repeat_seen(site, t->target, t->type);
 	size_t room;
 	int slot;
 
@@ -671,7 +671,8 @@ static void fi_trap_report_once(const struct fi_trap *t, uint64_t sp,
 	room = fi_trap_stack_room(frame);
 	/* A new pair: remembered in a window, if the stack has room for it. */
 	if (!n)
-		n = room >= FI_TRAP_STACK_LINE ? fi_repeat_add(site, t->target) : 1;
+		n = room >= FI_TRAP_STACK_LINE ?
+		    fi_repeat_add(site, t->target, t->type) : 1;
 	if (n > 1 && !fi_repeat_due(n))
 		return;
 	slot = fi_trap_report_enter((int)fi_sys3(SYS_gettid, 0, 0, 0));

@@ -11,7 +11,9 @@
 #  - linked: linked into the program (start-up): the process adopts the
 #    library's mode, warn included (the program's own choice).
 #  - suid-*: a setuid-root copy run as nobody (needs root and setpriv):
-#    warn refused both at start-up and after it.
+#    warn refused both at start-up and after it; a plain fineibt library
+#    dlopen'ed there checks less than the process's fineibt,paranoid and
+#    is refused whole (exit 127, docs/protection.md).
 . "$(dirname "$0")/progs/protect_common.bash"
 
 D=$ROOT/$BUILD/e2e/warnlib
@@ -73,13 +75,13 @@ trap 'rm -rf "$T"' EXIT
 chmod 755 "$T"
 mkdir -m 755 "$T/linked"
 # A setuid program ignores $ORIGIN: linked again with $T's absolute path.
-cp "$PROG" "$D/libfi_warn_fineibt.so" "$T/" &&
+cp "$PROG" "$D/libfi_warn_fineibt.so" "$D/libfi_warn_paranoid.so" "$T/" &&
 "$FCC" -O2 -Wall "$PR_SRC/warn_prog.c" -o "$T/linked/warn_prog" \
 	-L"$D/plain" -Wl,--no-as-needed -lfi_warn -Wl,-rpath,"$T/linked" &&
 cp "$D/linked/libfi_warn.so" "$T/linked/" &&
 chown root:root "$T/warn_prog" "$T/linked/warn_prog" &&
 chmod 4755 "$T/warn_prog" "$T/linked/warn_prog" &&
-chmod 644 "$T/libfi_warn_fineibt.so" "$T/linked/libfi_warn.so" ||
+chmod 644 "$T/libfi_warn_fineibt.so" "$T/libfi_warn_paranoid.so" "$T/linked/libfi_warn.so" ||
 	{ pr_fail suid-setup "could not make the setuid copies"; exit 1; }
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 SUID_REFUSED='was patched statically with warn, refused in a privileged \(setuid\) process; its CFI failures are fatal$'
@@ -89,13 +91,24 @@ if ! grep -q "not allowed in a privileged" <<<"$PR_ERR_TXT"; then
 	exit 0
 fi
 # A privileged process refuses norand from its environment: the library's
-# hashes are then not the process's, which no call here crosses.
-pr_run suid-dl fineibt,warn "${NOBODY[@]}" "$T/warn_prog" "$T/libfi_warn_fineibt.so"
+# hashes are then not the process's, which no call here crosses. Its
+# fineibt is fineibt,paranoid there: the paranoid library, whose callers
+# check as the process's do (protect_patchmode).
+pr_run suid-dl fineibt,warn "${NOBODY[@]}" "$T/warn_prog" "$T/libfi_warn_paranoid.so"
 if [ "$PR_RC" = 132 ] && [ -z "$PR_OUT_TXT" ] &&
    grep -Eq "$SUID_REFUSED" <<<"$PR_ERR_TXT" && grep -Eq "$NOWARN" <<<"$PR_ERR_TXT"; then
 	pr_pass "suid-dl: warn refused in a privileged process after start-up"
 else
 	pr_fail "suid-dl" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+fi
+# The plain fineibt library checks less than the privileged process's
+# fineibt,paranoid: refused whole, before it runs.
+pr_run suid-dl-weaker fineibt,warn "${NOBODY[@]}" "$T/warn_prog" "$T/libfi_warn_fineibt.so"
+if [ "$PR_RC" = 127 ] && [ -z "$PR_OUT_TXT" ] &&
+   grep -q "weaker than the process's fineibt,paranoid (its calls to a naked ENDBR go unchecked): refused in a setuid process; terminating$" <<<"$PR_ERR_TXT"; then
+	pr_pass "suid-dl-weaker: a plain fineibt library refused in a privileged process"
+else
+	pr_fail "suid-dl-weaker" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:400}'"
 fi
 pr_run suid-linked fineibt "${NOBODY[@]}" "$T/linked/warn_prog"
 if [ "$PR_RC" = 132 ] && [ -z "$PR_OUT_TXT" ] &&

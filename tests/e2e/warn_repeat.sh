@@ -6,6 +6,10 @@
 #    line at 10, 100, 1,000 and 10,000 only, on stderr and as FINEIBT_LOG
 #    records (and in the system log, one mode);
 #  - two pairs (two sites, one target): each reported in full;
+#  - two tail calls of other types to one target from one call site
+#    (tails): each reported in full (before, in fineibt and fineibt,bhi,
+#    where the target's check keys them by one return address, the
+#    second was counted as the first's repeat, never reported);
 #  - 81 pairs, more than the table holds (64): every pair reported in
 #    full, those past the table's room every time;
 #  - 4 threads x 1,000 x two pairs at once: one full report per pair, the
@@ -60,6 +64,15 @@ PY
 	check "two-pairs[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "warn_repeat ok 200" ] &&
 		[ "$(nfull)" = 2 ] && [ "$(repeats | sort -n | tr '\n' ' ')" = "10 10 100 100 " ] && clean; echo $?) \
 		"rc=$RT_RC full=$(nfull) repeats=$(repeats | tr '\n' ' ') err=$(head_of)"
+
+	# ---- two tail calls of other types to one target, from one call
+	# site: in the callee-checking modes the check (the target's) sees
+	# one return address for both; each is reported in full
+	rt_run warn_repeat_tails "$w" "$P" tails 100
+	types=$(sed -nE 's/^fineibt: CFI failure at .*; expected type: (0x[0-9a-f]+); mode: .*/\1/p' <<<"$RT_ERR_TXT" | sort -u | wc -l)
+	check "tail-types[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "warn_repeat ok 200" ] &&
+		[ "$(nfull)" = 2 ] && [ "$types" = 2 ] && [ "$(repeats | sort -n | tr '\n' ' ')" = "10 10 100 100 " ] && clean; echo $?) \
+		"rc=$RT_RC out=$RT_OUT_TXT full=$(nfull) types=$types repeats=$(repeats | tr '\n' ' ') err=$(head_of)"
 
 	# ---- more pairs than the table holds: 81 targets, twice each
 	rt_run warn_repeat_many "$w" "$P" many 81

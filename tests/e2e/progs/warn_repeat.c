@@ -9,6 +9,10 @@
  *   warn_repeat many K		each of targets t0..t(K-1) twice from site A
  *   warn_repeat threads T N	T threads released together, each N times
  *				(A, t0) then (B, t1)
+ *   warn_repeat tails N		N times each, alternating, from one call
+ *				site: two functions that tail-call t0 as
+ *				two other types (a check in the target sees
+ *				one return address for both)
  *
  * Prints "warn_repeat ok <calls>" when every call went on (cfi=warn).
  */
@@ -50,6 +54,29 @@ NOINLINE static void site_b(good_t f)
 	bad_t g = (bad_t)(void *)f;
 
 	g("b", 2);
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+}
+
+typedef long (*bad2_t)(double, long, long);
+
+/* Tail calls (the call is the function's last act: a jmp, no return
+ * address of their own), each through another wrong type. */
+NOINLINE static long tail_a(good_t f)
+{
+	return ((bad_t)(void *)f)("ta", 1);
+}
+
+NOINLINE static long tail_b(good_t f)
+{
+	return ((bad2_t)(void *)f)(1.0, 2, 3);
+}
+
+static long (*volatile tails[2])(good_t) = { tail_a, tail_b };
+
+/* One call site for both: the return address a target's check reads. */
+NOINLINE static void site_tail(int i)
+{
+	tails[i & 1](targets[0]);
 	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 }
 
@@ -101,6 +128,9 @@ int main(int argc, char **argv)
 		for (int r = 0; r < 2; r++)
 			for (long i = 0; i < n; i++)
 				site_a(targets[i]);
+	} else if (!strcmp(what, "tails")) {
+		for (long i = 0; i < 2 * n; i++)
+			site_tail((int)i);
 	} else if (!strcmp(what, "threads")) {
 		if (threads(n, argc > 3 ? atol(argv[3]) : 1000))
 			return 2;
