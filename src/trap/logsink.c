@@ -70,7 +70,8 @@ int fi_logsink_open(bool secure)
 			sizeof(s.path) - 1);
 		return -ENAMETOOLONG;
 	}
-	fd = fi_sys3(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	fd = fi_fd_above_stdio(fi_sys3(SYS_socket, AF_UNIX,
+				       SOCK_DGRAM | SOCK_CLOEXEC, 0));
 	err = fd < 0 ? (int)fd : fi_logsink_connect((int)fd, path);
 	if (err < 0) {
 		if (fd >= 0)

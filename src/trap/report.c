@@ -436,8 +436,8 @@ __attribute__((constructor(FI_CTOR_REPORT))) static void fi_report_open_log(void
 
 	if (!path || !*path || fi_log_fd >= 0 || fi_logsink_is_syslog(path))
 		return;
-	r = fi_sys_open(path, O_WRONLY | O_CREAT | O_APPEND |
-		    O_NONBLOCK | O_CLOEXEC, 0600);
+	r = fi_fd_above_stdio(fi_sys_open(path, O_WRONLY | O_CREAT | O_APPEND |
+					  O_NONBLOCK | O_CLOEXEC, 0600));
 	if (r < 0) {
 		fi_warn("warning: FINEIBT_LOG=%.200s: cannot open (%s); CFI failures are "
 			"reported on stderr only\n", path, strerror((int)-r));
