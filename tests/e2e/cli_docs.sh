@@ -78,6 +78,14 @@ fi
 sed 's/\\-/-/g' "$FI1" | grep -Eo -- '--[a-z][a-z-]+' | sort -u >"$OUT/opts.man"
 same "$OUT/opts.help" "$OUT/opts.man" cli-options-help-vs-man
 
+# ------------------------------------------------- the man pages' source
+# Read as they are (man -l man/fineibt.1, as README says): no
+# placeholder a reader would see ('make install' writes the installed
+# documentation's directory over PREFIX/share/doc/fineibt).
+ph=$(grep -lE '@[A-Z]+@' "$ROOT"/man/*.[1-8] | tr '\n' ' ')
+if [ -z "$ph" ]; then pass man-source-no-placeholder
+else fail man-source-no-placeholder "@NAME@ in $ph"; fi
+
 # ------------------------------------- what a privileged process refuses
 # The words src/core/options.c refuses (its weak[] list; the unit test
 # test_options checks the behaviour) are the ones fineibt-cfi(7) names.
