@@ -355,7 +355,9 @@ MANDIR  ?= $(PREFIX)/share/man
 LIBEXECDIR ?= $(PREFIX)/libexec
 DOCDIR  ?= $(PREFIX)/share/doc/fineibt
 # DOCDIR as the man pages print it: a break point (\:) after each '/', so
-# that a long prefix wraps at a slash instead of overflowing the line.
+# that a long prefix wraps at a slash instead of overflowing the line. It
+# replaces the sources' PREFIX/share/doc/fineibt, which reads as it is
+# with man -l man/PAGE.
 FI_MAN_DOCDIR = $(subst /,/\\:,$(DOCDIR))
 PCDIR   ?= $(LIBDIR)/pkgconfig
 # the shared text cache's service unit (fineibt-cached(8))
@@ -387,7 +389,7 @@ install: all $(BUILD)/demo/libexec/fi-attack $(FI_SO_ORDER)
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	    pkgconfig/fineibt.pc.in >$(DESTDIR)$(PCDIR)/fineibt.pc
 	for m in $(INST_MAN); do \
-		sed 's|@DOCDIR@|$(FI_MAN_DOCDIR)|g' man/$${m#*/} >$(DESTDIR)$(MANDIR)/$$m && \
+		sed 's|PREFIX/share/doc/fineibt|$(FI_MAN_DOCDIR)|g' man/$${m#*/} >$(DESTDIR)$(MANDIR)/$$m && \
 		chmod 644 $(DESTDIR)$(MANDIR)/$$m || exit 1; done
 	install -m 755 $(BUILD)/demo/libexec/fi-attack $(DESTDIR)$(LIBEXECDIR)/fineibt/
 	install -m 644 $(INST_DOC) $(DESTDIR)$(DOCDIR)/

@@ -905,8 +905,11 @@ int main(int argc, char **argv)
 	snprintf(tmp, sizeof(tmp), "%s/fineibt-cc-XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(tmp)) {
-		fprintf(stderr, "fineibt-cc: error: mkdtemp: %s\n",
-			strerror(errno));
+		/* @tmp holds the template: its directory is TMPDIR's. */
+		*strrchr(tmp, '/') = '\0';
+		fprintf(stderr, "fineibt-cc: error: cannot make a temporary directory "
+			"in %s (%s); set TMPDIR to a writable directory\n",
+			tmp, strerror(errno));
 		return 1;
 	}
 	rc = fi_link(&d, arity, tmp);

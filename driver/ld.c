@@ -138,8 +138,11 @@ int fi_ld_main(int argc, char **argv)
 	snprintf(tmp, sizeof(tmp), "%s/fineibt-ld-XXXXXX",
 		 fi_env_or("TMPDIR", "/tmp"));
 	if (!mkdtemp(tmp)) {
-		fprintf(stderr, "fineibt-ld: error: mkdtemp: %s\n",
-			strerror(errno));
+		/* @tmp holds the template: its directory is TMPDIR's. */
+		*strrchr(tmp, '/') = '\0';
+		fprintf(stderr, "fineibt-ld: error: cannot make a temporary directory "
+			"in %s (%s); set TMPDIR to a writable directory\n",
+			tmp, strerror(errno));
 		return 1;
 	}
 	rc = 0;

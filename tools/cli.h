@@ -49,6 +49,7 @@ struct fi_cmd {
 };
 
 int cmd_demo(int argc, char **argv);
+int cmd_demo_help(void);
 int cmd_seq(int argc, char **argv);
 int cmd_seq_help(void);
 int cmd_patch(int argc, char **argv);

@@ -254,15 +254,27 @@ static bool cd_is_tmpfs(int fd)
  * Whether this process runs in a mount namespace other than init's (a
  * systemd unit with ProtectSystem=, PrivateTmp=... has one of its own): a
  * tmpfs mounted there would not be seen by the processes the cache
- * serves. False when it cannot be told (no /proc).
+ * serves. 1 yes, 0 no; where pid 1's cannot be read (a pid 1 this process
+ * may not inspect: without CAP_SYS_PTRACE, or a sandbox's), the parent's
+ * answers instead: a namespace other than the parent's is one of its own
+ * (unshare(1), a unit's); -errno when neither can be read, so that it
+ * cannot be told. 0 without /proc at all.
  */
-static bool cd_own_mount_ns(void)
+static int cd_own_mount_ns(void)
 {
-	struct stat self, init;
+	struct stat self, other;
+	char parent[64];
 
-	return !stat("/proc/self/ns/mnt", &self) &&
-	       !stat("/proc/1/ns/mnt", &init) &&
-	       (self.st_dev != init.st_dev || self.st_ino != init.st_ino);
+	if (stat("/proc/self/ns/mnt", &self))
+		return 0;
+	if (stat("/proc/1/ns/mnt", &other)) {
+		int e = errno;
+
+		snprintf(parent, sizeof(parent), "/proc/%d/ns/mnt", (int)getppid());
+		if (stat(parent, &other))
+			return -e;
+	}
+	return self.st_dev != other.st_dev || self.st_ino != other.st_ino;
 }
 
 /*
@@ -275,7 +287,7 @@ static int cd_prepare_dir(const struct cd_opts *o)
 	struct stat st;
 	char opts[64];
 	bool made;
-	int fd;
+	int fd, ns;
 
 	made = !mkdir(o->dir, 0711);
 	if (!made && errno != EEXIST) {
@@ -303,7 +315,18 @@ static int cd_prepare_dir(const struct cd_opts *o)
 			cd_fail("%s is not on tmpfs (--no-mount): refused", o->dir);
 			return -1;
 		}
-		if (cd_own_mount_ns()) {
+		ns = cd_own_mount_ns();
+		if (ns < 0) {
+			if (made)
+				rmdir(o->dir);
+			cd_fail("%s is not on tmpfs, and whether a tmpfs mounted "
+				"there would be seen by other processes cannot be "
+				"told (/proc/1/ns/mnt and the parent's: %s): put "
+				"--dir on a tmpfs "
+				"such as /run", o->dir, strerror(-ns));
+			return -1;
+		}
+		if (ns) {
 			if (made)
 				rmdir(o->dir);
 			cd_fail("%s is not on tmpfs, and a tmpfs mounted there "

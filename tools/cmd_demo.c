@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,14 +103,22 @@ static void demo_slurp(int fd, char *buf, size_t len)
 	buf[at] = '\0';
 }
 
+/*
+ * One run of @prog; -errno when it could not be made (the run's output
+ * files, the fork, or the exec, whose errno the child sends back through
+ * a close-on-exec pipe). The output is kept in memory files, not in
+ * TMPDIR or /tmp, which may not be writable.
+ */
 static int demo_exec(const char *prog, const char *cfi, bool ibt,
 		     const char *arg, struct demo_run *r)
 {
-	FILE *out = tmpfile(), *err = tmpfile();
+	int out = memfd_create("fi-demo-out", MFD_CLOEXEC);
+	int err = memfd_create("fi-demo-err", MFD_CLOEXEC);
+	int pfd[2] = { -1, -1 }, child_errno = 0;
 	pid_t pid;
 	int ret = 0;
 
-	if (!out || !err) {
+	if (out < 0 || err < 0 || pipe2(pfd, O_CLOEXEC)) {
 		ret = -errno;
 		goto done;
 	}
@@ -122,8 +131,8 @@ static int demo_exec(const char *prog, const char *cfi, bool ibt,
 		int null = open("/dev/null", O_RDONLY);
 
 		dup2(null, 0);
-		dup2(fileno(out), 1);
-		dup2(fileno(err), 2);
+		dup2(out, 1);
+		dup2(err, 2);
 		setenv("FINEIBT_CFI", cfi, 1);
 		/* The IBT branch of auto: the test hook (docs/runtime.md). */
 		if (ibt)
@@ -131,17 +140,27 @@ static int demo_exec(const char *prog, const char *cfi, bool ibt,
 		else
 			unsetenv("FINEIBT_TEST_USER_IBT");
 		execl(prog, prog, arg, (char *)NULL);
+		child_errno = errno;
+		(void)!write(pfd[1], &child_errno, sizeof(child_errno));
 		_exit(127);
 	}
-	if (waitpid(pid, &r->status, 0) < 0)
+	close(pfd[1]);
+	pfd[1] = -1;
+	if (read(pfd[0], &child_errno, sizeof(child_errno)) ==
+	    (ssize_t)sizeof(child_errno))
+		ret = -child_errno;
+	if (waitpid(pid, &r->status, 0) < 0 && !ret)
 		ret = -errno;
-	demo_slurp(fileno(out), r->out, sizeof(r->out));
-	demo_slurp(fileno(err), r->err, sizeof(r->err));
+	demo_slurp(out, r->out, sizeof(r->out));
+	demo_slurp(err, r->err, sizeof(r->err));
 done:
-	if (out)
-		fclose(out);
-	if (err)
-		fclose(err);
+	for (int i = 0; i < 2; i++)
+		if (pfd[i] >= 0)
+			close(pfd[i]);
+	if (out >= 0)
+		close(out);
+	if (err >= 0)
+		close(err);
 	return ret;
 }
 
@@ -186,6 +205,20 @@ static void demo_report_mode(const char *line, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)n, m);
 }
 
+int cmd_demo_help(void)
+{
+	printf("Usage: fineibt demo\n"
+	       "  Attack a small program built with fineibt-cc (%s beside\n"
+	       "  fineibt in a build tree, PREFIX/libexec/fineibt/fi-attack once\n"
+	       "  installed; FINEIBT_DEMO_PROG names another) in every mode: a type\n"
+	       "  confusion, a pivot to an ENDBR without a hash check, a tail-call\n"
+	       "  confusion and a confusion under warn. Each cell of the table is\n"
+	       "  what one real run did.\n"
+	       "  Exit status: 0 every run was made (whatever it showed), 1 a run\n"
+	       "  could not be made (one error line), 2 usage error.\n", DEMO_PROG);
+	return 0;
+}
+
 int cmd_demo(int argc, char **argv)
 {
 	char prog[PATH_MAX], example[512] = "", pivot[512] = "", ibt[512] = "";
@@ -193,10 +226,16 @@ int cmd_demo(int argc, char **argv)
 	const size_t nmodes = sizeof(demo_modes) / sizeof(demo_modes[0]);
 	const size_t natt = sizeof(demo_attacks) / sizeof(demo_attacks[0]);
 	struct demo_run r;
+	int failed = 0, nfail = 0, nruns = 0, ret;
 
 	if (argc > 1)
 		return cli_usage("demo", "takes no arguments");
-	if (demo_find_prog(prog, sizeof(prog))) {
+	ret = demo_find_prog(prog, sizeof(prog));
+	if (ret && getenv("FINEIBT_DEMO_PROG") && *getenv("FINEIBT_DEMO_PROG")) {
+		cli_error("demo: FINEIBT_DEMO_PROG=%s: %s", prog, strerror(-ret));
+		return CLI_FAIL;
+	}
+	if (ret) {
 		cli_error("demo: no demo program beside this fineibt (%s in a build "
 			  "tree, %s once installed) and FINEIBT_DEMO_PROG unset: "
 			  "run 'make' (build tree) or 'make install' again", DEMO_PROG,
@@ -217,8 +256,12 @@ int cmd_demo(int argc, char **argv)
 
 			snprintf(cfi, sizeof(cfi), "%s%s", demo_modes[m].cfi,
 				 demo_attacks[a].extra);
-			if (demo_exec(prog, cfi, demo_modes[m].ibt,
-				      demo_attacks[a].arg, &r)) {
+			nruns++;
+			ret = demo_exec(prog, cfi, demo_modes[m].ibt,
+					demo_attacks[a].arg, &r);
+			if (ret) {
+				if (!nfail++)
+					failed = ret;
 				printf(DEMO_CELL, "could not run");
 				continue;
 			}
@@ -232,6 +275,12 @@ int cmd_demo(int argc, char **argv)
 		}
 		printf("\n");
 		fflush(stdout);
+	}
+	if (nfail) {
+		fflush(stdout);
+		cli_error("demo: %d of %d runs of %s could not be made: %s",
+			  nfail, nruns, prog, strerror(-failed));
+		return CLI_FAIL;
 	}
 	/* What auto became, read from the runs' own reports, not assumed. */
 	demo_report_mode(example, ran, sizeof(ran));

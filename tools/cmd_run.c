@@ -47,24 +47,33 @@ int cmd_run_help(void)
 	return run_usage(stdout);
 }
 
-/* PROG as execvp would find it. */
-static bool run_resolve(const char *prog, char *out, size_t len)
+/*
+ * PROG as execvp would find it: 0, -ENOENT when there is no such file
+ * (127, as env(1)), -EACCES when there is one but it cannot be executed
+ * (126; in a PATH search, when no other directory has an executable one).
+ */
+static int run_resolve(const char *prog, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
+	int ret = -ENOENT;
 
 	if (strchr(prog, '/')) {
 		snprintf(out, len, "%s", prog);
-		return access(out, X_OK) == 0;
+		if (access(out, X_OK) == 0)
+			return 0;
+		return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
 	}
 	while (path && *path) {
 		const char *end = strchrnul(path, ':');
 
 		snprintf(out, len, "%.*s/%s", (int)(end - path), path, prog);
 		if (access(out, X_OK) == 0)
-			return true;
+			return 0;
+		if (errno != ENOENT && errno != ENOTDIR)
+			ret = -EACCES;
 		path = *end ? end + 1 : end;
 	}
-	return false;
+	return ret;
 }
 
 /* Does the .dynstr of ELF file @path contain @needle (a whole string)? */
@@ -222,9 +231,15 @@ int cmd_run(int argc, char **argv)
 
 	if (i <= 0)
 		return -i;
-	if (!run_resolve(argv[i], prog, sizeof(prog))) {
-		cli_error("run: %s: not found or not executable (searched PATH "
-			  "unless it has a '/')", argv[i]);
+	switch (run_resolve(argv[i], prog, sizeof(prog))) {
+	case 0:
+		break;
+	case -EACCES:
+		cli_error("run: %s: cannot execute: %s", argv[i], strerror(EACCES));
+		return 126;
+	default:
+		cli_error("run: %s: not found (searched PATH unless it has a '/')",
+			  argv[i]);
 		return 127;
 	}
 	if (!run_dynstr_has(prog, "libfineibt.so") &&

@@ -19,7 +19,8 @@ static int cmd_help(int argc, char **argv);
 static const struct fi_cmd fi_cmds[] = {
 	{ "help",    cmd_help,    "[COMMAND]", "show help for all or one command" },
 	{ "version", cmd_version, "", "print the version" },
-	{ "demo",    cmd_demo,    "", "attack a program built with fineibt-cc in every mode" },
+	{ "demo",    cmd_demo,    "", "attack a program built with fineibt-cc in every mode",
+	  cmd_demo_help },
 	FI_EXTRA_CMDS
 	{ NULL, NULL, NULL, NULL },
 };
@@ -45,7 +46,8 @@ static int cmd_help(int argc, char **argv)
 			return cli_usage(NULL, "unknown command '%s'", argv[1]);
 		if (c->help_fn)
 			return c->help_fn();
-		printf("Usage: fineibt %s %s\n  %s\n", c->name, c->args, c->summary);
+		printf("Usage: fineibt %s%s%s\n  %s\n", c->name, *c->args ? " " : "",
+		       c->args, c->summary);
 		return 0;
 	}
 	printf("Usage: fineibt COMMAND [OPTIONS] [ARGS]\n\n"
@@ -58,8 +60,9 @@ static int cmd_help(int argc, char **argv)
 		else
 			printf("  %-8s %-28s %s\n", c->name, c->args, c->summary);
 	}
-	printf("\n'fineibt help COMMAND' or 'fineibt COMMAND --help' for details;\n"
-	       "manuals: fineibt(1), fineibt-cc(1), fineibt-cfi(7).\n"
+	printf("\n'fineibt help COMMAND' or 'fineibt COMMAND --help' for details\n"
+	       "('fineibt --help' is 'fineibt help', 'fineibt --version' 'fineibt version');\n"
+	       "manuals: fineibt(1), fineibt-cc(1), fineibt-cfi(7), fineibt-cached(8).\n"
 	       "Exit status: 0 done, 1 failed, 2 usage error.\n");
 	return 0;
 }

@@ -225,7 +225,7 @@ static int fi_rt_keep_open(const char *path, int flags, uint64_t *dev,
 			   uint64_t *ino)
 {
 	struct stat st;
-	long fd = fi_sys_open(path, flags | O_CLOEXEC, 0);
+	long fd = fi_fd_above_stdio(fi_sys_open(path, flags | O_CLOEXEC, 0));
 
 	if (fd < 0)
 		return (int)fd;
@@ -325,7 +325,8 @@ static int fi_rt_own_open(bool wipe, bool first)
 		return fd;
 	w.mem_fd = fd;
 	/* For the kernel's view of mappings (rtverify.c); not required. */
-	fd = (int)fi_sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+	fd = (int)fi_fd_above_stdio(fi_sys_open("/proc/self/maps",
+						O_RDONLY | O_CLOEXEC, 0));
 	w.maps_fd = fd >= 0 ? fd : -1;
 	if (!wipe)
 		o.pid = (int32_t)fi_sys3(SYS_getpid, 0, 0, 0);

@@ -268,6 +268,7 @@ struct fi_rt_self {
  */
 struct fi_rt_syslog {
 	int sock1;
+	uint64_t dev, ino;		/* the socket's, as fstat saw it */
 	char path[108];			/* sun_path it was connected to */
 	char ident[32];			/* the program's name in each line */
 };

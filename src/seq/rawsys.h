@@ -77,6 +77,27 @@ static inline int fi_raw_open(const char *path, int flags, int mode)
 	return r < 0 ? -1 : (int)r;
 }
 
+/*
+ * A descriptor the runtime keeps (/proc/self/mem and maps, the FINEIBT_LOG
+ * file, the system log's socket), moved above 0, 1 and 2 when it landed on
+ * one of them: in a program started with those closed, or in the fork
+ * child of a daemon that closed them, it would otherwise be the program's
+ * stdin or stdout (the program's next open would not get 0), or its
+ * stderr, where the reports go. One fcntl and one close, only then; the
+ * moved descriptor is close-on-exec. @fd, its new number, or -errno (@fd
+ * is closed then).
+ */
+static inline long fi_fd_above_stdio(long fd)
+{
+	long moved;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	moved = fi_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+	fi_sys3(SYS_close, fd, 0, 0);
+	return moved;
+}
+
 static inline int fi_raw_fstat(int fd, struct stat *st)
 {
 	return fi_sys3(SYS_fstat, fd, (long)st, 0) < 0 ? -1 : 0;

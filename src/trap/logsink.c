@@ -54,6 +54,7 @@ int fi_logsink_open(bool secure)
 	const char *v = getenv("FINEIBT_LOG");
 	const char *path = FI_SYSLOG_PATH;
 	struct fi_rt_syslog s = { 0 };
+	struct stat st;
 	long fd;
 	int err;
 
@@ -70,7 +71,8 @@ int fi_logsink_open(bool secure)
 			sizeof(s.path) - 1);
 		return -ENAMETOOLONG;
 	}
-	fd = fi_sys3(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	fd = fi_fd_above_stdio(fi_sys3(SYS_socket, AF_UNIX,
+				       SOCK_DGRAM | SOCK_CLOEXEC, 0));
 	err = fd < 0 ? (int)fd : fi_logsink_connect((int)fd, path);
 	if (err < 0) {
 		if (fd >= 0)
@@ -81,7 +83,13 @@ int fi_logsink_open(bool secure)
 			path, strerror(-err));
 		return err;
 	}
+	if (fi_raw_fstat((int)fd, &st)) {
+		fi_raw_close((int)fd);
+		return -EBADF;
+	}
 	s.sock1 = (int)fd + 1;
+	s.dev = (uint64_t)st.st_dev;
+	s.ino = (uint64_t)st.st_ino;
 	memcpy(s.path, path, strlen(path) + 1);
 	strncpy(s.ident, program_invocation_short_name, sizeof(s.ident) - 1);
 	err = fi_rt_set_syslog(&s);
@@ -122,8 +130,9 @@ static long fi_logsink_sendmsg(int fd, struct iovec *iov)
 
 void fi_logsink_send(bool warn, const char *text, size_t n)
 {
-	static bool warned;
+	static bool warned, closed;
 	const struct fi_rt_syslog *s = &fi_rt()->syslog;
+	struct stat st;
 	int fd = s->sock1 - 1;
 	char pre[96];
 	struct iovec iov[2] = { { pre, 0 } };
@@ -132,6 +141,22 @@ void fi_logsink_send(bool warn, const char *text, size_t n)
 
 	if (fd < 0)
 		return;
+	/*
+	 * A program that closes descriptors it did not open (closefrom(3),
+	 * a daemon's loop over every number) closed this one too, and the
+	 * number may be a socket of its own now, connected to a client:
+	 * the report is sent only to the socket opened at start-up.
+	 */
+	if (fi_raw_fstat(fd, &st) || (uint64_t)st.st_dev != s->dev ||
+	    (uint64_t)st.st_ino != s->ino) {
+		static const char msg[] = "fineibt: warning: FINEIBT_LOG=syslog: "
+			"the program closed the system log's socket; reports are "
+			"on stderr only\n";
+
+		if (!__atomic_exchange_n(&closed, true, __ATOMIC_RELAXED))
+			fi_raw_write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		return;
+	}
 	iov[0].iov_len = fi_logsink_prefix(pre, sizeof(pre), s, warn);
 	while (at < n && r >= 0) {
 		const char *nl = memchr(text + at, '\n', n - at);

@@ -385,8 +385,12 @@ size_t fi_report_format(const struct fi_trap *t, const struct fi_report_info *ri
 	if (ri->site && ri->file[0]) {
 		fi_strbuf_str(&o, "fineibt:   call site: ");
 		fi_strbuf_str(&o, ri->file);
-		fi_strbuf_str(&o, ":");
-		fi_strbuf_dec(&o, ri->line, 1);
+		/* Line 0 is DWARF's "no line" (code the compiler merged
+		 * from several lines): the file alone. */
+		if (ri->line) {
+			fi_strbuf_str(&o, ":");
+			fi_strbuf_dec(&o, ri->line, 1);
+		}
 		fi_strbuf_str(&o, " (");
 		fi_rep_addr(&o, ri->site);
 		fi_strbuf_str(&o, ")\n");
@@ -436,8 +440,8 @@ __attribute__((constructor(FI_CTOR_REPORT))) static void fi_report_open_log(void
 
 	if (!path || !*path || fi_log_fd >= 0 || fi_logsink_is_syslog(path))
 		return;
-	r = fi_sys_open(path, O_WRONLY | O_CREAT | O_APPEND |
-		    O_NONBLOCK | O_CLOEXEC, 0600);
+	r = fi_fd_above_stdio(fi_sys_open(path, O_WRONLY | O_CREAT | O_APPEND |
+					  O_NONBLOCK | O_CLOEXEC, 0600));
 	if (r < 0) {
 		fi_warn("warning: FINEIBT_LOG=%.200s: cannot open (%s); CFI failures are "
 			"reported on stderr only\n", path, strerror((int)-r));
@@ -612,7 +616,10 @@ size_t fi_report_json(const struct fi_trap *t, const struct fi_report_info *ri,
 	if (ri->file[0]) {
 		fi_json_str(&o, ri->file);
 		fi_strbuf_str(&o, ",\"line\":");
-		fi_strbuf_dec(&o, ri->line, 1);
+		if (ri->line)
+			fi_strbuf_dec(&o, ri->line, 1);
+		else
+			fi_strbuf_str(&o, "null");
 	} else {
 		fi_strbuf_str(&o, "null,\"line\":null");
 	}

@@ -50,6 +50,26 @@ else
 	echo "FAIL: init-namespace: '$out'"
 fi
 
+# A pid 1 whose namespace the service may not read (here: the service
+# without CAP_SYS_PTRACE, pid 1 with it; seen as root on a host whose
+# pid 1 is a sandbox's): it cannot tell, so it refuses, one line, exit 1,
+# nothing mounted. It used to take "cannot tell" for "the same" and serve
+# a tmpfs that only its own namespace saw.
+if command -v setpriv >/dev/null 2>&1; then
+	out=$(timeout 20 unshare -p -f -m --mount-proc sh -c \
+		'unshare -m --propagation slave setpriv --bounding-set=-sys_ptrace \
+			"$1" cached --dir "$2" 2>&1; echo "rc=$?"' \
+		sh "$FIBT" "$D")
+	if grep -q '^rc=1$' <<<"$out" &&
+	   [ "$(grep -c . <<<"$out")" = 2 ] &&
+	   grep -q "^fineibt: error: cached: $D is not on tmpfs, and whether a tmpfs mounted there would be seen by other processes cannot be told (/proc/1/ns/mnt and the parent.s: Permission denied)" <<<"$out" &&
+	   ! mountpoint -q "$D"; then
+		echo "PASS: unreadable pid 1: refused"
+	else
+		echo "FAIL: unreadable pid 1: $out"
+	fi
+fi
+
 # --no-mount and a --dir that did not exist: refused, and the directory
 # it made for the check is gone again (before, it stayed behind).
 out=$("$FIBT" cached --no-mount --dir "$D/new" 2>&1); rc=$?

@@ -95,11 +95,24 @@ fi
 # run: the program's status; 127 when it is not found (as env(1)).
 "$FI" run -- "$F" 2>"$OUT/err"
 rc=$?
-if [ $rc = 127 ] && grep -q "^fineibt: error: run: $F: not found or not executable" "$OUT/err"; then
+if [ $rc = 127 ] && grep -q "^fineibt: error: run: $F: not found" "$OUT/err"; then
 	pass run-not-found-127
 else
 	fail run-not-found-127 "rc=$rc $(cat "$OUT/err")"
 fi
+# 126 when it is there but cannot be executed, as env(1) (it said 127,
+# "not found or not executable"), also found through PATH.
+printf 'data\n' >"$OUT/noexec"
+chmod 644 "$OUT/noexec"
+for p in "$OUT/noexec" noexec; do
+	PATH=$OUT:$PATH "$FI" run -- "$p" 2>"$OUT/err"
+	rc=$?
+	if [ $rc = 126 ] && [ "$(cat "$OUT/err")" = "fineibt: error: run: $p: cannot execute: Permission denied" ]; then
+		pass "run-not-executable-126[$p]"
+	else
+		fail "run-not-executable-126[$p]" "rc=$rc $(cat "$OUT/err")"
+	fi
+done
 # (Not under SAN=1: the sanitized runtime cannot be preloaded into sh.)
 if [ -z "${FINEIBT_SAN:-}" ]; then
 	"$FI" run --cfi=kcfi -- sh -c 'exit 7'

@@ -59,11 +59,32 @@ sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$CFI7" | grep -Eo '\bFINEIBT_[A-Z_]+\b' 
 	sort -u >"$OUT/env.man"
 same "$OUT/env.read" "$OUT/env.man" env-read-vs-man
 
+# The variables the fineibt tool itself reads (demo's FINEIBT_DEMO_PROG
+# was read and named nowhere) are in fineibt(1) or fineibt-cfi(7).
+llvm-readelf-22 -p .rodata "$FI" | grep -Eo '\bFINEIBT_[A-Z_]+\b' | sort -u >"$OUT/env.cli"
+sed 's/\\-/-/g' "$FI1" "$CFI7" | grep -Eo '\bFINEIBT_[A-Z_]+\b' | sort -u >"$OUT/env.cli.man"
+missing=$(comm -23 "$OUT/env.cli" "$OUT/env.cli.man" | tr '\n' ' ')
+if [ ! -s "$OUT/env.cli" ]; then
+	fail env-cli-in-man "no FINEIBT_ variable found in $FI"
+elif [ -z "$missing" ]; then
+	pass env-cli-in-man
+else
+	fail env-cli-in-man "read by fineibt, in no man page: $missing"
+fi
+
 # ----------------------------------------------- the CLI's long options
 { "$FI" help; for c in patch inspect seq run demo version help cached; do "$FI" help "$c"; done; } |
 	grep -Eo -- '--[a-z][a-z-]+' | sort -u >"$OUT/opts.help"
 sed 's/\\-/-/g' "$FI1" | grep -Eo -- '--[a-z][a-z-]+' | sort -u >"$OUT/opts.man"
 same "$OUT/opts.help" "$OUT/opts.man" cli-options-help-vs-man
+
+# ------------------------------------------------- the man pages' source
+# Read as they are (man -l man/fineibt.1, as README says): no
+# placeholder a reader would see ('make install' writes the installed
+# documentation's directory over PREFIX/share/doc/fineibt).
+ph=$(grep -lE '@[A-Z]+@' "$ROOT"/man/*.[1-8] | tr '\n' ' ')
+if [ -z "$ph" ]; then pass man-source-no-placeholder
+else fail man-source-no-placeholder "@NAME@ in $ph"; fi
 
 # ------------------------------------- what a privileged process refuses
 # The words src/core/options.c refuses (its weak[] list; the unit test

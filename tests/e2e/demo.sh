@@ -48,3 +48,44 @@ if grep -q 'CFI failure at call_it+0x[0-9a-f]* (target: gadget+0x10; expected ty
 else
 	echo "FAIL: demo shows the paranoid report of the pivot"
 fi
+
+# A run that cannot be made is an error: one line, exit 1. The demo used to
+# print "could not run" in every cell and exit 0, and it kept the runs'
+# output in tmpfile(3) files, so a /tmp it cannot write (a read-only
+# root, a full disk) failed every run.
+FI=$PWD/$BUILD/fineibt
+D=$PWD/$BUILD/e2e/demo
+mkdir -p "$D"
+printf 'not a program\n' >"$D/notexe"
+chmod 755 "$D/notexe"
+FINEIBT_DEMO_PROG=$D/notexe "$FI" demo >"$D/out" 2>"$D/err"
+rc=$?
+if [ "$rc" = 1 ] && [ "$(wc -l <"$D/err")" = 1 ] &&
+   grep -qx "fineibt: error: demo: 32 of 32 runs of $D/notexe could not be made: Exec format error" "$D/err"; then
+	echo "PASS: demo: runs that cannot be made: one error line, exit 1"
+else
+	echo "FAIL: demo: runs that cannot be made: one error line, exit 1: rc=$rc, $(head -c 300 "$D/err")"
+fi
+FINEIBT_DEMO_PROG=/nonexistent/fi-attack "$FI" demo >"$D/out" 2>"$D/err"
+rc=$?
+if [ "$rc" = 1 ] && [ "$(cat "$D/err")" = "fineibt: error: demo: FINEIBT_DEMO_PROG=/nonexistent/fi-attack: No such file or directory" ]; then
+	echo "PASS: demo: FINEIBT_DEMO_PROG that is not there named"
+else
+	echo "FAIL: demo: FINEIBT_DEMO_PROG that is not there named: rc=$rc, $(head -c 300 "$D/err")"
+fi
+# /tmp read-only, in a mount namespace of its own (root only): bound on
+# itself read-only, so that a build under /tmp stays where it is.
+if unshare -m true 2>/dev/null; then
+	out=$(unshare -m --propagation private sh -c 'mount --bind /tmp /tmp &&
+		mount -o remount,bind,ro /tmp && ! touch /tmp/.fi-demo-ro 2>/dev/null &&
+		exec "$1" demo' sh "$FI" 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && [ "$(row kcfi)" = "$S|$S|$S|$W" ]; then
+		echo "PASS: demo with /tmp read-only"
+	else
+		echo "FAIL: demo with /tmp read-only: rc=$rc, kcfi row '$(row kcfi)'"
+	fi
+else
+	echo "PASS: demo with /tmp read-only (skipped: no mount namespace)"
+fi
+exit 0

@@ -103,4 +103,23 @@ if [ $rc = 0 ] && [ -L "$d/p" ] && [ "$(stat -c %Y "$d/victim")" = "$before" ] &
 else
 	fail "driver_output[symlinked]" "rc=$rc; the file the link points to was written: $(head -c 300 "$d/log")"
 fi
+
+# A TMPDIR that cannot hold the link's temporary directory: one line that
+# names it, exit 1 (it said "mkdtemp: No such file or directory").
+"$FCC" -O1 -c -o "$OUT/prog.o" "$OUT/prog.c" 2>"$OUT/err" ||
+	fail driver_tmpdir "cannot compile prog.c: $(head -c 200 "$OUT/err")"
+TMPDIR=$OUT/none "$FCC" -o "$OUT/tmpdir" "$OUT/prog.o" 2>"$OUT/err"
+rc=$?
+if [ $rc = 1 ] && [ "$(cat "$OUT/err")" = "fineibt-cc: error: cannot make a temporary directory in $OUT/none (No such file or directory); set TMPDIR to a writable directory" ]; then
+	pass driver_tmpdir_cc
+else
+	fail driver_tmpdir_cc "rc=$rc $(head -c 300 "$OUT/err")"
+fi
+TMPDIR=$OUT/none clang-22 --ld-path="$FLD" -o "$OUT/tmpdir" "$OUT/prog.o" 2>"$OUT/err"
+rc=$?
+if [ $rc != 0 ] && grep -qx "fineibt-ld: error: cannot make a temporary directory in $OUT/none (No such file or directory); set TMPDIR to a writable directory" "$OUT/err"; then
+	pass driver_tmpdir_ld
+else
+	fail driver_tmpdir_ld "rc=$rc $(head -c 300 "$OUT/err")"
+fi
 exit 0

@@ -161,4 +161,32 @@ pid_run kcfi,norand
 check pid_kcfi_norand "row: $(pid_line)" test "$(pid_line)" = "kcfi,norand 0/$NPRE 0/$NCALL none"
 check pid_no_such "want exit 1 + fineibt: error" \
 	sh -c "'$FI' inspect --pid 999999999 2>&1 | grep -q '^fineibt: error: '"
+# A stock kCFI build (plain clang -fsanitize=kcfi) under fineibt run: its
+# call sites are counted in the rewr/calls total as 'inspect FILE' counts
+# them (stock_sites; they stay caller checks, so none is "rewritten"). The
+# table said 0/0 for them.
+if clang-22 -fsanitize=kcfi -O2 -fPIC -shared -o "$OUT/libslib.so" "$OUT/lib.c" &&
+   clang-22 -fsanitize=kcfi -O2 -o "$OUT/s" "$OUT/prog.c" -L"$OUT" -lslib -Wl,-rpath,"$OUT"; then
+	"$FI" inspect "$OUT/s" --json >"$OUT/s.json"
+	SCALL=$(jget "$OUT/s.json" 'j["stock_sites"]')
+	rm -f "$OUT/fifo"
+	mkfifo "$OUT/fifo"
+	"$FI" run --cfi=kcfi -- "$OUT/s" wait <"$OUT/fifo" >"$OUT/pid.out" 2>&1 &
+	pid=$!
+	exec 7>"$OUT/fifo"
+	for _ in $(seq 50); do
+		grep -q ready "$OUT/pid.out" 2>/dev/null && break
+		sleep 0.05
+	done
+	"$FI" inspect --pid "$pid" >"$OUT/pid.txt" 2>&1
+	"$FI" inspect --pid "$pid" --json >"$OUT/pid.json" 2>&1
+	exec 7>&-
+	wait "$pid"
+	check pid_stock_calls "stock_sites $SCALL, row: $(pid_line "$OUT/s")" \
+		test "$SCALL" -gt 0 -a "$(pid_line "$OUT/s" | awk '{print $3}')" = "0/$SCALL"
+	check pid_stock_calls_json "JSON: $(head -c 300 "$OUT/pid.json")" \
+		test "$(jget "$OUT/pid.json" '[m for m in j["modules"] if m["module"] == "'"$OUT/s"'"][0]["call_sites"]')" = "$SCALL"
+else
+	fail pid_stock_build "clang-22 -fsanitize=kcfi failed"
+fi
 exit 0
