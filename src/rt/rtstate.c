@@ -350,6 +350,22 @@ static void fi_rt_repeat_forget(const struct fi_runtime *rt, uint64_t lo,
 	}
 }
 
+/*
+ * Withdraws slot i inside an open window: the slot emptied, the coarse
+ * table made again without it, its repeat pairs retired.
+ */
+static int fi_rt_withdraw(const struct fi_runtime *rt, size_t i)
+{
+	const struct fi_module *c = rt->mods[i];
+	int ret = FI_RT_PUT(rt->mods[i], NULL);
+
+	if (!ret) {
+		fi_rt_coarse_publish(rt);
+		fi_rt_repeat_forget(rt, c->text_lo, c->text_hi);
+	}
+	return ret;
+}
+
 int fi_rt_del_module(const struct fi_module *m)
 {
 	const struct fi_runtime *rt;
@@ -363,11 +379,7 @@ int fi_rt_del_module(const struct fi_module *m)
 		const struct fi_module *c = rt->mods[i];
 
 		if (c && (c->key == m || c == m)) {
-			ret = FI_RT_PUT(rt->mods[i], NULL);
-			if (!ret) {
-				fi_rt_coarse_publish(rt);
-				fi_rt_repeat_forget(rt, c->text_lo, c->text_hi);
-			}
+			ret = fi_rt_withdraw(rt, i);
 			break;
 		}
 	}
@@ -389,12 +401,9 @@ int fi_rt_del_jit(uint64_t lo, const void **key)
 
 		if (!c || c->text_lo != lo)
 			continue;
-		ret = FI_RT_PUT(rt->mods[i], NULL);
-		if (!ret) {
+		ret = fi_rt_withdraw(rt, i);
+		if (!ret)
 			*key = c->key;
-			fi_rt_coarse_publish(rt);
-			fi_rt_repeat_forget(rt, c->text_lo, c->text_hi);
-		}
 		break;
 	}
 	fi_rt_write_end(&saved);

@@ -24,18 +24,26 @@ if [ "$(stat -f -c %T "$D")" = tmpfs ]; then
 	exit 0
 fi
 
-# Its own mount namespace: refused, one line, exit 1, nothing mounted.
-out=$(timeout 20 unshare -p -f -m --mount-proc sh -c \
-	'unshare -m --propagation slave "$1" cached --dir "$2" 2>&1; echo "rc=$?"' \
-	sh "$FIBT" "$D")
-if grep -q '^rc=1$' <<<"$out" &&
-   [ "$(grep -c . <<<"$out")" = 2 ] &&
-   grep -q "^fineibt: error: cached: $D is not on tmpfs, and a tmpfs mounted there by this service would not be seen by other processes" <<<"$out" &&
-   ! mountpoint -q "$D"; then
-	echo "PASS: own-namespace: refused"
-else
-	echo "FAIL: own-namespace: $out"
-fi
+# refused NAME WRAPPER MESSAGE: the service started in a mount namespace
+# of its own (through WRAPPER, a command word list) refuses its --dir: one
+# line MESSAGE, exit 1, nothing mounted.
+refused() {
+	local name=$1 wrap=$2 msg=$3 out
+	out=$(timeout 20 unshare -p -f -m --mount-proc sh -c \
+		"unshare -m --propagation slave $wrap \"\$1\" cached --dir \"\$2\" 2>&1; echo \"rc=\$?\"" \
+		sh "$FIBT" "$D")
+	if grep -q '^rc=1$' <<<"$out" &&
+	   [ "$(grep -c . <<<"$out")" = 2 ] &&
+	   grep -q "^fineibt: error: cached: $D is not on tmpfs, and $msg" <<<"$out" &&
+	   ! mountpoint -q "$D"; then
+		echo "PASS: $name: refused"
+	else
+		echo "FAIL: $name: $out"
+	fi
+}
+
+# Its own mount namespace.
+refused own-namespace "" "a tmpfs mounted there by this service would not be seen by other processes"
 
 # pid 1's namespace: it mounts its tmpfs and serves (stopped once its
 # socket is there).
@@ -56,18 +64,8 @@ fi
 # nothing mounted. It used to take "cannot tell" for "the same" and serve
 # a tmpfs that only its own namespace saw.
 if command -v setpriv >/dev/null 2>&1; then
-	out=$(timeout 20 unshare -p -f -m --mount-proc sh -c \
-		'unshare -m --propagation slave setpriv --bounding-set=-sys_ptrace \
-			"$1" cached --dir "$2" 2>&1; echo "rc=$?"' \
-		sh "$FIBT" "$D")
-	if grep -q '^rc=1$' <<<"$out" &&
-	   [ "$(grep -c . <<<"$out")" = 2 ] &&
-	   grep -q "^fineibt: error: cached: $D is not on tmpfs, and whether a tmpfs mounted there would be seen by other processes cannot be told (/proc/1/ns/mnt and the parent.s: Permission denied)" <<<"$out" &&
-	   ! mountpoint -q "$D"; then
-		echo "PASS: unreadable pid 1: refused"
-	else
-		echo "FAIL: unreadable pid 1: $out"
-	fi
+	refused "unreadable pid 1" "setpriv --bounding-set=-sys_ptrace" \
+		"whether a tmpfs mounted there would be seen by other processes cannot be told (/proc/1/ns/mnt and the parent.s: Permission denied)"
 fi
 
 # --no-mount and a --dir that did not exist: refused, and the directory

@@ -119,12 +119,12 @@ check diff_missing "missing file: exit $?, want 1 + fineibt: error" \
 	sh -c "[ $? = 1 ] && grep -q '^fineibt: error: ' '$OUT/d.err'"
 
 # ------------------------------------------------------------------ --pid
-# pid_run CFI: start the program paused on a FIFO, inspect it, let it go.
-pid_run() {
-	local cfi=$1 fifo=$OUT/fifo pid
+# pid_inspect CMD...: start CMD wait paused on a FIFO, inspect it, let it go.
+pid_inspect() {
+	local fifo=$OUT/fifo pid
 	rm -f "$fifo"
 	mkfifo "$fifo"
-	FINEIBT_CFI=$cfi "$OUT/a" wait <"$fifo" >"$OUT/pid.out" 2>&1 &
+	"$@" wait <"$fifo" >"$OUT/pid.out" 2>&1 &
 	pid=$!
 	exec 7>"$fifo"
 	for _ in $(seq 50); do
@@ -137,6 +137,8 @@ pid_run() {
 	exec 7>&-
 	wait "$pid"
 }
+# pid_run CFI: the program itself in mode CFI
+pid_run() { pid_inspect env FINEIBT_CFI="$1" "$OUT/a"; }
 # pid_line [MODULE]: the row of the program itself (or of MODULE)
 pid_line() { awk -v p="${1:-$OUT/a}" '$1 == p { print $2, $3, $4, $5 }' "$OUT/pid.txt"; }
 
@@ -169,19 +171,7 @@ if clang-22 -fsanitize=kcfi -O2 -fPIC -shared -o "$OUT/libslib.so" "$OUT/lib.c" 
    clang-22 -fsanitize=kcfi -O2 -o "$OUT/s" "$OUT/prog.c" -L"$OUT" -lslib -Wl,-rpath,"$OUT"; then
 	"$FI" inspect "$OUT/s" --json >"$OUT/s.json"
 	SCALL=$(jget "$OUT/s.json" 'j["stock_sites"]')
-	rm -f "$OUT/fifo"
-	mkfifo "$OUT/fifo"
-	"$FI" run --cfi=kcfi -- "$OUT/s" wait <"$OUT/fifo" >"$OUT/pid.out" 2>&1 &
-	pid=$!
-	exec 7>"$OUT/fifo"
-	for _ in $(seq 50); do
-		grep -q ready "$OUT/pid.out" 2>/dev/null && break
-		sleep 0.05
-	done
-	"$FI" inspect --pid "$pid" >"$OUT/pid.txt" 2>&1
-	"$FI" inspect --pid "$pid" --json >"$OUT/pid.json" 2>&1
-	exec 7>&-
-	wait "$pid"
+	pid_inspect "$FI" run --cfi=kcfi -- "$OUT/s"
 	check pid_stock_calls "stock_sites $SCALL, row: $(pid_line "$OUT/s")" \
 		test "$SCALL" -gt 0 -a "$(pid_line "$OUT/s" | awk '{print $3}')" = "0/$SCALL"
 	check pid_stock_calls_json "JSON: $(head -c 300 "$OUT/pid.json")" \
