@@ -39,6 +39,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "coarsetrap.h"
 #include "ctor.h"
 #include "foreign.h"
 #include "rawsys.h"
@@ -357,7 +358,11 @@ bool fi_foreign_for_caller(const void *ret)
  * stubs. A veneer is accepted by every check as a function of any type;
  * one in front of `jmp *%rax` would let a call reach any address. Their
  * plain address is handed out instead (a checking caller traps on it).
- * As the coarse check refuses the runtime's exports (coarsetrap.c).
+ * As the coarse check refuses the runtime's exports (coarsetrap.c). The
+ * same for the functions that load rip and rsp from memory (longjmp,
+ * setcontext and kin): behind a veneer, a call of any type with an
+ * argument the attacker chose would go anywhere with any stack; stock
+ * kCFI traps on such a call too (libc's functions carry no hash).
  */
 static bool fi_foreign_is_branch(const char *name)
 {
@@ -366,7 +371,7 @@ static bool fi_foreign_is_branch(const char *name)
 	};
 
 	if (!name || !strncmp(name, "__x86_indirect_", 15) ||
-	    !strncmp(name, "__x86_return_thunk", 18))
+	    !strncmp(name, "__x86_return_thunk", 18) || fi_flow_primitive(name))
 		return true;
 	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
 		if (!strcmp(name, exact[i]))

@@ -15,7 +15,8 @@
 /*
  * What dlsym/dlvsym return for @p, the address libc's found for @name:
  * a veneer when @p is code in a module that is not kCFI and @name is no
- * indirect-branch thunk, coarse check or BHI stub array, else @p.
+ * indirect-branch thunk, coarse check, BHI stub array or control-flow
+ * primitive (longjmp, setcontext and kin), else @p.
  */
 void *fi_foreign_wrap(void *p, const char *name);
 /*

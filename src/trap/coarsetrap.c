@@ -93,8 +93,12 @@ bool fi_coarse_decode(const struct fi_trap_regs *r, struct fi_trap *t)
 	return true;
 }
 
-/* Control-flow primitives, never a target of the coarse check's exemption. */
-static bool fi_coarse_denied(const char *name)
+/*
+ * Control-flow primitives: they load rip and rsp from memory their
+ * argument names. Never a target of the coarse check's exemption, never
+ * behind a dlsym veneer (foreign.c).
+ */
+bool fi_flow_primitive(const char *name)
 {
 	static const char *const deny[] = {
 		"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
@@ -148,7 +152,7 @@ bool fi_coarse_take(const struct fi_trap *t)
 		return false;
 	type = ELF64_ST_TYPE(sym->st_info);
 	if (type != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
-	    fi_coarse_denied(info.dli_sname))
+	    fi_flow_primitive(info.dli_sname))
 		return false;
 	/* The runtime's own exports: its thunks jump to a register. */
 	return !dladdr((void *)&fi_coarse_take, &own) ||

@@ -10,6 +10,10 @@
 # (libfineibt.so's) and calls it as long (*)(long) with rax = pwned.
 #  - thunk[MODE]: the call is a CFI failure (132, reported), where the
 #    caller checks; before: "PWNED", exit 7, no report.
+#  - flow[MODE,NAME]: setcontext and longjmp (they load rip and rsp from
+#    memory their argument names) get no veneer either: the call is a CFI
+#    failure (132, reported), as under stock kCFI; before, the veneer let
+#    it through and setcontext(5) crashed on its argument (139).
 #  - libc[MODE]: a plain libc function (labs) through its own type still
 #    gets its veneer and runs (exit 0).
 . "$(dirname "$0")/progs/rt_lib.bash"
@@ -26,6 +30,14 @@ for m in $(fi_with_sets kcfi fineibt,paranoid fineibt,paranoid,bhi) auto; do
 	else
 		rt_fail "thunk[$m]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:300}'"
 	fi
+	for n in setcontext longjmp; do
+		rt_run dlsym_flow "$m" "$P" "$n"
+		if [ "$RT_RC" = 132 ] && grep -qE "$RT_REPORT_RE" <<<"$RT_ERR_TXT"; then
+			rt_pass "flow[$m,$n]: no veneer; the call is a CFI failure"
+		else
+			rt_fail "flow[$m,$n]" "rc=$RT_RC out='$RT_OUT_TXT' err='${RT_ERR_TXT:0:300}'"
+		fi
+	done
 	rt_run dlsym_thunk_libc "$m" "$P" labs
 	if [ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = "returned 5" ] && [ -z "$RT_ERR_TXT" ]; then
 		rt_pass "libc[$m]: labs through its own type still runs"
