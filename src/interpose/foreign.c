@@ -39,7 +39,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "coarsetrap.h"
+#include "coarse.h"
 #include "ctor.h"
 #include "foreign.h"
 #include "rawsys.h"

@@ -105,6 +105,15 @@ void fi_coarse_table_fill(const struct fi_runtime *rt, struct fi_coarse *t);
  * address when @t is NULL)? Async-signal-safe.
  */
 bool fi_coarse_known(const struct fi_coarse *t, uint64_t addr);
+
+/*
+ * @name is longjmp, _longjmp, siglongjmp, __longjmp_chk, setcontext or
+ * swapcontext: functions that load rip and rsp from memory their
+ * argument names, never a target the coarse check's exemption
+ * (trap/coarsetrap.c) or a dlsym veneer (interpose/foreign.c) lets
+ * through.
+ */
+bool fi_flow_primitive(const char *name);
 #endif /* __ASSEMBLER__ */
 
 #endif /* FI_COARSE_H */

@@ -14,6 +14,8 @@
  * unpredictable branches on every call (docs/bench.md, "The coarse
  * check").
  */
+#include <string.h>
+
 #include "coarse.h"
 #include "insn.h"
 
@@ -204,6 +206,21 @@ bool fi_coarse_known(const struct fi_coarse *t, uint64_t addr)
 			return false;
 		i = (addr - r->lo) >> FI_COARSE_SHIFT;
 		return r->bits[i / 64] >> (i % 64) & 1;
+	}
+	return false;
+}
+
+/* The control-flow primitives (coarse.h). */
+bool fi_flow_primitive(const char *name)
+{
+	static const char *const deny[] = {
+		"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
+		"setcontext", "swapcontext",
+	};
+
+	for (size_t i = 0; i < sizeof(deny) / sizeof(deny[0]); i++) {
+		if (!strcmp(name, deny[i]))
+			return true;
 	}
 	return false;
 }

@@ -94,25 +94,6 @@ bool fi_coarse_decode(const struct fi_trap_regs *r, struct fi_trap *t)
 }
 
 /*
- * Control-flow primitives: they load rip and rsp from memory their
- * argument names. Never a target of the coarse check's exemption, never
- * behind a dlsym veneer (foreign.c).
- */
-bool fi_flow_primitive(const char *name)
-{
-	static const char *const deny[] = {
-		"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
-		"setcontext", "swapcontext",
-	};
-
-	for (size_t i = 0; i < sizeof(deny) / sizeof(deny[0]); i++) {
-		if (!strcmp(name, deny[i]))
-			return true;
-	}
-	return false;
-}
-
-/*
  * A function of a registered module built without kCFI (an object
  * compiled with -fcf-protection but not -fsanitize=kcfi, linked by
  * fineibt-cc: its calls go through the module's thunks too): a symbol

@@ -35,12 +35,4 @@ bool fi_coarse_decode(const struct fi_trap_regs *r, struct fi_trap *t);
  */
 bool fi_coarse_take(const struct fi_trap *t);
 
-/*
- * @name is longjmp, _longjmp, siglongjmp, __longjmp_chk, setcontext or
- * swapcontext: functions that load rip and rsp from memory their
- * argument names, never a target a coarse call or a dlsym veneer lets
- * through.
- */
-bool fi_flow_primitive(const char *name);
-
 #endif
