@@ -6,7 +6,7 @@
  *  - the fingerprint sample it lays out is the one fi_fp_sample takes
  *    (counted first, then taken straight into its room), for a module
  *    small enough to sample whole and for one of 3,000 sites (four runs);
- *  - it takes less than 1 KiB of stack: the sample was a 2 KiB array on
+ *  - it takes less than 1 KiB of stack (BOUND): the sample was a 2 KiB array on
  *    the stack, which took a start one stack page deeper in some
  *    environments (docs/bench.md, "The arena's first chunk in the
  *    state's block").
@@ -23,6 +23,16 @@
 
 #define PAINT	(16 * 1024)
 #define BYTE	0xa5
+/*
+ * The bound: 1 KiB, or 3 KiB under SAN=1, whose instrumentation gives
+ * every frame redzones and its own calls (about 2 KiB for this layout;
+ * the old 2 KiB array would take it past 4).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define BOUND	(3 * 1024)
+#else
+#define BOUND	1024
+#endif
 
 static uint8_t *painted;
 
@@ -85,13 +95,13 @@ static void one(const char *name, size_t n)
 	snprintf(what, sizeof(what), "lay stack: %s: measured", name);
 	if (!CHECK(what, need > 64 && need <= sizeof(buf)))
 		return;
-	snprintf(what, sizeof(what), "lay stack: %s: under 1 KiB (%zu bytes)",
-		 name, used);
-	CHECK(what, used < 1024);
+	snprintf(what, sizeof(what), "lay stack: %s: under %d bytes (%zu)",
+		 name, BOUND, used);
+	CHECK(what, used < BOUND);
 	used = depth(&m, buf, need, &out, &len);
-	snprintf(what, sizeof(what), "lay stack: %s: filled, under 1 KiB (%zu bytes)",
-		 name, used);
-	CHECK(what, len == need && used < 1024);
+	snprintf(what, sizeof(what), "lay stack: %s: filled, under %d bytes (%zu)",
+		 name, BOUND, used);
+	CHECK(what, len == need && used < BOUND);
 	snprintf(what, sizeof(what), "lay stack: %s: the sample (%zu sites) as fi_fp_sample takes it",
 		 name, nwant);
 	CHECK(what, out.nfp == nwant && nwant > 0 && out.fp_site &&
