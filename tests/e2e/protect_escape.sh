@@ -17,6 +17,11 @@
 #    ones cannot be registered, but their text is in the read-only record
 #    of rewritten code: their confused call is fatal (never the program's
 #    SIGILL handler, which the program installed).
+#  - coarse: the same 260 copies; a call without a kCFI check (the coarse
+#    check) into the last, unregistered one reaches a static function
+#    whose address escapes (an entry of the bitmap the scan made of its
+#    recorded entries) and traps at the middle of a function. The whole
+#    text of such a module used to be accepted (FI_COARSE_ALL): "mid ran 7".
 . "$(dirname "$0")/progs/protect_common.bash"
 
 ES_OUT=$ROOT/$BUILD/e2e/escape
@@ -109,3 +114,20 @@ if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = $'loaded 260\ndl ok\nsurvived' ]; then
 else
 	pr_fail "modfull[off]" "rc=$PR_RC out='$PR_OUT_TXT'"
 fi
+
+# coarse: a module whose registration failed (here: every slot taken, a
+# benign cause; a racing writer could force one) has the bitmap of its
+# recorded entries, not its whole text. With one copy (registered), the
+# same calls as a control.
+for m in $(fi_with_sets kcfi fineibt auto); do
+	for n in 260 1; do
+		pr_run coarse "$m" "$PROG" coarse "${COPIES[@]:0:$n}"
+		want=$'loaded '$n$'\nentry 42'
+		if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = "$want" ] &&
+		   grep -Eq '^fineibt: CFI failure at [^ ]+ \(target: el_body\+0x10[ ;].*coarse check' <<<"$PR_ERR_TXT"; then
+			pr_pass "coarse[$m,$n]: an entry of an unregistered library passes, the middle of a function traps"
+		else
+			pr_fail "coarse[$m,$n]" "rc=$PR_RC out='$PR_OUT_TXT' err='$(grep -v 'cannot register' "$PR_OUT/coarse.err" | head -c 300)'"
+		fi
+	done
+done
