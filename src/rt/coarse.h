@@ -89,12 +89,22 @@ void fi_coarse_module_fill(uint64_t *bits, const struct fi_module *m,
 size_t fi_coarse_words(uint64_t lo, uint64_t hi);
 
 /*
- * The bitmap of @im's known entries over [@lo & ~15, @hi) (as a
- * registered module's; @pre: its preambles too, the FineIBT modes), for
- * a kCFI module left as compiled or whose registration failed: kept in
- * the read-only arena and checked where it landed. NULL when it has no
- * entry there or it cannot be kept: the module then has no range in the
- * table (no address of it is an entry). Not async-signal-safe.
+ * @im's known entries over [@lo & ~15, @hi), as a registered module's
+ * (@pre: their preambles too, the FineIBT modes): the words of their
+ * bitmap (0: no entry), and the bits set into @bits, zeroed by the
+ * caller. fi_coarse_keep (rtstate.c) keeps one in the arena.
+ */
+size_t fi_coarse_range_words(uint64_t lo, uint64_t hi,
+			     const struct fi_image *im);
+void fi_coarse_range_fill(uint64_t *bits, uint64_t lo, uint64_t hi,
+			  const struct fi_image *im, bool pre);
+
+/*
+ * The bitmap of @im's known entries over [@lo & ~15, @hi), for a kCFI
+ * module left as compiled or whose registration failed: kept in the
+ * read-only arena and checked where it landed (rtstate.c). NULL when it
+ * has no entry there or it cannot be kept: the module then has no range
+ * in the table (no address of it is an entry). Not async-signal-safe.
  */
 const uint64_t *fi_coarse_keep(const struct fi_image *im, uint64_t lo,
 			       uint64_t hi, bool pre);

@@ -14,7 +14,6 @@
  * unpredictable branches on every call (docs/bench.md, "The coarse
  * check").
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "coarse.h"
@@ -57,7 +56,7 @@ size_t fi_coarse_words(uint64_t lo, uint64_t hi)
 }
 
 /* @im's entries over [@lo & ~15, @hi): the bitmap's words, 0 if none. */
-static size_t fi_coarse_range_words(uint64_t lo, uint64_t hi,
+size_t fi_coarse_range_words(uint64_t lo, uint64_t hi,
 				    const struct fi_image *im)
 {
 	size_t i = 0;
@@ -77,7 +76,7 @@ static size_t fi_coarse_range_words(uint64_t lo, uint64_t hi,
  * thunks (fineibt patch --no-dethunk) they target it, so it is an entry
  * too.
  */
-static void fi_coarse_range_fill(uint64_t *bits, uint64_t lo, uint64_t hi,
+void fi_coarse_range_fill(uint64_t *bits, uint64_t lo, uint64_t hi,
 				 const struct fi_image *im, bool pre)
 {
 	uint64_t i;
@@ -104,28 +103,6 @@ void fi_coarse_module_fill(uint64_t *bits, const struct fi_module *m,
 {
 	fi_coarse_range_fill(bits, m->text_lo, m->text_hi, im,
 			     m->cfg.mode == FINEIBT_MODE_FINEIBT);
-}
-
-const uint64_t *fi_coarse_keep(const struct fi_image *im, uint64_t lo,
-			       uint64_t hi, bool pre)
-{
-	size_t words = fi_coarse_range_words(lo, hi, im);
-	uint64_t *bits = words && words <= SIZE_MAX / 16 ?
-			 calloc(words, sizeof(*bits)) : NULL;
-	const uint64_t *kept;
-
-	if (!bits)
-		return NULL;
-	fi_coarse_range_fill(bits, lo, hi, im, pre);
-	kept = fi_rt_keep(bits, words * sizeof(*bits));
-	/* Made again and compared where it landed: the scratch it was
-	 * laid out in is writable. */
-	memset(bits, 0, words * sizeof(*bits));
-	fi_coarse_range_fill(bits, lo, hi, im, pre);
-	if (kept && memcmp(kept, bits, words * sizeof(*bits)))
-		kept = NULL;	/* never published: unused bytes of the arena */
-	free(bits);
-	return kept;
 }
 
 bool fi_coarse_seen_range(const struct fi_rt_seen *e, uint64_t *lo,

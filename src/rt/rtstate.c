@@ -303,6 +303,28 @@ const void *fi_rt_keep(const void *src, size_t len)
 	return p;
 }
 
+const uint64_t *fi_coarse_keep(const struct fi_image *im, uint64_t lo,
+			       uint64_t hi, bool pre)
+{
+	size_t words = fi_coarse_range_words(lo, hi, im);
+	uint64_t *bits = words && words <= SIZE_MAX / 16 ?
+			 calloc(words, sizeof(*bits)) : NULL;
+	const uint64_t *kept;
+
+	if (!bits)
+		return NULL;
+	fi_coarse_range_fill(bits, lo, hi, im, pre);
+	kept = fi_rt_keep(bits, words * sizeof(*bits));
+	/* Made again and compared where it landed: the scratch it was
+	 * laid out in is writable. */
+	memset(bits, 0, words * sizeof(*bits));
+	fi_coarse_range_fill(bits, lo, hi, im, pre);
+	if (kept && memcmp(kept, bits, words * sizeof(*bits)))
+		kept = NULL;	/* never published: unused bytes of the arena */
+	free(bits);
+	return kept;
+}
+
 int fi_rt_add_module(struct fi_module *m)
 {
 	return fi_rt_add_as(m, false, 0, 0);
