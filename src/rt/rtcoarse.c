@@ -57,7 +57,7 @@ size_t fi_coarse_words(uint64_t lo, uint64_t hi)
 
 /* @im's entries over [@lo & ~15, @hi): the bitmap's words, 0 if none. */
 size_t fi_coarse_range_words(uint64_t lo, uint64_t hi,
-				    const struct fi_image *im)
+			     const struct fi_image *im)
 {
 	size_t i = 0;
 
@@ -77,7 +77,7 @@ size_t fi_coarse_range_words(uint64_t lo, uint64_t hi,
  * too.
  */
 void fi_coarse_range_fill(uint64_t *bits, uint64_t lo, uint64_t hi,
-				 const struct fi_image *im, bool pre)
+			  const struct fi_image *im, bool pre)
 {
 	uint64_t i;
 
