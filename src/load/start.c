@@ -40,6 +40,7 @@
 #include "fineibt.h"
 #include "cacheid.h"
 #include "cacheuse.h"
+#include "coarse.h"
 #include "imgindex.h"
 #include "jit.h"
 #include "load.h"
@@ -567,6 +568,11 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		if (fi_image_kcfi_unprefixed(&m->img)) {
 			e->ctraps = fi_rt_compiled_list(&m->img, f->key,
 							&e->nctraps);
+			/* Its entries for the coarse check (rtcoarse.c). */
+			e->cbits = e->ctraps ?
+				   fi_coarse_keep(&m->img, f->key,
+						  f->key + f->size, false) :
+				   NULL;
 			const char *why = fi_image_stock_refused(&m->img);
 
 			fi_say("fineibt: warning: %s: %zu kCFI checks left as "
@@ -883,9 +889,12 @@ static bool fi_rt_keeps_all(struct fi_module *const *fresh, size_t n,
 /*
  * Publish @m, taken by fi_rt_take: called inside the scan's registration
  * window, after every module of the scan is rewritten (one window for all).
+ * If it cannot be, the coarse check's bitmap of its entries, for its
+ * record, or NULL (rtcoarse.c: then none of its addresses is an entry).
  */
-static void fi_rt_register(struct fi_module *m)
+static const uint64_t *fi_rt_register(struct fi_module *m)
 {
+	const uint64_t *cbits = NULL;
 	int err = fi_rt_add_module(m);
 
 	if (err && err != -EEXIST)
@@ -897,12 +906,16 @@ static void fi_rt_register(struct fi_module *m)
 	    (!fi_rt_rewritten_at(m->text_lo) || !fi_rt_rewritten_at(m->text_hi - 1)))
 		fi_rt_die("a module's record changed while it was written "
 			  "(another thread wrote into the runtime's scratch)");
+	if (err && err != -EEXIST)
+		cbits = fi_coarse_keep(&m->img, m->text_lo, m->text_hi,
+				       m->cfg.mode == FINEIBT_MODE_FINEIBT);
 	/* The registered copy has the sites: ours would be private memory
 	 * kept for nothing (m stays, as the module's key). */
 	if (!err) {
 		fi_image_close(&m->img);
 		memset(&m->img, 0, sizeof(m->img));
 	}
+	return cbits;
 }
 
 /* --------------------------------------------------------------- start */
@@ -1179,6 +1192,7 @@ static size_t fi_rt_scan_found(bool own)
 			.fbase = fi_rt_found_fbase(f),
 			.lo = m ? m->text_lo : 0, .hi = m ? m->text_hi : 0,
 			.ctraps = fi_scan_new[nnew].ctraps,
+			.cbits = fi_scan_new[nnew].cbits,
 			.nctraps = fi_scan_new[nnew].nctraps,
 		};
 		fi_scan_mod[nnew++] = m;
@@ -1230,7 +1244,7 @@ static size_t fi_rt_scan_found(bool own)
 	for (size_t i = 0; i < nfresh; i++) {
 		const struct fi_module *c;
 
-		fi_rt_register(fresh[i]);
+		fi_scan_new[i].cbits = fi_rt_register(fresh[i]);
 		c = fi_rt_module_of(fresh[i]);
 		fi_scan_new[i].mod = c;
 		fi_scan_new[i].fp = fi_rt_fingerprint_first(c ? c : fresh[i]);

@@ -21,8 +21,9 @@
  * whose lo is ~0, so the scan stops at the first range above the target;
  * in the range that holds it, one bit per 16 bytes (entries are
  * 16-aligned: an unaligned target fails before the bit test), or, for the
- * dlsym veneer region, the slot rule, or, for a kCFI module the runtime
- * could not register (FI_COARSE_ALL), any address.
+ * dlsym veneer region, the slot rule. No range accepts any address: a
+ * kCFI module the runtime could not register has the bitmap the scan made
+ * of its entries, or no range at all (rtcoarse.c).
  */
 #include "coarse.h"
 
@@ -60,16 +61,15 @@
 	jmp	1b
 2:	sub	FI_COARSE_R_LO(%rcx), %rax
 	mov	FI_COARSE_R_BITS(%rcx), %rcx
-	cmp	$FI_COARSE_ALL, %rcx
-	jbe	3f
+	test	%rcx, %rcx
+	jz	3f
 	test	$15, %al	/* lo is 16-aligned: the target's own bits */
 	jnz	.Lfi_ud_\reg
 	shr	$FI_COARSE_SHIFT, %rax
 	bt	%rax, (%rcx)
 	jc	.Lfi_pass_\reg
 	jmp	.Lfi_ud_\reg
-3:	je	.Lfi_pass_\reg		/* FI_COARSE_ALL */
-	and	$FI_COARSE_VEN_MASK, %eax
+3:	and	$FI_COARSE_VEN_MASK, %eax
 	cmp	$FI_COARSE_VEN_ENTRY, %eax
 	je	.Lfi_pass_\reg
 .Lfi_ud_\reg:

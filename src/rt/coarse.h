@@ -25,8 +25,10 @@
  *   u64 n, u64 pad, then n + 1 ranges sorted by lo, the last one
  *   a sentinel with lo = ~0; a range: [lo, hi), and bits: one bit per 16
  *   bytes from lo (entries are 16-aligned), or 0 for the dlsym veneer
- *   region, whose entries are every slot + FI_FVEN_ENTRY, or
- *   FI_COARSE_ALL (below).
+ *   region, whose entries are every slot + FI_FVEN_ENTRY. No range
+ *   accepts every address: a kCFI module left as compiled or that could
+ *   not be registered has the bitmap the scan made of its recorded
+ *   entries (fi_coarse_keep), or no range.
  */
 #ifndef FI_COARSE_H
 #define FI_COARSE_H
@@ -38,13 +40,6 @@
 #define FI_COARSE_R_SIZE	24
 /* log2 of the granule one bit covers: entries are 16-aligned. */
 #define FI_COARSE_SHIFT		4
-/*
- * bits of a range that holds no bitmap: 0, the veneer region's rule;
- * FI_COARSE_ALL, any address (the text of a kCFI module left as compiled
- * or that could not be registered: no metadata says where its entries
- * are, and its own checked calls still go through the checking thunks).
- */
-#define FI_COARSE_ALL		1
 /* The veneer region's rule (insn.h: FI_FVEN_SLOT, FI_FVEN_ENTRY). */
 #define FI_COARSE_VEN_MASK	63
 #define FI_COARSE_VEN_ENTRY	16
@@ -62,7 +57,7 @@
 
 struct fi_coarse_range {
 	uint64_t lo, hi;
-	/* NULL: the veneer region's slot rule; FI_COARSE_ALL: any address */
+	/* NULL: the veneer region's slot rule */
 	const uint64_t *bits;
 };
 
@@ -89,6 +84,38 @@ size_t fi_coarse_module_words(const struct fi_module *m,
 			      const struct fi_image *im);
 void fi_coarse_module_fill(uint64_t *bits, const struct fi_module *m,
 			   const struct fi_image *im);
+
+/* The 64-bit words of a bitmap over [@lo & ~15, @hi). */
+size_t fi_coarse_words(uint64_t lo, uint64_t hi);
+
+/*
+ * @im's known entries over [@lo & ~15, @hi), as a registered module's
+ * (@pre: their preambles too, the FineIBT modes): the words of their
+ * bitmap (0: no entry), and the bits set into @bits, zeroed by the
+ * caller. fi_coarse_keep (rtstate.c) keeps one in the arena.
+ */
+size_t fi_coarse_range_words(uint64_t lo, uint64_t hi,
+			     const struct fi_image *im);
+void fi_coarse_range_fill(uint64_t *bits, uint64_t lo, uint64_t hi,
+			  const struct fi_image *im, bool pre);
+
+/*
+ * The bitmap of @im's known entries over [@lo & ~15, @hi), for a kCFI
+ * module left as compiled or whose registration failed: kept in the
+ * read-only arena and checked where it landed (rtstate.c). NULL when it
+ * has no entry there or it cannot be kept: the module then has no range
+ * in the table (no address of it is an entry). Not async-signal-safe.
+ */
+const uint64_t *fi_coarse_keep(const struct fi_image *im, uint64_t lo,
+			       uint64_t hi, bool pre);
+
+/*
+ * The range of seen entry @e that a bitmap of fi_coarse_keep covers: its
+ * kCFI text (lo, hi), or, left as compiled, its first executable segment.
+ * False when it has neither.
+ */
+bool fi_coarse_seen_range(const struct fi_rt_seen *e, uint64_t *lo,
+			  uint64_t *hi);
 
 /*
  * The table for @rt's registered modules, JIT regions and veneer region:

@@ -45,36 +45,43 @@ static bool fi_coarse_entry_ok(const struct fi_func *f, uint64_t bias,
 	return f->endbr && e >= lo && e < hi && !(e & (FI_PREAMBLE_SIZE - 1));
 }
 
-size_t fi_coarse_module_words(const struct fi_module *m,
-			      const struct fi_image *im)
+/* The 64-bit words of a bitmap over [@lo & ~15, @hi). */
+size_t fi_coarse_words(uint64_t lo, uint64_t hi)
 {
-	uint64_t lo = fi_coarse_lo(m->text_lo), hi = m->text_hi, bits;
-	size_t i = 0;
-
+	lo = fi_coarse_lo(lo);
 	if (hi <= lo)
 		return 0;
+	return (size_t)((((hi - lo + FI_PREAMBLE_SIZE - 1) >> FI_COARSE_SHIFT) +
+			 63) / 64);
+}
+
+/* @im's entries over [@lo & ~15, @hi): the bitmap's words, 0 if none. */
+size_t fi_coarse_range_words(uint64_t lo, uint64_t hi,
+			     const struct fi_image *im)
+{
+	size_t i = 0;
+
+	lo = fi_coarse_lo(lo);
 	/* The size depends on the range alone: one entry is enough. */
 	while (i < im->nfuncs &&
 	       !fi_coarse_entry_ok(&im->funcs[i], im->bias, lo, hi))
 		i++;
-	if (i == im->nfuncs)
-		return 0;
-	bits = (hi - lo + FI_PREAMBLE_SIZE - 1) >> FI_COARSE_SHIFT;
-	return (size_t)((bits + 63) / 64);
+	return i == im->nfuncs ? 0 : fi_coarse_words(lo, hi);
 }
 
-void fi_coarse_module_fill(uint64_t *bits, const struct fi_module *m,
-			   const struct fi_image *im)
+/*
+ * The bits of @im's entries over [@lo & ~15, @hi). @pre: in the FineIBT
+ * modes a function's checked landing pad is its preamble, which checks
+ * r10 against its hash itself: where checked calls still go through the
+ * thunks (fineibt patch --no-dethunk) they target it, so it is an entry
+ * too.
+ */
+void fi_coarse_range_fill(uint64_t *bits, uint64_t lo, uint64_t hi,
+			  const struct fi_image *im, bool pre)
 {
-	uint64_t lo = fi_coarse_lo(m->text_lo), hi = m->text_hi, i;
-	/*
-	 * In the FineIBT modes a function's checked landing pad is its
-	 * preamble, which checks r10 against its hash itself: where checked
-	 * calls still go through the thunks (fineibt patch --no-dethunk)
-	 * they target it, so it is an entry too.
-	 */
-	bool pre = m->cfg.mode == FINEIBT_MODE_FINEIBT;
+	uint64_t i;
 
+	lo = fi_coarse_lo(lo);
 	for (size_t k = 0; k < im->nfuncs; k++) {
 		if (!fi_coarse_entry_ok(&im->funcs[k], im->bias, lo, hi))
 			continue;
@@ -83,6 +90,34 @@ void fi_coarse_module_fill(uint64_t *bits, const struct fi_module *m,
 		if (pre && i)
 			bits[(i - 1) / 64] |= 1ull << ((i - 1) % 64);
 	}
+}
+
+size_t fi_coarse_module_words(const struct fi_module *m,
+			      const struct fi_image *im)
+{
+	return fi_coarse_range_words(m->text_lo, m->text_hi, im);
+}
+
+void fi_coarse_module_fill(uint64_t *bits, const struct fi_module *m,
+			   const struct fi_image *im)
+{
+	fi_coarse_range_fill(bits, m->text_lo, m->text_hi, im,
+			     m->cfg.mode == FINEIBT_MODE_FINEIBT);
+}
+
+bool fi_coarse_seen_range(const struct fi_rt_seen *e, uint64_t *lo,
+			  uint64_t *hi)
+{
+	if (e->lo < e->hi) {
+		*lo = e->lo;
+		*hi = e->hi;
+	} else if (e->ctraps && e->size) {
+		*lo = e->key;
+		*hi = e->key + e->size;
+	} else {
+		return false;
+	}
+	return true;
 }
 
 /* Does the process enforce the coarse check (a table to publish)? */
@@ -95,26 +130,23 @@ static bool fi_coarse_enforcing(const struct fi_runtime *rt)
 /*
  * Is seen entry @e a kCFI module no registered module covers (left as
  * compiled: its first executable segment, where its checks are; or its
- * kCFI text when its registration failed)? Its range, in @r, then
- * accepts any address (FI_COARSE_ALL): nothing says where its entries
- * are.
+ * kCFI text when its registration failed)? Its range, in @r, with the
+ * bitmap the scan made of its entries (fi_coarse_keep). Without one (no
+ * entry known, or not made yet: the module is still being registered)
+ * it has no range: no address in it is a known entry, and a coarse call
+ * into it traps (docs/protection.md, "The coarse check of a module that
+ * is not registered").
  */
 static bool fi_coarse_unregistered(const struct fi_runtime *rt,
 				   const struct fi_rt_seen *e,
 				   struct fi_coarse_range *r)
 {
 	size_t nslots = LOAD_ACQ(&rt->nmods);
-	uint64_t key = LOAD_ACQ(&e->key);
+	uint64_t key = LOAD_ACQ(&e->key), lo, hi;
 
-	if (!key)
+	if (!key || !e->cbits || !fi_coarse_seen_range(e, &lo, &hi))
 		return false;
-	if (e->lo < e->hi)
-		*r = (struct fi_coarse_range){ e->lo, e->hi, NULL };
-	else if (e->ctraps && e->size)
-		*r = (struct fi_coarse_range){ key, key + e->size, NULL };
-	else
-		return false;
-	r->bits = (const uint64_t *)FI_COARSE_ALL;
+	*r = (struct fi_coarse_range){ fi_coarse_lo(lo), hi, e->cbits };
 	for (size_t i = 0; i < nslots && i < FI_MAX_SLOTS; i++) {
 		const struct fi_module *m = rt->mods[i];
 
@@ -197,8 +229,6 @@ bool fi_coarse_known(const struct fi_coarse *t, uint64_t addr)
 	for (r = t->r; addr >= r->lo; r++) {
 		if (addr >= r->hi)
 			continue;
-		if ((uintptr_t)r->bits == FI_COARSE_ALL)
-			return true;
 		if (!r->bits)
 			return ((addr - r->lo) & FI_COARSE_VEN_MASK) ==
 			       FI_COARSE_VEN_ENTRY;

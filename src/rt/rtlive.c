@@ -888,6 +888,29 @@ int fi_live_stubs_for(const struct fi_image *im, uint64_t *out)
 	return 0;
 }
 
+/*
+ * May the kernel write the 8 bytes at @a for a binding pass? Its bounds
+ * (the module's RELRO) come from the module's link_map and program
+ * headers, writable memory: a forged link_map could aim the write, which
+ * ignores page protections, at sealed text or at the runtime's own
+ * read-only data. So the kernel says what is there: a read-only,
+ * non-executable mapping of a file (a RELRO page is one), not
+ * libfineibt's own file. When the kernel cannot be asked (no /proc), as
+ * the other questions do (docs/protection.md).
+ */
+static bool fi_live_slot_ok(uintptr_t a)
+{
+	struct fi_vma v, own;
+	int err = fi_rt_vma(a, &v);
+
+	if (err && err != -ENOENT)
+		return true;
+	if (err || !v.file || v.w || v.x || a + sizeof(void *) > v.hi)
+		return false;
+	err = fi_rt_vma((uint64_t)(uintptr_t)&fi_live_slot_ok, &own);
+	return err || own.dev != v.dev || own.ino != v.ino;
+}
+
 int fi_live_store_slot(uintptr_t relro_lo, uintptr_t relro_hi, void **slot,
 		       void *to)
 {
@@ -902,6 +925,8 @@ int fi_live_store_slot(uintptr_t relro_lo, uintptr_t relro_hi, void **slot,
 		__atomic_store_n(slot, to, __ATOMIC_RELEASE);
 		return 0;
 	}
+	if (!fi_live_slot_ok(a))
+		return -EACCES;
 	if (!fi_rt_write_begin(&saved))
 		return -errno;
 	/* The window checked the descriptor (ours, still our file). */

@@ -303,6 +303,28 @@ const void *fi_rt_keep(const void *src, size_t len)
 	return p;
 }
 
+const uint64_t *fi_coarse_keep(const struct fi_image *im, uint64_t lo,
+			       uint64_t hi, bool pre)
+{
+	size_t words = fi_coarse_range_words(lo, hi, im);
+	uint64_t *bits = words && words <= SIZE_MAX / 16 ?
+			 calloc(words, sizeof(*bits)) : NULL;
+	const uint64_t *kept;
+
+	if (!bits)
+		return NULL;
+	fi_coarse_range_fill(bits, lo, hi, im, pre);
+	kept = fi_rt_keep(bits, words * sizeof(*bits));
+	/* Made again and compared where it landed: the scratch it was
+	 * laid out in is writable. */
+	memset(bits, 0, words * sizeof(*bits));
+	fi_coarse_range_fill(bits, lo, hi, im, pre);
+	if (kept && memcmp(kept, bits, words * sizeof(*bits)))
+		kept = NULL;	/* never published: unused bytes of the arena */
+	free(bits);
+	return kept;
+}
+
 int fi_rt_add_module(struct fi_module *m)
 {
 	return fi_rt_add_as(m, false, 0, 0);
@@ -443,6 +465,7 @@ static bool fi_rt_seen_ok(const struct fi_runtime *rt,
 			  const struct fi_rt_seen *e, uint64_t key, bool kernel)
 {
 	bool mod = !e->mod;
+	uint64_t lo, hi;
 	struct fi_vma v;
 	int err;
 
@@ -451,6 +474,10 @@ static bool fi_rt_seen_ok(const struct fi_runtime *rt,
 		mod = rt->mods[i] == e->mod;
 	/* With its registered copy: the kCFI range is the copy's text. */
 	if (mod && e->mod && (e->lo != e->mod->text_lo || e->hi != e->mod->text_hi))
+		return false;
+	if (e->cbits && (e->mod || !fi_coarse_seen_range(e, &lo, &hi) ||
+			 !fi_arena_owns(&rt->arena, e->cbits,
+					fi_coarse_words(lo, hi) * sizeof(uint64_t))))
 		return false;
 	if (!key || !e->size || e->lo > e->hi || !mod ||
 	    (e->ctraps && !fi_arena_owns(&rt->arena, e->ctraps,
@@ -550,6 +577,7 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
 	const struct fi_runtime *rt;
 	sigset_t saved;
 	size_t done = 0;
+	bool cbits = false;
 
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
@@ -569,16 +597,21 @@ size_t fi_rt_seen_set(const struct fi_rt_seen *e, size_t n)
 			v = rt->seen[i];
 			v.mod = e[k].mod;
 			v.fp = e[k].fp;
+			v.cbits = e[k].cbits;
 			v.fp_set = true;
 			if (!fi_rt_put_scratch((const uint8_t *)&rt->seen[i] + off,
 					       (const uint8_t *)&v + off,
 					       sizeof(v) - off)) {
 				fi_rt_seen_check(rt, i, rt->seen[i].key, false);
 				done++;
+				cbits |= v.cbits != NULL;
 			}
 			break;
 		}
 	}
+	/* a module whose registration failed: its entries, now known */
+	if (cbits)
+		fi_rt_coarse_publish(rt);
 	fi_rt_write_end(&saved);
 	return done;
 }

@@ -156,6 +156,13 @@ struct fi_rt_seen {
 	 * its own (fi_rt_compiled_trap), or NULL.
 	 */
 	const uint32_t *ctraps;
+	/*
+	 * A kCFI module left as compiled or whose registration failed: the
+	 * coarse check's bitmap of its recorded entries (fi_coarse_keep),
+	 * read-only, over fi_coarse_seen_range; NULL: none (then no address
+	 * of it is an entry).
+	 */
+	const uint64_t *cbits;
 	uint32_t nctraps;
 	bool fp_set;
 };
@@ -590,8 +597,8 @@ int fi_rt_del_jit(uint64_t lo, const void **key);
  * The scans' record (struct fi_rt_seen), one window per call.
  * fi_rt_seen_add() records @e[0..@n) in free slots, in order, and returns
  * how many it could (it stops at a key of 0 or a full record).
- * fi_rt_seen_set() copies .mod and .fp of each @e[k] to the entry with
- * its key; returns how many it found. fi_rt_seen_drop() retires entry @i
+ * fi_rt_seen_set() copies .mod, .fp and .cbits of each @e[k] to the entry
+ * with its key; returns how many it found. fi_rt_seen_drop() retires entry @i
  * and withdraws its registered module in the same window: call it only
  * once the module is known to be unloaded.
  */

@@ -48,8 +48,9 @@ static void fi_line_in(struct fi_strbuf *b, const char *path)
 }
 
 /*
- * An address outside every kCFI module: "cos+0x10 in libm.so.6, not
- * instrumented", through the loader's dynamic symbols (dladdr takes the
+ * An address outside every registered module: "cos+0x10 in libm.so.6, not
+ * instrumented" (", not registered" in kCFI text the runtime rewrote but
+ * could not register), through the loader's dynamic symbols (dladdr takes the
  * loader's lock; the trapping thread, running instrumented code, does
  * not hold it). A dlsym veneer is named after its function.
  */
@@ -92,7 +93,9 @@ static bool fi_line_foreign(struct fi_strbuf *b, uint64_t addr)
 		fi_strbuf_hex(b, addr, 1);
 	}
 	fi_line_in(b, info.dli_fname);
-	fi_strbuf_str(b, ", not instrumented");
+	/* kCFI code the runtime rewrote but could not register. */
+	fi_strbuf_str(b, fi_rt_rewritten_at(addr) ? ", not registered" :
+						    ", not instrumented");
 	return true;
 }
 

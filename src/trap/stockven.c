@@ -103,12 +103,15 @@ struct fi_sven_want {
 	uint64_t *slot;
 };
 
+static bool fi_sven_due(const struct fi_module *m, const struct fi_sven_want *x);
+
 /*
  * Publish @n (at most a page of) veneers on the next free page: built on
  * a scratch mapping, sealed, moved in place; then recorded. Their entries
  * in @ven[]; false when the region is full or a call failed.
  */
-static bool fi_sven_page(const struct fi_sven_want *w, size_t n, bool fineibt,
+static bool fi_sven_page(const struct fi_module *m,
+			 const struct fi_sven_want *w, size_t n, bool fineibt,
 			 int set, uint64_t *ven)
 {
 	const struct fi_sven_rec *r = fi_sven_recs;
@@ -139,11 +142,21 @@ static bool fi_sven_page(const struct fi_sven_want *w, size_t n, bool fineibt,
 	 * The scratch was writable while other threads ran: what becomes
 	 * code is checked once nothing can write it (as foreign.c's pages,
 	 * docs/protection.md "Escapes"): each veneer again, int3 after.
+	 * And what it was made from (@w, writable too) is read once and
+	 * checked again: the loader's binding of the name, the module's
+	 * type of it; the records are made from that same read.
 	 */
+	memset(recs, 0, sizeof(recs));
 	for (size_t i = 0; ok && i < n; i++) {
+		struct fi_sven_want x = w[i];
+
 		memset(want, 0xcc, sizeof(want));
-		ok = !fi_emit_typed_veneer(want, w[i].fn, w[i].hash, 0, fineibt, set) &&
+		ok = fi_sven_due(m, &x) &&
+		     !fi_emit_typed_veneer(want, x.fn, x.hash, 0, fineibt, set) &&
 		     !memcmp(scratch + i * FI_FVEN_SLOT, want, sizeof(want));
+		recs[i].fn = x.fn;
+		recs[i].hash = x.hash;
+		snprintf(recs[i].name, sizeof(recs[i].name), "%s", x.name);
 	}
 	for (size_t i = n * FI_FVEN_SLOT; ok && i < FI_PAGE; i++)
 		ok = scratch[i] == 0xcc;
@@ -153,12 +166,6 @@ static bool fi_sven_page(const struct fi_sven_want *w, size_t n, bool fineibt,
 		return false;
 	}
 	/* The records of this page, then the count that publishes them. */
-	memset(recs, 0, sizeof(recs));
-	for (size_t i = 0; i < n; i++) {
-		recs[i].fn = w[i].fn;
-		recs[i].hash = w[i].hash;
-		snprintf(recs[i].name, sizeof(recs[i].name), "%s", w[i].name);
-	}
 	if (!fi_rt_write_begin(&saved))
 		return false;
 	ok = !fi_rt_put(&r[used + 1], recs, n * sizeof(recs[0])) &&
@@ -209,6 +216,43 @@ static uint32_t fi_sven_hash(const struct fi_module *m, uint32_t hash)
 	       fineibt_rehash(hash, &m->rehash_key) : hash;
 }
 
+/*
+ * Is @fn what the loader binds @name to? The slot is a data word, and a
+ * GLOB_DAT slot outside RELRO or an R_X86_64_64 word in .data is
+ * writable: a thread with a write primitive may have put any code
+ * address there, before this walk or while it runs. A veneer would make
+ * that address a valid target of the module's type, so the value read is
+ * taken only when libc's own lookup of the name gives it: the global
+ * scope's definition (an IFUNC resolved, as the loader bound it), or,
+ * for a definition outside that scope or of another version, the
+ * dynamic symbol of that name exactly at @fn in the object holding it.
+ * Anything else gets no veneer: the module's check traps on it, as
+ * stock kCFI does.
+ */
+static bool fi_sven_bound(uint64_t fn, const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	Dl_info info;
+
+	if (p && (uint64_t)(uintptr_t)p == fn)
+		return true;
+	return dladdr((void *)(uintptr_t)fn, &info) && info.dli_sname &&
+	       (uint64_t)(uintptr_t)info.dli_saddr == fn &&
+	       !strcmp(info.dli_sname, name);
+}
+
+/*
+ * @x is a veneer the module may have: @x->name's binding, with the type
+ * the module gives that name (its read-only record).
+ */
+static bool fi_sven_due(const struct fi_module *m, const struct fi_sven_want *x)
+{
+	uint32_t hash;
+
+	return x->name && fi_sven_typeid(m, x->name, &hash) &&
+	       fi_sven_hash(m, hash) == x->hash && fi_sven_bound(x->fn, x->name);
+}
+
 struct fi_sven_walk {
 	bool waits;
 	struct fi_sven_want want[FI_SVEN_PER_PG];
@@ -237,7 +281,7 @@ static void fi_sven_flush(struct fi_sven_walk *w, size_t n,
 		else if (!dup)
 			fresh[k++] = w->want[i];
 	}
-	if (!k || !fi_sven_page(fresh, k, m->cfg.mode == FINEIBT_MODE_FINEIBT,
+	if (!k || !fi_sven_page(m, fresh, k, m->cfg.mode == FINEIBT_MODE_FINEIBT,
 				m->cfg.flags & FINEIBT_F_SEQ_V618 ? FI_SET_V618 :
 								    FI_SET_V4,
 				ven))
@@ -295,7 +339,8 @@ static int fi_sven_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			continue;
 		cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 		if (!cur || (base && cur - base < FI_SVEN_REGION) ||
-		    !fi_foreign_is_code(cur))
+		    !fi_foreign_is_code(cur) ||
+		    !fi_sven_bound(cur, d.str + s->st_name))
 			continue;
 		if (!fi_sven_reserve())
 			return 1;

@@ -17,6 +17,15 @@
 #    ones cannot be registered, but their text is in the read-only record
 #    of rewritten code: their confused call is fatal (never the program's
 #    SIGILL handler, which the program installed).
+#  - coarse: the same 260 copies; a call without a kCFI check (the coarse
+#    check) into the last, unregistered one reaches a static function
+#    whose address escapes (an entry of the bitmap the scan made of its
+#    recorded entries) and traps at the middle of a function. The whole
+#    text of such a module used to be accepted (FI_COARSE_ALL): "mid ran 7".
+#  - forged: an uninstrumented library's link_map (l_addr, heap) moved so
+#    that dladdr names the middle of a function as an export; the SIGILL
+#    handler's exemption for exports took it ("forged ran 7"). The kernel
+#    now checks the answer (the target's file offset is the symbol's).
 . "$(dirname "$0")/progs/protect_common.bash"
 
 ES_OUT=$ROOT/$BUILD/e2e/escape
@@ -27,6 +36,8 @@ LIB=$ES_OUT/libfi_escape.so
 # test runtime through LD_LIBRARY_PATH (PR_DEBUG_ENV).
 { pr_fresh "$PROG" "$PR_SRC/escape_prog.c" ||
   FINEIBT_CC_RUNPATH=1 "$FCC" -O2 -Wall -I"$ROOT/include" "$PR_SRC/escape_prog.c" -o "$PROG" -lpthread; } &&
+{ pr_fresh "$ES_OUT/libfi_plain.so" "$PR_SRC/escape_plain.c" ||
+  clang-22 -O2 -fPIC -shared "$PR_SRC/escape_plain.c" -o "$ES_OUT/libfi_plain.so"; } &&
 { pr_fresh "$LIB" "$PR_SRC/escape_lib.c" ||
   FINEIBT_CC_RUNPATH=1 "$FCC" -O2 -fPIC -shared "$PR_SRC/escape_lib.c" -o "$LIB"; } ||
 	{ pr_fail build "could not build escape_prog"; exit 1; }
@@ -109,3 +120,34 @@ if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = $'loaded 260\ndl ok\nsurvived' ]; then
 else
 	pr_fail "modfull[off]" "rc=$PR_RC out='$PR_OUT_TXT'"
 fi
+
+# coarse: a module whose registration failed (here: every slot taken, a
+# benign cause; a racing writer could force one) has the bitmap of its
+# recorded entries, not its whole text. With one copy (registered), the
+# same calls as a control.
+for m in $(fi_with_sets kcfi fineibt auto); do
+	for n in 260 1; do
+		pr_run coarse "$m" "$PROG" coarse "${COPIES[@]:0:$n}"
+		want=$'loaded '$n$'\nentry 42'
+		where=';'
+		[ "$n" = 1 ] || where=' in lib[0-9]+\.so, not registered;'
+		if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = "$want" ] &&
+		   grep -Eq "^fineibt: CFI failure at [^ ]+ \(target: el_body\+0x10$where.*coarse check" <<<"$PR_ERR_TXT"; then
+			pr_pass "coarse[$m,$n]: an entry of an unregistered library passes, the middle of a function traps"
+		else
+			pr_fail "coarse[$m,$n]" "rc=$PR_RC out='$PR_OUT_TXT' err='$(grep -v 'cannot register' "$PR_OUT/coarse.err" | head -c 300)'"
+		fi
+	done
+done
+
+# forged: a write into the loader's heap (an uninstrumented library's
+# l_addr) makes dladdr name the middle of a function as its export.
+for m in $(fi_with_sets kcfi fineibt auto); do
+	pr_run forged "$m" "$PROG" forged "$ES_OUT/libfi_plain.so"
+	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = 'entry 5' ] &&
+	   grep -Eq '^fineibt: CFI failure at [^ ]+ \(target: .*coarse check' <<<"$PR_ERR_TXT"; then
+		pr_pass "forged[$m]: an export named by a forged link_map is refused; the real one passes"
+	else
+		pr_fail "forged[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
+done

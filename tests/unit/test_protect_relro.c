@@ -9,7 +9,7 @@
  * them, which its PLT jumps through unchecked in every mode.
  * fi_live_store_slot writes a RELRO slot through the kernel instead.
  *
- * Here the slot is a word of this program's own RELRO, stored again with
+ * Here the slot is a word of libc's RELRO, stored again with
  * its own value 3000 times while a thread writes another word of the
  * same page with process_vm_writev (which fails with EFAULT on a page
  * that is not writable instead of faulting: the write primitive of those
@@ -18,7 +18,9 @@
  * is the page-opening store the passes made before (fi_livedyn_store):
  * the same writer lands stores in its windows.
  */
+#include <errno.h>
 #include <link.h>
+#include <string.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/uio.h>
@@ -32,15 +34,42 @@
 #define PAGE	4096
 #define ROUNDS	3000
 
-static struct fi_livedyn dyn;
-static bool dyn_found;
+static struct fi_livedyn dyn, own;
+static bool dyn_found, own_found;
 
-static int first_module(struct dl_phdr_info *info, size_t size, void *arg)
+/*
+ * libc's RELRO for the stores (this executable holds the runtime, whose
+ * own file the store refuses), and this executable's, for that refusal.
+ */
+static int find_modules(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	(void)arg;
-	dyn_found = fi_livedyn_read(info, &dyn) && dyn.relro_hi > dyn.relro_lo;
-	return 1;	/* the executable only */
+	if (!own_found)
+		own_found = fi_livedyn_read(info, &own) && own.relro_hi > own.relro_lo;
+	else if (!dyn_found && info->dlpi_name && strstr(info->dlpi_name, "/libc.so"))
+		dyn_found = fi_livedyn_read(info, &dyn) && dyn.relro_hi > dyn.relro_lo;
+	return dyn_found;
+}
+
+/*
+ * The bounds the store gets come from the module's link_map (writable):
+ * forged, they could aim the kernel's write (which ignores protections)
+ * at text or at the runtime's own read-only data. Each is stored with its
+ * own value (harmless if it lands): the store must refuse.
+ */
+static void refuses(void)
+{
+	void **text = (void **)(((uintptr_t)&refuses + 7) & ~(uintptr_t)7);
+	void **mine = (void **)((own.relro_lo + 7) & ~(uintptr_t)7);
+	uintptr_t t = (uintptr_t)text;
+
+	CHECK("relro_store_refuses_text",
+	      fi_live_store_slot(t & ~(uintptr_t)(PAGE - 1), t + PAGE, text,
+				 *text) == -EACCES);
+	CHECK("relro_store_refuses_own_file",
+	      (uintptr_t)mine + 8 <= own.relro_hi &&
+	      fi_live_store_slot(own.relro_lo, own.relro_hi, mine, *mine) == -EACCES);
 }
 
 static volatile int stop;
@@ -102,9 +131,10 @@ int main(void)
 	unsigned long n;
 	int bad;
 
-	dl_iterate_phdr(first_module, NULL);
-	if (!CHECK("relro_found", dyn_found))
+	dl_iterate_phdr(find_modules, NULL);
+	if (!CHECK("relro_found", dyn_found && own_found))
 		return fi_check_exit();
+	refuses();
 	/* A slot and another word of the same page, both in RELRO. */
 	lo = (dyn.relro_lo + 7) & ~(uintptr_t)7;
 	pg = lo & ~(uintptr_t)(PAGE - 1);

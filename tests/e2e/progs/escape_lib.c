@@ -29,6 +29,29 @@ long el_confused(long x)
 	return f("confused", x);
 }
 
+/* For the coarse check (escape_prog coarse): a static function whose
+ * address escapes (an entry, though no dynamic symbol names it) ... */
+void *el_entry(void)
+{
+	return (void *)ops[0];
+}
+
+/* ... and a 16-aligned instruction inside a function (no entry), whose
+ * label is assembler-local: no symbol of any kind is at it. */
+NOINLINE long el_body(void)
+{
+	__asm__ volatile(".balign 16, 0x90\n.Lel_mid:\n\tnop");
+	return 7;
+}
+
+void *el_mid(void)
+{
+	void *p;
+
+	__asm__("lea .Lel_mid(%%rip), %0" : "=r"(p));
+	return p;
+}
+
 /* Never called: makes the text 5 pages or more (int3 filler). */
 void el_pad(void)
 {

@@ -26,6 +26,20 @@
  *   escape_prog modfull LIB... dlopen every LIB ("loaded N"), a legal
  *                       call into the last ("dl ok"), then a confused call
  *                       in it ("survived")
+ *   escape_prog coarse LIB...  dlopen every LIB ("loaded N"), then two
+ *                       calls without a kCFI check (through an
+ *                       unprototyped pointer: the coarse check) into the
+ *                       last: to a static function whose address escapes
+ *                       ("entry 42"), then to the middle of a function
+ *                       ("mid ran 7": the check let it through)
+ *   escape_prog forged PLAIN   an uninstrumented library's link_map
+ *                       forged (its l_addr moved so that its symbol
+ *                       table names the middle of a function as its
+ *                       export plain_entry), then a call without a kCFI
+ *                       check there: "forged ran 7" when the SIGILL
+ *                       handler's exemption for exports let it through
+ *                       (a control call of the real export first:
+ *                       "entry 5")
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -322,6 +336,62 @@ static int do_modfull(int n, char **libs)
 	return call_lib(h);
 }
 
+typedef long Function ();
+typedef void *(*getter_t)(void);
+
+static int do_coarse(int n, char **libs)
+{
+	getter_t entry, mid;
+	Function *f;
+	void *h = NULL;
+
+	for (int i = 0; i < n; i++) {
+		h = dlopen(libs[i], RTLD_NOW);
+		if (!h) {
+			printf("dlopen %s: %s\n", libs[i], dlerror());
+			return 2;
+		}
+	}
+	printf("loaded %d\n", n);
+	entry = (getter_t)dlsym(h, "el_entry");
+	mid = (getter_t)dlsym(h, "el_mid");
+	if (!entry || !mid) {
+		printf("dl failed: symbols\n");
+		return 2;
+	}
+	f = (Function *)entry();
+	printf("entry %ld\n", f(21L));
+	f = (Function *)mid();
+	printf("mid ran %ld\n", f());
+	return 0;
+}
+
+static int do_forged(const char *plain)
+{
+	void *h = dlopen(plain, RTLD_NOW);
+	getter_t entry, mid;
+	struct link_map *lm = NULL;
+	char *e, *m;
+	Function *f;
+
+	entry = h ? (getter_t)dlsym(h, "plain_entry_addr") : NULL;
+	mid = h ? (getter_t)dlsym(h, "plain_mid_addr") : NULL;
+	if (!entry || !mid || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm) {
+		printf("dl failed\n");
+		return 2;
+	}
+	e = entry();
+	m = mid();
+	f = (Function *)e;
+	printf("entry %ld\n", f());
+	/* The write primitive: one word of the loader's heap. */
+	lm->l_addr += (ElfW(Addr))(m - e);
+	f = (Function *)m;
+	printf("forged ran %ld\n", f());
+	lm->l_addr -= (ElfW(Addr))(m - e);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -333,6 +403,10 @@ int main(int argc, char **argv)
 		return do_jitfull(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "modfull"))
 		return do_modfull(argc - 2, argv + 2);
-	fprintf(stderr, "usage: escape_prog race LIB N | jitfull LIB | modfull LIB...\n");
+	if (argc >= 3 && !strcmp(argv[1], "coarse"))
+		return do_coarse(argc - 2, argv + 2);
+	if (argc == 3 && !strcmp(argv[1], "forged"))
+		return do_forged(argv[2]);
+	fprintf(stderr, "usage: escape_prog race LIB N | jitfull LIB | modfull LIB... | coarse LIB... | forged PLAIN\n");
 	return 2;
 }
