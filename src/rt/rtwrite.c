@@ -37,7 +37,7 @@
  * The first window (docs/protection.md, "The first window"): when the
  * start path has said that no code of the program has run and none can
  * run inside it (fi_rt_first_unrun), and the kernel says no other task
- * shares the address space (fi_live_alone, with every signal blocked),
+ * shares the address space (fi_rt_alone, with every signal blocked),
  * the state's block (its arena's first chunk included) is left the
  * writable .bss the loader mapped until that window ends: fi_rt_put
  * stores into it, and the window's end makes it read-only and seals it,
@@ -66,7 +66,6 @@
 
 #include "ctor.h"
 #include "rawsys.h"
-#include "rtlive.h"
 #include "runtime.h"
 
 #define FI_PAGE		4096
@@ -578,6 +577,17 @@ int fi_rt_put_module(const void *dst, const void *src, size_t len)
 /* ----------------------------------------------------------- set-up */
 
 /*
+ * Does no other task share the address space? unshare(CLONE_VM) is
+ * refused (EINVAL) when one does, and changes nothing otherwise; any
+ * other refusal counts as not alone. The question rt/rtlive.c's
+ * fi_live_alone asks, made here: rtlive.c is above this file.
+ */
+static bool fi_rt_alone(void)
+{
+	return fi_sys3(SYS_unshare, CLONE_VM, 0, 0) == 0;
+}
+
+/*
  * The first window: the state read-only for good (with its guards and
  * the token page), the descriptors opened and tried, the whole area
  * sealed. Without /proc/self/mem: the windows of fi_rt_poke, the area
@@ -589,7 +599,7 @@ static int fi_rt_setup(void)
 {
 	struct fi_rt_wr w = { .how = FI_RT_WINDOWS, .mem_fd = -1, .maps_fd = -1 };
 	size_t lo_len = (uintptr_t)&fi_rt_area.o - (uintptr_t)&fi_rt_area;
-	bool wipe, inplace = fi_rt_unrun && fi_live_alone();
+	bool wipe, inplace = fi_rt_unrun && fi_rt_alone();
 	int err;
 
 	fi_rt_wsetup = true;

@@ -57,9 +57,11 @@ for l in open(sys.argv[1]):
         break
     if call.startswith("pwrite64("):
         pw += 1
-    if call.startswith("unshare(CLONE_VM)"):
-        un = "0" if re.search(r'= 0$', call.strip()) else \
-             (re.search(r'= -1 (\w+)', call).group(1) if "= -1" in call else "?")
+    # Another task's call may split it in two lines under strace -f
+    # ("unshare(CLONE_VM <unfinished ...>", "<... unshare resumed>) = ...").
+    if call.startswith("unshare(CLONE_VM") or call.startswith("<... unshare resumed>"):
+        r = re.search(r'\) += (0|-1 (\w+))', call)
+        un = (r.group(2) or r.group(1)) if r else "?"
 print(pw, un)
 PY
 }
