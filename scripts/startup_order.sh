@@ -25,8 +25,8 @@
 # layout it produced.
 #
 # .bss: each run under lackey (every load and store); a variable is
-# "touched" when one falls in it (the state, fi_rt_area, is only ever
-# written by the kernel and keeps its own pages). Listed as its section
+# "touched" when one falls in it (the state, fi_rt_area, is left out: it
+# keeps its own pages, read-only and sealed from start-up's first window). Listed as its section
 # (-fdata-sections: .bss.NAME). The variables under a page first, those
 # most runs touch first, smallest first: on as few pages as their sizes
 # allow, none straddling more than it must. Then the arrays of a page or

@@ -28,6 +28,7 @@ const struct fi_variant fi_variant = {
 	.bind_want = NULL,
 	.early_said_plain = NULL,
 	.early_forget = NULL,
+	.first_unrun = NULL,
 	.alloc_libc_bytes = NULL,
 	.env_startup = NULL,
 	.next_libc = fi_next_libc,

@@ -82,6 +82,11 @@ static unsigned long long fi_early_subs;
 /* libfineibt.so's own load bias: built without kCFI (the Makefile's
  * -fno-sanitize=kcfi), never sampled. */
 static uint64_t fi_early_own;
+/* fi_early_bound_safely's answer for libfineibt.so, once asked: 1 or 0,
+ * -1 before. Its slots are bound once, when the loader relocates it
+ * (-z now), and read-only after (RELRO): the answer holds for the
+ * constructor too (fi_early_first_unrun). */
+static signed char fi_early_bound = -1;
 
 static void fi_early_said(const struct dl_phdr_info *info)
 {
@@ -308,13 +313,105 @@ static const struct link_map *fi_early_self(void)
 	return NULL;
 }
 
+/*
+ * Does the module at @l (not libfineibt.so, not one of its dependencies)
+ * name libfineibt.so among its DT_NEEDED, by @soname or by the path the
+ * loader found it at, @path (fineibt-cc links it by its full path)? The
+ * loader then runs its constructors after ours. Only the first
+ * FI_DT_NEEDED_MAX count: one named later is taken as not named.
+ */
+static bool fi_early_needs(const struct link_map *l, const char *soname,
+			   const char *path, bool *preinit)
+{
+	struct fi_dyntab t;
+	uintptr_t strtab;
+
+	if (!l->l_ld)
+		return false;
+	fi_dyn_read(l->l_ld, SIZE_MAX, l->l_addr, FI_DT(NEEDED) | FI_DT(STRTAB) |
+		    FI_DT(PREINIT_ARRAYSZ), &t);
+	*preinit = fi_dyn_get(&t, FI_DT_PREINIT_ARRAYSZ) != 0;
+	strtab = fi_dyn_get(&t, FI_DT_STRTAB);
+	for (size_t i = 0; strtab && i < t.nneeded && i < FI_DT_NEEDED_MAX; i++) {
+		const char *n = (const char *)(strtab + t.needed[i]);
+
+		if (fi_early_eq(n, soname) || fi_early_eq(n, path))
+			return true;
+	}
+	return false;
+}
+
+/* Is there a link-map namespace besides the initial one (an audit
+ * library's, a dlmopen's)? glibc 2.35 and later raise r_version to 2
+ * when it adds the first; before, unknown: taken as yes. */
+static bool fi_early_other_ns(void)
+{
+#if __GLIBC_PREREQ(2, 35)
+	const struct r_debug_extended *r = (const void *)&_r_debug;
+
+	return _r_debug.r_version >= 2 && r->r_next;
+#else
+	return true;
+#endif
+}
+
+bool fi_early_first_unrun(void)
+{
+	const struct link_map *self = fi_early_self();
+	struct fi_early_deps deps = {
+		.names = { "ld-linux-x86-64.so.2" },
+		.nnames = 1,
+	};
+	const char *soname;
+	struct fi_dyntab t;
+	uintptr_t strtab;
+
+	if (FI_EARLY_SANITIZED || !self || fi_early_other_ns())
+		return false;
+	if (fi_early_bound < 0)
+		fi_early_bound = fi_early_bound_safely(self);
+	if (!fi_early_bound)
+		return false;
+	fi_dyn_read(self->l_ld, SIZE_MAX, self->l_addr, FI_DT(SONAME) |
+		    FI_DT(STRTAB) | FI_DT(NEEDED), &t);
+	strtab = fi_dyn_get(&t, FI_DT_STRTAB);
+	if (!strtab || !(t.has & FI_DT(SONAME)) || t.nneeded > FI_DT_NEEDED_MAX)
+		return false;
+	soname = (const char *)(strtab + fi_dyn_get(&t, FI_DT_SONAME));
+	for (size_t i = 0; i < t.nneeded && deps.nnames < FI_EARLY_DEPS; i++)
+		deps.names[deps.nnames++] = (const char *)(strtab + t.needed[i]);
+	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
+		const char *name = l->l_name ? l->l_name : "";
+		const char *base = fi_early_base(name);
+		bool preinit = false, dep = false;
+
+		if (l == self)
+			continue;
+		/* The vdso: a name without a directory, nothing to run. */
+		if (name[0] && base == name)
+			continue;
+		for (size_t i = 0; name[0] && i < deps.nnames; i++)
+			dep |= fi_early_eq(base, deps.names[i]);
+		if (dep)
+			continue;
+		/* The executable (first, no name) included: its preinit
+		 * functions run before every constructor. */
+		if (!fi_early_needs(l, soname, self->l_name, &preinit) || preinit)
+			return false;
+	}
+	return true;
+}
+
 /* Safe first (the probe may call libc's memcpy & co.), then useful. */
 static bool fi_early_wanted(void)
 {
 	const struct link_map *lm = fi_early_self();
 	bool foreign = false;
 
-	if (!lm || !lm->l_name || !fi_early_bound_safely(lm))
+	if (!lm || !lm->l_name)
+		return false;
+	fi_early_bound = fi_early_bound_safely(lm);
+	if (!fi_early_bound)
 		return false;
 	fi_early_own = lm->l_addr;
 	dl_iterate_phdr(fi_early_foreign_cb, &foreign);

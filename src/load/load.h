@@ -58,6 +58,12 @@ void fi_rt_scan_prefault(void);
  */
 bool fi_early_said_plain(const struct fi_rt_found *f, unsigned long long subs);
 void fi_early_forget(void);
+/*
+ * early.c: at libfineibt.so's constructor, before the first start: has no
+ * code of the program run yet, and can none run inside start-up's first
+ * window? (src/rt/rtwrite.c, fi_rt_first_unrun.)
+ */
+bool fi_early_first_unrun(void);
 
 /*
  * preinit.c (libfineibt.a only): the static runtime's start, an entry in

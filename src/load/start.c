@@ -1536,6 +1536,9 @@ void fi_rt_scan_prefault(void)
 
 void fi_rt_start_early(void)
 {
+	/* No constructor has run, and what the runtime calls is bound into
+	 * libc and the loader (early.c): the first window may write in place. */
+	fi_rt_first_unrun();
 	fi_rt_early = true;
 	fineibt_rt_hook();
 	fi_rt_early = false;
@@ -1552,6 +1555,11 @@ void fi_rt_start_early(void)
  */
 __attribute__((constructor(FI_CTOR_RUNTIME))) static void fi_rt_ctor(void)
 {
+	/* Read unlocked: the first start is the one caller that may still
+	 * find it false, and a stale true only skips the check. */
+	if (!__atomic_load_n(&fi_rt_started, __ATOMIC_RELAXED) &&
+	    fi_variant.first_unrun && fi_variant.first_unrun())
+		fi_rt_first_unrun();
 	fineibt_rt_hook();
 	pthread_mutex_lock(&fi_rt_mutex);
 	fi_variant_check();	/* after an early start; else done already */

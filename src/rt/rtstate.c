@@ -7,7 +7,8 @@
  * A CFI runtime is only as strong as its own state: one write to a mode
  * byte would switch every check off. So, as the kernel keeps cfi_mode and
  * its rehash key __ro_after_init, the state is read-only, and more: it
- * is never writable in this process at all. Every update below is a
+ * is never writable in this process after start-up's first window (which
+ * runs alone, before any code of the program: rtwrite.c). Every update below is a
  * fi_rt_put inside a window (rtwrite.c: signals blocked, one lock), which
  * the kernel writes into the read-only pages; nothing here keeps a
  * writable copy of anything that decides whether or how a check is

@@ -4,10 +4,11 @@
  * (docs/protection.md, "Writing the state through the kernel").
  *
  * The state block, the arena of registered modules and every region made
- * by fi_rt_map_protected are read-only for their whole life, sealed
- * (mseal) where the kernel has it, and never writable in this process: no
- * page table the process runs on ever maps them writable, not even for a
- * moment. They are written with pwrite() on a descriptor of
+ * by fi_rt_map_protected are read-only, sealed (mseal) where the kernel
+ * has it, and never writable in this process once start-up's first window
+ * has closed: from then on no page table the process runs on maps them
+ * writable, not even for a moment. They are written with pwrite() on a
+ * descriptor of
  * /proc/self/mem: the kernel writes into the read-only page (as it does
  * for a debugger), the userspace counterpart of the kernel's text_poke
  * writing through a temporary mm no other CPU runs. A racing thread with
@@ -32,6 +33,20 @@
  * writes are made read-write for the window and read-only after
  * (fi_rt_poke). That is the weaker property (a write racing a window
  * lands), said once under FINEIBT_VERBOSE and in docs/protection.md.
+ *
+ * The first window (docs/protection.md, "The first window"): when the
+ * start path has said that no code of the program has run and none can
+ * run inside it (fi_rt_first_unrun), and the kernel says no other task
+ * shares the address space (fi_rt_alone, with every signal blocked),
+ * the state's block (its arena's first chunk included) is left the
+ * writable .bss the loader mapped until that window ends: fi_rt_put
+ * stores into it, and the window's end makes it read-only and seals it,
+ * once. Only the runtime's own instructions run meanwhile, in the one
+ * thread there is, so nothing else could have written it either way;
+ * what is checked where it landed is still checked. The token's page is
+ * read-only and sealed from the window's start, its pwrite the probe that
+ * the kernel's writer works, as in every other start. Every later window
+ * writes through the kernel.
  *
  * Windows: every signal blocked in the writing thread, one spin lock (the
  * only writable word that matters: docs/protection.md's table), nesting
@@ -132,11 +147,22 @@ static uint64_t fi_rt_wpages;
 static uintptr_t fi_rt_wlast_lo, fi_rt_wlast_hi;
 /* fi_rt_setup ran: the state is protected (fi_rt_populate's cue). */
 static bool fi_rt_wsetup;
+/*
+ * fi_rt_first_unrun's word, for the first window only (fi_rt_setup
+ * clears it). Writable: before it is set no code of the program has run,
+ * and after the first window nothing reads it.
+ */
+static bool fi_rt_unrun;
 _Static_assert(FI_RT_PAGES <= 64, "a bit per page of the state");
 
 const struct fi_runtime *fi_rt(void)
 {
 	return &fi_rt_store.rt;
+}
+
+void fi_rt_first_unrun(void)
+{
+	fi_rt_unrun = true;
 }
 
 uint8_t *fi_rt_arena_first(size_t *size)
@@ -305,7 +331,7 @@ int fi_rt_mem_fd(void)
  * also the mode and the seal. -errno when /proc/self/mem cannot be opened
  * or written through.
  */
-static int fi_rt_own_open(bool wipe, bool first)
+static int fi_rt_own_open(bool wipe, bool first, bool inplace)
 {
 	const struct fi_runtime *rt = &fi_rt_store.rt;
 	struct fi_rt_wr w = rt->wr;
@@ -334,12 +360,18 @@ static int fi_rt_own_open(bool wipe, bool first)
 	err = fi_rt_pwrite(w.mem_fd, &o, sizeof(o), &fi_rt_area.o.own);
 	if (!err && first) {
 		/* Sealed (Linux 6.10+): no mprotect, munmap or mremap can
-		 * take these pages away or make them writable again. */
+		 * take these pages away or make them writable again. In
+		 * place, the token's page and the upper guard now, the rest
+		 * at the window's end (fi_rt_inplace_end). */
 		w.how = FI_RT_KERNEL;
-		w.sealed = !fi_sys3(SYS_mseal, (long)&fi_rt_area,
-				    sizeof(fi_rt_area), 0);
+		w.inplace = inplace;
+		w.sealed = inplace ?
+			!fi_sys3(SYS_mseal, (long)&fi_rt_area.o, 2 * FI_PAGE, 0) :
+			!fi_sys3(SYS_mseal, (long)&fi_rt_area, sizeof(fi_rt_area), 0);
 	}
-	if (!err)
+	if (!err && inplace)
+		fi_rt_store.rt.wr = w;
+	else if (!err)
 		err = fi_rt_pwrite(w.mem_fd, &w, sizeof(w), &rt->wr);
 	if (err) {
 		fi_raw_close(w.mem_fd);
@@ -478,6 +510,18 @@ static int fi_rt_unpoke(void)
 
 /* -------------------------------------------------------------- puts */
 
+/*
+ * Is [@dst, @dst + @len) in the part of the block the first window leaves
+ * writable: the arena's first chunk and the state (not the token's page)?
+ */
+static bool fi_rt_in_block(const void *dst, size_t len)
+{
+	uintptr_t lo = (uintptr_t)fi_rt_area.arena0;
+
+	return fi_rt_within((uintptr_t)dst, len, lo,
+			    (uintptr_t)&fi_rt_area.o - lo);
+}
+
 static long fi_rt_tid(void)
 {
 	return (long)pthread_self();
@@ -506,6 +550,10 @@ static int fi_rt_put_as(const void *dst, const void *src, size_t len,
 		return -EFAULT;
 	if (scratch)
 		fi_rt_park(scratch, src, len);
+	if (rt->wr.inplace && fi_rt_in_block(dst, len)) {
+		memcpy((void *)dst, src, len);
+		return 0;
+	}
 	if (rt->wr.how == FI_RT_KERNEL)
 		return (int)fi_rt_pwrite(rt->wr.mem_fd, src, len, dst);
 	return fi_rt_poke(bit, base, size, (void *)dst, src, len);
@@ -529,43 +577,92 @@ int fi_rt_put_module(const void *dst, const void *src, size_t len)
 /* ----------------------------------------------------------- set-up */
 
 /*
+ * Does no other task share the address space? unshare(CLONE_VM) is
+ * refused (EINVAL) when one does, and changes nothing otherwise; any
+ * other refusal counts as not alone. The question rt/rtlive.c's
+ * fi_live_alone asks, made here: rtlive.c is above this file.
+ */
+static bool fi_rt_alone(void)
+{
+	return fi_sys3(SYS_unshare, CLONE_VM, 0, 0) == 0;
+}
+
+/*
  * The first window: the state read-only for good (with its guards and
  * the token page), the descriptors opened and tried, the whole area
  * sealed. Without /proc/self/mem: the windows of fi_rt_poke, the area
- * not sealed (they need mprotect).
+ * not sealed (they need mprotect). Written in place (fi_rt_unrun, and
+ * no other task): only the token's page and the upper guard now, the
+ * rest when the window ends (fi_rt_inplace_end).
  */
 static int fi_rt_setup(void)
 {
 	struct fi_rt_wr w = { .how = FI_RT_WINDOWS, .mem_fd = -1, .maps_fd = -1 };
-	bool wipe;
+	size_t lo_len = (uintptr_t)&fi_rt_area.o - (uintptr_t)&fi_rt_area;
+	bool wipe, inplace = fi_rt_unrun && fi_rt_alone();
 	int err;
 
 	fi_rt_wsetup = true;
+	fi_rt_unrun = false;
 	/* The guards' protection over all of it, then the middle (one call
 	 * while the guards are read-only like the middle). */
-	if (mprotect(&fi_rt_area, sizeof(fi_rt_area), FI_GUARD_PROT) ||
-	    (FI_GUARD_PROT != PROT_READ &&
-	     mprotect(&fi_rt_store, FI_RT_BYTES + FI_PAGE, PROT_READ)))
+	if (inplace) {
+		if (mprotect(&fi_rt_area.o, 2 * FI_PAGE, FI_GUARD_PROT))
+			return -errno;
+	} else if (mprotect(&fi_rt_area, sizeof(fi_rt_area), FI_GUARD_PROT) ||
+		   (FI_GUARD_PROT != PROT_READ &&
+		    mprotect(&fi_rt_store, FI_RT_BYTES + FI_PAGE, PROT_READ))) {
 		return -errno;
+	}
 	/* The token's page and the upper guard (adjacent) are wiped on
 	 * fork in one call: the guard holds zeros, as a wiped page reads,
 	 * and the flag keeps it a mapping apart from the state as well as
 	 * MADV_DONTDUMP did. Where the kernel cannot wipe, DONTDUMP. */
-	madvise(fi_rt_area.guard_lo, FI_PAGE, MADV_DONTDUMP);
+	if (!inplace)
+		madvise(fi_rt_area.guard_lo, FI_PAGE, MADV_DONTDUMP);
 	wipe = !madvise(&fi_rt_area.o, 2 * FI_PAGE, MADV_WIPEONFORK);
 	if (!wipe)
 		madvise(fi_rt_area.guard_hi, FI_PAGE, MADV_DONTDUMP);
-	err = fi_rt_own_open(wipe, true);
+	err = fi_rt_own_open(wipe, true, inplace);
 	if (!err)
 		return 0;
 	/* The weaker windows: said once, at start-up (start.c). */
 	w.err = -err;
 	fi_rt_wopen[0] = 1;
 	fi_rt_wpages = ~0ull;
+	if (inplace) {
+		if (mprotect(&fi_rt_area, lo_len, FI_GUARD_PROT))
+			return -errno;
+		madvise(fi_rt_area.guard_lo, FI_PAGE, MADV_DONTDUMP);
+	}
 	if (mprotect(&fi_rt_store, FI_RT_BYTES, PROT_READ | PROT_WRITE))
 		return -errno;
 	fi_rt_store.rt.wr = w;
 	return 0;
+}
+
+/*
+ * The end of a first window written in place: the block below the
+ * token's page read-only and sealed, as the rest of the area has been
+ * since the window opened. From here on it is written through the
+ * kernel only. A state left writable could be forged: stop if it cannot
+ * be protected.
+ */
+static void fi_rt_inplace_end(void)
+{
+	size_t lo_len = (uintptr_t)&fi_rt_area.o - (uintptr_t)&fi_rt_area;
+	struct fi_rt_wr *w = &fi_rt_store.rt.wr;
+	bool off = false;
+
+	w->inplace = false;
+	if (mprotect(&fi_rt_area, lo_len, FI_GUARD_PROT))
+		fi_rt_die("cannot make the runtime state read-only");
+	madvise(fi_rt_area.guard_lo, FI_PAGE, MADV_DONTDUMP);
+	/* The token's page took the seal: so does the rest (a kernel that
+	 * refuses it now says so in the state). */
+	if (w->sealed && fi_sys3(SYS_mseal, (long)&fi_rt_area, (long)lo_len, 0) &&
+	    fi_rt_pwrite(w->mem_fd, &off, sizeof(off), &w->sealed))
+		fi_rt_die("cannot record the runtime state's seal");
 }
 
 /* ------------------------------------------------------------ the window */
@@ -600,7 +697,7 @@ const struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 	if (!rt->wr.how)
 		err = fi_rt_setup();
 	else if (rt->wr.how == FI_RT_KERNEL && !fi_rt_own_ok())
-		err = fi_rt_own_open(!fi_rt_area.o.own.pid, false);
+		err = fi_rt_own_open(!fi_rt_area.o.own.pid, false, false);
 	if (err) {
 		/* Nothing was written: the state stays as it was. */
 		fi_rt_unpoke();
@@ -624,6 +721,8 @@ void fi_rt_write_end(const sigset_t *saved)
 	}
 	fi_rt_wdepth = 0;
 	__atomic_store_n(&fi_rt_wowner, 0, __ATOMIC_RELAXED);
+	if (fi_rt_store.rt.wr.inplace)
+		fi_rt_inplace_end();
 	/* Left writable, the state could be forged: stop rather than run on. */
 	if (fi_rt_unpoke())
 		fi_rt_die("cannot make the runtime state read-only again");

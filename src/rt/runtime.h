@@ -4,9 +4,11 @@
  * filled by start-up and the module walk (src/load/, load.h: the
  * constructor, fineibt_rt_hook, each dlopen's scan) and read by the trap
  * handler (src/trap/) and the JIT emitter (src/jit/). Everything here is
- * read-only for the whole life of the process: it is written through the
- * kernel (fi_rt_put, rtwrite.c), never through a writable mapping
- * (docs/protection.md). The SIGILL handler only reads it and never
+ * read-only from the end of start-up's first window on: it is written
+ * through the kernel (fi_rt_put, rtwrite.c), never through a writable
+ * mapping; only that first window, alone and before any code of the
+ * program, may store into the state's block in place (docs/protection.md,
+ * "The first window"). The SIGILL handler only reads it and never
  * allocates.
  */
 #ifndef FI_RUNTIME_H
@@ -223,6 +225,12 @@ enum { FI_RT_UNSET, FI_RT_KERNEL, FI_RT_WINDOWS };
 struct fi_rt_wr {
 	uint8_t how;			/* FI_RT_* */
 	bool sealed;			/* mseal held (Linux 6.10+) */
+	/*
+	 * Start-up's first window is writing the state in place (rtwrite.c,
+	 * "The first window"): true only while the state is still the
+	 * writable .bss the loader mapped, cleared as it is made read-only.
+	 */
+	bool inplace;
 	int err;			/* FI_RT_WINDOWS: why (errno) */
 	int mem_fd, maps_fd;		/* /proc/self/mem, /proc/self/maps */
 	uint64_t mem_dev, mem_ino;	/* the mem descriptor's file (fstat) */
@@ -375,9 +383,14 @@ uint64_t fi_rt_bhi_base(uint64_t addr);
 
 /*
  * Writing the state (src/rt/rtwrite.c, docs/architecture.md "Writing the
- * state"). Nothing the runtime trusts is ever writable in the process:
- * the state, the arena and the regions of fi_rt_map_protected are written
- * only by fi_rt_put, through the kernel.
+ * state"). Nothing the runtime trusts is writable in the process once
+ * start-up's first window has closed: the state, the arena and the
+ * regions of fi_rt_map_protected are written only by fi_rt_put, through
+ * the kernel. Inside that first window alone, when no code of the
+ * program has run and none can (fi_rt_first_unrun) and no other task
+ * shares the address space, the state's block is still the loader's
+ * writable .bss and fi_rt_put stores into it; the window's end makes it
+ * read-only and seals it.
  *
  * fi_rt_write_begin() opens a window: it blocks every signal in the
  * calling thread and takes the one writer lock; it returns the state
@@ -411,6 +424,15 @@ int fi_rt_put_module(const void *dst, const void *src, size_t len);
 })
 /* Is this thread inside a window? */
 bool fi_rt_writing(void);
+/*
+ * The start path's word (src/load/: early.c, start.c) that no code of the
+ * program has run yet and that none can run inside the first window
+ * (every function the runtime calls is bound into its own dependencies):
+ * with it, and no other task sharing the address space when the window
+ * opens, the first window writes the state's block in place. Asked only
+ * by the first window; the first window clears it.
+ */
+void fi_rt_first_unrun(void);
 /*
  * Zero @n bytes at @p that held a key, so that the compiler keeps the
  * stores (glibc's explicit_bzero, without binding one more versioned

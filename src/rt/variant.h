@@ -44,6 +44,11 @@ struct fi_variant {
 	bool (*early_said_plain)(const struct fi_rt_found *f,
 				 unsigned long long subs);
 	void (*early_forget)(void);
+	/* src/load/early.c (shared only): at libfineibt.so's constructor,
+	 * has no code of the program run, and can none run inside start-up's
+	 * first window (fi_rt_first_unrun)? The static runtime cannot tell
+	 * the program's own definitions of what it calls from libc's. */
+	bool (*first_unrun)(void);
 	/* src/load/alloc.c (shared only): the bytes the early start took from
 	 * libc's malloc (heap trimming is worth it past a threshold). */
 	size_t (*alloc_libc_bytes)(void);

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# rt_windows: the runtime state is never writable, and its windows are few
-# (docs/protection.md, "Writing the state through the kernel"). Under
-# strace, in every cfi= mode, with the state's address taken from the
-# runtime's anchor (memfd "fineibt-rt:ADDR:..."):
+# rt_windows: the runtime state is never made writable, is read-only from
+# the end of start-up's first window on, and its windows are few
+# (docs/protection.md, "Writing the state through the kernel" and "The
+# first window"). Under strace, in every cfi= mode, with the state's
+# address taken from the runtime's anchor (memfd "fineibt-rt:ADDR:..."):
 #   - no mprotect ever makes a page of the state (or its owner token)
-#     writable; the state is made read-only once, at the first window, and
-#     sealed (mseal) there;
+#     writable; the state is made read-only once, before the first window
+#     closes (it is the loader's .bss until then when that window writes
+#     it in place), and sealed (mseal) there;
 #   - every write to it is a pwrite on the /proc/self/mem descriptor the
 #     runtime opened; a window is one fstat of that descriptor (the first
 #     one opens it; not the PLT pass's, right after its unshare(CLONE_VM):
@@ -62,12 +64,26 @@ for l in lines:
         addr = int(m.group(1), 16)
 if addr is None:
     print("noanchor"); sys.exit(0)
-# The state's size: its first read-only mprotect (the state and its token).
+# The state's size: its first read-only mprotect (the state and its token;
+# the fallback's first window close), else the first read-only mprotect
+# covering it (the block from its lower guard: from the state on). Where
+# that one is: before the first window closes (rt_sigprocmask unblocking).
 size = 0
 for l in lines:
     m = re.search(r'mprotect\(0x([0-9a-f]+), (\d+), PROT_READ\) = 0', l)
     if m and int(m.group(1), 16) == addr:
         size = int(m.group(2)); break
+ro_at = first_close = None
+for i, l in enumerate(lines):
+    m = re.search(r'mprotect\(0x([0-9a-f]+), (\d+), PROT_READ\) = 0', l)
+    if m and ro_at is None and \
+       int(m.group(1), 16) <= addr < int(m.group(1), 16) + int(m.group(2)):
+        ro_at = i
+        if not size:
+            size = int(m.group(1), 16) + int(m.group(2)) - addr
+    if first_close is None and re.search(r'rt_sigprocmask\(SIG_SETMASK, \[', l):
+        first_close = i
+late = int(ro_at is None or first_close is None or ro_at > first_close)
 memfd = None
 opened = unshared = False
 phase, win, puts = 0, [0, 0, 0, 0], [0, 0, 0, 0]
@@ -123,7 +139,7 @@ for l in lines:
         cur = 0
         win[min(phase, 3)] += 1
 print(" ".join(str(x) for x in win), puts[2], puts[3], writable, sealed,
-      opens, closes, page_max)
+      opens, closes, page_max, late)
 PY
 }
 
@@ -159,7 +175,7 @@ check() {
 		>"$D/$tag.out" 2>"$D/$tag.err" </dev/null; RT_RC=$?; } 2>/dev/null
 	got=$(count "$trace")
 	rep=$(repeats "$trace")
-	read -r s d1 d2 d3 p2 p3 w sealed o c p <<<"$got"
+	read -r s d1 d2 d3 p2 p3 w sealed o c p late <<<"$got"
 	[[ $(rt_base "$m") == *bhi* ]] && bhi=1
 	if [ "$RT_RC" != 0 ] || [ "$(cat "$D/$tag.out")" != "windows ok 4" ]; then
 		rt_fail "$tag" "program failed: rc=$RT_RC $(cat "$D/$tag.out" "$D/$tag.err")"
@@ -169,6 +185,8 @@ check() {
 		rt_fail "$tag" "an mprotect made the state writable $w times: $got"
 	elif [ -z "$fb" ] && [ "$sealed" != 1 ]; then
 		rt_fail "$tag" "the state was not sealed: $got"
+	elif [ "$late" != 0 ]; then
+		rt_fail "$tag" "the state was not read-only when the first window closed: $got"
 	elif [ "$s" -gt $((2 + early + bhi)) ] || [ "$s" -lt 1 ]; then
 		rt_fail "$tag" "start-up opened $s windows (want 1..$((2 + early + bhi))): $got"
 	elif [ "$d1" -gt $((2 + bhi)) ] || [ "$d1" -lt 1 ]; then
@@ -188,7 +206,7 @@ check() {
 	elif [ -n "$fb" ]; then
 		rt_pass "$tag: windows start $s, dlopen $d1/$d2/$d3; $o opens, $c closes, at most $p pages a window after start-up"
 	else
-		rt_pass "$tag: never writable, sealed; windows start $s, dlopen $d1/$d2/$d3; puts $p2/$p3"
+		rt_pass "$tag: never made writable, read-only from the first window's end, sealed; windows start $s, dlopen $d1/$d2/$d3; puts $p2/$p3"
 	fi
 }
 
