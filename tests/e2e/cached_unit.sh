@@ -17,6 +17,7 @@
 # Needs root, setpriv, unshare and systemd-analyze (>= 250 for --offline).
 . "$(dirname "$0")/progs/rt_lib.bash"
 . "$(dirname "$0")/progs/cache_lib.bash"
+. "$(dirname "$0")/progs/sdfilter.bash"
 
 UNIT=$ROOT/systemd/fineibt-cached.service.in
 for t in unshare systemd-analyze; do
@@ -62,19 +63,6 @@ else
 fi
 
 # ------------------------------------------------ the system calls
-# expand GROUP-OR-CALL...: the calls, one a line (groups recursively).
-expand_one() {
-	systemd-analyze syscall-filter "$1" 2>/dev/null | sed '1d; s/^ *//; /^#/d; /^$/d' |
-	while read -r s; do
-		case $s in @*) expand_one "$s" ;; *) echo "$s" ;; esac
-	done
-}
-expand() {
-	local w
-	for w in "$@"; do
-		case $w in @*) expand_one "$w" ;; *) echo "$w" ;; esac
-	done | sort -u
-}
 # SystemCallFilter= as systemd reads its lines: the first (an allow-list)
 # sets the list, a later ~ line takes calls out, a later plain one adds.
 : >"$T/allow"
@@ -83,20 +71,18 @@ while read -r line; do
 	if [ $first = 1 ]; then
 		[[ $line == "~"* ]] && { rt_fail unit-filter "the first SystemCallFilter= is a deny-list"; break; }
 		# shellcheck disable=SC2086
-		expand $line >"$T/allow"
+		sd_expand $line >"$T/allow"
 		first=0
 	elif [[ $line == "~"* ]]; then
 		# shellcheck disable=SC2086
-		expand ${line#\~} >"$T/deny"
+		sd_expand ${line#\~} >"$T/deny"
 		comm -23 "$T/allow" "$T/deny" >"$T/allow.n" && mv "$T/allow.n" "$T/allow"
 	else
 		# shellcheck disable=SC2086
-		expand $line | sort -u - "$T/allow" >"$T/allow.n" && mv "$T/allow.n" "$T/allow"
+		sd_expand $line | sort -u - "$T/allow" >"$T/allow.n" && mv "$T/allow.n" "$T/allow"
 	fi
 done < <(unit_values SystemCallFilter)
-printf '#include <sys/syscall.h>\n' | cc -dM -E - 2>/dev/null |
-	awk '$2 ~ /^__NR_/ { sub(/^__NR_/, "", $2); print $2, $3 }' | sort >"$T/nrs"
-NRS=$(join "$T/allow" "$T/nrs" | awk '{ print $2 }' | paste -sd,)
+NRS=$(sd_numbers "$T/allow")
 SA=$T/seccomp_allow
 if [ "$(wc -l <"$T/allow")" -lt 100 ] || [ -z "$NRS" ] ||
    ! cc -O1 -o "$SA" "$RT_SRC/seccomp_allow.c"; then

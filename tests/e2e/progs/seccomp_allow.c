@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * seccomp_allow NR[,NR...] PROG [ARG...]: run PROG under an allow-list
+ * seccomp_allow [--errno=N] NR[,NR...] PROG [ARG...]: run PROG under an allow-list
  * of system calls, as systemd's SystemCallFilter= with
  * SystemCallArchitectures=native installs one: a call of another
  * architecture (or the x32 ABI) or one not in the list kills the
- * process (SIGSYS), which is systemd's default action. No new
+ * process (SIGSYS), which is systemd's default action (with --errno=N
+ * a call not in the list fails with errno N instead, as with systemd's
+ * SystemCallErrorNumber=; another architecture is still killed). No new
  * privileges, as systemd sets with a filter. The numbers come from the
  * test (tests/e2e/cached_unit.sh: systemd-analyze's groups, numbered by
  * <sys/syscall.h>), so no libseccomp is needed.
@@ -26,10 +28,16 @@ int main(int argc, char **argv)
 {
 	static struct sock_filter f[2 * MAX_NR + 8];
 	unsigned int nr[MAX_NR], n = 0, k = 0;
+	unsigned int deny = SECCOMP_RET_KILL_PROCESS;
 	char *s, *end;
 
+	if (argc > 1 && !strncmp(argv[1], "--errno=", 8)) {
+		deny = SECCOMP_RET_ERRNO | (atoi(argv[1] + 8) & SECCOMP_RET_DATA);
+		argv++;
+		argc--;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: seccomp_allow NR[,NR...] PROG [ARG...]\n");
+		fprintf(stderr, "usage: seccomp_allow [--errno=N] NR[,NR...] PROG [ARG...]\n");
 		return 2;
 	}
 	for (s = argv[1]; *s && n < MAX_NR; s = *end ? end + 1 : end) {
@@ -57,8 +65,7 @@ int main(int argc, char **argv)
 		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 				SECCOMP_RET_ALLOW);
 	}
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-			SECCOMP_RET_KILL_PROCESS);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
 
 	struct sock_fprog prog = { .len = (unsigned short)k, .filter = f };
 
