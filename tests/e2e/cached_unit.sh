@@ -5,7 +5,8 @@
 # CapabilityBoundingSet (setpriv), no new privileges, under the unit's
 # SystemCallFilter= (its groups expanded by systemd-analyze, numbered by
 # <sys/syscall.h>, installed by progs/seccomp_allow.c: a call outside it
-# kills the service, systemd's default), in a network namespace of its
+# kills the service, systemd's default), with PR_SET_MDWE where the
+# kernel has it (MemoryDenyWriteExecute=), in a network namespace of its
 # own and a mount namespace whose / is read-only (PrivateNetwork=,
 # ProtectSystem=strict; its directory stays writable). Then a user's
 # first start makes the key and fills, the next maps the entry, the key
@@ -84,6 +85,10 @@ while read -r line; do
 done < <(unit_values SystemCallFilter)
 NRS=$(sd_numbers "$T/allow")
 SA=$T/seccomp_allow
+# MemoryDenyWriteExecute=: the kernel's, where it has it (else none)
+MDWE=()
+cc -O1 -o "$T/mdwe_run" "$RT_SRC/mdwe_run.c" && "$T/mdwe_run" prctl true 2>/dev/null &&
+	MDWE=("$T/mdwe_run" prctl)
 if [ "$(wc -l <"$T/allow")" -lt 100 ] || [ -z "$NRS" ] ||
    ! cc -O1 -o "$SA" "$RT_SRC/seccomp_allow.c"; then
 	rt_fail unit-filter "no filter to run the service under ($(wc -l <"$T/allow") calls)"
@@ -113,7 +118,7 @@ as_unit() {
 	rm -f "$D/sock"
 	unshare -n -m --propagation slave sh -c 'mount -o remount,bind,ro / && exec "$@"' sh \
 		setpriv --bounding-set=-all"$caps" --inh-caps=-all -- \
-		"$SA" "$NRS" "$FIBT" cached --dir "$D" --verbose "$@" 2>>"$T/svc.log" &
+		"${MDWE[@]}" "$SA" "$NRS" "$FIBT" cached --dir "$D" --verbose "$@" 2>>"$T/svc.log" &
 	SVC_PID=$!
 	for _ in $(seq 100); do
 		[ -S "$D/sock" ] && return 0
