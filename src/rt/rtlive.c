@@ -25,6 +25,11 @@
  * code that this thread runs meanwhile (the runtime itself, with
  * -static-fineibt) gets a copy of those pages instead, one mremap per run.
  *
+ * A process that may not make memory executable once it was written
+ * (PR_SET_MDWE, systemd's MemoryDenyWriteExecute=) gets the copy written
+ * over its text through /proc/self/mem instead (fi_live_patch_mem): the
+ * text stays read-execute throughout, as the PLT pass's writes do.
+ *
  * The cost is that the patched pages become private memory instead of
  * shared page cache (docs/runtime.md has the numbers).
  */
@@ -38,7 +43,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "patch.h"
@@ -721,6 +728,81 @@ static int fi_live_patch_inplace(struct fi_image *im,
 }
 
 /*
+ * May this process not make written memory executable? The kernel's
+ * PR_SET_MDWE says so (PR_GET_MDWE); a seccomp filter that refuses every
+ * mprotect asking for PROT_EXEC (systemd's MemoryDenyWriteExecute= where
+ * the kernel has no MDWE, or systemd before 253) says so by refusing one
+ * that changes nothing: this function's own page, read-execute already.
+ * Two prctl calls a module rewritten (neither flag can be cleared once
+ * set, so a yes is kept; a no is asked again: the program may set them).
+ */
+#define FI_PR_GET_MDWE	66
+static bool fi_live_noexec(void)
+{
+	static bool yes;
+	uintptr_t page = (uintptr_t)fi_live_noexec & ~(uintptr_t)(FI_PAGE - 1);
+	long r;
+
+	if (__atomic_load_n(&yes, __ATOMIC_RELAXED))
+		return true;
+	r = fi_sys6(SYS_prctl, FI_PR_GET_MDWE, 0, 0, 0, 0, 0);
+	if (!(r > 0 && (r & 1)) &&
+	    (fi_sys6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0, 0) != SECCOMP_MODE_FILTER ||
+	     !fi_sys3(SYS_mprotect, (long)page, FI_PAGE, PROT_READ | PROT_EXEC)))
+		return false;
+	__atomic_store_n(&yes, true, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * Under fi_live_noexec: the passes write a copy (never executable), then
+ * the copy goes over the text through /proc/self/mem (@mem): no page of
+ * the process is made writable or executable by it. Alone, the sparse
+ * copy's runs; with other tasks, the whole segments, copied, made
+ * read-only and verified first (fi_scratch_verify: no other thread
+ * changed them), and written while nothing runs them (a module is
+ * rewritten while it loads, before its constructors and before dlopen
+ * returns it). A failed write after the first leaves the module in part
+ * rewritten: the process stops, as in place.
+ */
+static int fi_live_patch_mem(struct fi_image *im, const struct fi_patch_opts *o,
+			     struct fi_patch_stats *st, int mem, bool alone)
+{
+	struct fi_scratch sc[FI_MAX_XVIEWS];
+	size_t n;
+	bool wrote = false;
+	int err = alone ? fi_scratch_make_sparse(im, sc, &n) :
+			  fi_scratch_make(im, sc, &n);
+
+	if (err)
+		return err;
+	err = fi_patch_image(im, o, st);
+	for (size_t i = 0; i < n && !err && !alone; i++) {
+		if (mprotect(sc[i].copy, sc[i].len, PROT_READ))
+			err = -errno;
+	}
+	if (!err && !alone)
+		err = fi_scratch_verify(im, o, sc, n);
+	for (size_t i = 0; i < n && !err; i++) {
+		size_t runs = sc[i].runs ? sc[i].nruns : 1;
+
+		for (size_t r = 0; r < runs && !err; r++) {
+			uint64_t off = sc[i].runs ? fi_run_off(&sc[i], r) : 0;
+			uint64_t len = sc[i].runs ? fi_run_len(&sc[i], r) :
+						    sc[i].len;
+
+			err = (int)fi_rt_pwrite(mem, sc[i].copy + off, len,
+						(void *)(uintptr_t)(sc[i].lo + off));
+			wrote |= !err;
+		}
+	}
+	if (err && wrote)
+		fi_rt_die("a module's text was rewritten in part");
+	fi_scratch_drop(sc, n);
+	return err;
+}
+
+/*
  * The copy is verified only when someone else could have written it. With
  * every signal blocked, no code of the program runs in this thread until
  * the copy is sealed; when no other task shares the address space either,
@@ -748,6 +830,16 @@ int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 	sigfillset(&all);
 	blocked = !pthread_sigmask(SIG_SETMASK, &all, &old);
 	alone = blocked && fi_live_alone();
+	if (fi_live_noexec()) {
+		int mem = fi_rt_mem_fd();
+
+		if (mem >= 0) {
+			err = fi_live_patch_mem(im, o, st, mem, alone);
+			if (blocked)
+				pthread_sigmask(SIG_SETMASK, &old, NULL);
+			return err;
+		}
+	}
 	if (alone && fi_inplace_safe(im)) {
 		err = fi_live_patch_inplace(im, o, st, &done);
 		if (done) {

@@ -12,7 +12,11 @@
  * name; the handler sends one datagram per report line with sendmsg(2),
  * the "<PRI>name[pid]: " prefix and the line as two iovecs (no copy, a
  * small stack). A log daemon restarted since start-up has a new socket:
- * the handler connects again once and resends.
+ * the handler connects again once and resends. A program that closed
+ * the kept socket (closefrom(3) at a daemon's start) gets a socket of
+ * the handler's own for each report, connected to the same path and
+ * closed again: the state, read-only then, is not written, and a number
+ * the program reused is never written to.
  *
  * Raw system calls throughout: at start-up a program's interposer of
  * socket or connect is not rewritten yet, and the handler runs none.
@@ -128,12 +132,35 @@ static long fi_logsink_sendmsg(int fd, struct iovec *iov)
 	return fi_sys3(SYS_sendmsg, fd, (long)&mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+/*
+ * A socket of the handler's own to the path opened at start-up, for one
+ * report (the program closed the kept one): above 0-2, whatever the
+ * program left open, so a stderr copy written meanwhile never reaches
+ * it. The descriptor, or -errno.
+ */
+static int fi_logsink_reopen(const struct fi_rt_syslog *s)
+{
+	long fd = fi_fd_above_stdio(fi_sys3(SYS_socket, AF_UNIX,
+					    SOCK_DGRAM | SOCK_CLOEXEC, 0));
+	int err;
+
+	if (fd < 0)
+		return (int)fd;
+	err = fi_logsink_connect((int)fd, s->path);
+	if (err < 0) {
+		fi_raw_close((int)fd);
+		return err;
+	}
+	return (int)fd;
+}
+
 void fi_logsink_send(bool warn, const char *text, size_t n)
 {
 	static bool warned, closed;
 	const struct fi_rt_syslog *s = &fi_rt()->syslog;
 	struct stat st;
 	int fd = s->sock1 - 1;
+	bool own = false;
 	char pre[96];
 	struct iovec iov[2] = { { pre, 0 } };
 	size_t at = 0;
@@ -145,17 +172,23 @@ void fi_logsink_send(bool warn, const char *text, size_t n)
 	 * A program that closes descriptors it did not open (closefrom(3),
 	 * a daemon's loop over every number) closed this one too, and the
 	 * number may be a socket of its own now, connected to a client:
-	 * the report is sent only to the socket opened at start-up.
+	 * the kept number is used only while it is the socket opened at
+	 * start-up, and a socket of this report's own goes to the same path
+	 * otherwise.
 	 */
 	if (fi_raw_fstat(fd, &st) || (uint64_t)st.st_dev != s->dev ||
 	    (uint64_t)st.st_ino != s->ino) {
 		static const char msg[] = "fineibt: warning: FINEIBT_LOG=syslog: "
-			"the program closed the system log's socket; reports are "
-			"on stderr only\n";
+			"the program closed the system log's socket and a new one "
+			"cannot reach it; reports are on stderr only\n";
 
-		if (!__atomic_exchange_n(&closed, true, __ATOMIC_RELAXED))
-			fi_raw_write(STDERR_FILENO, msg, sizeof(msg) - 1);
-		return;
+		fd = fi_logsink_reopen(s);
+		if (fd < 0) {
+			if (!__atomic_exchange_n(&closed, true, __ATOMIC_RELAXED))
+				fi_raw_write(STDERR_FILENO, msg, sizeof(msg) - 1);
+			return;
+		}
+		own = true;
 	}
 	iov[0].iov_len = fi_logsink_prefix(pre, sizeof(pre), s, warn);
 	while (at < n && r >= 0) {
@@ -171,6 +204,8 @@ void fi_logsink_send(bool warn, const char *text, size_t n)
 			    fi_logsink_sendmsg(fd, iov);
 		at += len + 1;
 	}
+	if (own)
+		fi_raw_close(fd);
 	if (r < 0 && !__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED)) {
 		static const char msg[] = "fineibt: warning: FINEIBT_LOG=syslog: "
 			"the system log did not take the report; it is on stderr only\n";

@@ -78,6 +78,35 @@ fi
 sed 's/\\-/-/g' "$FI1" | grep -Eo -- '--[a-z][a-z-]+' | sort -u >"$OUT/opts.man"
 same "$OUT/opts.help" "$OUT/opts.man" cli-options-help-vs-man
 
+# Command by command: the options `fineibt help COMMAND` names are the
+# ones its entry in fineibt(1)'s COMMANDS names (an option documented
+# under another command passed the union above), and `cached`'s are
+# fineibt-cached(8)'s.
+opts_of() { grep -Eo -- '(^|[^a-z-])-(-[a-z][a-z-]+|[a-z])\b' | grep -Eo -- '-(-[a-z][a-z-]+|[a-z])' | sort -u; }
+sed 's/\\-/-/g' "$FI1" | awk '/^\.SH COMMANDS/ { d = 1; next } /^\.SH / { d = 0 }
+	!d { next } /^\.TP/ { t = 1; next }
+	t { t = 0; l = $0; gsub(/^\.[A-Z]+ /, "", l); gsub(/"/, "", l)
+	    split(l, w, " "); cmd = w[1]; sub(/,$/, "", cmd) }
+	{ print cmd "\t" $0 }' >"$OUT/man.cmds"
+bad=
+for c in patch inspect seq run demo cached; do
+	"$FI" help "$c" | opts_of >"$OUT/opts.help.$c"
+	if [ "$c" = cached ]; then
+		sed 's/\\-/-/g' "$ROOT/man/fineibt-cached.8" | sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p; /^\.SH OPTIONS/,/^\.SH ENVIRONMENT/p'
+	else
+		awk -F'\t' -v c="$c" '$1 == c { print $2 }' "$OUT/man.cmds"
+	fi | opts_of >"$OUT/opts.man.$c"
+	cmp -s "$OUT/opts.help.$c" "$OUT/opts.man.$c" ||
+		bad+="$c: help [$(tr '\n' ' ' <"$OUT/opts.help.$c")] man [$(tr '\n' ' ' <"$OUT/opts.man.$c")]; "
+done
+if [ ! -s "$OUT/opts.help.patch" ] || [ ! -s "$OUT/opts.man.cached" ]; then
+	fail cli-options-per-command "no options read ($OUT)"
+elif [ -z "$bad" ]; then
+	pass cli-options-per-command
+else
+	fail cli-options-per-command "$bad"
+fi
+
 # ------------------------------------------------- the man pages' source
 # Read as they are (man -l man/fineibt.1, as README says): no
 # placeholder a reader would see ('make install' writes the installed

@@ -5,7 +5,9 @@
  * makes socket pairs until one end takes the number the system log's
  * socket had, then fails a CFI check (run under warn). Prints what the
  * other end of that pair received ("peer: ..."; nothing: "peer: none").
- * The report must not be sent to a socket the program made.
+ * The report must not be sent to a socket the program made. With the
+ * argument "unlink" it also removes the log's socket (PATH) before the
+ * failure: then no new socket can reach it either.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,7 +36,7 @@ static int tc_log_socket(void)
 	return -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int logfd = tc_log_socket(), sv[2], peer = -1;
 	char buf[4096];
@@ -57,6 +59,9 @@ int main(void)
 		printf("number %d not taken\n", logfd);
 		return 4;
 	}
+	if (argc > 1 && !strcmp(argv[1], "unlink") &&
+	    unlink(getenv("FINEIBT_LOG") + strlen("syslog:")))
+		return 5;
 	((tc_fn)tc_ptr)(1);
 	n = recv(peer, buf, sizeof(buf) - 1, MSG_DONTWAIT);
 	if (n > 0) {
