@@ -9,7 +9,9 @@
  * them, which its PLT jumps through unchecked in every mode.
  * fi_live_store_slot writes a RELRO slot through the kernel instead.
  *
- * Here the slot is a word of this program's own RELRO, stored again with
+ * Here the slot is a word of libm's RELRO (a library this program loads
+ * and never calls: its own RELRO is the runtime's, linked in, where no
+ * store may land, below), stored again with
  * its own value 3000 times while a thread writes another word of the
  * same page with process_vm_writev (which fails with EFAULT on a page
  * that is not writable instead of faulting: the write primitive of those
@@ -17,10 +19,19 @@
  * writer's stores lands, and the slot reads what was stored. The control
  * is the page-opening store the passes made before (fi_livedyn_store):
  * the same writer lands stores in its windows.
+ *
+ * Where a store may land (fi_live_slot_ok): the slot and the range come
+ * from the loader's writable link map, so the kernel decides. A range
+ * that names the runtime's own RELRO (this program's), the read-only
+ * state or a text page gets -EPERM and nothing stored; on the tree
+ * before, each was written through /proc/self/mem.
  */
+#include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -32,15 +43,34 @@
 #define PAGE	4096
 #define ROUNDS	3000
 
-static struct fi_livedyn dyn;
-static bool dyn_found;
+static struct fi_livedyn dyn, own;
+static bool dyn_found, own_found;
 
-static int first_module(struct dl_phdr_info *info, size_t size, void *arg)
+static int find_modules(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	(void)arg;
-	dyn_found = fi_livedyn_read(info, &dyn) && dyn.relro_hi > dyn.relro_lo;
-	return 1;	/* the executable only */
+	if (!own_found && !info->dlpi_name[0])	/* the executable: first */
+		own_found = fi_livedyn_read(info, &own) &&
+			    own.relro_hi > own.relro_lo;
+	else if (!dyn_found && strstr(info->dlpi_name, "/libm.so"))
+		dyn_found = fi_livedyn_read(info, &dyn) &&
+			    dyn.relro_hi > dyn.relro_lo;
+	return 0;
+}
+
+/* A store of a value other than @slot's at @slot, in a range [@slot,
+ * +8): refused, and @slot unchanged? (Put back if it was not.) */
+static bool refused(void **slot)
+{
+	void *was = *slot, *other = (void *)((uintptr_t)was ^ 0x10);
+	uintptr_t a = (uintptr_t)slot;
+	int err = fi_live_store_slot(a, a + 8, slot, other);
+	bool same = *slot == was;
+
+	if (!same)
+		fi_live_store_slot(a, a + 8, slot, was);
+	return err == -EPERM && same;
 }
 
 static volatile int stop;
@@ -102,9 +132,20 @@ int main(void)
 	unsigned long n;
 	int bad;
 
-	dl_iterate_phdr(first_module, NULL);
-	if (!CHECK("relro_found", dyn_found))
+	if (!CHECK("relro_libm", dlopen("libm.so.6", RTLD_NOW)))
 		return fi_check_exit();
+	dl_iterate_phdr(find_modules, NULL);
+	if (!CHECK("relro_found", dyn_found && own_found))
+		return fi_check_exit();
+	/* Where no store may land, whatever range the caller names. */
+	CHECK("relro_runtime_own_refused",
+	      refused((void **)((own.relro_lo + 7) & ~(uintptr_t)7)));
+	CHECK("relro_state_refused",
+	      refused((void **)(uintptr_t)&fi_rt()->nmods));
+	CHECK("relro_text_refused", refused((void **)(uintptr_t)
+		(((uintptr_t)&writer + 7) & ~(uintptr_t)7)));
+	CHECK("relro_unaligned_refused",
+	      refused((void **)(((dyn.relro_lo + 7) & ~(uintptr_t)7) + 1)));
 	/* A slot and another word of the same page, both in RELRO. */
 	lo = (dyn.relro_lo + 7) & ~(uintptr_t)7;
 	pg = lo & ~(uintptr_t)(PAGE - 1);

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/*
+ * protect_slot (tests/e2e/protect_slot.sh): an attacker with a write
+ * primitive forges the loader's link map of the executable (its program
+ * header pointer, ld.so's writable data) so that the runtime's binding
+ * pass after the next dlopen of a kCFI library reads a dynamic section,
+ * relocations and a RELRO range of the attacker's making, and asks
+ * fi_live_store_slot (which writes through /proc/self/mem, whatever the
+ * page's protection) to store its dlsym interposer's address at the
+ * attacker's "slot".
+ *
+ *   protect_slot state LIB   the slots straddle the read-only state's
+ *                            sig.installed (two stores: the byte made 0,
+ *                            the seqlock word before it left even). Then
+ *                            the program installs its own SIGILL handler
+ *                            and makes a confused call. Prints
+ *                            "installed N" (N: the flag after the dlopen),
+ *                            then "swallowed" from its handler (exit 3) if
+ *                            the store landed and fineibt's handler was
+ *                            evicted; otherwise the CFI report, SIGILL.
+ *   protect_slot mods LIB    one aligned slot: the executable's entry in
+ *                            the state's module table. Prints "mods kept"
+ *                            or "mods forged", then the confused call: a
+ *                            decoded report, or (forged) the one line of
+ *                            a trap no registered module explains.
+ *   protect_slot relro LIB   one aligned slot in libfineibt's own RELRO
+ *                            (fi_rt_coarse_slot, the word coarse.S reads
+ *                            the coarse table's address through): "relro
+ *                            kept" or "relro forged", exit 0.
+ *   protect_slot none LIB    the control: no forgery, the confused call.
+ *
+ * Run against the test runtime (fineibt_debug_object names the state's
+ * fields; the attacker is assumed to know every address).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+typedef long (*fn1_t)(long);
+typedef long (*fnp_t)(const char *, long);
+
+NOINLINE static long twice(long x) { return 2 * x; }
+
+static fn1_t volatile op = twice;
+
+static void own_sigill(int sig)
+{
+	static const char m[] = "swallowed\n";
+
+	(void)sig;
+	if (write(1, m, sizeof(m) - 1) < 0)
+		_exit(4);
+	_exit(3);
+}
+
+/* The attacker's tables, in the executable's writable data. */
+static ElfW(Phdr) fake_ph[64];
+static ElfW(Dyn) fake_dyn[8];
+static ElfW(Sym) fake_sym[2];
+static char fake_str[] = "\0dlsym";
+static ElfW(Rela) fake_rela[2];
+
+struct fi_exe {
+	const ElfW(Phdr) *ph;
+	int phnum;
+	uintptr_t bias;
+};
+
+static int first_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_exe *e = arg;
+
+	(void)size;
+	e->ph = info->dlpi_phdr;
+	e->phnum = info->dlpi_phnum;
+	e->bias = info->dlpi_addr;
+	return 1;
+}
+
+/* The word of ld.so's link map holding the executable's l_phdr. */
+static const ElfW(Phdr) **phdr_word(const struct fi_exe *e)
+{
+	struct link_map *lm = NULL;
+	void *self = dlopen(NULL, RTLD_NOW);
+
+	if (!self || dlinfo(self, RTLD_DI_LINKMAP, &lm) || !lm)
+		return NULL;
+	for (size_t i = 0; i < 256; i++) {
+		uintptr_t *w = (uintptr_t *)lm + i;
+
+		/* glibc: l_phdr, l_entry, then the 16-bit l_phnum */
+		if (*w == (uintptr_t)e->ph &&
+		    *(const uint16_t *)(w + 2) == (uint16_t)e->phnum)
+			return (const ElfW(Phdr) **)w;
+	}
+	return NULL;
+}
+
+/* Stores of fi_dlsym_local at @at[0..n) (in that order), RELRO [lo, hi). */
+static bool forge(const struct fi_exe *e, const uintptr_t *at, size_t n,
+		  uintptr_t lo, uintptr_t hi)
+{
+	if (e->phnum > 64 || n > 2)
+		return false;
+	memcpy(fake_ph, e->ph, (size_t)e->phnum * sizeof(*e->ph));
+	for (int i = 0; i < e->phnum; i++) {
+		if (fake_ph[i].p_type == PT_DYNAMIC)
+			fake_ph[i].p_vaddr = (uintptr_t)fake_dyn - e->bias;
+		if (fake_ph[i].p_type == PT_GNU_RELRO) {
+			fake_ph[i].p_vaddr = lo - e->bias;
+			fake_ph[i].p_memsz = hi - lo;
+		}
+	}
+	fake_sym[1].st_name = 1;
+	fake_sym[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+	fake_sym[1].st_shndx = SHN_UNDEF;
+	for (size_t i = 0; i < n; i++) {
+		fake_rela[i].r_offset = at[i] - e->bias;
+		fake_rela[i].r_info = ELF64_R_INFO(1, R_X86_64_JUMP_SLOT);
+	}
+	fake_dyn[0] = (ElfW(Dyn)){ DT_SYMTAB, { (uintptr_t)fake_sym } };
+	fake_dyn[1] = (ElfW(Dyn)){ DT_STRTAB, { (uintptr_t)fake_str } };
+	fake_dyn[2] = (ElfW(Dyn)){ DT_STRSZ, { sizeof(fake_str) } };
+	fake_dyn[3] = (ElfW(Dyn)){ DT_SYMENT, { sizeof(ElfW(Sym)) } };
+	fake_dyn[4] = (ElfW(Dyn)){ DT_JMPREL, { (uintptr_t)fake_rela } };
+	fake_dyn[5] = (ElfW(Dyn)){ DT_PLTRELSZ, { n * sizeof(ElfW(Rela)) } };
+	fake_dyn[6] = (ElfW(Dyn)){ DT_PLTREL, { DT_RELA } };
+	fake_dyn[7] = (ElfW(Dyn)){ DT_NULL, { 0 } };
+	return true;
+}
+
+/* A word of libfineibt's own RELRO that points into [lo, hi), or 0. */
+static uintptr_t relro_word(uintptr_t lo, uintptr_t hi)
+{
+	Dl_info di;
+	const ElfW(Ehdr) *eh;
+	const ElfW(Phdr) *ph;
+
+	/* the state lies in libfineibt's .bss (dlsym answers a veneer
+	 * for its functions, in no object) */
+	if (!dladdr((void *)lo, &di) || !di.dli_fbase)
+		return 0;
+	eh = di.dli_fbase;
+	ph = (const void *)((const char *)eh + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		uintptr_t a, b;
+
+		if (ph[i].p_type != PT_GNU_RELRO)
+			continue;
+		a = (uintptr_t)eh + ph[i].p_vaddr;
+		b = a + ph[i].p_memsz;
+		for (uintptr_t p = (a + 7) & ~(uintptr_t)7; p + 8 <= b; p += 8) {
+			uintptr_t v = *(const uintptr_t *)p;
+
+			if (v >= lo && v < hi)
+				return p;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const void *(*dbg)(const char *) =
+		(const void *(*)(const char *))dlsym(RTLD_DEFAULT,
+						     "fineibt_debug_object");
+	struct sigaction sa = { .sa_handler = own_sigill };
+	const char *what = argc == 3 ? argv[1] : "";
+	const ElfW(Phdr) **word, *was;
+	struct fi_exe e = { 0 };
+	uintptr_t at[2], lo = 0, hi = 0, slot = 0, old = 0;
+	size_t n = 0;
+	void *h;
+	fnp_t f;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc != 3 || !dbg) {
+		fprintf(stderr, "usage: protect_slot none|state|mods|relro LIB "
+			"(against the test runtime)\n");
+		return 2;
+	}
+	dl_iterate_phdr(first_cb, &e);
+	word = phdr_word(&e);
+	if (!word) {
+		fprintf(stderr, "protect_slot: the link map's l_phdr not found\n");
+		return 2;
+	}
+	if (!strcmp(what, "state")) {
+		uintptr_t inst = (uintptr_t)dbg("sigill_installed");
+
+		if (!inst || !*(const bool *)inst)
+			return 2;
+		/* installed = byte 7 of the first store (0); the seqlock
+		 * word before it gets bytes 6, 7 of the second (0, 0). */
+		at[0] = inst - 7;
+		at[1] = inst - 10;
+		n = 2;
+		lo = inst - 10;
+		hi = inst + 1;
+	} else if (!strcmp(what, "mods")) {
+		const void *const *mods = dbg("mods");
+		const void *m = dbg("module");
+
+		for (size_t i = 0; mods && m && i < 1024 && !slot; i++) {
+			if (mods[i] == m)
+				slot = (uintptr_t)&mods[i];
+		}
+	} else if (!strcmp(what, "relro")) {
+		uintptr_t st = (uintptr_t)dbg("state");
+
+		slot = st ? relro_word(st, st + 3 * 4096) : 0;
+	} else if (strcmp(what, "none")) {
+		return 2;
+	}
+	if (slot) {
+		at[0] = slot;
+		n = 1;
+		lo = slot;
+		hi = slot + 8;
+		old = *(const uintptr_t *)slot;
+	} else if (!n && strcmp(what, "none")) {
+		fprintf(stderr, "protect_slot: no %s word found\n", what);
+		return 2;
+	}
+	if (n && !forge(&e, at, n, lo, hi))
+		return 2;
+	was = *word;
+	if (n)
+		*word = fake_ph;	/* the write primitive */
+	h = dlopen(argv[2], RTLD_NOW);
+	*word = was;
+	if (!h) {
+		fprintf(stderr, "protect_slot: %s\n", dlerror());
+		return 2;
+	}
+	if (!strcmp(what, "state"))
+		printf("installed %d\n", *(const bool *)dbg("sigill_installed"));
+	if (slot)
+		printf("%s %s\n", what,
+		       *(const uintptr_t *)slot == old ? "kept" : "forged");
+	if (!strcmp(what, "relro"))
+		return 0;	/* the coarse check would read code as its table */
+	sigaction(SIGILL, &sa, NULL);
+	f = (fnp_t)(void *)op;
+	printf("result %ld\n", f("confused", 1));
+	puts("survived");
+	return 0;
+}
