@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # protect_slot (docs/protection.md, "Escapes through the runtime's own
-# work", "Slots written through the kernel"): the binding passes after a
+# work", "Where a binding store may land"): the binding passes after a
 # dlopen (dlsym_so.c's interposers, sigbind.c, stockven.c) store into a
 # module's RELRO slots through /proc/self/mem, which ignores page
 # protection. The slots and the RELRO range came from the loader's link
