@@ -19,15 +19,26 @@
 #    Now: kept, the decoded report.
 #  - relro: one aligned store into libfineibt's own RELRO
 #    (fi_rt_coarse_slot, read by the coarse check): forged. Now: kept.
+#  - dlopen: with the store's checks above, one aligned store into the
+#    executable's own GOT (full RELRO: a read-only file mapping, another
+#    module's) of the runtime's dlopen interposer, for the slot of open:
+#    the program's open(PAYLOAD, O_RDWR) then loaded PAYLOAD (O_RDWR is
+#    RTLD_NOW), a library load from a data write. Now dlsym_so.c rebinds a
+#    slot only while it holds libc's function of that name (as the
+#    runtime's own read-only GOT binds it): kept, open opens.
 #  - none: the control (no forgery): the decoded report.
-# On the tree before the fix: 12 of the 16 cases fail (state, mods, relro
-# in each mode).
+# On the tree before the fix: 16 of the 20 cases fail (state, mods, relro,
+# dlopen in each mode); with the store's check alone, the 4 dlopen ones.
 . "$(dirname "$0")/progs/protect_common.bash"
 pr_build || { pr_fail build "could not build protect_prog"; exit 1; }
 SP=$PR_OUT/protect_slot
 { pr_fresh "$SP" "$PR_SRC/protect_slot.c" ||
   FINEIBT_CC_RUNPATH=1 "$FCC" -O2 -Wall -I"$ROOT/include" "$PR_SRC/protect_slot.c" -o "$SP"; } ||
 	{ pr_fail build "could not build protect_slot"; exit 1; }
+PAYLOAD=$PR_OUT/libfi_slot_payload.so
+{ pr_fresh "$PAYLOAD" "$PR_SRC/protect_slot_lib.c" ||
+  "$FCC" -O2 -fPIC -shared "$PR_SRC/protect_slot_lib.c" -o "$PAYLOAD"; } ||
+	{ pr_fail build "could not build the payload library"; exit 1; }
 DECODED='^fineibt: CFI failure at main\+0x[0-9a-f]+ \(target: twice\+0x0; '
 DECODED_PRE='^fineibt: CFI failure at __cfi_twice\+0x[0-9a-f]+ \(target: twice\+0x0; '
 
@@ -53,6 +64,12 @@ for m in kcfi fineibt fineibt,paranoid auto; do
 		pr_pass "mods[$m]: the module table kept; the report decoded"
 	else
 		pr_fail "mods[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
+	pr_run slot "$m" env "$PR_DEBUG_ENV" "$SP" dlopen "$LIB" "$PAYLOAD"
+	if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = $'dlopen kept\nopen opened' ]; then
+		pr_pass "dlopen[$m]: the executable's GOT slot of open kept; open opens"
+	else
+		pr_fail "dlopen[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
 	fi
 	pr_run slot "$m" env "$PR_DEBUG_ENV" "$SP" relro "$LIB"
 	if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = "relro kept" ]; then

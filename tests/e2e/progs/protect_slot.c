@@ -27,6 +27,15 @@
  *                            (fi_rt_coarse_slot, the word coarse.S reads
  *                            the coarse table's address through): "relro
  *                            kept" or "relro forged", exit 0.
+ *   protect_slot dlopen LIB PAYLOAD
+ *                            one aligned slot: the executable's own GOT
+ *                            slot of open (full RELRO, read-only), the
+ *                            store's value the runtime's dlopen interposer
+ *                            (a relocation named "dlopen"). Prints "dlopen
+ *                            kept" or "dlopen forged", then calls
+ *                            open(PAYLOAD, O_RDWR): "open opened", or
+ *                            PAYLOAD dlopen'ed (O_RDWR is RTLD_NOW; its
+ *                            constructor prints "loaded by open").
  *   protect_slot none LIB    the control: no forgery, the confused call.
  *
  * Run against the test runtime (fineibt_debug_object names the state's
@@ -35,6 +44,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -67,7 +77,7 @@ static void own_sigill(int sig)
 static ElfW(Phdr) fake_ph[64];
 static ElfW(Dyn) fake_dyn[8];
 static ElfW(Sym) fake_sym[2];
-static char fake_str[] = "\0dlsym";
+static char fake_str[] = "\0dlsym\0dlopen";
 static ElfW(Rela) fake_rela[2];
 
 struct fi_exe {
@@ -108,7 +118,7 @@ static const ElfW(Phdr) **phdr_word(const struct fi_exe *e)
 
 /* Stores of fi_dlsym_local at @at[0..n) (in that order), RELRO [lo, hi). */
 static bool forge(const struct fi_exe *e, const uintptr_t *at, size_t n,
-		  uintptr_t lo, uintptr_t hi)
+		  uintptr_t lo, uintptr_t hi, bool dlopen_name)
 {
 	if (e->phnum > 64 || n > 2)
 		return false;
@@ -121,7 +131,7 @@ static bool forge(const struct fi_exe *e, const uintptr_t *at, size_t n,
 			fake_ph[i].p_memsz = hi - lo;
 		}
 	}
-	fake_sym[1].st_name = 1;
+	fake_sym[1].st_name = dlopen_name ? 7 : 1;
 	fake_sym[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
 	fake_sym[1].st_shndx = SHN_UNDEF;
 	for (size_t i = 0; i < n; i++) {
@@ -169,13 +179,54 @@ static uintptr_t relro_word(uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
+/* The executable's GOT slot of @name (its JUMP_SLOT or GLOB_DAT), or 0. */
+static uintptr_t got_slot(const struct fi_exe *e, const char *name)
+{
+	const ElfW(Dyn) *d = NULL;
+	const ElfW(Sym) *sym = NULL;
+	const char *str = NULL;
+	const ElfW(Rela) *rel[2] = { NULL, NULL };
+	size_t nrel[2] = { 0, 0 };
+
+	for (int i = 0; i < e->phnum; i++) {
+		if (e->ph[i].p_type == PT_DYNAMIC)
+			d = (const void *)(e->bias + e->ph[i].p_vaddr);
+	}
+	for (; d && d->d_tag != DT_NULL; d++) {
+		uintptr_t v = d->d_un.d_ptr < e->bias ? e->bias + d->d_un.d_ptr :
+						       d->d_un.d_ptr;
+
+		if (d->d_tag == DT_SYMTAB)
+			sym = (const void *)v;
+		else if (d->d_tag == DT_STRTAB)
+			str = (const void *)v;
+		else if (d->d_tag == DT_JMPREL)
+			rel[0] = (const void *)v;
+		else if (d->d_tag == DT_PLTRELSZ)
+			nrel[0] = d->d_un.d_val / sizeof(ElfW(Rela));
+		else if (d->d_tag == DT_RELA)
+			rel[1] = (const void *)v;
+		else if (d->d_tag == DT_RELASZ)
+			nrel[1] = d->d_un.d_val / sizeof(ElfW(Rela));
+	}
+	for (int t = 0; sym && str && t < 2; t++) {
+		for (size_t i = 0; rel[t] && i < nrel[t]; i++) {
+			uint32_t k = ELF64_R_SYM(rel[t][i].r_info);
+
+			if (k && !strcmp(str + sym[k].st_name, name))
+				return e->bias + rel[t][i].r_offset;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const void *(*dbg)(const char *) =
 		(const void *(*)(const char *))dlsym(RTLD_DEFAULT,
 						     "fineibt_debug_object");
 	struct sigaction sa = { .sa_handler = own_sigill };
-	const char *what = argc == 3 ? argv[1] : "";
+	const char *what = argc == 3 || argc == 4 ? argv[1] : "";
 	const ElfW(Phdr) **word, *was;
 	struct fi_exe e = { 0 };
 	uintptr_t at[2], lo = 0, hi = 0, slot = 0, old = 0;
@@ -184,7 +235,7 @@ int main(int argc, char **argv)
 	fnp_t f;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	if (argc != 3 || !dbg) {
+	if (argc < 3 || argc > 4 || !dbg) {
 		fprintf(stderr, "usage: protect_slot none|state|mods|relro LIB "
 			"(against the test runtime)\n");
 		return 2;
@@ -215,6 +266,8 @@ int main(int argc, char **argv)
 			if (mods[i] == m)
 				slot = (uintptr_t)&mods[i];
 		}
+	} else if (!strcmp(what, "dlopen")) {
+		slot = got_slot(&e, "open");
 	} else if (!strcmp(what, "relro")) {
 		uintptr_t st = (uintptr_t)dbg("state");
 
@@ -232,7 +285,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "protect_slot: no %s word found\n", what);
 		return 2;
 	}
-	if (n && !forge(&e, at, n, lo, hi))
+	if (n && !forge(&e, at, n, lo, hi, !strcmp(what, "dlopen")))
 		return 2;
 	was = *word;
 	if (n)
@@ -250,6 +303,14 @@ int main(int argc, char **argv)
 		       *(const uintptr_t *)slot == old ? "kept" : "forged");
 	if (!strcmp(what, "relro"))
 		return 0;	/* the coarse check would read code as its table */
+	if (!strcmp(what, "dlopen")) {
+		/* A direct call through the GOT: no check in any mode. Its
+		 * second argument, O_RDWR, is RTLD_NOW to dlopen. */
+		int fd = open(argc == 4 ? argv[3] : argv[2], O_RDWR);
+
+		printf("open %s\n", fd >= 0 ? "opened" : "failed");
+		return 0;
+	}
 	sigaction(SIGILL, &sa, NULL);
 	f = (fnp_t)(void *)op;
 	printf("result %ld\n", f("confused", 1));
