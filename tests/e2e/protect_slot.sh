@@ -26,9 +26,16 @@
 #    RTLD_NOW), a library load from a data write. Now dlsym_so.c rebinds a
 #    slot only while it holds libc's function of that name (as the
 #    runtime's own read-only GOT binds it): kept, open opens.
+#  - sigbind: the library's link map forged (l_ld, l_phdr) so that the
+#    RTLD_DEEPBIND rebinding of the SIGILL family (sigbind.c) stores the
+#    runtime's sigaction in the executable's GOT slot of write: the
+#    program's write(SIGSEGV, &sa, 0) then installed sa's handler ("segv
+#    forged"). Now a slot in RELRO is rebound only while it holds libc's
+#    own function of that name (the read-only state's): "segv kept".
 #  - none: the control (no forgery): the decoded report.
-# On the tree before the fix: 16 of the 20 cases fail (state, mods, relro,
-# dlopen in each mode); with the store's check alone, the 4 dlopen ones.
+# On the tree before the fix: 20 of the 24 cases fail (state, mods, relro,
+# dlopen, sigbind in each mode); with the store's check alone, the 8
+# dlopen and sigbind ones.
 . "$(dirname "$0")/progs/protect_common.bash"
 pr_build || { pr_fail build "could not build protect_prog"; exit 1; }
 SP=$PR_OUT/protect_slot
@@ -70,6 +77,12 @@ for m in kcfi fineibt fineibt,paranoid auto; do
 		pr_pass "dlopen[$m]: the executable's GOT slot of open kept; open opens"
 	else
 		pr_fail "dlopen[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
+	pr_run slot "$m" env "$PR_DEBUG_ENV" "$SP" sigbind "$LIB"
+	if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = "segv kept" ]; then
+		pr_pass "sigbind[$m]: the executable's GOT slot of write kept"
+	else
+		pr_fail "sigbind[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
 	fi
 	pr_run slot "$m" env "$PR_DEBUG_ENV" "$SP" relro "$LIB"
 	if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = "relro kept" ]; then

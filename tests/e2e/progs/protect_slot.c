@@ -36,6 +36,15 @@
  *                            open(PAYLOAD, O_RDWR): "open opened", or
  *                            PAYLOAD dlopen'ed (O_RDWR is RTLD_NOW; its
  *                            constructor prints "loaded by open").
+ *   protect_slot sigbind LIB LIB loaded, then its link map forged (l_ld: a
+ *                            dynamic section with a relocation named
+ *                            sigaction for the executable's GOT slot of
+ *                            write; l_phdr: a RELRO range over it) and LIB
+ *                            dlopen'ed again with RTLD_DEEPBIND, which
+ *                            rebinds the SIGILL family (sigbind.c). Then
+ *                            write(SIGSEGV, &sa, 0): "segv kept", or "segv
+ *                            forged" when it installed sa's handler (a
+ *                            sigaction through the forged slot).
  *   protect_slot none LIB    the control: no forgery, the confused call.
  *
  * Run against the test runtime (fineibt_debug_object names the state's
@@ -77,7 +86,7 @@ static void own_sigill(int sig)
 static ElfW(Phdr) fake_ph[64];
 static ElfW(Dyn) fake_dyn[8];
 static ElfW(Sym) fake_sym[2];
-static char fake_str[] = "\0dlsym\0dlopen";
+static char fake_str[] = "\0dlsym\0dlopen\0sigaction";
 static ElfW(Rela) fake_rela[2];
 
 struct fi_exe {
@@ -116,9 +125,20 @@ static const ElfW(Phdr) **phdr_word(const struct fi_exe *e)
 	return NULL;
 }
 
+static bool forge_as(const struct fi_exe *e, const uintptr_t *at, size_t n,
+		     uintptr_t lo, uintptr_t hi, bool dlopen_name, bool sig_name);
+
 /* Stores of fi_dlsym_local at @at[0..n) (in that order), RELRO [lo, hi). */
 static bool forge(const struct fi_exe *e, const uintptr_t *at, size_t n,
 		  uintptr_t lo, uintptr_t hi, bool dlopen_name)
+{
+	return forge_as(e, at, n, lo, hi, dlopen_name, false);
+}
+
+/* The same tables, for module @e (its phdrs copied), relocation named
+ * dlsym, dlopen or sigaction. */
+static bool forge_as(const struct fi_exe *e, const uintptr_t *at, size_t n,
+		     uintptr_t lo, uintptr_t hi, bool dlopen_name, bool sig_name)
 {
 	if (e->phnum > 64 || n > 2)
 		return false;
@@ -132,6 +152,7 @@ static bool forge(const struct fi_exe *e, const uintptr_t *at, size_t n,
 		}
 	}
 	fake_sym[1].st_name = dlopen_name ? 7 : 1;
+	(void)sig_name;
 	fake_sym[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
 	fake_sym[1].st_shndx = SHN_UNDEF;
 	for (size_t i = 0; i < n; i++) {
@@ -220,6 +241,129 @@ static uintptr_t got_slot(const struct fi_exe *e, const char *name)
 	return 0;
 }
 
+/* The module named @tail: its phdrs and bias. */
+struct fi_find {
+	const char *tail;
+	struct fi_exe e;
+};
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fi_find *f = arg;
+	size_t n = strlen(info->dlpi_name), t = strlen(f->tail);
+
+	(void)size;
+	if (n < t || strcmp(info->dlpi_name + n - t, f->tail))
+		return 0;
+	f->e.ph = info->dlpi_phdr;
+	f->e.phnum = info->dlpi_phnum;
+	f->e.bias = info->dlpi_addr;
+	return 1;
+}
+
+/*
+ * sigbind: LIB's link map made to name, as its own, a JUMP_SLOT named
+ * sigaction at @slot and a RELRO range over it. Its tables lie in LIB's
+ * own writable page, above its load address (the loader's d_ptr rule:
+ * below it, they read as offsets).
+ */
+static bool forge_sig(struct link_map *lm, const struct fi_exe *e,
+		      const ElfW(Phdr) **phw, uintptr_t slot)
+{
+	struct tabs {
+		ElfW(Phdr) ph[16];
+		ElfW(Dyn) dyn[8];
+		ElfW(Sym) sym[2];
+		ElfW(Rela) rela[1];
+		char str[16];
+	} *t = NULL;
+
+	/* The end of LIB's writable segment's last page (mapped, unused):
+	 * inside LIB, as the rebinding wants its dynamic section. */
+	for (int i = 0; i < e->phnum; i++) {
+		const ElfW(Phdr) *p = &e->ph[i];
+		uintptr_t end = e->bias + p->p_vaddr + p->p_memsz;
+
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_W))
+			t = (struct tabs *)(((end + 4095) & ~4095ul) - sizeof(*t));
+	}
+	if (!t || e->phnum > 16)
+		return false;
+	memcpy(t->ph, e->ph, (size_t)e->phnum * sizeof(*e->ph));
+	for (int i = 0; i < e->phnum; i++) {
+		if (t->ph[i].p_type == PT_GNU_RELRO) {
+			t->ph[i].p_vaddr = slot - e->bias;
+			t->ph[i].p_memsz = 8;
+		}
+	}
+	memcpy(t->str, "\0sigaction", sizeof("\0sigaction"));
+	t->sym[1].st_name = 1;
+	t->sym[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+	t->sym[1].st_shndx = SHN_UNDEF;
+	t->rela[0].r_offset = slot - e->bias;
+	t->rela[0].r_info = ELF64_R_INFO(1, R_X86_64_JUMP_SLOT);
+	t->dyn[0] = (ElfW(Dyn)){ DT_SYMTAB, { (uintptr_t)t->sym } };
+	t->dyn[1] = (ElfW(Dyn)){ DT_STRTAB, { (uintptr_t)t->str } };
+	t->dyn[2] = (ElfW(Dyn)){ DT_JMPREL, { (uintptr_t)t->rela } };
+	t->dyn[3] = (ElfW(Dyn)){ DT_PLTRELSZ, { sizeof(t->rela) } };
+	t->dyn[4] = (ElfW(Dyn)){ DT_NULL, { 0 } };
+	lm->l_ld = t->dyn;
+	*phw = t->ph;
+	return true;
+}
+
+/* The word of @lm holding l_phdr @ph (l_phnum @phnum follows l_entry). */
+static const ElfW(Phdr) **phdr_word_of(struct link_map *lm,
+				       const ElfW(Phdr) *ph, int phnum)
+{
+	for (size_t i = 0; i < 256; i++) {
+		uintptr_t *w = (uintptr_t *)lm + i;
+
+		if (*w == (uintptr_t)ph && *(const uint16_t *)(w + 2) == (uint16_t)phnum)
+			return (const ElfW(Phdr) **)w;
+	}
+	return NULL;
+}
+
+static void pwned(int sig)
+{
+	(void)sig;
+	_exit(6);
+}
+
+/* protect_slot sigbind LIB: see the top of the file. */
+static int do_sigbind(const struct fi_exe *exe, const char *lib)
+{
+	struct fi_find f = { .tail = strrchr(lib, '/') ? strrchr(lib, '/') : lib };
+	struct sigaction sa = { .sa_handler = pwned }, old;
+	struct link_map *lm = NULL;
+	const ElfW(Phdr) **phw, *ph_was;
+	ElfW(Dyn) *ld_was;
+	uintptr_t slot = got_slot(exe, "write");
+	void *h = dlopen(lib, RTLD_NOW);
+
+	if (!h || !slot || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm ||
+	    !dl_iterate_phdr(find_cb, &f) ||
+	    !(phw = phdr_word_of(lm, f.e.ph, f.e.phnum)))
+		return 2;
+	ld_was = lm->l_ld;
+	ph_was = *phw;
+	if (!forge_sig(lm, &f.e, phw, slot))	/* the write primitive */
+		return 2;
+	h = dlopen(lib, RTLD_NOW | RTLD_DEEPBIND);
+	lm->l_ld = ld_was;
+	*phw = ph_was;
+	if (!h)
+		return 2;
+	sigemptyset(&sa.sa_mask);
+	/* A direct call through the GOT: write(SIGSEGV, &sa, 0). */
+	if (write(SIGSEGV, &sa, 0) < 0)
+		(void)0;
+	sigaction(SIGSEGV, NULL, &old);
+	printf("segv %s\n", old.sa_handler == pwned ? "forged" : "kept");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const void *(*dbg)(const char *) =
@@ -241,6 +385,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dl_iterate_phdr(first_cb, &e);
+	if (!strcmp(what, "sigbind"))
+		return do_sigbind(&e, argv[2]);
 	word = phdr_word(&e);
 	if (!word) {
 		fprintf(stderr, "protect_slot: the link map's l_phdr not found\n");
