@@ -266,6 +266,27 @@ static void *fi_bind_target(const char *name)
 	return NULL;
 }
 
+/*
+ * What a slot for @name in RELRO holds before it is rebound: libc's
+ * function, as the loader bound it for this library too (its own GOT:
+ * read-only, and never a binding store's target, rtlive.c). The
+ * relocations naming the slot come from the loader's writable link map:
+ * without this, a forged one put our dlopen in any read-only GOT slot
+ * (the executable's open(path, O_RDWR) then loaded a library:
+ * tests/e2e/protect_slot.sh). A slot outside the RELRO range is stored
+ * as any write (a read-only page faults: nothing lands there).
+ */
+static void *fi_bind_libc(const char *name)
+{
+	if (!strcmp(name, "dlsym"))
+		return (void *)fi_libc_dlsym;
+	if (!strcmp(name, "dlvsym"))
+		return (void *)fi_libc_dlvsym;
+	if (!strcmp(name, "dlopen"))
+		return (void *)fi_libc_dlopen;
+	return NULL;
+}
+
 /* What a kCFI module's slot for @name must hold (src/interpose/plt.c, through
  * the variant's table). */
 void *fi_bind_want(const char *name)
@@ -355,13 +376,22 @@ static int fi_bind_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		end = d.rel[t] + d.nrel[t];
 		for (r = d.rel[t] + (t ? 0 : d.nrelative);
 		     (r = fi_bind_next(r, end)) < end; r++) {
+			const char *name;
 			void **slot, *to;
 
 			if (!ELF64_R_SYM(r->r_info))
 				continue;
-			to = fi_bind_target(d.str + d.sym[ELF64_R_SYM(r->r_info)].st_name);
+			name = d.str + d.sym[ELF64_R_SYM(r->r_info)].st_name;
+			to = fi_bind_target(name);
 			slot = (void **)(info->dlpi_addr + r->r_offset);
+			/* A slot still lazy (its PLT entry), or bound to
+			 * another library, is writable memory (.got.plt)
+			 * or not ours to take: only libc's binding is
+			 * replaced in a read-only page. */
 			if (to && *slot != to &&
+			    (*slot == fi_bind_libc(name) ||
+			     (uintptr_t)slot < d.relro_lo ||
+			     (uintptr_t)slot >= d.relro_hi) &&
 			    !fi_next_own_slot(info, slot, &have, &n))
 				fi_live_store_slot(d.relro_lo, d.relro_hi, slot, to);
 		}

@@ -20,6 +20,8 @@
 #include "dyntab.h"
 #include "interpose.h"
 #include "rtlive.h"
+#include "runtime.h"
+#include "variant.h"
 
 struct fi_dyn {
 	const Elf64_Sym *symtab;
@@ -73,6 +75,31 @@ static bool fi_dyn_of(const struct link_map *lm, struct fi_dyn *d)
 	return d->symtab && d->strtab;
 }
 
+/*
+ * libc's own function for @name, as the runtime resolved it at start-up
+ * (the read-only state: src/trap/trap.c), through glibc's aliases:
+ * __sigaction is sigaction, bsd_signal and ssignal are signal,
+ * __sysv_signal is sysv_signal. sigset, sigignore and sigvec are not
+ * kept there: asked of the loader now (its tables: forging them too is
+ * what a forged slot for these three still takes).
+ */
+static uintptr_t fi_sig_libc_of(const char *name)
+{
+	const struct fi_rt_sig *g = &fi_rt()->sig;
+	const void *p = NULL;
+
+	if (!strcmp(name, "sigaction") || !strcmp(name, "__sigaction"))
+		p = __atomic_load_n(&g->real_sigaction, __ATOMIC_ACQUIRE);
+	else if (!strcmp(name, "signal") || !strcmp(name, "bsd_signal") ||
+		 !strcmp(name, "ssignal"))
+		p = g->real_signal;
+	else if (!strcmp(name, "sysv_signal") || !strcmp(name, "__sysv_signal"))
+		p = g->real_sysv_signal;
+	else
+		p = fi_variant.next_libc(name);
+	return (uintptr_t)p;
+}
+
 static int fi_rebind_rela(const struct link_map *lm, const struct fi_dyn *d,
 			  const Elf64_Rela *r, size_t sz, const void *libc)
 {
@@ -96,6 +123,16 @@ static int fi_rebind_rela(const struct link_map *lm, const struct fi_dyn *d,
 		cur = *(const uintptr_t *)slot;
 		where = fi_base_of((const void *)cur);
 		if (cur == ours || (where != libc && where != self))
+			continue;
+		/*
+		 * The slot and the relocation naming it come from the loader's
+		 * writable link map: a forged one put our sigaction in another
+		 * read-only GOT slot (the executable's write(SIGSEGV, act, 0)
+		 * then installed a handler: tests/e2e/protect_slot.sh). In
+		 * RELRO, only libc's own function of that name is replaced.
+		 */
+		if (slot >= d->relro_lo && slot < d->relro_hi &&
+		    (!cur || cur != fi_sig_libc_of(d->strtab + s->st_name)))
 			continue;
 		if (fi_live_store_slot(d->relro_lo, d->relro_hi, (void **)slot,
 				       (void *)ours))

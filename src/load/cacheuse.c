@@ -568,7 +568,15 @@ bool fi_cache_take(struct fi_module *m)
 	r->fd = -1;
 	/* fi_cache_entry_map closes the entry, mapped or not. */
 	if (!r->stale && fi_cu_regs(m, r->regs, r->regs_len)) {
-		int err = fi_cache_entry_map(fd, &r->id, r->lo, r->len, &why);
+		/* The entry's name again, from the read-only key and mode
+		 * (settled: the first scan's lookup used the same). */
+		struct fi_cache_conf conf = fi_cache_conf_of(&fi_rt()->cfg,
+							     fi_rt()->have_arity);
+		char name[FI_CACHE_NAME_LEN + 1];
+		int err;
+
+		fi_cache_name(&fi_rt()->key, &r->id, &conf, name);
+		err = fi_cache_entry_map(fd, &r->id, r->lo, r->len, name, &why);
 
 		fd = -1;
 		if (!err) {

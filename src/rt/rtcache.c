@@ -43,6 +43,7 @@
 #include "rawsys.h"
 #include "rtcache.h"
 #include "runtime.h"
+#include "strbuf.h"
 
 #define FI_PAGE		4096ULL
 
@@ -488,8 +489,52 @@ void fi_cache_entry_keep(const struct fi_cache_regs *regs, size_t len)
 		fi_sys3(SYS_mseal, (long)regs, (long)fi_cpage_up(len), 0);
 }
 
+/*
+ * Is @fd an entry named @name (a root-owned 0444 file of one link: only
+ * the service makes one, and the name is the keyed hash of @id), and is
+ * [@lo, @lo + @len) the executable text of the file @id names, at @id's
+ * offset, to the kernel? The descriptor, the identity and the range were
+ * kept in the scan's writable scratch from the lookup to here: a write
+ * there moved the mapping onto any other text (another library's,
+ * libfineibt's own), or mapped another entry's pages
+ * (tests/e2e/cache_forge.sh).
+ */
+static bool fi_cache_map_ok(int fd, const struct fi_cache_ident *id,
+			    uint64_t lo, uint64_t len, const char *name,
+			    const char **why)
+{
+	char link[32], path[FI_CACHE_ROOT_MAX + 64];
+	size_t nl = strlen(name);
+	struct fi_strbuf b;
+	struct fi_vma v;
+	struct stat st;
+	long n = -1;
+
+	fi_strbuf_init(&b, link, sizeof(link), 0);
+	fi_strbuf_str(&b, "/proc/self/fd/");
+	fi_strbuf_dec(&b, (uint64_t)fd, 1);
+	if (fd >= 0 && !b.over)
+		n = fi_sys3(SYS_readlink, (long)link, (long)path, sizeof(path) - 1);
+	if (n <= (long)nl || path[n - (long)nl - 1] != '/' ||
+	    memcmp(path + n - nl, name, nl) ||
+	    fi_sys3(SYS_fstat, fd, (long)&st, 0) || !S_ISREG(st.st_mode) ||
+	    st.st_uid != 0 || (st.st_mode & 07777) != 0444 || st.st_nlink != 1) {
+		*why = "the descriptor to map is not this module's entry";
+		return false;
+	}
+	if (fi_rt_vma(lo, &v) || !v.x || v.w || !v.file || v.lo > lo ||
+	    lo + len > v.hi || lo + len < lo ||
+	    makedev(v.dev >> 32, v.dev & UINT32_MAX) != id->dev ||
+	    v.ino != id->ino ||
+	    v.off + (lo - v.lo) != fi_cpage_down(id->text_off)) {
+		*why = "the range to map over is not this module's text";
+		return false;
+	}
+	return true;
+}
+
 int fi_cache_entry_map(int fd, const struct fi_cache_ident *id, uint64_t lo,
-		       uint64_t len, const char **why)
+		       uint64_t len, const char *name, const char **why)
 {
 	uint64_t off = fi_cpage_down(id->text_off);
 	unsigned char v;
@@ -498,6 +543,10 @@ int fi_cache_entry_map(int fd, const struct fi_cache_ident *id, uint64_t lo,
 	if (off + len > fi_cpage_up(id->size)) {
 		fi_sys3(SYS_close, fd, 0, 0);
 		return fi_cfail(why, "the text lies past the entry's copy", -EINVAL);
+	}
+	if (!fi_cache_map_ok(fd, id, lo, len, name, why)) {
+		fi_sys3(SYS_close, fd, 0, 0);
+		return -EPERM;
 	}
 	p = fi_sys6(SYS_mmap, (long)lo, (long)len, PROT_READ | PROT_EXEC,
 		    MAP_PRIVATE | MAP_FIXED, fd, (long)off);

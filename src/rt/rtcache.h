@@ -100,12 +100,16 @@ void fi_cache_entry_keep(const struct fi_cache_regs *regs, size_t len);
 /*
  * Map the entry open at @fd over the module's text [@lo, @lo + @len),
  * from file offset @id->text_off rounded down to a page, read-execute,
- * private; @fd is closed. The text is untouched unless it returns 0; a
- * mapping that failed and took the text with it stops the process
- * (fi_rt_die).
+ * private; @fd is closed. @fd, @id, @lo and @len come from the scan's
+ * writable scratch, so the kernel is asked first: @fd must be a root-owned
+ * 0444 file of one link named @name (the caller computes it from @id with
+ * the read-only key and mode), and [@lo, @lo + @len) the executable text
+ * of the file @id names, at @id's offset; otherwise nothing is mapped
+ * (-EPERM). The text is untouched unless it returns 0; a mapping that
+ * failed and took the text with it stops the process (fi_rt_die).
  */
 int fi_cache_entry_map(int fd, const struct fi_cache_ident *id, uint64_t lo,
-		       uint64_t len, const char **why);
+		       uint64_t len, const char *name, const char **why);
 
 /*
  * Send @req (@len bytes) to the service's socket in @root with the @nfd

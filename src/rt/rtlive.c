@@ -981,26 +981,76 @@ int fi_live_stubs_for(const struct fi_image *im, uint64_t *out)
 }
 
 /*
- * May the kernel write the 8 bytes at @a for a binding pass? Its bounds
- * (the module's RELRO) come from the module's link_map and program
- * headers, writable memory: a forged link_map could aim the write, which
- * ignores page protections, at sealed text or at the runtime's own
- * read-only data. So the kernel says what is there: a read-only,
- * non-executable mapping of a file (a RELRO page is one), not
- * libfineibt's own file. When the kernel cannot be asked (no /proc), as
- * the other questions do (docs/protection.md).
+ * The runtime object's own RELRO (libfineibt.so, or the executable that
+ * holds libfineibt.a), from its ELF header in memory (link-time symbols:
+ * no word of the loader's): its GOT, through which it calls libc, and
+ * fi_rt_coarse_slot. False when it cannot be found.
+ */
+static bool fi_runtime_relro(uint64_t *lo, uint64_t *hi)
+{
+	const ElfW(Phdr) *ph;
+	uintptr_t bias = 0;
+	bool dyn = false;
+
+	*lo = *hi = 0;
+	if (!&__ehdr_start || !_DYNAMIC)
+		return false;
+	ph = (const ElfW(Phdr) *)((uintptr_t)&__ehdr_start + __ehdr_start.e_phoff);
+	for (size_t i = 0; i < __ehdr_start.e_phnum; i++) {
+		if (ph[i].p_type == PT_DYNAMIC) {
+			bias = (uintptr_t)_DYNAMIC - ph[i].p_vaddr;
+			dyn = true;
+		}
+	}
+	for (size_t i = 0; dyn && i < __ehdr_start.e_phnum; i++) {
+		if (ph[i].p_type == PT_GNU_RELRO) {
+			*lo = fi_page_down(bias + ph[i].p_vaddr);
+			*hi = fi_page_up(bias + ph[i].p_vaddr + ph[i].p_memsz);
+		}
+	}
+	return dyn;
+}
+
+/*
+ * May the kernel write @a, a slot the caller found in a RELRO range?
+ * That range, and the slot, come from the loader's link map (l_addr,
+ * l_phdr, l_ld: ld.so's writable data), so a forged link map made the
+ * runtime write its own read-only state through /proc/self/mem, which
+ * ignores page protection (tests/e2e/protect_slot.sh). The kernel decides
+ * instead: an aligned word of a read-only mapping of a file, neither
+ * writable nor executable (so not the state block, the arena, a stub or
+ * veneer page, any text: anonymous or executable), outside the runtime's
+ * own RELRO (its GOT, fi_rt_coarse_slot) and outside the registered
+ * arrays a cache hit maps from its entry (read-only file pages too),
+ * and no page of the runtime's own file (its read-only data: the
+ * sequences' templates, the tables the handler reads).
+ * Called inside the window: the kernel's answer and the store are made
+ * with every signal blocked, and no mapping of the runtime's changes
+ * between them.
  */
 static bool fi_live_slot_ok(uintptr_t a)
 {
+	const struct fi_runtime *rt = fi_rt();
+	size_t n = __atomic_load_n(&rt->nmods, __ATOMIC_ACQUIRE);
+	uint64_t lo, hi;
 	struct fi_vma v, own;
-	int err = fi_rt_vma(a, &v);
 
-	if (err && err != -ENOENT)
-		return true;
-	if (err || !v.file || v.w || v.x || a + sizeof(void *) > v.hi)
+	if ((a & 7) || !fi_runtime_relro(&lo, &hi) || (a >= lo && a < hi))
 		return false;
-	err = fi_rt_vma((uint64_t)(uintptr_t)&fi_live_slot_ok, &own);
-	return err || own.dev != v.dev || own.ino != v.ino;
+	if (fi_rt_vma(a, &v) || !v.r || v.w || v.x || !v.file ||
+	    a + sizeof(void *) > v.hi)
+		return false;
+	if (fi_rt_vma((uint64_t)(uintptr_t)&fi_live_slot_ok, &own) ||
+	    (own.dev == v.dev && own.ino == v.ino))
+		return false;
+	for (size_t i = 0; i < n && i < FI_MAX_SLOTS; i++) {
+		const struct fi_module *m = rt->mods[i];
+		uintptr_t r = m ? (uintptr_t)m->regs : 0;
+
+		if (r && a >= fi_page_down(r) && a < fi_page_up(r + m->regs_len))
+			return false;
+	}
+	return true;
 }
 
 int fi_live_store_slot(uintptr_t relro_lo, uintptr_t relro_hi, void **slot,
@@ -1017,10 +1067,12 @@ int fi_live_store_slot(uintptr_t relro_lo, uintptr_t relro_hi, void **slot,
 		__atomic_store_n(slot, to, __ATOMIC_RELEASE);
 		return 0;
 	}
-	if (!fi_live_slot_ok(a))
-		return -EACCES;
 	if (!fi_rt_write_begin(&saved))
 		return -errno;
+	if (!fi_live_slot_ok(a)) {
+		fi_rt_write_end(&saved);
+		return -EPERM;
+	}
 	/* The window checked the descriptor (ours, still our file). */
 	fd = fi_rt()->wr.how == FI_RT_KERNEL ? fi_rt_mem_fd() : -1;
 	err = fd >= 0 ? fi_rt_pwrite(fd, &to, sizeof(to), slot) : -ENOSYS;

@@ -61,10 +61,12 @@ bool fi_live_alone(void);
  * writable in the process, so a thread racing the store cannot write the
  * module's GOT (its PLT jumps are checked in no mode). Only where the
  * state itself is written through windows (docs/protection.md) is the page
- * opened for the store. The bounds come from writable memory (the
- * module's link_map): a slot in them is written only where the kernel
- * shows a read-only, non-executable file mapping that is not
- * libfineibt's own, else -EACCES. 0 or -errno (nothing stored).
+ * opened for the store. The range and the slot come from the loader's
+ * writable link map: the kernel decides whether the slot may be written
+ * at all (an aligned word of a read-only, non-executable file mapping,
+ * no page of the runtime's own file, nor a cache entry's registered
+ * arrays),
+ * else -EPERM. 0 or -errno (nothing stored).
  */
 int fi_live_store_slot(uintptr_t relro_lo, uintptr_t relro_hi, void **slot,
 		       void *to);

@@ -9,7 +9,9 @@
  * them, which its PLT jumps through unchecked in every mode.
  * fi_live_store_slot writes a RELRO slot through the kernel instead.
  *
- * Here the slot is a word of libc's RELRO, stored again with
+ * Here the slot is a word of libm's RELRO (a library this program loads
+ * and never calls: its own RELRO is the runtime's, linked in, where no
+ * store may land, below), stored again with
  * its own value 3000 times while a thread writes another word of the
  * same page with process_vm_writev (which fails with EFAULT on a page
  * that is not writable instead of faulting: the write primitive of those
@@ -17,12 +19,19 @@
  * writer's stores lands, and the slot reads what was stored. The control
  * is the page-opening store the passes made before (fi_livedyn_store):
  * the same writer lands stores in its windows.
+ *
+ * Where a store may land (fi_live_slot_ok): the slot and the range come
+ * from the loader's writable link map, so the kernel decides. A range
+ * that names the runtime's own RELRO (this program's), the read-only
+ * state or a text page gets -EPERM and nothing stored; on the tree
+ * before, each was written through /proc/self/mem.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
-#include <string.h>
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -37,39 +46,31 @@
 static struct fi_livedyn dyn, own;
 static bool dyn_found, own_found;
 
-/*
- * libc's RELRO for the stores (this executable holds the runtime, whose
- * own file the store refuses), and this executable's, for that refusal.
- */
 static int find_modules(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	(void)arg;
-	if (!own_found)
-		own_found = fi_livedyn_read(info, &own) && own.relro_hi > own.relro_lo;
-	else if (!dyn_found && info->dlpi_name && strstr(info->dlpi_name, "/libc.so"))
-		dyn_found = fi_livedyn_read(info, &dyn) && dyn.relro_hi > dyn.relro_lo;
-	return dyn_found;
+	if (!own_found && !info->dlpi_name[0])	/* the executable: first */
+		own_found = fi_livedyn_read(info, &own) &&
+			    own.relro_hi > own.relro_lo;
+	else if (!dyn_found && strstr(info->dlpi_name, "/libm.so"))
+		dyn_found = fi_livedyn_read(info, &dyn) &&
+			    dyn.relro_hi > dyn.relro_lo;
+	return 0;
 }
 
-/*
- * The bounds the store gets come from the module's link_map (writable):
- * forged, they could aim the kernel's write (which ignores protections)
- * at text or at the runtime's own read-only data. Each is stored with its
- * own value (harmless if it lands): the store must refuse.
- */
-static void refuses(void)
+/* A store of a value other than @slot's at @slot, in a range [@slot,
+ * +8): refused, and @slot unchanged? (Put back if it was not.) */
+static bool refused(void **slot)
 {
-	void **text = (void **)(((uintptr_t)&refuses + 7) & ~(uintptr_t)7);
-	void **mine = (void **)((own.relro_lo + 7) & ~(uintptr_t)7);
-	uintptr_t t = (uintptr_t)text;
+	void *was = *slot, *other = (void *)((uintptr_t)was ^ 0x10);
+	uintptr_t a = (uintptr_t)slot;
+	int err = fi_live_store_slot(a, a + 8, slot, other);
+	bool same = *slot == was;
 
-	CHECK("relro_store_refuses_text",
-	      fi_live_store_slot(t & ~(uintptr_t)(PAGE - 1), t + PAGE, text,
-				 *text) == -EACCES);
-	CHECK("relro_store_refuses_own_file",
-	      (uintptr_t)mine + 8 <= own.relro_hi &&
-	      fi_live_store_slot(own.relro_lo, own.relro_hi, mine, *mine) == -EACCES);
+	if (!same)
+		fi_live_store_slot(a, a + 8, slot, was);
+	return err == -EPERM && same;
 }
 
 static volatile int stop;
@@ -131,10 +132,20 @@ int main(void)
 	unsigned long n;
 	int bad;
 
+	if (!CHECK("relro_libm", dlopen("libm.so.6", RTLD_NOW)))
+		return fi_check_exit();
 	dl_iterate_phdr(find_modules, NULL);
 	if (!CHECK("relro_found", dyn_found && own_found))
 		return fi_check_exit();
-	refuses();
+	/* Where no store may land, whatever range the caller names. */
+	CHECK("relro_runtime_own_refused",
+	      refused((void **)((own.relro_lo + 7) & ~(uintptr_t)7)));
+	CHECK("relro_state_refused",
+	      refused((void **)(uintptr_t)&fi_rt()->nmods));
+	CHECK("relro_text_refused", refused((void **)(uintptr_t)
+		(((uintptr_t)&writer + 7) & ~(uintptr_t)7)));
+	CHECK("relro_unaligned_refused",
+	      refused((void **)(((dyn.relro_lo + 7) & ~(uintptr_t)7) + 1)));
 	/* A slot and another word of the same page, both in RELRO. */
 	lo = (dyn.relro_lo + 7) & ~(uintptr_t)7;
 	pg = lo & ~(uintptr_t)(PAGE - 1);
