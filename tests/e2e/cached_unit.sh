@@ -120,12 +120,7 @@ as_unit() {
 		setpriv --bounding-set=-all"$caps" --inh-caps=-all -- \
 		"${MDWE[@]}" "$SA" "$NRS" "$FIBT" cached --dir "$D" --verbose "$@" 2>>"$T/svc.log" &
 	SVC_PID=$!
-	for _ in $(seq 100); do
-		[ -S "$D/sock" ] && return 0
-		kill -0 "$SVC_PID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
+	svc_ready
 }
 entries() { ls "$U" 2>/dev/null | grep -cE '^[0-9a-f]{32}$'; }
 wait_entries() {

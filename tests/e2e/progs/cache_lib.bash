@@ -44,6 +44,12 @@ start_svc() {
 	stop_svc
 	"$FIBT" cached --dir "$D" --verbose "$@" 2>>"$T/svc.log" &
 	SVC_PID=$!
+	svc_ready
+}
+
+# svc_ready: wait until the service just started as $SVC_PID has its
+# socket on $D; 1 if it stopped or never made it.
+svc_ready() {
 	for _ in $(seq 100); do
 		[ -S "$D/sock" ] && return 0
 		kill -0 "$SVC_PID" 2>/dev/null || return 1
