@@ -229,9 +229,15 @@ static uint32_t fi_sven_hash(const struct fi_module *m, uint32_t hash)
  * Anything else gets no veneer: the module's check traps on it, as
  * stock kCFI does.
  */
+extern void *fi_sven_libc_dlsym(void *handle, const char *name);
+__asm__(".symver fi_sven_libc_dlsym, dlsym@GLIBC_2.2.5");
+
 static bool fi_sven_bound(uint64_t fn, const char *name)
 {
-	void *p = dlsym(RTLD_DEFAULT, name);
+	/* libc's dlsym itself: the runtime's own exported dlsym (which its
+	 * calls bind to) would answer a function of libc with a dlsym veneer,
+	 * never @fn, and spend a veneer slot on it. */
+	void *p = fi_sven_libc_dlsym(RTLD_DEFAULT, name);
 	Dl_info info;
 
 	if (p && (uint64_t)(uintptr_t)p == fn)
