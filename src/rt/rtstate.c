@@ -957,6 +957,7 @@ __attribute__((noinline)) void fi_rt_scrub_stack(void)
 {
 	unsigned char in[FI_SCRUB_DEPTH / 4096 + 2];
 	uintptr_t sp, floor, lo, end, page;
+	int resident;
 
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
 	floor = fi_rt_stack_floor(sp);
@@ -977,7 +978,19 @@ __attribute__((noinline)) void fi_rt_scrub_stack(void)
 	 * with it before the wipe resumes.
 	 */
 	page = lo & ~(uintptr_t)4095;
-	if (mincore((void *)page, end - page, in)) {
+	resident = mincore((void *)page, end - page, in) ? errno : 0;
+	if (resident && resident != ENOMEM) {
+		/*
+		 * mincore refused (a system-call filter that leaves it out,
+		 * as systemd 252's @system-service does: docs/ecosystem.md):
+		 * no page can be told apart, so all of them are wiped, each
+		 * missing one at the cost of a fault. The range lies within
+		 * the stack fi_rt_stack_floor bounded: a main stack grows.
+		 */
+		fi_rt_wipe_below_sp(lo, end);
+		return;
+	}
+	if (resident) {
 		/*
 		 * Part of the range is not mapped (ENOMEM): a main stack not
 		 * grown that far, or valgrind's own stack for the program.
