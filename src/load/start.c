@@ -568,9 +568,10 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
 		if (fi_image_kcfi_unprefixed(&m->img)) {
 			e->ctraps = fi_rt_compiled_list(&m->img, f->key,
 							&e->nctraps);
-			/* Its entries for the coarse check (rtcoarse.c). */
+			/* Its entries for the coarse check (rtcoarse.c):
+			 * its aligned ENDBRs, whatever its layout. */
 			e->cbits = e->ctraps ?
-				   fi_coarse_keep(&m->img, f->key,
+				   fi_coarse_keep(NULL, f->key,
 						  f->key + f->size, false) :
 				   NULL;
 			const char *why = fi_image_stock_refused(&m->img);

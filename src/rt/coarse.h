@@ -101,10 +101,14 @@ void fi_coarse_range_fill(uint64_t *bits, uint64_t lo, uint64_t hi,
 
 /*
  * The bitmap of @im's known entries over [@lo & ~15, @hi), for a kCFI
- * module left as compiled or whose registration failed: kept in the
- * read-only arena and checked where it landed (rtstate.c). NULL when it
- * has no entry there or it cannot be kept: the module then has no range
- * in the table (no address of it is an entry). Not async-signal-safe.
+ * module whose registration failed; with @im NULL, of every 16-aligned
+ * ENDBR in the live text [@lo, @hi), for a module left as compiled (its
+ * layout may be one the scan cannot read entries from: another
+ * -fpatchable-function-entry; its text is the file's, read-execute).
+ * Kept in the read-only arena and checked where it landed (rtstate.c).
+ * NULL when it has no entry there or it cannot be kept: the module then
+ * has no range in the table (no address of it is an entry). Not
+ * async-signal-safe.
  */
 const uint64_t *fi_coarse_keep(const struct fi_image *im, uint64_t lo,
 			       uint64_t hi, bool pre);

@@ -61,6 +61,8 @@ size_t fi_coarse_range_words(uint64_t lo, uint64_t hi,
 {
 	size_t i = 0;
 
+	if (!im)
+		return fi_coarse_words(lo, hi);
 	lo = fi_coarse_lo(lo);
 	/* The size depends on the range alone: one entry is enough. */
 	while (i < im->nfuncs &&
@@ -82,6 +84,17 @@ void fi_coarse_range_fill(uint64_t *bits, uint64_t lo, uint64_t hi,
 	uint64_t i;
 
 	lo = fi_coarse_lo(lo);
+	if (!im) {
+		/* Every 16-aligned ENDBR of the live text (read-execute, the
+		 * file's own bytes: a module left as compiled). */
+		for (uint64_t a = lo; a + 4 <= hi; a += FI_PREAMBLE_SIZE) {
+			if (!fi_is_endbr((const void *)(uintptr_t)a))
+				continue;
+			i = (a - lo) >> FI_COARSE_SHIFT;
+			bits[i / 64] |= 1ull << (i % 64);
+		}
+		return;
+	}
 	for (size_t k = 0; k < im->nfuncs; k++) {
 		if (!fi_coarse_entry_ok(&im->funcs[k], im->bias, lo, hi))
 			continue;
