@@ -814,12 +814,17 @@ static void fi_rt_take(struct fi_module *m, signed char keep)
 	}
 	if (o.cfg.flags & FINEIBT_F_BHI) {
 		err = fi_live_stubs_for(&m->img, &o.bhi_args);
-		if (err) {
+		if (err == -EACCES)
+			fi_say("fineibt: warning: %s: no BHI stubs: memory "
+			       "may not become executable "
+			       "(MemoryDenyWriteExecute); bhi dropped for this "
+			       "module\n", fi_rt_name(m));
+		else if (err)
 			fi_say("fineibt: warning: %s: no BHI stubs within "
 			       "reach (%s); bhi dropped for this module\n",
 			       fi_rt_name(m), strerror(-err));
+		if (err)
 			o.cfg.flags &= ~FINEIBT_F_BHI;
-		}
 	}
 	err = fi_live_patch(&m->img, &o, &st);
 	if (err == -EBADMSG) {
