@@ -1418,6 +1418,13 @@ static void fi_rt_start_locked(void)
 			fi_say("fineibt: the runtime state is written through "
 			       "windows (/proc/self/mem: %s): a write racing "
 			       "one may land\n", strerror(fi_rt()->wr.err));
+		/* mseal refused (before Linux 6.10, or a unit's filter with
+		 * SystemCallErrorNumber=): read-only all the same. */
+		if (fi_rt()->wr.how == FI_RT_KERNEL && !fi_rt()->wr.sealed)
+			fi_say("fineibt: the runtime state is read-only but "
+			       "not sealed (mseal refused: Linux before 6.10, "
+			       "or a system-call filter): an mprotect could "
+			       "make it writable again\n");
 	}
 }
 
