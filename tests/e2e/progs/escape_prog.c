@@ -45,7 +45,10 @@
  *                       then a call of another type through the answer:
  *                       "forged ran 7" when libc's moved answer got a
  *                       dlsym veneer (valid for every type); a control
- *                       dlsym and call first ("entry 5")
+ *                       dlsym and call first ("entry 5"); then the
+ *                       answer moved into libc (inside labs, no export
+ *                       there): "cross plain", or "cross veneer" when
+ *                       it got one
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -404,9 +407,10 @@ typedef long (*confused_dl_t)(const char *, int);
 static int do_dlsym_forged(const char *plain)
 {
 	void *h = dlopen(plain, RTLD_NOW);
-	getter_t entry, mid;
+	getter_t entry, mid, labs_at;
 	struct link_map *lm = NULL;
 	confused_dl_t f;
+	char *in_libc;
 	ElfW(Addr) d;
 
 	entry = h ? (getter_t)dlsym(h, "plain_entry_addr") : NULL;
@@ -418,6 +422,17 @@ static int do_dlsym_forged(const char *plain)
 	d = (ElfW(Addr))((char *)mid() - (char *)entry());
 	f = (confused_dl_t)dlsym(h, "plain_entry");
 	printf("entry %ld\n", f ? f("x", 1) : -1L);
+	/* Into another object: dladdr names no export there. */
+	labs_at = h ? (getter_t)dlsym(h, "plain_labs_addr") : NULL;
+	if (!labs_at) {
+		printf("dl failed\n");
+		return 2;
+	}
+	in_libc = (char *)labs_at() + 4;
+	lm->l_addr += (ElfW(Addr))(in_libc - (char *)entry());
+	f = (confused_dl_t)dlsym(h, "plain_entry");
+	lm->l_addr -= (ElfW(Addr))(in_libc - (char *)entry());
+	printf("cross %s\n", (char *)f == in_libc ? "plain" : "veneer");
 	/* The write primitive: one word of the loader's heap, moved for
 	 * the lookup only. */
 	lm->l_addr += d;
