@@ -380,12 +380,71 @@ static bool fi_foreign_is_branch(const char *name)
 	return false;
 }
 
+/* libc's own (the runtime's exported dlsym and dlopen are interposers). */
+extern void *fi_fx_libc_dlsym(void *, const char *);
+extern void *fi_fx_libc_dlopen(const char *, int);
+__asm__(".symver fi_fx_libc_dlsym, dlsym@GLIBC_2.2.5");
+__asm__(".symver fi_fx_libc_dlopen, dlopen@GLIBC_2.2.5");
+
+/*
+ * libc's dlsym answer @p for @name is the object's l_addr (its link_map:
+ * writable) plus the symbol's value: a forged l_addr moves it anywhere,
+ * and a veneer would make the moved address a target of every type.
+ * dladdr reads the same l_addr, so it names the moved answer as the
+ * export exactly; the kernel then decides (fi_export_real): the answer
+ * must be at the file offset that symbol's value maps to in the
+ * object's file. An answer dladdr names no export at exactly is an
+ * IFUNC's choice (its implementation has no dynamic symbol), or an
+ * answer moved into another object: it is taken only when the object
+ * dladdr puts it in, asked for @name itself, gives @p again.
+ */
+static bool fi_foreign_real(void *p, const char *name)
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+	void *h, *q;
+
+	if (!dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) ||
+	    !info.dli_fname)
+		return false;
+	if (sym && info.dli_sname && info.dli_saddr == p)
+		return fi_export_real((uint64_t)(uintptr_t)p, info.dli_fbase,
+				      sym, info.dli_sname, false);
+	if (!name)
+		return false;
+	h = fi_fx_libc_dlopen(info.dli_fname[0] ? info.dli_fname : NULL,
+			      RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return false;
+	q = fi_fx_libc_dlsym(h, name);
+	dlclose(h);
+	return q == p;
+}
+
+/*
+ * Has @fn a veneer already? Its record (never writable) says it passed
+ * fi_foreign_real then: a second dlsym of the name costs no question to
+ * the kernel.
+ */
+static bool fi_fx_has(uint64_t fn)
+{
+	uint64_t f;
+
+	for (uint64_t i = 0; (f = fi_fx_slot_fn(i)); i++) {
+		if (f == fn)
+			return true;
+	}
+	return false;
+}
+
 void *fi_foreign_wrap(void *p, const char *name)
 {
-	if (!p || fi_foreign_is_branch(name) ||
-	    !fi_foreign_is_code((uint64_t)(uintptr_t)p))
+	uint64_t fn = (uint64_t)(uintptr_t)p;
+
+	if (!p || fi_foreign_is_branch(name) || !fi_foreign_is_code(fn) ||
+	    (!fi_fx_has(fn) && !fi_foreign_real(p, name)))
 		return p;
-	return fi_fx_veneer((uint64_t)(uintptr_t)p, name);
+	return fi_fx_veneer(fn, name);
 }
 
 bool fi_foreign_name_near(uint64_t addr, uint64_t after, uint64_t *start,

@@ -49,6 +49,7 @@
 #include "thunks.h"
 
 #ifndef __ASSEMBLER__
+#include <link.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -145,6 +146,23 @@ bool fi_coarse_known(const struct fi_coarse *t, uint64_t addr);
  * through.
  */
 bool fi_flow_primitive(const char *name);
+
+/*
+ * Is @target, which dladdr1 names as the export @sym (@name) of the
+ * object at @fbase, really that export by the kernel's maps? dladdr's
+ * answer and libc's dlsym answer both rest on the object's link_map
+ * (l_addr: writable), so a forged l_addr moves them. True when @target
+ * is executable and never writable, in the file whose first page
+ * (read-only, file offset 0) is at @fbase (the vDSO: its one mapping),
+ * at the file offset @sym's value maps to through that page's program
+ * headers, with @sym and @name read-only in that file; also true when
+ * the kernel cannot be asked (-ENODEV). @kept: ask only through the
+ * runtime's kept maps descriptor (async-signal-safe: the SIGILL
+ * handler, trap/coarsetrap.c); else fi_rt_vma, which may open the maps
+ * file (the dlsym veneers, interpose/foreign.c).
+ */
+bool fi_export_real(uint64_t target, const void *fbase, const ElfW(Sym) *sym,
+		    const char *name, bool kept);
 #endif /* __ASSEMBLER__ */
 
 #endif /* FI_COARSE_H */

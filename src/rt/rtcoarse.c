@@ -14,6 +14,8 @@
  * unpredictable branches on every call (docs/bench.md, "The coarse
  * check").
  */
+#include <elf.h>
+#include <errno.h>
 #include <string.h>
 
 #include "coarse.h"
@@ -266,4 +268,91 @@ bool fi_flow_primitive(const char *name)
 			return true;
 	}
 	return false;
+}
+
+/* The kernel's view of @addr: from the kept descriptor only when @kept. */
+static int fi_export_vma(uint64_t addr, struct fi_vma *v, bool kept)
+{
+	return kept ? fi_rt_vma_kept(addr, v) : fi_rt_vma(addr, v);
+}
+
+/*
+ * The offset from the object's start in its file (or, the vDSO, in its
+ * one mapping) that address @v of its program headers maps to; @len: the
+ * read-only bytes at @eh.
+ */
+static bool fi_export_file_off(const ElfW(Ehdr) *eh, uint64_t len, uint64_t v,
+			       uint64_t *off)
+{
+	const ElfW(Phdr) *ph;
+
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_phentsize != sizeof(*ph) || eh->e_phoff > len ||
+	    (len - eh->e_phoff) / sizeof(*ph) < eh->e_phnum)
+		return false;
+	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && v >= ph[i].p_vaddr &&
+		    v - ph[i].p_vaddr < ph[i].p_filesz) {
+			*off = v - ph[i].p_vaddr + ph[i].p_offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * [@p, @p + @n) read-only in the object of mapping @o (its file's, or
+ * @o). @h: a read-only mapping of that object already asked (the first
+ * page's: its symbols and names are usually there), which needs no
+ * second question.
+ */
+static bool fi_export_in_obj(const void *p, size_t n, const struct fi_vma *o,
+			     const struct fi_vma *h, bool kept)
+{
+	uint64_t a = (uint64_t)(uintptr_t)p;
+	struct fi_vma v;
+
+	if (a >= h->lo && a < h->hi && n <= h->hi - a)
+		return true;
+	if (fi_export_vma(a, &v, kept) || v.w || a + n > v.hi || v.file != o->file)
+		return false;
+	return o->file ? v.dev == o->dev && v.ino == o->ino : v.lo == o->lo;
+}
+
+/*
+ * dladdr's answer rests on the object's link_map (its l_addr, l_info:
+ * writable heap): a forged one names any address of the object's text
+ * as an export. The kernel checks it: @target executable and never
+ * writable, in the file whose first page (read-only, offset 0) is at
+ * @fbase (the vDSO: in the one mapping that starts there), at the
+ * offset the symbol's value maps to through that page's program
+ * headers; the symbol and its name read-only in that object. When the
+ * kernel cannot be asked (@kept: the SIGILL handler, which only uses the
+ * runtime's kept maps descriptor, has none; else no /proc), as before.
+ */
+bool fi_export_real(uint64_t target, const void *fbase, const ElfW(Sym) *sym,
+		    const char *name, bool kept)
+{
+	uint64_t base = (uint64_t)(uintptr_t)fbase, off;
+	struct fi_vma t, h;
+	int err = fi_export_vma(target, &t, kept);
+
+	if (err == -ENODEV)
+		return true;
+	if (err || !t.x || t.w)
+		return false;
+	if (!t.file) {
+		if (t.lo != base)
+			return false;
+		h = t;
+		t.off = 0;
+	} else if (fi_export_vma(base, &h, kept) || !h.file || h.w || h.off ||
+		   h.lo != base || h.dev != t.dev || h.ino != t.ino) {
+		return false;
+	}
+	return fi_export_in_obj(sym, sizeof(*sym), &t, &h, kept) &&
+	       fi_export_in_obj(name, strlen(name) + 1, &t, &h, kept) &&
+	       fi_export_file_off(fbase, h.hi - h.lo, sym->st_value, &off) &&
+	       off == t.off + (target - t.lo);
 }

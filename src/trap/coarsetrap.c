@@ -18,7 +18,6 @@
  */
 #include <dlfcn.h>
 #include <elf.h>
-#include <errno.h>
 #include <link.h>
 #include <string.h>
 
@@ -113,79 +112,6 @@ static bool fi_coarse_naked(const struct fi_module *m, uint64_t addr)
 	return v == FI_ENDBR64_VAL || v == FI_ENDBR32_VAL;
 }
 
-/*
- * The offset from the object's start in its file (or, the vDSO, in its
- * one mapping) that address @v of its program headers maps to; @len: the
- * read-only bytes at @eh.
- */
-static bool fi_coarse_file_off(const ElfW(Ehdr) *eh, uint64_t len, uint64_t v,
-			       uint64_t *off)
-{
-	const ElfW(Phdr) *ph;
-
-	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_phentsize != sizeof(*ph) || eh->e_phoff > len ||
-	    (len - eh->e_phoff) / sizeof(*ph) < eh->e_phnum)
-		return false;
-	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
-	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_LOAD && v >= ph[i].p_vaddr &&
-		    v - ph[i].p_vaddr < ph[i].p_filesz) {
-			*off = v - ph[i].p_vaddr + ph[i].p_offset;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* [@p, @p + @n) read-only in the object of mapping @o (its file's, or @o). */
-static bool fi_coarse_in_obj(const void *p, size_t n, const struct fi_vma *o)
-{
-	uint64_t a = (uint64_t)(uintptr_t)p;
-	struct fi_vma v;
-
-	if (fi_rt_vma_kept(a, &v) || v.w || a + n > v.hi || v.file != o->file)
-		return false;
-	return o->file ? v.dev == o->dev && v.ino == o->ino : v.lo == o->lo;
-}
-
-/*
- * dladdr's answer rests on the object's link_map (its l_addr, l_info:
- * writable heap): a forged one names any address of the object's text
- * as an export. The kernel checks it: @target executable and never
- * writable, in the file whose first page (read-only, offset 0) is at
- * @fbase (the vDSO: in the one mapping that starts there), at the
- * offset the symbol's value maps to through that page's program
- * headers; the symbol and its name read-only in that object. When the
- * kernel cannot be asked from the handler (no maps descriptor), as
- * before.
- */
-static bool fi_coarse_export_real(uint64_t target, const void *fbase,
-				  const ElfW(Sym) *sym, const char *name)
-{
-	uint64_t base = (uint64_t)(uintptr_t)fbase, off;
-	struct fi_vma t, h;
-	int err = fi_rt_vma_kept(target, &t);
-
-	if (err == -ENODEV)
-		return true;
-	if (err || !t.x || t.w)
-		return false;
-	if (!t.file) {
-		if (t.lo != base)
-			return false;
-		h = t;
-		t.off = 0;
-	} else if (fi_rt_vma_kept(base, &h) || !h.file || h.w || h.off ||
-		   h.lo != base || h.dev != t.dev || h.ino != t.ino) {
-		return false;
-	}
-	return fi_coarse_in_obj(sym, sizeof(*sym), &t) &&
-	       fi_coarse_in_obj(name, strlen(name) + 1, &t) &&
-	       fi_coarse_file_off(fbase, h.hi - h.lo, sym->st_value, &off) &&
-	       off == t.off + (target - t.lo);
-}
-
 bool fi_coarse_take(const struct fi_trap *t)
 {
 	const struct fi_module *m;
@@ -208,7 +134,7 @@ bool fi_coarse_take(const struct fi_trap *t)
 	type = ELF64_ST_TYPE(sym->st_info);
 	if (type != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
 	    fi_flow_primitive(info.dli_sname) ||
-	    !fi_coarse_export_real(t->target, info.dli_fbase, sym, info.dli_sname))
+	    !fi_export_real(t->target, info.dli_fbase, sym, info.dli_sname, true))
 		return false;
 	/* The runtime's own exports: its thunks jump to a register. */
 	return !dladdr((void *)&fi_coarse_take, &own) ||

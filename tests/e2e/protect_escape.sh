@@ -26,6 +26,14 @@
 #    that dladdr names the middle of a function as an export; the SIGILL
 #    handler's exemption for exports took it ("forged ran 7"). The kernel
 #    now checks the answer (the target's file offset is the symbol's).
+#  - dlsymforged: the same forged l_addr, only around a dlsym of the
+#    export from a kCFI caller; libc's moved answer got a dlsym veneer
+#    (valid for every type) and a call of another type through it ran
+#    ("forged ran 7"). The interposer now has the kernel check the answer
+#    (the same check), and gives the plain address: the caller traps.
+#    Moved into another object (inside libc's labs: dladdr names no
+#    export there), it is taken only if that object gives it for the
+#    name ("cross plain"; "cross veneer" before).
 . "$(dirname "$0")/progs/protect_common.bash"
 
 ES_OUT=$ROOT/$BUILD/e2e/escape
@@ -149,5 +157,18 @@ for m in $(fi_with_sets kcfi fineibt auto); do
 		pr_pass "forged[$m]: an export named by a forged link_map is refused; the real one passes"
 	else
 		pr_fail "forged[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
+done
+# dlsymforged: libc's dlsym answer moved by the same write (around the
+# dlsym only) gets no veneer; a typed call of another type through it
+# traps. Plain fineibt has no caller check (without IBT it cannot stop a
+# call to code without a preamble): its paranoid form.
+for m in $(fi_with_sets kcfi fineibt,paranoid auto); do
+	pr_run dlsymforged "$m" "$PROG" dlsymforged "$ES_OUT/libfi_plain.so"
+	if [ "$PR_RC" = 132 ] && [ "$PR_OUT_TXT" = $'entry 5\ncross plain' ] &&
+	   grep -Eq "$PR_REPORT_RE"'.* in libfi_plain\.so, not instrumented' <<<"$PR_ERR_TXT"; then
+		pr_pass "dlsymforged[$m]: libc's dlsym answer moved by a forged link_map gets no veneer; the real one does"
+	else
+		pr_fail "dlsymforged[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
 	fi
 done

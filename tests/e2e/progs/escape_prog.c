@@ -40,6 +40,15 @@
  *                       handler's exemption for exports let it through
  *                       (a control call of the real export first:
  *                       "entry 5")
+ *   escape_prog dlsymforged PLAIN  the same forged l_addr, only around
+ *                       a dlsym of plain_entry from this kCFI program,
+ *                       then a call of another type through the answer:
+ *                       "forged ran 7" when libc's moved answer got a
+ *                       dlsym veneer (valid for every type); a control
+ *                       dlsym and call first ("entry 5"); then the
+ *                       answer moved into libc (inside labs, no export
+ *                       there): "cross plain", or "cross veneer" when
+ *                       it got one
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -392,6 +401,47 @@ static int do_forged(const char *plain)
 	return 0;
 }
 
+/* A type plain_entry does not have: only a veneer lets the call pass. */
+typedef long (*confused_dl_t)(const char *, int);
+
+static int do_dlsym_forged(const char *plain)
+{
+	void *h = dlopen(plain, RTLD_NOW);
+	getter_t entry, mid, labs_at;
+	struct link_map *lm = NULL;
+	confused_dl_t f;
+	char *in_libc;
+	ElfW(Addr) d;
+
+	entry = h ? (getter_t)dlsym(h, "plain_entry_addr") : NULL;
+	mid = h ? (getter_t)dlsym(h, "plain_mid_addr") : NULL;
+	if (!entry || !mid || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm) {
+		printf("dl failed\n");
+		return 2;
+	}
+	d = (ElfW(Addr))((char *)mid() - (char *)entry());
+	f = (confused_dl_t)dlsym(h, "plain_entry");
+	printf("entry %ld\n", f ? f("x", 1) : -1L);
+	/* Into another object: dladdr names no export there. */
+	labs_at = h ? (getter_t)dlsym(h, "plain_labs_addr") : NULL;
+	if (!labs_at) {
+		printf("dl failed\n");
+		return 2;
+	}
+	in_libc = (char *)labs_at() + 4;
+	lm->l_addr += (ElfW(Addr))(in_libc - (char *)entry());
+	f = (confused_dl_t)dlsym(h, "plain_entry");
+	lm->l_addr -= (ElfW(Addr))(in_libc - (char *)entry());
+	printf("cross %s\n", (char *)f == in_libc ? "plain" : "veneer");
+	/* The write primitive: one word of the loader's heap, moved for
+	 * the lookup only. */
+	lm->l_addr += d;
+	f = (confused_dl_t)dlsym(h, "plain_entry");
+	lm->l_addr -= d;
+	printf("forged ran %ld\n", f ? f("x", 1) : -1L);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -407,6 +457,8 @@ int main(int argc, char **argv)
 		return do_coarse(argc - 2, argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "forged"))
 		return do_forged(argv[2]);
-	fprintf(stderr, "usage: escape_prog race LIB N | jitfull LIB | modfull LIB... | coarse LIB... | forged PLAIN\n");
+	if (argc == 3 && !strcmp(argv[1], "dlsymforged"))
+		return do_dlsym_forged(argv[2]);
+	fprintf(stderr, "usage: escape_prog race LIB N | jitfull LIB | modfull LIB... | coarse LIB... | forged PLAIN | dlsymforged PLAIN\n");
 	return 2;
 }
