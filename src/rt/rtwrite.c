@@ -41,12 +41,17 @@
  * the state's block (its arena's first chunk included) is left the
  * writable .bss the loader mapped until that window ends: fi_rt_put
  * stores into it, and the window's end makes it read-only and seals it,
- * once. Only the runtime's own instructions run meanwhile, in the one
- * thread there is, so nothing else could have written it either way;
- * what is checked where it landed is still checked. The token's page is
- * read-only and sealed from the window's start, its pwrite the probe that
- * the kernel's writer works, as in every other start. Every later window
- * writes through the kernel.
+ * once. Where the start rewrites text between its record and its
+ * registration, it holds the block writable across the rewrite
+ * (fi_rt_inplace_hold): each window after the first asks fi_rt_alone
+ * again as it opens (not alone: sealed there), and the registration
+ * window's end seals it; fi_rt_inplace_seal ends start-up whatever
+ * happened. Only the runtime's own instructions run meanwhile, in the
+ * one thread there is, so nothing else could have written it either
+ * way; what is checked where it landed is still checked. The token's
+ * page is read-only and sealed from the first window's start, its
+ * pwrite the probe that the kernel's writer works, as in every other
+ * start. Every window after start-up writes through the kernel.
  *
  * Windows: every signal blocked in the writing thread, one spin lock (the
  * only writable word that matters: docs/protection.md's table), nesting
