@@ -16,6 +16,10 @@
 #   - thread[MODE]: the same program with a thread started by an IFUNC
 #     resolver of the executable, before every constructor: unshare
 #     fails (EINVAL) and the window writes through the kernel;
+#   - spawn[MODE]: a task started inside the first window (the test
+#     library's hook): the registration window finds the process not
+#     alone (unshare EINVAL), seals the block at once and writes through
+#     the kernel;
 #   - preload: an LD_PRELOAD library that does not need libfineibt.so
 #     (its constructor may run before the runtime's): no unshare asked,
 #     through the kernel;
@@ -42,6 +46,7 @@ printf 'int rt_inplace_preload(void) { return 1; }\n' >"$D/pre.c"
   clang-22 -O2 -fsanitize=kcfi -fcf-protection=none -fPIC -shared \
 	-o "$D/libstock_noendbr.so" "$RT_SRC/rt_lazylib.c" \
 	-Wl,--no-as-needed "$ROOT/$BUILD/libfineibt.so" &&
+  FINEIBT_CC_RUNPATH=1 rt_build "$D/rt_inplace_rp" -O2 "$RT_SRC/rt_inplace.c" &&
   rt_build "$D/rt_inplace_stock" -O2 "$RT_SRC/rt_inplace.c" \
 	-Wl,--no-as-needed "$D/libstock_noendbr.so" -Wl,-rpath,"$D"; } ||
 	{ rt_fail build "could not build the programs"; exit 1; }
@@ -101,6 +106,8 @@ check() {
 		# (LIMIT: a case that writes more after it); a registration
 		# window through the kernel would add 13 or more.
 		rt_fail "$tag" "start-up: $all pwrites before main (want at most ${LIMIT:-3}: the registration window in place too)"
+	elif [ "$want" = spawn ] && { [ "$un" != 0 ] || [ "$pw" != 1 ] || [ "$all" -le 3 ]; }; then
+		rt_fail "$tag" "first window: $pw pwrites (want 1), unshare $un (want 0); $all before main (want the registration's, through the kernel)"
 	elif [ "$want" = thread ] && [ "$all" -le 3 ]; then
 		rt_fail "$tag" "start-up: $all pwrites before main (want the state's, through the kernel)"
 	elif [ "$want" = kernel ] && [ "$pw" -le 1 ]; then
@@ -139,5 +146,13 @@ if grep -q 'libstock_noendbr.so: cannot rewrite: a stock kCFI module without END
 else
 	rt_fail stock-noendbr "no rewrite failure said: $(head -3 "$D/stock-noendbr.err")"
 fi
+# A task appears after the first window (the test library's hook, a raw
+# clone there): the registration window, after the rewrite, finds the
+# process not alone, seals the block as it opens and writes through the
+# kernel; the state is read-only at main all the same.
+for m in kcfi fineibt,paranoid; do
+	check "spawn[$m]" spawn "$m" env FINEIBT_TEST_SPAWN_AT_WINDOW=1 \
+		LD_LIBRARY_PATH="$ROOT/$BUILD/testlib" "$D/rt_inplace_rp"
+done
 check preload kernel kcfi env LD_PRELOAD="$D/libpre.so" "$D/rt_inplace"
 check dlopen-first kernel kcfi "$D/host" "$D/librt_inplace_lib.so"
