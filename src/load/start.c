@@ -1233,6 +1233,12 @@ static size_t fi_rt_scan_found(bool own)
 	if (batch)
 		kept = fi_rt_keeps_all(fresh, nfresh, keep) ||
 		       fi_cache_all_hit(fresh, nfresh);
+	/* At start-up the registration window below always follows: a
+	 * block written in place stays so across the rewrite (only the
+	 * runtime's code runs meanwhile; its start re-asks that the process
+	 * is alone), sealed at that window's end. */
+	if (batch && !kept && !fi_rt_started)
+		fi_rt_inplace_hold(true);
 	if (batch && !kept)
 		fi_rt_batch_end(&bsaved);
 	/* Rewritten (or mapped from the cache) with the state read-only ... */
@@ -1257,8 +1263,10 @@ static size_t fi_rt_scan_found(bool own)
 	}
 	if (nfresh)
 		fi_rt_seen_set(fi_scan_new, nfresh);
-	if (!fi_rt_started)
+	if (!fi_rt_started) {
 		fi_rt_finish();
+		fi_rt_inplace_hold(false);
+	}
 	if (batch)
 		fi_rt_batch_end(&bsaved);
 	/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym,
@@ -1393,7 +1401,10 @@ static void fi_rt_start_locked(void)
 	 * below glibc's trim threshold stay; for a program of a thousand
 	 * functions they were a third of the runtime's private memory).
 	 */
-	if (fi_rt_scan() && fi_rt_trim_worth())
+	nmods = fi_rt_scan();
+	/* Whatever happened between start-up's windows: nothing writable. */
+	fi_rt_inplace_seal();
+	if (nmods && fi_rt_trim_worth())
 		malloc_trim(0);
 	fi_rt_started = true;
 	fi_rt_publish_anchor();

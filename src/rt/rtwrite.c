@@ -41,12 +41,17 @@
  * the state's block (its arena's first chunk included) is left the
  * writable .bss the loader mapped until that window ends: fi_rt_put
  * stores into it, and the window's end makes it read-only and seals it,
- * once. Only the runtime's own instructions run meanwhile, in the one
- * thread there is, so nothing else could have written it either way;
- * what is checked where it landed is still checked. The token's page is
- * read-only and sealed from the window's start, its pwrite the probe that
- * the kernel's writer works, as in every other start. Every later window
- * writes through the kernel.
+ * once. Where the start rewrites text between its record and its
+ * registration, it holds the block writable across the rewrite
+ * (fi_rt_inplace_hold): each window after the first asks fi_rt_alone
+ * again as it opens (not alone: sealed there), and the registration
+ * window's end seals it; fi_rt_inplace_seal ends start-up whatever
+ * happened. Only the runtime's own instructions run meanwhile, in the
+ * one thread there is, so nothing else could have written it either
+ * way; what is checked where it landed is still checked. The token's
+ * page is read-only and sealed from the first window's start, its
+ * pwrite the probe that the kernel's writer works, as in every other
+ * start. Every window after start-up writes through the kernel.
  *
  * Windows: every signal blocked in the writing thread, one spin lock (the
  * only writable word that matters: docs/protection.md's table), nesting
@@ -153,6 +158,12 @@ static bool fi_rt_wsetup;
  * and after the first window nothing reads it.
  */
 static bool fi_rt_unrun;
+/*
+ * The start path's word (fi_rt_inplace_hold): another start-up window
+ * follows, so a window written in place leaves the block writable at its
+ * end. Read only while wr.inplace, which the block's seal clears for good.
+ */
+static bool fi_rt_hold;
 _Static_assert(FI_RT_PAGES <= 64, "a bit per page of the state");
 
 const struct fi_runtime *fi_rt(void)
@@ -163,6 +174,11 @@ const struct fi_runtime *fi_rt(void)
 void fi_rt_first_unrun(void)
 {
 	fi_rt_unrun = true;
+}
+
+void fi_rt_inplace_hold(bool on)
+{
+	fi_rt_hold = on;
 }
 
 uint8_t *fi_rt_arena_first(size_t *size)
@@ -665,6 +681,23 @@ static void fi_rt_inplace_end(void)
 		fi_rt_die("cannot record the runtime state's seal");
 }
 
+/*
+ * Start-up is over, whatever path it took: a block still written in
+ * place (a start that failed between the windows it held open) is made
+ * read-only and sealed now, before any code of the program runs.
+ */
+void fi_rt_inplace_seal(void)
+{
+	sigset_t saved;
+
+	fi_rt_hold = false;
+	if (!fi_rt_store.rt.wr.inplace)
+		return;
+	/* A window that cannot open has sealed it already (its error path). */
+	if (fi_rt_write_begin(&saved))
+		fi_rt_write_end(&saved);
+}
+
 /* ------------------------------------------------------------ the window */
 
 static void fi_rt_unlock(const sigset_t *saved)
@@ -696,10 +729,18 @@ const struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 	__atomic_store_n(&fi_rt_wowner, fi_rt_tid(), __ATOMIC_RELAXED);
 	if (!rt->wr.how)
 		err = fi_rt_setup();
+	else if (rt->wr.inplace && !fi_rt_alone())
+		/* A later start-up window, the block still writable: another
+		 * task now shares the address space, so seal it here and
+		 * write through the kernel (docs/protection.md). */
+		fi_rt_inplace_end();
 	else if (rt->wr.how == FI_RT_KERNEL && !fi_rt_own_ok())
 		err = fi_rt_own_open(!fi_rt_area.o.own.pid, false, false);
 	if (err) {
-		/* Nothing was written: the state stays as it was. */
+		/* Nothing was written: the state stays as it was, but a
+		 * block held writable is closed now. */
+		if (rt->wr.inplace)
+			fi_rt_inplace_end();
 		fi_rt_unpoke();
 		fi_rt_wdepth = 0;
 		__atomic_store_n(&fi_rt_wowner, 0, __ATOMIC_RELAXED);
@@ -721,7 +762,7 @@ void fi_rt_write_end(const sigset_t *saved)
 	}
 	fi_rt_wdepth = 0;
 	__atomic_store_n(&fi_rt_wowner, 0, __ATOMIC_RELAXED);
-	if (fi_rt_store.rt.wr.inplace)
+	if (fi_rt_store.rt.wr.inplace && !fi_rt_hold)
 		fi_rt_inplace_end();
 	/* Left writable, the state could be forged: stop rather than run on. */
 	if (fi_rt_unpoke())

@@ -387,13 +387,14 @@ uint64_t fi_rt_bhi_base(uint64_t addr);
 /*
  * Writing the state (src/rt/rtwrite.c, docs/architecture.md "Writing the
  * state"). Nothing the runtime trusts is writable in the process once
- * start-up's first window has closed: the state, the arena and the
- * regions of fi_rt_map_protected are written only by fi_rt_put, through
- * the kernel. Inside that first window alone, when no code of the
- * program has run and none can (fi_rt_first_unrun) and no other task
- * shares the address space, the state's block is still the loader's
- * writable .bss and fi_rt_put stores into it; the window's end makes it
- * read-only and seals it.
+ * start-up's windows have closed: the state, the arena and the regions
+ * of fi_rt_map_protected are written only by fi_rt_put, through the
+ * kernel. Inside start-up's windows alone, when no code of the program
+ * has run and none can (fi_rt_first_unrun) and no other task shares the
+ * address space (asked again as each window opens), the state's block is
+ * still the loader's writable .bss and fi_rt_put stores into it; the end
+ * of the last of them (fi_rt_inplace_hold) makes it read-only and seals
+ * it.
  *
  * fi_rt_write_begin() opens a window: it blocks every signal in the
  * calling thread and takes the one writer lock; it returns the state
@@ -436,6 +437,16 @@ bool fi_rt_writing(void);
  * by the first window; the first window clears it.
  */
 void fi_rt_first_unrun(void);
+/*
+ * The start path (start.c) says that another start-up window follows
+ * (true) or that the next window to close is start-up's last (false):
+ * a block written in place stays writable across the rewrite between
+ * them, only the runtime's own code running in the one task.
+ * fi_rt_inplace_seal() ends start-up: a block still writable (a start
+ * that went wrong between its windows) is made read-only and sealed.
+ */
+void fi_rt_inplace_hold(bool on);
+void fi_rt_inplace_seal(void);
 /*
  * Zero @n bytes at @p that held a key, so that the compiler keeps the
  * stores (glibc's explicit_bzero, without binding one more versioned

@@ -8,16 +8,26 @@
 #     from libfineibt.so's constructor: unshare(CLONE_VM) succeeds there
 #     and the window's only pwrite is the owner token's (the probe);
 #     before, every update of the state was a pwrite (about 20 on a hit);
+#     where the start rewrites text, the registration window after the
+#     rewrite writes in place too: at most 3 pwrites before main (the
+#     token, the PLT pass's two), where it wrote 14 or more;
+#   - stock-noendbr: the same with a rewrite that fails between the two
+#     windows (a stock kCFI library without ENDBRs in the v6.18 set);
 #   - thread[MODE]: the same program with a thread started by an IFUNC
 #     resolver of the executable, before every constructor: unshare
 #     fails (EINVAL) and the window writes through the kernel;
+#   - spawn[MODE]: a task started inside the first window (the test
+#     library's hook): the registration window finds the process not
+#     alone (unshare EINVAL), seals the block at once and writes through
+#     the kernel;
 #   - preload: an LD_PRELOAD library that does not need libfineibt.so
 #     (its constructor may run before the runtime's): no unshare asked,
 #     through the kernel;
 #   - dlopen-first: a plain program that dlopens a library built by
 #     fineibt-cc (its own code ran first): no unshare, through the kernel.
-# In every case the program runs, and a confused call still traps (132)
-# where the mode checks. That the state is read-only after start-up and
+# In every case the program runs, finds the runtime's state read-only at
+# main (the anchor's address in /proc/self/maps: rt_inplace.c), and a
+# confused call still traps (132) where the mode checks. That the state is read-only after start-up and
 # faults when written is protect_write's; that it is never made writable
 # by mprotect, rt_windows'.
 . "$(dirname "$0")/progs/rt_lib.bash"
@@ -32,7 +42,13 @@ printf 'int rt_inplace_preload(void) { return 1; }\n' >"$D/pre.c"
   rt_build "$D/rt_inplace_thr" -O2 -DRT_INPLACE_THREAD "$RT_SRC/rt_inplace.c" &&
   rt_build "$D/librt_inplace_lib.so" -O1 -fPIC -shared "$RT_SRC/rt_lazylib.c" &&
   clang-22 -O2 -o "$D/host" "$D/host.c" -ldl &&
-  clang-22 -O2 -fPIC -shared -o "$D/libpre.so" "$D/pre.c"; } ||
+  clang-22 -O2 -fPIC -shared -o "$D/libpre.so" "$D/pre.c" &&
+  clang-22 -O2 -fsanitize=kcfi -fcf-protection=none -fPIC -shared \
+	-o "$D/libstock_noendbr.so" "$RT_SRC/rt_lazylib.c" \
+	-Wl,--no-as-needed "$ROOT/$BUILD/libfineibt.so" &&
+  FINEIBT_CC_RUNPATH=1 rt_build "$D/rt_inplace_rp" -O2 "$RT_SRC/rt_inplace.c" &&
+  rt_build "$D/rt_inplace_stock" -O2 "$RT_SRC/rt_inplace.c" \
+	-Wl,--no-as-needed "$D/libstock_noendbr.so" -Wl,-rpath,"$D"; } ||
 	{ rt_fail build "could not build the programs"; exit 1; }
 
 # first TRACE: "PWRITES UNSHARE" of the first window (UNSHARE: 0, EINVAL,
@@ -66,24 +82,40 @@ print(pw, un)
 PY
 }
 
+# tomain TRACE: the pwrites before the program's output (start-up's
+# windows: in place, the registration window after the rewrite too).
+tomain() {
+	awk '/write\(1, "inplace/ { exit } /pwrite64\(/ { n++ } END { print n + 0 }' "$1"
+}
+
 # check TAG WANT(inplace|kernel) CFI CMD...
 check() {
-	local tag=$1 want=$2 cfi=$3 pw un out
+	local tag=$1 want=$2 cfi=$3 pw un out all
 	shift 3
 	env FINEIBT_CFI="$cfi" strace -f -qq -o "$D/$tag.trace" "$@" \
 		>"$D/$tag.out" 2>"$D/$tag.err" </dev/null
 	read -r pw un < <(first "$D/$tag.trace")
+	all=$(tomain "$D/$tag.trace")
 	out=$(cat "$D/$tag.out")
 	if [ "$out" != "inplace 2" ]; then
 		rt_fail "$tag" "program failed: $out $(head -3 "$D/$tag.err")"
 	elif [ "$want" = inplace ] && { [ "$un" != 0 ] || [ "$pw" != 1 ]; }; then
 		rt_fail "$tag" "first window: $pw pwrites (want 1, the token), unshare $un (want 0)"
+	elif [ "$want" = inplace ] && [ "$all" -gt "${LIMIT:-3}" ]; then
+		# The token, and the two puts of the PLT pass after the seal
+		# (LIMIT: a case that writes more after it); a registration
+		# window through the kernel would add 13 or more.
+		rt_fail "$tag" "start-up: $all pwrites before main (want at most ${LIMIT:-3}: the registration window in place too)"
+	elif [ "$want" = spawn ] && { [ "$un" != 0 ] || [ "$pw" != 1 ] || [ "$all" -le 3 ]; }; then
+		rt_fail "$tag" "first window: $pw pwrites (want 1), unshare $un (want 0); $all before main (want the registration's, through the kernel)"
+	elif [ "$want" = thread ] && [ "$all" -le 3 ]; then
+		rt_fail "$tag" "start-up: $all pwrites before main (want the state's, through the kernel)"
 	elif [ "$want" = kernel ] && [ "$pw" -le 1 ]; then
 		rt_fail "$tag" "first window: $pw pwrites (want the state's, through the kernel), unshare $un"
 	elif [ "$want" = thread ] && { [ "$un" != EINVAL ] || [ "$pw" -le 1 ]; }; then
 		rt_fail "$tag" "first window: $pw pwrites (want more than the token's), unshare $un (want EINVAL)"
 	else
-		rt_pass "$tag: first window $pw pwrites, unshare $un"
+		rt_pass "$tag: first window $pw pwrites, unshare $un; $all before main"
 	fi
 }
 
@@ -103,6 +135,24 @@ for m in off kcfi kcfi,norand fineibt fineibt,paranoid,bhi auto; do
 	trap_check "inplace[$m]" "$m" "$D/rt_inplace"
 	check "thread[$m]" thread "$m" "$D/rt_inplace_thr"
 	trap_check "thread[$m]" "$m" "$D/rt_inplace_thr"
+done
+# A rewrite that fails between the windows (a stock kCFI library
+# without ENDBRs, which names libfineibt.so, in the v6.18 set): the
+# start goes on in place and the state is still read-only at main.
+# One write more after the seal than the others (the stock library's).
+LIMIT=4 check stock-noendbr inplace fineibt,paranoid,seq=v6.18 "$D/rt_inplace_stock"
+if grep -q 'libstock_noendbr.so: cannot rewrite: a stock kCFI module without ENDBRs' "$D/stock-noendbr.err"; then
+	rt_pass "stock-noendbr: its rewrite failed"
+else
+	rt_fail stock-noendbr "no rewrite failure said: $(head -3 "$D/stock-noendbr.err")"
+fi
+# A task appears after the first window (the test library's hook, a raw
+# clone there): the registration window, after the rewrite, finds the
+# process not alone, seals the block as it opens and writes through the
+# kernel; the state is read-only at main all the same.
+for m in kcfi fineibt,paranoid; do
+	check "spawn[$m]" spawn "$m" env FINEIBT_TEST_SPAWN_AT_WINDOW=1 \
+		LD_LIBRARY_PATH="$ROOT/$BUILD/testlib" "$D/rt_inplace_rp"
 done
 check preload kernel kcfi env LD_PRELOAD="$D/libpre.so" "$D/rt_inplace"
 check dlopen-first kernel kcfi "$D/host" "$D/librt_inplace_lib.so"

@@ -133,8 +133,10 @@ const void *fineibt_debug_object(const char *name)
  * the writer waits. Never in an AT_SECURE process. The shipped library's
  * fi_rt_park does nothing (src/rt/rtwrite.c).
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 
 typedef void (*fineibt_debug_park_fn)(const char *where, const void *scratch,
 				      size_t len);
@@ -146,11 +148,51 @@ void fineibt_debug_park(fineibt_debug_park_fn fn)
 	__atomic_store_n(&fi_debug_park_fn, fn, __ATOMIC_RELEASE);
 }
 
+/*
+ * FINEIBT_TEST_SPAWN_AT_WINDOW=1: the first window starts a second task
+ * sharing the address space (a raw clone that only pauses; the process's
+ * exit_group ends it), so that start-up's later windows find the process
+ * no longer alone (tests/e2e/rt_inplace.sh: a block held writable across
+ * the rewrite is sealed as the next window opens).
+ */
+static char fi_debug_spawn_stack[16384] __attribute__((aligned(16)));
+
+static void fi_debug_spawn(void)
+{
+	static bool done;
+	const char *v;
+	long ret;
+
+	if (done || getauxval(AT_SECURE))
+		return;
+	done = true;
+	v = getenv("FINEIBT_TEST_SPAWN_AT_WINDOW");
+	if (!v || strcmp(v, "1"))
+		return;
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n"
+			 "2:\tmov %[pause], %%eax\n\t"
+			 "syscall\n\t"
+			 "jmp 2b\n"
+			 "1:"
+			 : "=a"(ret)
+			 : "0"((long)SYS_clone),
+			   "D"((long)(CLONE_VM | CLONE_FS | CLONE_FILES |
+				      CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)),
+			   "S"(fi_debug_spawn_stack + sizeof(fi_debug_spawn_stack)),
+			   "d"(0L), [pause] "i"(SYS_pause)
+			 : "rcx", "r11", "r8", "r10", "memory");
+	(void)ret;
+}
+
 void fi_rt_park(const char *where, const void *scratch, size_t len)
 {
 	fineibt_debug_park_fn fn = __atomic_load_n(&fi_debug_park_fn,
 						   __ATOMIC_ACQUIRE);
 
+	if (!strcmp(where, "window"))
+		fi_debug_spawn();
 	if (fn && !getauxval(AT_SECURE))
 		fn(where, scratch, len);
 }

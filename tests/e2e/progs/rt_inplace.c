@@ -6,11 +6,13 @@
  * the loader relocates, before every constructor, libfineibt.so's
  * included) first starts a second task sharing the address space: a
  * thread made by a raw clone that only waits, so the first window must
- * find the process not alone and write through the kernel.
+ * find the process not alone and write through the kernel. In every
+ * case the state must be read-only when main runs (rt_state_ro).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifdef RT_INPLACE_THREAD
 #include <sched.h>
@@ -60,6 +62,37 @@ static int rt_ifunc(void)
 }
 #endif
 
+/*
+ * Is the runtime's state read-only now? Its address is in the anchor's
+ * name ("/memfd:fineibt-rt:ADDR:ABI" in /proc/self/maps); the mapping
+ * holding it must not be writable once main runs, whatever the start
+ * did (a block written in place is sealed before any code of the
+ * program runs). 1 read-only, 0 writable, -1 not found.
+ */
+static int rt_state_ro(void)
+{
+	unsigned long addr = 0, lo, hi;
+	char line[512], perm[8];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int ro = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "/memfd:fineibt-rt:");
+
+		if (p)
+			addr = strtoul(p + strlen("/memfd:fineibt-rt:"), NULL, 16);
+	}
+	rewind(f);
+	while (addr && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perm) == 3 &&
+		    lo <= addr && addr < hi)
+			ro = perm[1] != 'w';
+	fclose(f);
+	return ro;
+}
+
 typedef int (*fn1_t)(int);
 
 static int rt_one(int a, int b)
@@ -73,7 +106,11 @@ int main(int argc, char **argv)
 	fn1_t f = (fn1_t)(void *)rt_one;
 	volatile fn1_t g = f;
 
-	printf("inplace %d\n", rt_ifunc());
+	int ro = rt_state_ro();
+
+	/* "inplace 2" only with the state read-only at main. */
+	printf("inplace %d%s\n", rt_ifunc(),
+	       ro == 1 ? "" : ro ? " (no state found)" : " (state writable at main)");
 	fflush(stdout);
 	if (argc > 1)
 		return g(atoi(argv[1])) == 0;
