@@ -380,11 +380,13 @@ static bool fi_foreign_is_branch(const char *name)
 	return false;
 }
 
-/* libc's own (the runtime's exported dlsym and dlopen are interposers). */
+/*
+ * libc's own dlsym (the runtime's exported dlsym is an interposer). Its
+ * dlopen: the one recorded in the read-only state (dlhook.c), since a
+ * versioned reference to dlopen does not link into a -static program.
+ */
 extern void *fi_fx_libc_dlsym(void *, const char *);
-extern void *fi_fx_libc_dlopen(const char *, int);
 __asm__(".symver fi_fx_libc_dlsym, dlsym@GLIBC_2.2.5");
-__asm__(".symver fi_fx_libc_dlopen, dlopen@GLIBC_2.2.5");
 
 /*
  * libc's dlsym answer @p for @name is the object's l_addr (its link_map:
@@ -401,6 +403,7 @@ __asm__(".symver fi_fx_libc_dlopen, dlopen@GLIBC_2.2.5");
 static bool fi_foreign_real(void *p, const char *name)
 {
 	const ElfW(Sym) *sym = NULL;
+	void *(*open)(const char *, int);
 	Dl_info info;
 	void *h, *q;
 
@@ -412,8 +415,10 @@ static bool fi_foreign_real(void *p, const char *name)
 				      sym, info.dli_sname, false);
 	if (!name)
 		return false;
-	h = fi_fx_libc_dlopen(info.dli_fname[0] ? info.dli_fname : NULL,
-			      RTLD_LAZY | RTLD_NOLOAD);
+	open = (void *(*)(const char *, int))__atomic_load_n(
+		&fi_rt()->calls.real_dlopen, __ATOMIC_ACQUIRE);
+	h = open ? open(info.dli_fname[0] ? info.dli_fname : NULL,
+			RTLD_LAZY | RTLD_NOLOAD) : NULL;
 	if (!h)
 		return false;
 	q = fi_fx_libc_dlsym(h, name);
