@@ -63,10 +63,17 @@ static int find_modules(struct dl_phdr_info *info, size_t size, void *arg)
  * +8): refused, and @slot unchanged? (Put back if it was not.) */
 static bool refused(void **slot)
 {
-	void *was = *slot, *other = (void *)((uintptr_t)was ^ 0x10);
+	/* Read with memcpy: one case is an unaligned slot. */
+	void *was, *now, *other;
 	uintptr_t a = (uintptr_t)slot;
-	int err = fi_live_store_slot(a, a + 8, slot, other);
-	bool same = *slot == was;
+	int err;
+	bool same;
+
+	memcpy(&was, (const void *)a, sizeof(was));
+	other = (void *)((uintptr_t)was ^ 0x10);
+	err = fi_live_store_slot(a, a + 8, slot, other);
+	memcpy(&now, (const void *)a, sizeof(now));
+	same = now == was;
 
 	if (!same)
 		fi_live_store_slot(a, a + 8, slot, was);
