@@ -290,7 +290,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(HDRS) $(OFFLINE_LIB) $(BUILD)/libfineibt.a
 # $(TESTLIB)/libfineibt.so through LD_LIBRARY_PATH; the -static-fineibt
 # test program links rtdebug.o.
 TESTLIB  := $(BUILD)/testlib
-$(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c $(HDRS) | $(DEPS_STAMP)
+$(TESTLIB)/rtdebug.o: tests/lib/rtdebug.c tests/lib/rawspawn.h $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@

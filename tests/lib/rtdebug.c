@@ -133,10 +133,9 @@ const void *fineibt_debug_object(const char *name)
  * the writer waits. Never in an AT_SECURE process. The shipped library's
  * fi_rt_park does nothing (src/rt/rtwrite.c).
  */
-#include <sched.h>
+#include "rawspawn.h"
 #include <stdlib.h>
 #include <sys/auxv.h>
-#include <sys/syscall.h>
 
 typedef void (*fineibt_debug_park_fn)(const char *where, const void *scratch,
 				      size_t len);
@@ -161,7 +160,6 @@ static void fi_debug_spawn(void)
 {
 	static bool done;
 	const char *v;
-	long ret;
 
 	if (done || getauxval(AT_SECURE))
 		return;
@@ -169,21 +167,8 @@ static void fi_debug_spawn(void)
 	v = getenv("FINEIBT_TEST_SPAWN_AT_WINDOW");
 	if (!v || strcmp(v, "1"))
 		return;
-	__asm__ volatile("syscall\n\t"
-			 "test %%rax, %%rax\n\t"
-			 "jnz 1f\n"
-			 "2:\tmov %[pause], %%eax\n\t"
-			 "syscall\n\t"
-			 "jmp 2b\n"
-			 "1:"
-			 : "=a"(ret)
-			 : "0"((long)SYS_clone),
-			   "D"((long)(CLONE_VM | CLONE_FS | CLONE_FILES |
-				      CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)),
-			   "S"(fi_debug_spawn_stack + sizeof(fi_debug_spawn_stack)),
-			   "d"(0L), [pause] "i"(SYS_pause)
-			 : "rcx", "r11", "r8", "r10", "memory");
-	(void)ret;
+	(void)fi_test_spawn_paused(fi_debug_spawn_stack +
+				   sizeof(fi_debug_spawn_stack));
 }
 
 void fi_rt_park(const char *where, const void *scratch, size_t len)

@@ -15,32 +15,14 @@
 #include <string.h>
 
 #ifdef RT_INPLACE_THREAD
-#include <sched.h>
-#include <sys/syscall.h>
+#include "../../lib/rawspawn.h"
 
 static char rt_stack[16384] __attribute__((aligned(16)));
 
-/* The child runs on rt_stack and never returns: pause() for ever (the
- * process's exit_group ends it). No libc: libc is not initialised yet. */
+/* No libc: libc is not initialised yet (tests/lib/rawspawn.h). */
 static void rt_spawn(void)
 {
-	long ret;
-
-	__asm__ volatile("syscall\n\t"
-			 "test %%rax, %%rax\n\t"
-			 "jnz 1f\n"
-			 "2:\tmov %[pause], %%eax\n\t"
-			 "syscall\n\t"
-			 "jmp 2b\n"
-			 "1:"
-			 : "=a"(ret)
-			 : "0"((long)SYS_clone),
-			   "D"((long)(CLONE_VM | CLONE_FS | CLONE_FILES |
-				      CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)),
-			   "S"(rt_stack + sizeof(rt_stack)), "d"(0L),
-			   [pause] "i"(SYS_pause)
-			 : "rcx", "r11", "r8", "r10", "memory");
-	(void)ret;
+	(void)fi_test_spawn_paused(rt_stack + sizeof(rt_stack));
 }
 
 static int rt_two(void)
