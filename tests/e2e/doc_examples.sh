@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The output the documentation quotes is the output the programs print
+# today (a newcomer compares them first):
+#  - docs/inspect.md's "Text output": `fineibt inspect build/demo/fi-attack`
+#    (it showed 14 preambles and 17 call sites of an older demo program,
+#    and no hardening line);
+#  - examples/buildsys's report of `FINEIBT_CFI=auto ./sortdemo confused`
+#    (it showed mode paranoid and another hash), and the same report in
+#    docs/ecosystem.md ("What a failure report says") and fineibt-cfi(7).
+# Addresses and offsets are the compiler's (masked); counts, names,
+# hashes, modes, source lines and prototypes are compared as printed.
+set -u
+BUILD=${BUILD:-build}
+ROOT=${FINEIBT_ROOT:-$PWD}
+FI=$ROOT/$BUILD/fineibt
+CC=$ROOT/$BUILD/fineibt-cc
+OUT=$ROOT/$BUILD/e2e/doc_examples
+rm -rf "$OUT"
+mkdir -p "$OUT"
+unset FINEIBT_CFI FINEIBT_LOG FINEIBT_VERBOSE FINEIBT_SEQ FINEIBT_TEST_USER_IBT CFLAGS
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; }
+# Code addresses (a naked ENDBR's line: six spaces, 0x...) and +0x offsets.
+mask() { sed -E 's/^( {6})0x[0-9a-f]+ /\10xA /; s/\+0x[0-9a-f]+/+0xN/g'; }
+# same NAME DOC ACTUAL: equal after mask
+same() {
+	mask <"$2" >"$2.m"
+	mask <"$3" >"$3.m"
+	if [ ! -s "$2.m" ]; then
+		fail "$1" "no example found in the documentation"
+	elif cmp -s "$2.m" "$3.m"; then
+		pass "$1"
+	else
+		fail "$1" "$(diff "$2.m" "$3.m" | head -n 12 | tr '\n' '|')"
+	fi
+}
+
+# ------------------------------------------------ docs/inspect.md's example
+PROG=$ROOT/$BUILD/demo/fi-attack
+if [ -x "$PROG" ]; then
+	# The indented block under "## Text output", up to its blank line.
+	awk '/^## Text output/ { d = 1; next } d && /^    / { print substr($0, 5); b = 1; next }
+	     d && b { exit }' "$ROOT/docs/inspect.md" >"$OUT/inspect.doc"
+	(cd "$ROOT" && "$FI" inspect "$BUILD/demo/fi-attack") >"$OUT/inspect.out" 2>&1
+	# The document names the file as in the default build directory.
+	sed -i "1s|^$BUILD/demo/fi-attack:|build/demo/fi-attack:|" "$OUT/inspect.out"
+	same inspect-text-example "$OUT/inspect.doc" "$OUT/inspect.out"
+else
+	echo "PASS: inspect-text-example (skipped: no $PROG in this build)"
+fi
+
+# --------------------------------------------- the sortdemo report, quoted
+EX=$OUT/buildsys
+cp -r "$ROOT/examples/buildsys" "$EX"
+if ! make -s -C "$EX" -f plain.mk CC="$CC" >"$OUT/build.log" 2>&1; then
+	fail sortdemo-build "$(tail -n 3 "$OUT/build.log")"
+	exit 0
+fi
+asc=$("$EX/sortdemo" asc 2>&1)
+[ "$asc" = "1 1 2 3 4 5 6 9" ] && pass sortdemo-asc || fail sortdemo-asc "$asc"
+# The README's block: the line after "FINEIBT_CFI=auto ./sortdemo
+# confused", its indented report lines.
+awk '/^    FINEIBT_CFI=auto \.\/sortdemo confused$/ { d = 1; next }
+     d && /^    fineibt:/ { print substr($0, 5); next } d { exit }' \
+	"$ROOT/examples/buildsys/README.md" >"$OUT/readme.doc"
+FINEIBT_CFI=auto "$EX/sortdemo" confused >/dev/null 2>"$OUT/auto.out"
+rc=$?
+[ $rc = 132 ] && pass sortdemo-confused-132 || fail sortdemo-confused-132 "rc=$rc"
+same buildsys-readme-report "$OUT/readme.doc" "$OUT/auto.out"
+# docs/ecosystem.md and fineibt-cfi(7) show the kcfi report of the same
+# call (the first block of "What a failure report says"; the man page's
+# FAILURE REPORT example).
+FINEIBT_CFI=kcfi "$EX/sortdemo" confused >/dev/null 2>"$OUT/kcfi.out"
+awk '/^## What a failure report says/ { d = 1; next } d && /^    fineibt:/ { print substr($0, 5); b = 1; next }
+     d && b { exit }' "$ROOT/docs/ecosystem.md" >"$OUT/ecosystem.doc"
+same ecosystem-report "$OUT/ecosystem.doc" "$OUT/kcfi.out"
+sed -n '/^\.SH FAILURE REPORT/,/^\.fi/p' "$ROOT/man/fineibt-cfi.7" | grep '^fineibt:' >"$OUT/man.doc"
+same man-cfi7-report "$OUT/man.doc" "$OUT/kcfi.out"
+exit 0
