@@ -76,4 +76,19 @@ awk '/^## What a failure report says/ { d = 1; next } d && /^    fineibt:/ { pri
 same ecosystem-report "$OUT/ecosystem.doc" "$OUT/kcfi.out"
 sed -n '/^\.SH FAILURE REPORT/,/^\.fi/p' "$ROOT/man/fineibt-cfi.7" | grep '^fineibt:' >"$OUT/man.doc"
 same man-cfi7-report "$OUT/man.doc" "$OUT/kcfi.out"
+# ------------------------------------------- every page where it is listed
+# Each docs/*.md is in README.md's table and in fineibt(1)'s FILES (the
+# list an installed prefix's reader has; it named 9 of 14 pages, and
+# README called index.md, the module index's format, "the design, start
+# here").
+bad=
+for f in "$ROOT"/docs/*.md; do
+	n=${f##*/}
+	grep -q "^| .*\[docs/$n\](docs/$n)" "$ROOT/README.md" || bad+="README:$n "
+	sed -n '/^\.SH FILES/,/^\.SH SEE/p' "$ROOT/man/fineibt.1" | sed 's/\\-/-/g' |
+		grep -q "\b$n\b" || bad+="fineibt.1:$n "
+done
+grep -q '^| \[docs/index.md\](docs/index.md) | the module index' "$ROOT/README.md" ||
+	bad+="README:index.md-described-as-'$(grep '^| \[docs/index.md\]' "$ROOT/README.md" | cut -d'|' -f3)' "
+[ -z "$bad" ] && pass docs-pages-listed || fail docs-pages-listed "$bad"
 exit 0
