@@ -45,7 +45,8 @@ int cmd_patch_help(void)
 	       "  --no-dethunk       keep 'cs call __x86_indirect_thunk_*' calls\n"
 	       "  -q, --quiet        no summary, no per-site warnings\n\n"
 	       "A file already patched is refused: patch the original kCFI build.\n"
-	       "bhi needs the __bhi_args stubs linked into FILE (fineibt-cc does).\n"
+	       "bhi needs the __bhi_args stubs linked into FILE (fineibt-cc\n"
+	       "-static-fineibt does; its default link has them in libfineibt.so).\n"
 	       "Exit status: 0 written, 1 failed (nothing written), 2 usage error.\n");
 	return 0;
 }
@@ -183,7 +184,8 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 	fineibt_resolve_auto(&o->cfg);
 	if ((o->cfg.flags & FINEIBT_F_BHI) && !im->bhi_args) {
 		cli_error("%s: cfi=bhi needs the BHI stubs (__bhi_args) in the image: "
-			"link the program with libfineibt (fineibt-cc does) or drop bhi", a->in);
+			"link the program with the static runtime "
+			"(fineibt-cc -static-fineibt) or drop bhi", a->in);
 		return -1;
 	}
 	if (a->key) {
