@@ -91,4 +91,13 @@ done
 grep -q '^| \[docs/index.md\](docs/index.md) | the module index' "$ROOT/README.md" ||
 	bad+="README:index.md-described-as-'$(grep '^| \[docs/index.md\]' "$ROOT/README.md" | cut -d'|' -f3)' "
 [ -z "$bad" ] && pass docs-pages-listed || fail docs-pages-listed "$bad"
+# Each field `fineibt inspect` prints (the label before the colon) has its
+# bullet in docs/inspect.md (hardening had none).
+if [ -s "$OUT/inspect.out" ]; then
+	bad=
+	while read -r l; do
+		grep -q "^- \*\*$l\*\*" "$ROOT/docs/inspect.md" || bad+="'$l' "
+	done < <(sed -n 's/^\([a-zA-Z][a-zA-Z ]*\):  .*/\1/p' "$OUT/inspect.out" | sort -u)
+	[ -z "$bad" ] && pass inspect-fields-described || fail inspect-fields-described "no bullet for $bad"
+fi
 exit 0
