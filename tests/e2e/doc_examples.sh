@@ -6,7 +6,8 @@
 #    and no hardening line);
 #  - examples/buildsys's report of `FINEIBT_CFI=auto ./sortdemo confused`
 #    (it showed mode paranoid and another hash), and the same report in
-#    docs/ecosystem.md ("What a failure report says") and fineibt-cfi(7).
+#    docs/ecosystem.md ("What a failure report says"), fineibt-cfi(7) and
+#    README.md.
 # Addresses and offsets are the compiler's (masked); counts, names,
 # hashes, modes, source lines and prototypes are compared as printed.
 set -u
@@ -76,6 +77,10 @@ awk '/^## What a failure report says/ { d = 1; next } d && /^    fineibt:/ { pri
 same ecosystem-report "$OUT/ecosystem.doc" "$OUT/kcfi.out"
 sed -n '/^\.SH FAILURE REPORT/,/^\.fi/p' "$ROOT/man/fineibt-cfi.7" | grep '^fineibt:' >"$OUT/man.doc"
 same man-cfi7-report "$OUT/man.doc" "$OUT/kcfi.out"
+# README's (it quoted a program of no file here: sorter.c:22, by_len).
+awk '/^A failure, by default, stops the program/ { d = 1; next } d && /^    fineibt:/ { print substr($0, 5); b = 1; next }
+     d && b { exit }' "$ROOT/README.md" >"$OUT/readme-top.doc"
+same readme-report "$OUT/readme-top.doc" "$OUT/kcfi.out"
 # ------------------------------------------- every page where it is listed
 # Each docs/*.md is in README.md's table and in fineibt(1)'s FILES (the
 # list an installed prefix's reader has; it named 9 of 14 pages, and
