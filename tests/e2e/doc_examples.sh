@@ -105,4 +105,17 @@ if [ -s "$OUT/inspect.out" ]; then
 	done < <(sed -n 's/^\([a-zA-Z][a-zA-Z ]*\):  .*/\1/p' "$OUT/inspect.out" | sort -u)
 	[ -z "$bad" ] && pass inspect-fields-described || fail inspect-fields-described "no bullet for $bad"
 fi
+# Every source file README, docs/, the man pages and the examples' READMEs
+# name is in the tree (docs/architecture.md named load/'s files by their
+# names before the rename, src/load/rtearly.c and rtpreinit.c). Build
+# outputs ($(BUILD)/..., build/...) and placeholders (NAME) are not files.
+bad=
+for f in "$ROOT"/README.md "$ROOT"/docs/*.md "$ROOT"/man/*.[1-8] "$ROOT"/examples/*/README.md; do
+	for p in $(sed 's/\\-/-/g' "$f" |
+		grep -Eo '(\)/|build/|[A-Za-z0-9_]/)?\b(tests|src|tools|driver|crt|scripts|include|examples|fuzz)/[A-Za-z0-9_./-]*\.(c|h|S|sh|py|bash|map|in|order)\b' |
+		grep -Ev '^(\)/|build/|[A-Za-z0-9_]/)' | grep -v NAME | sort -u); do
+		[ -e "$ROOT/$p" ] || bad+="${f#"$ROOT"/}:$p "
+	done
+done
+[ -z "$bad" ] && pass docs-source-paths-exist || fail docs-source-paths-exist "$bad"
 exit 0
