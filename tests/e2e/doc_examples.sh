@@ -118,4 +118,16 @@ for f in "$ROOT"/README.md "$ROOT"/docs/*.md "$ROOT"/man/*.[1-8] "$ROOT"/example
 	done
 done
 [ -z "$bad" ] && pass docs-source-paths-exist || fail docs-source-paths-exist "$bad"
+# Every `make check T=NAME` the documentation shows runs some test (README
+# showed T=paranoid, which matches none: "no test matches", exit 1).
+names=$( (cd "$ROOT/tests/e2e" && ls -- *.sh | sed 's/\.sh$//'
+	  cd "$ROOT/tests/unit" && ls -- test_*.c | sed 's/^test_//; s/\.c$//') )
+bad=
+for f in "$ROOT"/README.md "$ROOT"/docs/*.md "$ROOT"/man/*.[1-8]; do
+	for t in $(grep -Eo 'make check( [A-Z]+=[^ `]*)* T=[A-Za-z0-9_]+' "$f" | sed 's/.*T=//' | sort -u); do
+		[ "$t" = NAME ] && continue
+		grep -qF -- "$t" <<<"$names" || bad+="${f#"$ROOT"/}:T=$t "
+	done
+done
+[ -z "$bad" ] && pass docs-check-names-run || fail docs-check-names-run "no test matches $bad"
 exit 0
