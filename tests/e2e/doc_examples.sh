@@ -130,4 +130,18 @@ for f in "$ROOT"/README.md "$ROOT"/docs/*.md "$ROOT"/man/*.[1-8]; do
 	done
 done
 [ -z "$bad" ] && pass docs-check-names-run || fail docs-check-names-run "no test matches $bad"
+# The four builds of examples/buildsys as its README and docs/ecosystem.md
+# show them are the same commands (ecosystem.md's CMake line had no build
+# type: no -g, and a report without its source line and prototypes, while
+# the README and tests/e2e/buildsys.sh build RelWithDebInfo).
+builds() { grep -E '# \([a-d]\)' "$1" | sed 's/ *# (\([a-d]\)).*/ (\1)/; s/^ *//; s/  */ /g'; }
+builds "$ROOT/examples/buildsys/README.md" >"$OUT/builds.readme"
+builds "$ROOT/docs/ecosystem.md" >"$OUT/builds.ecosystem"
+if [ "$(wc -l <"$OUT/builds.readme")" != 4 ]; then
+	fail buildsys-commands-agree "examples/buildsys/README.md: $(cat "$OUT/builds.readme")"
+elif cmp -s "$OUT/builds.readme" "$OUT/builds.ecosystem"; then
+	pass buildsys-commands-agree
+else
+	fail buildsys-commands-agree "$(diff "$OUT/builds.readme" "$OUT/builds.ecosystem" | tr '\n' '|')"
+fi
 exit 0
