@@ -30,7 +30,8 @@ int cmd_patch_help(void)
 	       "       fineibt patch FILE --in-place [--cfi=LIST] ...\n\n"
 	       "Rewrite the kCFI sequences of FILE (built with clang -fsanitize=kcfi)\n"
 	       "into the cfi= mode LIST and write the result to OUT, with a .fineibt\n"
-	       "section recording the mode, flags and key. FILE is never modified.\n\n"
+	       "section recording the mode, flags and key. FILE is never modified\n"
+	       "(--in-place puts a new file in its name).\n\n"
 	       "  -o, --output OUT   where to write (must not be FILE)\n"
 	       "  --cfi=LIST         cfi= words (fineibt-cfi(7)): auto (default: kcfi\n"
 	       "                     without user IBT, fineibt,paranoid with it), off,\n"
@@ -39,11 +40,13 @@ int cmd_patch_help(void)
 	       "  --seq=SET          sequence set: v4 (default) or v6.18 (fineibt-cfi(7))\n"
 	       "  --key HEX          rehash key, 32 hex digits (128 bits; default: random);\n"
 	       "                     for reproducible output\n"
-	       "  --in-place         replace FILE (atomically, through a new file)\n"
+	       "  --in-place         replace FILE (atomically, through a new file;\n"
+	       "                     not with -o)\n"
 	       "  --no-dethunk       keep 'cs call __x86_indirect_thunk_*' calls\n"
 	       "  -q, --quiet        no summary, no per-site warnings\n\n"
 	       "A file already patched is refused: patch the original kCFI build.\n"
-	       "bhi needs the __bhi_args stubs linked into FILE (fineibt-cc does).\n"
+	       "bhi needs the __bhi_args stubs linked into FILE (fineibt-cc\n"
+	       "-static-fineibt does; its default link has them in libfineibt.so).\n"
 	       "Exit status: 0 written, 1 failed (nothing written), 2 usage error.\n");
 	return 0;
 }
@@ -107,7 +110,10 @@ static int patch_parse(int argc, char **argv, struct patch_args *a)
 	if (optind != argc - 1)
 		return cli_usage("patch", optind < argc ? "one FILE at a time" : "no FILE");
 	a->in = argv[optind];
-	if (!a->out && a->in_place)
+	/* Both would leave FILE as it was while the user asked to replace it. */
+	if (a->out && a->in_place)
+		return cli_usage("patch", "-o OUT and --in-place do not go together");
+	if (a->in_place)
 		a->out = a->in;
 	if (!a->out)
 		return cli_usage("patch", "no -o OUT (or --in-place)");
@@ -178,7 +184,8 @@ static int patch_options(const struct patch_args *a, const struct fi_image *im,
 	fineibt_resolve_auto(&o->cfg);
 	if ((o->cfg.flags & FINEIBT_F_BHI) && !im->bhi_args) {
 		cli_error("%s: cfi=bhi needs the BHI stubs (__bhi_args) in the image: "
-			"link the program with libfineibt (fineibt-cc does) or drop bhi", a->in);
+			"link the program with the static runtime "
+			"(fineibt-cc -static-fineibt) or drop bhi", a->in);
 		return -1;
 	}
 	if (a->key) {

@@ -38,7 +38,8 @@ static int run_usage(FILE *f)
 		"  LIST        comma-separated cfi= words (fineibt-cfi(7));\n"
 		"              an unknown word is a usage error\n"
 		"  Exit status: PROG's; 1 or 2 as other commands when fineibt\n"
-		"  itself fails; 126 PROG cannot run, 127 PROG not found (as env(1)).\n");
+		"  itself fails; 126 PROG cannot run, 127 PROG (or the interpreter\n"
+		"  its #! line names) not found, as env(1).\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -227,7 +228,7 @@ static int run_parse(int argc, char **argv)
 int cmd_run(int argc, char **argv)
 {
 	char prog[PATH_MAX], lib[PATH_MAX];
-	int i = run_parse(argc, argv);
+	int i = run_parse(argc, argv), err;
 
 	if (i <= 0)
 		return -i;
@@ -266,6 +267,11 @@ int cmd_run(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	execv(prog, argv + i);
-	cli_error("run: cannot execute %s: %s", prog, strerror(errno));
-	return 126;
+	/*
+	 * As env(1): 127 when something it names is not there (a script's
+	 * interpreter), 126 when it is there and cannot run.
+	 */
+	err = errno;
+	cli_error("run: %s: cannot execute: %s", argv[i], strerror(err));
+	return err == ENOENT ? 127 : 126;
 }

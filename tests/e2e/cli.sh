@@ -40,6 +40,8 @@ usage patch-flag-with-value "option '--quiet' takes no argument" patch x -o y --
 usage patch-no-file "no FILE" patch
 usage patch-two-files "one FILE at a time" patch a b -o y
 usage patch-no-output "no -o OUT \(or --in-place\)" patch x
+# Both: it wrote OUT and left FILE as it was, which --in-place asks to replace.
+usage patch-in-place-and-output "-o OUT and --in-place do not go together" patch x -o y --in-place
 usage patch-bad-cfi "--cfi: unknown word 'bogus' \(valid: auto, off, kcfi, fineibt, paranoid, bhi, norand, warn, debug, seq=v4\|v6.18, help\)" patch "$F" -o y --cfi=kcfi,bogus
 usage patch-bad-seq "--seq: unknown sequence set 'v5' \(v4, v6.18\)" patch "$F" -o y --seq=v5
 usage patch-bad-key "--key 'zz': want 32 hex digits \(128 bits\)" patch "$F" -o y --key zz
@@ -111,6 +113,22 @@ for p in "$OUT/noexec" noexec; do
 		pass "run-not-executable-126[$p]"
 	else
 		fail "run-not-executable-126[$p]" "rc=$rc $(cat "$OUT/err")"
+	fi
+done
+# Found but the exec fails: a directory (126), a script whose interpreter
+# is not there (127, as env(1); it said 126); one line in the format above,
+# naming PROG as given.
+mkdir -p "$OUT/adir"
+printf '#!%s/no-such-interpreter\n' "$OUT" >"$OUT/badinterp"
+chmod 755 "$OUT/badinterp"
+for c in "$OUT/adir:126:Permission denied" "$OUT/badinterp:127:No such file or directory"; do
+	p=${c%%:*}; w=${c#*:}; want=${w%%:*}; why=${w#*:}
+	"$FI" run -- "$p" 2>"$OUT/err"
+	rc=$?
+	if [ $rc = "$want" ] && [ "$(cat "$OUT/err")" = "fineibt: error: run: $p: cannot execute: $why" ]; then
+		pass "run-exec-fails-$want[${p##*/}]"
+	else
+		fail "run-exec-fails-$want[${p##*/}]" "rc=$rc $(cat "$OUT/err")"
 	fi
 done
 # (Not under SAN=1: the sanitized runtime cannot be preloaded into sh.)

@@ -127,4 +127,66 @@ if [ -s "$OUT/secure.code" ]; then
 else
 	fail secure-words-code-vs-man "no weak[] list found in src/core/options.c"
 fi
+# ------------------------------- the report and its JSON record, as run
+# A fineibt-cc -g program whose call fails 10 times under warn: one full
+# report (five lines: fineibt-cfi(7) showed three), one "repeated" line,
+# and their FINEIBT_LOG records. Each line's label is in the man page's
+# example, each record's field is named in its FINEIBT_LOG section.
+CC=$ROOT/$BUILD/fineibt-cc
+cat >"$OUT/rep.c" <<'EOF'
+typedef int (*cmp_fn)(const void *, const void *);
+static int by_name(const void *a, const void *b) { return a != b; }
+static int by_value(int a, int b) { return a - b; }
+__attribute__((noinline)) int call(cmp_fn f) { return f("a", "b"); }
+int main(void)
+{
+	cmp_fn ok = by_name, bad = (cmp_fn)(void *)by_value;
+	int s = call(ok);
+
+	for (int i = 0; i < 10; i++)
+		s += call(bad);
+	return s == 0;
+}
+EOF
+if ! "$CC" -O1 -g -o "$OUT/rep" "$OUT/rep.c" 2>"$OUT/rep.cc.err"; then
+	fail report-lines-in-man "cannot build: $(head -c 200 "$OUT/rep.cc.err")"
+	fail log-fields-in-man "cannot build"
+else
+	FINEIBT_CFI=kcfi,warn FINEIBT_LOG=$OUT/rep.json "$OUT/rep" 2>"$OUT/rep.err"
+	sed -n 's/^\(fineibt:   [a-z ]*[a-z]\)[: ].*/\1/p' "$OUT/rep.err" | sort -u >"$OUT/rep.labels"
+	sed -n '/^\.SH FAILURE REPORT/,/^\.SH UNINSTR/p' "$CFI7" | sed 's/\\-/-/g' >"$OUT/man.report"
+	missing=$(while read -r l; do
+		grep -qF -- "$l" "$OUT/man.report" || echo "'$l'"; done <"$OUT/rep.labels" | tr '\n' ' ')
+	if [ "$(wc -l <"$OUT/rep.labels")" -lt 4 ]; then
+		fail report-lines-in-man "fewer report lines than expected: $(cat "$OUT/rep.err")"
+	elif [ -z "$missing" ]; then
+		pass report-lines-in-man
+	else
+		fail report-lines-in-man "report lines fineibt-cfi(7)'s FAILURE REPORT does not show: $missing"
+	fi
+	grep -Eo '"[a-z_]+":' "$OUT/rep.json" | tr -d '":' | sort -u >"$OUT/log.fields"
+	sed -n '/^\.SH FINEIBT_LOG/,/^\.SH ENVIRONMENT/p' "$CFI7" | sed 's/\\-/-/g' >"$OUT/man.log"
+	missing=$(while read -r f; do
+		grep -Eq "(\"$f\"|^\.B[RI]? \(?$f\b|[ (]$f[ ,;)])" "$OUT/man.log" || echo "$f"; done <"$OUT/log.fields" | tr '\n' ' ')
+	if ! grep -q '"repeated":10' "$OUT/rep.json"; then
+		fail log-fields-in-man "no repeated record: $(cat "$OUT/rep.json")"
+	elif [ -z "$missing" ]; then
+		pass log-fields-in-man
+	else
+		fail log-fields-in-man "FINEIBT_LOG fields fineibt-cfi(7) does not name: $missing"
+	fi
+fi
+
+# fineibt-cc --version: clang's lines first, fineibt's after; fineibt-cc(1)
+# says which (it said "before").
+"$CC" --version >"$OUT/ccver" 2>&1
+first=$(head -n 1 "$OUT/ccver")
+if ! grep -q '^fineibt-cc: fineibt ' "$OUT/ccver" || grep -q '^fineibt' <<<"$first"; then
+	fail cc-version-order "fineibt-cc --version: $(tr '\n' '|' <"$OUT/ccver")"
+elif sed 's/\\-/-/g' "$ROOT/man/fineibt-cc.1" | tr '\n' ' ' |
+	grep -Eq -- "--version prints clang's lines, then one with fineibt's version"; then
+	pass cc-version-order
+else
+	fail cc-version-order "fineibt-cc(1) does not say clang's lines come first"
+fi
 exit 0

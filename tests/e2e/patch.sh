@@ -569,8 +569,28 @@ expect_error error_not_elf "$E/zeros.out" "^fineibt: error: .*zeros" -- "$E/zero
 expect_error error_missing "$E/missing.out" "^fineibt: error: .*missing" -- \
 	"$E/missing" -o "$E/missing.out"
 expect_error error_bhi_without_stubs "$E/bhi.out" \
-	"cfi=bhi needs the BHI stubs \(__bhi_args\) in the image: link the program with libfineibt \(fineibt-cc does\) or drop bhi" -- \
+	"cfi=bhi needs the BHI stubs \(__bhi_args\) in the image: link the program with the static runtime \(fineibt-cc -static-fineibt\) or drop bhi" -- \
 	"$P/prog_pie" -o "$E/bhi.out" --cfi=fineibt,bhi
+# fineibt-cc's default link has the stubs in libfineibt.so, not in the
+# program: refused the same way (the message said "fineibt-cc does"), and
+# the link the message names is patched and runs.
+if [ -z "${FINEIBT_SAN:-}" ]; then
+	printf 'static int f(int x) { return x; }\nint (*volatile p)(int) = f;\nint main(void) { return p(0); }\n' >"$E/bhi.c"
+	if $B/fineibt-cc -O2 -o "$E/bhi_dyn" "$E/bhi.c" &&
+	   $B/fineibt-cc -O2 -static-fineibt -o "$E/bhi_static" "$E/bhi.c"; then
+		expect_error error_bhi_fineibt_cc_default "$E/bhi_dyn.out" \
+			"cfi=bhi needs the BHI stubs .*fineibt-cc -static-fineibt" -- \
+			"$E/bhi_dyn" -o "$E/bhi_dyn.out" --cfi=fineibt,bhi
+		if $FI patch "$E/bhi_static" -o "$E/bhi_static.out" --cfi=fineibt,bhi -q &&
+		   "$E/bhi_static.out"; then
+			pass bhi_static_fineibt_patched_runs
+		else
+			fail bhi_static_fineibt_patched_runs "fineibt-cc -static-fineibt: patch --cfi=fineibt,bhi or its run failed"
+		fi
+	else
+		fail bhi_fineibt_cc_build "cannot build $E/bhi.c with fineibt-cc"
+	fi
+fi
 # A bad --key, --seq or --cfi is a usage error (exit 2), before any file is read.
 WANT_RC=2 expect_error error_bad_key "$E/key.out" "want 32 hex digits \(128 bits\)" -- \
 	"$P/prog_pie" -o "$E/key.out" --key 9e3779b9
