@@ -342,24 +342,28 @@ typedef int (*fi_sigaction_fn)(int, const struct sigaction *, struct sigaction *
 /* Resolved at load time: dlsym is not async-signal-safe. */
 __attribute__((constructor(FI_CTOR_TRAP))) static void fi_trap_resolve(void)
 {
-	void *sa, *sig, *sysv;
+	void *sa, *sig[5];
 	const struct fi_runtime *rt;
 	sigset_t saved;
 
 	if (__atomic_load_n(&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE))
 		return;
-	sig = fi_variant.next_libc("signal");
-	sysv = fi_variant.next_libc("sysv_signal");
+	/* Asked now, while the loader's tables are the loader's. */
+	sig[0] = fi_variant.next_libc("signal");
+	sig[1] = fi_variant.next_libc("sysv_signal");
+	sig[2] = fi_variant.next_libc("sigset");
+	sig[3] = fi_variant.next_libc("sigignore");
+	sig[4] = fi_variant.next_libc("sigvec");
 	sa = fi_variant.next_libc("sigaction");
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
 	/* sigaction last: it says the others are there. */
-	_Static_assert(offsetof(struct fi_rt_sig, real_sysv_signal) ==
-		       offsetof(struct fi_rt_sig, real_signal) + sizeof(void *),
-		       "signal and sysv_signal side by side: one put");
-	if (!fi_rt_put(&rt->sig.real_signal, (void *[]){ sig, sysv },
-		       2 * sizeof(void *)))
+	_Static_assert(offsetof(struct fi_rt_sig, real_sigvec) ==
+		       offsetof(struct fi_rt_sig, real_signal) + 4 * sizeof(void *),
+		       "signal, sysv_signal, sigset, sigignore, sigvec side by "
+		       "side: one put");
+	if (!fi_rt_put(&rt->sig.real_signal, sig, sizeof(sig)))
 		FI_RT_PUT(rt->sig.real_sigaction, sa);
 	fi_rt_write_end(&saved);
 }
