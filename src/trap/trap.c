@@ -38,6 +38,7 @@
 #include "coarsetrap.h"
 #include "upcall.h"
 #include "insn.h"
+#include "livedyn.h"
 #include "rawsys.h"
 #include "print.h"
 #include "repeat.h"
@@ -353,7 +354,15 @@ __attribute__((constructor(FI_CTOR_TRAP))) static void fi_trap_resolve(void)
 	sig[1] = fi_variant.next_libc("sysv_signal");
 	sig[2] = fi_variant.next_libc("sigset");
 	sig[3] = fi_variant.next_libc("sigignore");
-	sig[4] = fi_variant.next_libc("sigvec");
+	/*
+	 * sigvec is a compat symbol only (glibc 2.21 on: sigvec@GLIBC_2.2.5,
+	 * no default version): the lookup without a version finds nothing
+	 * and libc's dlsym would fail, allocating its error message from
+	 * libc's malloc, during the early start too (src/load/alloc.c: the
+	 * program's heap would leave the brk heap). The version's own
+	 * definition, from the modules' tables, never from dlvsym.
+	 */
+	sig[4] = fi_livedyn_next_ver("sigvec", "GLIBC_2.2.5");
 	sa = fi_variant.next_libc("sigaction");
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
