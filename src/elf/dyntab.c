@@ -14,7 +14,7 @@ _Static_assert(DT_VERSYM == 0x6ffffff0 && DT_VERNEEDNUM == DT_VERSYM + 15,
 	 (1ull << DT_JMPREL) | (1ull << DT_INIT_ARRAY) |		\
 	 (1ull << DT_FINI_ARRAY) | (1ull << DT_PREINIT_ARRAY) |		\
 	 (1ull << DT_SYMTAB_SHNDX) | (1ull << DT_RELR) |		\
-	 FI_DT(GNU_HASH) | FI_DT(VERSYM))
+	 FI_DT(GNU_HASH) | FI_DT(VERSYM) | FI_DT(VERDEF))
 
 /* A tag's slot; 63 (never asked for) for a tag without one. */
 static inline unsigned int fi_dt_slot(ElfW(Sxword) tag)

@@ -62,6 +62,8 @@ struct fi_next_tabs {
 	const char *str;
 	const uint32_t *gnu;
 	const ElfW(Half) *versym;
+	const ElfW(Verdef) *verdef;	/* the versions it defines */
+	size_t nverdef;
 	const char *soname;
 };
 
@@ -70,11 +72,14 @@ static bool fi_next_tabs_of(const struct link_map *l, struct fi_next_tabs *t)
 	struct fi_dyntab d;
 
 	fi_dyn_read(l->l_ld, SIZE_MAX, l->l_addr, FI_DT(SYMTAB) | FI_DT(STRTAB) |
-		    FI_DT(GNU_HASH) | FI_DT(VERSYM) | FI_DT(SONAME), &d);
+		    FI_DT(GNU_HASH) | FI_DT(VERSYM) | FI_DT(VERDEF) |
+		    FI_DT(VERDEFNUM) | FI_DT(SONAME), &d);
 	t->sym = (const void *)fi_dyn_get(&d, FI_DT_SYMTAB);
 	t->str = (const void *)fi_dyn_get(&d, FI_DT_STRTAB);
 	t->gnu = (const void *)fi_dyn_get(&d, FI_DT_GNU_HASH);
 	t->versym = (const void *)fi_dyn_get(&d, FI_DT_VERSYM);
+	t->verdef = (const void *)fi_dyn_get(&d, FI_DT_VERDEF);
+	t->nverdef = fi_dyn_get(&d, FI_DT_VERDEFNUM);
 	t->soname = NULL;
 	if ((d.has & FI_DT(SONAME)) && t->str)
 		t->soname = t->str + d.v[FI_DT_SONAME];
@@ -82,19 +87,44 @@ static bool fi_next_tabs_of(const struct link_map *l, struct fi_next_tabs *t)
 }
 
 /*
+ * The index the module of @t gives the version @ver it defines (in its
+ * DT_VERSYM entries), 0 if it defines no version of that name.
+ */
+static unsigned int fi_next_verndx(const struct fi_next_tabs *t, const char *ver)
+{
+	const char *d = (const char *)t->verdef;
+
+	for (size_t n = d ? t->nverdef : 0; n; n--) {
+		const ElfW(Verdef) *v = (const void *)d;
+		const ElfW(Verdaux) *a = (const void *)(d + v->vd_aux);
+
+		if (!(v->vd_flags & VER_FLG_BASE) && v->vd_cnt &&
+		    !strcmp(t->str + a->vda_name, ver))
+			return v->vd_ndx;
+		if (!v->vd_next)
+			break;
+		d += v->vd_next;
+	}
+	return 0;
+}
+
+/*
  * Does the search for @name stop at the module of @t (bias @b)? Yes when
  * the module defines it for dlsym (*@out: the address), by the loader's
- * rules for a lookup without a version: a defined function, object,
- * common or untyped symbol with a value; a version hidden (name@VER, not
- * @@) or not. Yes too, with *@out NULL (ask dlsym), for whatever the
- * loader would treat in a way of its own: an IFUNC (dlsym calls its
- * resolver), TLS, a unique symbol, a value the rules above do not
- * settle, two definitions at different addresses (which one dlsym
- * returns depends on its version rules), or hidden versions only. No
- * when the module does not define it.
+ * rules for a lookup without a version (@ver NULL): a defined function,
+ * object, common or untyped symbol with a value; a version hidden
+ * (name@VER, not @@) or not. With @ver, as dlvsym: only the definition of
+ * that version counts, hidden or not; a module without version tables
+ * stops the search unsettled (the loader would take any definition of
+ * it). Yes too, with *@out NULL (ask dlsym), for whatever the loader
+ * would treat in a way of its own: an IFUNC (dlsym calls its resolver),
+ * TLS, a unique symbol, a value the rules above do not settle, two
+ * definitions at different addresses (which one dlsym returns depends on
+ * its version rules), or hidden versions only. No when the module does
+ * not define it.
  */
 static bool fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
-		       const char *name, uint32_t h, void **out)
+		       const char *name, const char *ver, uint32_t h, void **out)
 {
 	const uint32_t *gh = t->gnu;
 	uint32_t nb = gh[0], off = gh[1], nbloom = gh[2], shift = gh[3];
@@ -103,6 +133,7 @@ static bool fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 	uint64_t w;
 	uintptr_t at = 0;
 	bool shown = false;
+	unsigned int want = ~0u;	/* @ver's index, found at the first match */
 	uint32_t i;
 
 	*out = NULL;
@@ -125,7 +156,13 @@ static bool fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 		unsigned int bind = ELF64_ST_BIND(s->st_info);
 
 		if (((c ^ h) >> 1) == 0 && !strcmp(t->str + s->st_name, name)) {
-			if (s->st_shndx == SHN_UNDEF) {
+			if (ver && !t->versym)
+				return true;
+			if (ver && want == ~0u)
+				want = fi_next_verndx(t, ver);
+			if (ver && (!want || (t->versym[i] & 0x7fff) != want)) {
+				/* another version: passed by */
+			} else if (s->st_shndx == SHN_UNDEF) {
 				if (s->st_value)
 					return true;
 			} else if (type == STT_GNU_IFUNC || type == STT_TLS ||
@@ -137,7 +174,7 @@ static bool fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
 				if (at && at != b + s->st_value)
 					return true;
 				at = b + s->st_value;
-				shown |= !t->versym || !(t->versym[i] & 0x8000);
+				shown |= ver || !t->versym || !(t->versym[i] & 0x8000);
 			}
 		}
 		if (c & 1)
@@ -155,7 +192,7 @@ static bool fi_next_in(const struct fi_next_tabs *t, uintptr_t b,
  * The modules after this object in the chain up to libc, with their
  * tables, kept by the first lookup that reads them all: the later ones
  * probe them without walking the chain or reading a dynamic section
- * again (the runtime's start-up asks four names, each found in libc).
+ * again (the runtime's start-up asks several names, each found in libc).
  * A kept entry cannot come to name another module: every module from
  * this object to libc was loaded at start-up (dlopen appends after
  * libc), and the loader never unloads one of those, so no kept link map
@@ -192,19 +229,19 @@ static void fi_next_keep(const struct fi_next_mod *m, size_t n)
 }
 
 /* @name in the kept modules, in order; libc, the last, ends the search. */
-static void *fi_next_in_kept(const char *name, uint32_t h)
+static void *fi_next_in_kept(const char *name, const char *ver, uint32_t h)
 {
 	for (size_t i = 0; i < fi_next_kept.n; i++) {
 		const struct fi_next_mod *m = &fi_next_kept.m[i];
 		void *p;
 
-		if (fi_next_in(&m->t, m->bias, name, h, &p))
+		if (fi_next_in(&m->t, m->bias, name, ver, h, &p))
 			return p;
 	}
 	return NULL;
 }
 
-void *fi_livedyn_next(const char *name)
+static void *fi_next_find(const char *name, const char *ver)
 {
 	const struct r_debug_extended *r = (const void *)&_r_debug;
 	const struct link_map *self = NULL, *l;
@@ -227,7 +264,7 @@ void *fi_livedyn_next(const char *name)
 	    (env & (FI_LDENV_AUDIT | FI_LDENV_DYNAMIC_WEAK)))
 		return NULL;
 	if (__atomic_load_n(&fi_next_kept.state, __ATOMIC_ACQUIRE) == 2)
-		return fi_next_in_kept(name, h);
+		return fi_next_in_kept(name, ver, h);
 	for (l = r->base.r_map; l; l = l->l_next) {
 		if (l->l_ld == _DYNAMIC) {
 			self = l;
@@ -255,10 +292,20 @@ void *fi_livedyn_next(const char *name)
 		libc = m->t.soname && !strcmp(m->t.soname, "libc.so.6");
 		if (++n <= FI_NEXT_KEEP && libc)
 			fi_next_keep(seen, n);
-		if (fi_next_in(&m->t, m->bias, name, h, &p))
+		if (fi_next_in(&m->t, m->bias, name, ver, h, &p))
 			return p;
 		if (libc)
 			return NULL;
 	}
 	return NULL;
+}
+
+void *fi_livedyn_next(const char *name)
+{
+	return fi_next_find(name, NULL);
+}
+
+void *fi_livedyn_next_ver(const char *name, const char *ver)
+{
+	return fi_next_find(name, ver);
 }

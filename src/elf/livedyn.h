@@ -45,4 +45,15 @@ void fi_livedyn_store(const struct fi_livedyn *d, void **slot, void *to);
  */
 void *fi_livedyn_next(const char *name);
 
+/*
+ * What dlvsym(RTLD_NEXT, @name, @ver) would return, from the same tables
+ * under the same conditions: the definition of version @ver (hidden or
+ * not: glibc's compat symbols) in the first module after this object
+ * that defines one. NULL when the tables do not settle it; unlike
+ * fi_livedyn_next, the caller does not ask libc then: a failed dlvsym
+ * allocates its error message (libc's malloc, during the early start:
+ * src/load/alloc.c).
+ */
+void *fi_livedyn_next_ver(const char *name, const char *ver);
+
 #endif /* FI_LIVEDYN_H */

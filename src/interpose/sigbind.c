@@ -21,7 +21,6 @@
 #include "interpose.h"
 #include "rtlive.h"
 #include "runtime.h"
-#include "variant.h"
 
 struct fi_dyn {
 	const Elf64_Sym *symtab;
@@ -79,24 +78,29 @@ static bool fi_dyn_of(const struct link_map *lm, struct fi_dyn *d)
  * libc's own function for @name, as the runtime resolved it at start-up
  * (the read-only state: src/trap/trap.c), through glibc's aliases:
  * __sigaction is sigaction, bsd_signal and ssignal are signal,
- * __sysv_signal is sysv_signal. sigset, sigignore and sigvec are not
- * kept there: asked of the loader now (its tables: forging them too is
- * what a forged slot for these three still takes).
+ * __sysv_signal is sysv_signal. Never the loader's tables now: they are
+ * writable, and a forged one would name any function here.
  */
 static uintptr_t fi_sig_libc_of(const char *name)
 {
 	const struct fi_rt_sig *g = &fi_rt()->sig;
 	const void *p = NULL;
 
+	if (!__atomic_load_n(&g->real_sigaction, __ATOMIC_ACQUIRE))
+		return 0;	/* not resolved yet: nothing is libc's */
 	if (!strcmp(name, "sigaction") || !strcmp(name, "__sigaction"))
-		p = __atomic_load_n(&g->real_sigaction, __ATOMIC_ACQUIRE);
+		p = g->real_sigaction;
 	else if (!strcmp(name, "signal") || !strcmp(name, "bsd_signal") ||
 		 !strcmp(name, "ssignal"))
 		p = g->real_signal;
 	else if (!strcmp(name, "sysv_signal") || !strcmp(name, "__sysv_signal"))
 		p = g->real_sysv_signal;
-	else
-		p = fi_variant.next_libc(name);
+	else if (!strcmp(name, "sigset"))
+		p = g->real_sigset;
+	else if (!strcmp(name, "sigignore"))
+		p = g->real_sigignore;
+	else if (!strcmp(name, "sigvec"))
+		p = g->real_sigvec;
 	return (uintptr_t)p;
 }
 

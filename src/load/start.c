@@ -815,12 +815,17 @@ static void fi_rt_take(struct fi_module *m, signed char keep)
 	}
 	if (o.cfg.flags & FINEIBT_F_BHI) {
 		err = fi_live_stubs_for(&m->img, &o.bhi_args);
-		if (err) {
+		if (err == -EACCES)
+			fi_say("fineibt: warning: %s: no BHI stubs: memory "
+			       "may not become executable "
+			       "(MemoryDenyWriteExecute); bhi dropped for this "
+			       "module\n", fi_rt_name(m));
+		else if (err)
 			fi_say("fineibt: warning: %s: no BHI stubs within "
 			       "reach (%s); bhi dropped for this module\n",
 			       fi_rt_name(m), strerror(-err));
+		if (err)
 			o.cfg.flags &= ~FINEIBT_F_BHI;
-		}
 	}
 	err = fi_live_patch(&m->img, &o, &st);
 	if (err == -EBADMSG) {
@@ -1425,6 +1430,13 @@ static void fi_rt_start_locked(void)
 			fi_say("fineibt: the runtime state is written through "
 			       "windows (/proc/self/mem: %s): a write racing "
 			       "one may land\n", strerror(fi_rt()->wr.err));
+		/* mseal refused (before Linux 6.10, or a unit's filter with
+		 * SystemCallErrorNumber=): read-only all the same. */
+		if (fi_rt()->wr.how == FI_RT_KERNEL && !fi_rt()->wr.sealed)
+			fi_say("fineibt: the runtime state is read-only but "
+			       "not sealed (mseal refused: Linux before 6.10, "
+			       "or a system-call filter): an mprotect could "
+			       "make it writable again\n");
 	}
 }
 

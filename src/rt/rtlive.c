@@ -968,6 +968,10 @@ int fi_live_stubs_for(const struct fi_image *im, uint64_t *out)
 	}
 	if (fi_rt()->nstub_copies == FI_MAX_MODULES)
 		return -ENOSPC;
+	/* A copy's page would have to become executable: every spot tried
+	 * would be mapped, refused and unmapped (three calls each). */
+	if (fi_live_noexec())
+		return -EACCES;
 	got = fi_live_map_near(lo, hi, own, size);
 	if (!got)
 		return -ENOMEM;

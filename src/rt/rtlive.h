@@ -102,7 +102,9 @@ bool fi_live_in_reach(uint64_t t, uint64_t size, uint64_t lo, uint64_t hi);
 /*
  * A BHI stub array within rel32 reach of live @im's text: the module's
  * own, libfineibt's, or a copy mapped near the module and registered with
- * fi_rt_add_stubs(). Not thread-safe: call under the runtime's lock.
+ * fi_rt_add_stubs(). -EACCES when a copy is needed and the process may
+ * not make memory executable (MemoryDenyWriteExecute=, PR_SET_MDWE):
+ * nothing is tried then. Not thread-safe: call under the runtime's lock.
  */
 int fi_live_stubs_for(const struct fi_image *im, uint64_t *out);
 

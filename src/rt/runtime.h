@@ -137,6 +137,9 @@ struct fi_rt_sig {
 	bool installed;			/* fineibt's handler holds SIGILL */
 	/* libc's sigaction, signal, sysv_signal (uninstrumented calls). */
 	void *real_sigaction, *real_signal, *real_sysv_signal;
+	/* libc's sigset, sigignore, sigvec: never called, only compared
+	 * (sigbind.c rebinds a RELRO slot only away from libc's own). */
+	void *real_sigset, *real_sigignore, *real_sigvec;
 };
 
 /*

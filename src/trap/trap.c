@@ -38,6 +38,7 @@
 #include "coarsetrap.h"
 #include "upcall.h"
 #include "insn.h"
+#include "livedyn.h"
 #include "rawsys.h"
 #include "print.h"
 #include "repeat.h"
@@ -342,24 +343,36 @@ typedef int (*fi_sigaction_fn)(int, const struct sigaction *, struct sigaction *
 /* Resolved at load time: dlsym is not async-signal-safe. */
 __attribute__((constructor(FI_CTOR_TRAP))) static void fi_trap_resolve(void)
 {
-	void *sa, *sig, *sysv;
+	void *sa, *sig[5];
 	const struct fi_runtime *rt;
 	sigset_t saved;
 
 	if (__atomic_load_n(&FI_SIG()->real_sigaction, __ATOMIC_ACQUIRE))
 		return;
-	sig = fi_variant.next_libc("signal");
-	sysv = fi_variant.next_libc("sysv_signal");
+	/* Asked now, while the loader's tables are the loader's. */
+	sig[0] = fi_variant.next_libc("signal");
+	sig[1] = fi_variant.next_libc("sysv_signal");
+	sig[2] = fi_variant.next_libc("sigset");
+	sig[3] = fi_variant.next_libc("sigignore");
+	/*
+	 * sigvec is a compat symbol only (glibc 2.21 on: sigvec@GLIBC_2.2.5,
+	 * no default version): the lookup without a version finds nothing
+	 * and libc's dlsym would fail, allocating its error message from
+	 * libc's malloc, during the early start too (src/load/alloc.c: the
+	 * program's heap would leave the brk heap). The version's own
+	 * definition, from the modules' tables, never from dlvsym.
+	 */
+	sig[4] = fi_livedyn_next_ver("sigvec", "GLIBC_2.2.5");
 	sa = fi_variant.next_libc("sigaction");
 	rt = fi_rt_write_begin(&saved);
 	if (!rt)
 		return;
 	/* sigaction last: it says the others are there. */
-	_Static_assert(offsetof(struct fi_rt_sig, real_sysv_signal) ==
-		       offsetof(struct fi_rt_sig, real_signal) + sizeof(void *),
-		       "signal and sysv_signal side by side: one put");
-	if (!fi_rt_put(&rt->sig.real_signal, (void *[]){ sig, sysv },
-		       2 * sizeof(void *)))
+	_Static_assert(offsetof(struct fi_rt_sig, real_sigvec) ==
+		       offsetof(struct fi_rt_sig, real_signal) + 4 * sizeof(void *),
+		       "signal, sysv_signal, sigset, sigignore, sigvec side by "
+		       "side: one put");
+	if (!fi_rt_put(&rt->sig.real_signal, sig, sizeof(sig)))
 		FI_RT_PUT(rt->sig.real_sigaction, sa);
 	fi_rt_write_end(&saved);
 }

@@ -32,10 +32,17 @@
 #    program's write(SIGSEGV, &sa, 0) then installed sa's handler ("segv
 #    forged"). Now a slot in RELRO is rebound only while it holds libc's
 #    own function of that name (the read-only state's): "segv kept".
+#  - sigbind_sigset: the same with a relocation named sigset, and the
+#    runtime's own record of the loader's search list (livedyn.c's
+#    fi_next_kept, writable) forged so that a lookup of sigset answers
+#    libc's write: sigbind.c asked that lookup for sigset, sigignore and
+#    sigvec ("segv forged"). Now it compares with libc's sigset as
+#    resolved at start-up into the read-only state: "segv kept".
 #  - none: the control (no forgery): the decoded report.
 # On the tree before the fix: 20 of the 24 cases fail (state, mods, relro,
 # dlopen, sigbind in each mode); with the store's check alone, the 8
-# dlopen and sigbind ones.
+# dlopen and sigbind ones. sigbind_sigset (4 more): all 4 fail on the
+# tree before sigset, sigignore, sigvec were kept in the state.
 . "$(dirname "$0")/progs/protect_common.bash"
 pr_build || { pr_fail build "could not build protect_prog"; exit 1; }
 SP=$PR_OUT/protect_slot
@@ -46,6 +53,14 @@ PAYLOAD=$PR_OUT/libfi_slot_payload.so
 { pr_fresh "$PAYLOAD" "$PR_SRC/protect_slot_lib.c" ||
   "$FCC" -O2 -fPIC -shared "$PR_SRC/protect_slot_lib.c" -o "$PAYLOAD"; } ||
 	{ pr_fail build "could not build the payload library"; exit 1; }
+# livedyn.c's record of the loader's search list, from the test runtime's
+# symbol table (the attacker is assumed to know every address).
+KEPT=$(nm -S "$PR_TESTLIB/libfineibt.so" 2>/dev/null |
+	awk '$4 == "fi_next_kept" { print $1 "," $2; exit }')
+LIBC=$(ldd "$SP" | awk '$1 == "libc.so.6" { print $3 }')
+SIGSET=$(nm -D --defined-only "$LIBC" 2>/dev/null | awk '$3 == "sigset@@GLIBC_2.2.5" { print $1; exit }')
+[ -n "$SIGSET" ] && KEPT+=",$SIGSET" || KEPT=
+[ -z "$KEPT" ] && echo "SKIP: sigbind_sigset: no fi_next_kept in the test runtime's symbols"
 DECODED='^fineibt: CFI failure at main\+0x[0-9a-f]+ \(target: twice\+0x0; '
 DECODED_PRE='^fineibt: CFI failure at __cfi_twice\+0x[0-9a-f]+ \(target: twice\+0x0; '
 
@@ -83,6 +98,14 @@ for m in kcfi fineibt fineibt,paranoid auto; do
 		pr_pass "sigbind[$m]: the executable's GOT slot of write kept"
 	else
 		pr_fail "sigbind[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+	fi
+	if [ -n "$KEPT" ]; then
+		pr_run slot "$m" env "$PR_DEBUG_ENV" "$SP" sigbind_sigset "$LIB" "$KEPT"
+		if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = "segv kept" ]; then
+			pr_pass "sigbind_sigset[$m]: a forged lookup of sigset: the GOT slot of write kept"
+		else
+			pr_fail "sigbind_sigset[$m]" "rc=$PR_RC out='$PR_OUT_TXT' err='${PR_ERR_TXT:0:300}'"
+		fi
 	fi
 	pr_run slot "$m" env "$PR_DEBUG_ENV" "$SP" relro "$LIB"
 	if [ "$PR_RC" = 0 ] && [ "$PR_OUT_TXT" = "relro kept" ]; then

@@ -8,17 +8,36 @@
 # added and SystemCallErrorNumber=EPERM (progs/seccomp_allow.c --errno,
 # as systemd installs them), the program runs and a confused call is
 # stopped, in every base mode; without them, systemd's default (kill).
-# Needs strace and systemd-analyze.
+# With mseal alone refused (EPERM, progs/seccomp_deny.c: what that
+# advice does on a systemd that cannot name it), the state is read-only
+# but not sealed: FINEIBT_VERBOSE says so (once), and only then.
+# The filter parts need strace and systemd-analyze.
 . "$(dirname "$0")/progs/rt_lib.bash"
 . "$(dirname "$0")/progs/sdfilter.bash"
-for t in strace systemd-analyze; do
-	command -v $t >/dev/null || { echo "SKIP: rt_sysfilter: needs $t"; exit 0; }
-done
 D=$RT_OUT/rt_sysfilter
 mkdir -p "$D"
 { rt_build "$D/prog" -O2 "$RT_SRC/rt_mdwe.c" -ldl -lpthread &&
-  cc -O1 -o "$D/seccomp_allow" "$RT_SRC/seccomp_allow.c"; } ||
+  cc -O1 -o "$D/seccomp_allow" "$RT_SRC/seccomp_allow.c" &&
+  cc -O1 -o "$D/seccomp_deny" "$RT_SRC/seccomp_deny.c"; } ||
 	{ rt_fail build "could not build the programs"; exit 1; }
+
+NOSEAL='fineibt: the runtime state is read-only but not sealed (mseal refused'
+for m in "${RT_BASE_MODES[@]}"; do
+	FINEIBT_VERBOSE=1 rt_run "sysfilter-noseal" "$m" "$D/seccomp_deny" 462 "$D/prog"
+	r1=$RT_RC o1=$RT_OUT_TXT n1=$(grep -cF "$NOSEAL" <<<"$RT_ERR_TXT")
+	FINEIBT_VERBOSE=1 rt_run "sysfilter-seal" "$m" "$D/prog"
+	n2=$(grep -cF "$NOSEAL" <<<"$RT_ERR_TXT")
+	if [ "$r1" = 0 ] && [ "$o1" = "ok 42" ] && [ "$n1" = 1 ] &&
+	   [ "$RT_RC" = 0 ] && [ "$n2" = 0 ]; then
+		rt_pass "noseal[$m]: mseal refused: runs, verbose says not sealed"
+	else
+		rt_fail "noseal[$m]" "rc=$r1 out='$o1' lines=$n1; unfiltered rc=$RT_RC lines=$n2"
+	fi
+done
+
+for t in strace systemd-analyze; do
+	command -v $t >/dev/null || { echo "SKIP: rt_sysfilter: needs $t"; exit 0; }
+done
 sd_expand @system-service >"$D/group"
 if [ "$(wc -l <"$D/group")" -lt 100 ]; then
 	echo "SKIP: rt_sysfilter: systemd-analyze lists no @system-service here"

@@ -9,7 +9,10 @@
 #   that can install one (signal from strict C11 = __sysv_signal, ssignal,
 #   sigset incl. SIG_HOLD, __sigaction, bsd_signal, sysv_signal, sigaction,
 #   sigvec, sigignore, dlsym(RTLD_NEXT/RTLD_DEFAULT, "sigaction"), an
-#   uninstrumented plug-in loaded with RTLD_DEEPBIND): a confused call is
+#   uninstrumented plug-in loaded with RTLD_DEEPBIND, and ones calling
+#   sigset, or the compat sigvec@GLIBC_2.2.5, built with -z now, whose
+#   slot is in RELRO, rebound only while it holds libc's function as
+#   resolved at start-up (sigvec: by its version): a confused call is
 #   still reported and fatal; a plain ud2 still reaches the handler.
 # - fake: a SIGILL queued to ourselves with a forged si_code > 0 neither
 #   changes the disposition (next CFI trap reported and fatal) nor, with
@@ -28,10 +31,15 @@ build() {
 	"$FCC" -O2 -std=c11 -c "$S/trap_sigs_c11.c" -o "$O/c11.o" &&
 	"$FCC" -O2 "$S/trap_sigs.c" "$O/c11.o" -o "$O/prog" -lpthread -ldl &&
 	"$FCC" -O2 -static-fineibt "$S/trap_sigs.c" "$O/c11.o" -o "$O/prog_static" -lpthread -ldl &&
-	clang-22 -O1 -shared -fPIC "$S/trap_sigs_plugin.c" -o "$O/plugin.so"
+	clang-22 -O1 -shared -fPIC "$S/trap_sigs_plugin.c" -o "$O/plugin.so" &&
+	clang-22 -O1 -shared -fPIC -DSIGS_SIGSET -Wl,-z,relro,-z,now \
+		"$S/trap_sigs_plugin.c" -o "$O/plugin_sigset.so" &&
+	clang-22 -O1 -shared -fPIC -DSIGS_SIGVEC -Wl,-z,relro,-z,now \
+		"$S/trap_sigs_plugin.c" -o "$O/plugin_sigvec.so"
 }
 build >"$O/build.log" 2>&1 || { rt_fail build "$(tail -5 "$O/build.log")"; exit 1; }
-export SIGS_PLUGIN=$O/plugin.so
+export SIGS_PLUGIN=$O/plugin.so SIGS_PLUGIN_SIGSET=$O/plugin_sigset.so \
+	SIGS_PLUGIN_SIGVEC=$O/plugin_sigvec.so
 
 REPORT='^fineibt: CFI failure at [^ ]+ \(target: '
 
@@ -53,7 +61,7 @@ done
 # ---- sig ENTRY: each entry point that installs a SIGILL disposition
 ENTRIES=(signal_c11 ssignal sigset sigset_hold __sigaction bsd_signal
 	 sysv_signal __sysv_signal sigaction sigaction_info sigvec sigignore
-	 next_sigaction default_sigaction deepbind)
+	 next_sigaction default_sigaction deepbind deepbind_sigset deepbind_sigvec)
 # sigignore: a CFI trap still reported; a plain ud2 meets SIG_IGN, which a
 # fault cannot have (the kernel forces the default): dies, no handler.
 for prog in prog prog_static; do

@@ -555,6 +555,39 @@ static void t_next(void)
 			dlclose(h);
 	}
 	CHECK("livedyn_next_across_dlopen_dlclose", opened && cycled);
+
+	/*
+	 * fi_livedyn_next_ver against dlvsym(RTLD_NEXT): a compat version
+	 * (sigvec has no other), one of two versions at different addresses
+	 * (pthread_cond_wait), a default version; an IFUNC left open, a
+	 * version or name libc does not define not found.
+	 */
+	static const char *const vanswered[][2] = {
+		{ "sigvec", "GLIBC_2.2.5" }, { "sigset", "GLIBC_2.2.5" },
+		{ "sigaction", "GLIBC_2.2.5" },
+		{ "pthread_cond_wait", "GLIBC_2.2.5" },
+		{ "pthread_cond_wait", "GLIBC_2.3.2" },
+	};
+	static const char *const vasked[][2] = {
+		{ "memcpy", "GLIBC_2.14" }, { "sigvec", "GLIBC_2.34" },
+		{ "sigvec", "FI_NO_SUCH_VERSION" },
+		{ "fi_no_such_symbol", "GLIBC_2.2.5" },
+	};
+	bool vsame = true, vall = true, vnone = true;
+
+	for (size_t i = 0; i < sizeof(vanswered) / sizeof(vanswered[0]); i++) {
+		void *p = fi_livedyn_next_ver(vanswered[i][0], vanswered[i][1]);
+
+		vall &= p != NULL;
+		vsame &= p == dlvsym(RTLD_NEXT, vanswered[i][0], vanswered[i][1]);
+	}
+	vsame &= fi_livedyn_next_ver("pthread_cond_wait", "GLIBC_2.2.5") !=
+		 fi_livedyn_next_ver("pthread_cond_wait", "GLIBC_2.3.2");
+	for (size_t i = 0; i < sizeof(vasked) / sizeof(vasked[0]); i++)
+		vnone &= !fi_livedyn_next_ver(vasked[i][0], vasked[i][1]);
+	CHECK("livedyn_next_ver_as_dlvsym", vsame);
+	CHECK("livedyn_next_ver_answers_compat_versions", vall);
+	CHECK("livedyn_next_ver_leaves_ifunc_unknown_versions_out", vnone);
 }
 
 int main(void)

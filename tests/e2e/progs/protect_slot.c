@@ -45,6 +45,14 @@
  *                            write(SIGSEGV, &sa, 0): "segv kept", or "segv
  *                            forged" when it installed sa's handler (a
  *                            sigaction through the forged slot).
+ *   protect_slot sigbind_sigset LIB OFF,SIZE,SIGSET
+ *                            as sigbind, the relocation named sigset, and
+ *                            the runtime's record of the loader's search
+ *                            list (fi_next_kept at OFF in libfineibt,
+ *                            SIZE bytes; SIGSET: sigset's offset in libc)
+ *                            forged so that a lookup of sigset
+ *                            answers libc's write: "segv forged" when the
+ *                            rebinding trusted that lookup.
  *   protect_slot none LIB    the control: no forgery, the confused call.
  *
  * Run against the test runtime (fineibt_debug_object names the state's
@@ -268,7 +276,7 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * below it, they read as offsets).
  */
 static bool forge_sig(struct link_map *lm, const struct fi_exe *e,
-		      const ElfW(Phdr) **phw, uintptr_t slot)
+		      const ElfW(Phdr) **phw, uintptr_t slot, const char *name)
 {
 	struct tabs {
 		ElfW(Phdr) ph[16];
@@ -296,7 +304,8 @@ static bool forge_sig(struct link_map *lm, const struct fi_exe *e,
 			t->ph[i].p_memsz = 8;
 		}
 	}
-	memcpy(t->str, "\0sigaction", sizeof("\0sigaction"));
+	t->str[0] = 0;
+	snprintf(t->str + 1, sizeof(t->str) - 1, "%s", name);
 	t->sym[1].st_name = 1;
 	t->sym[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
 	t->sym[1].st_shndx = SHN_UNDEF;
@@ -331,9 +340,42 @@ static void pwned(int sig)
 	_exit(6);
 }
 
-/* protect_slot sigbind LIB: see the top of the file. */
-static int do_sigbind(const struct fi_exe *exe, const char *lib)
+/*
+ * sigbind_sigset: the runtime's record of the loader's search list
+ * (livedyn.c's fi_next_kept, @off from libfineibt's base, @size bytes:
+ * its symbol table), where libc's load address is made what a lookup of
+ * sigset (at @ss in libc) turns into @want. Returns the word, or NULL.
+ * (Offsets from the symbol tables: a dlsym here gets the runtime's
+ * interposer's answer, a veneer.)
+ */
+static uintptr_t *forge_kept(uintptr_t off, uintptr_t size, uintptr_t ss,
+			     uintptr_t want, uintptr_t *was)
 {
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *rt = dlopen("libfineibt.so.0", RTLD_NOW | RTLD_NOLOAD);
+	struct link_map *lm = NULL, *rlm = NULL;
+
+	if (!libc || dlinfo(libc, RTLD_DI_LINKMAP, &lm) || !lm ||
+	    !rt || dlinfo(rt, RTLD_DI_LINKMAP, &rlm) || !rlm)
+		return NULL;
+	for (uintptr_t a = rlm->l_addr + off; a + sizeof(uintptr_t) <= rlm->l_addr + off + size;
+	     a += sizeof(uintptr_t)) {
+		uintptr_t *p = (uintptr_t *)a;
+
+		if (*p == lm->l_addr) {
+			*was = *p;
+			*p = want - ss;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* protect_slot sigbind LIB: see the top of the file. */
+static int do_sigbind(const struct fi_exe *exe, const char *lib,
+		      const char *kept)
+{
+	uintptr_t *bias = NULL, bias_was = 0, koff = 0, ksize = 0, ss = 0;
 	struct fi_find f = { .tail = strrchr(lib, '/') ? strrchr(lib, '/') : lib };
 	struct sigaction sa = { .sa_handler = pwned }, old;
 	struct link_map *lm = NULL;
@@ -348,11 +390,17 @@ static int do_sigbind(const struct fi_exe *exe, const char *lib)
 		return 2;
 	ld_was = lm->l_ld;
 	ph_was = *phw;
-	if (!forge_sig(lm, &f.e, phw, slot))	/* the write primitive */
+	if (!forge_sig(lm, &f.e, phw, slot, kept ? "sigset" : "sigaction"))
+		return 2;	/* the write primitive */
+	if (kept && (sscanf(kept, "%lx,%lx,%lx", &koff, &ksize, &ss) != 3 ||
+		     !(bias = forge_kept(koff, ksize, ss, *(uintptr_t *)slot,
+					 &bias_was))))
 		return 2;
 	h = dlopen(lib, RTLD_NOW | RTLD_DEEPBIND);
 	lm->l_ld = ld_was;
 	*phw = ph_was;
+	if (bias)
+		*bias = bias_was;
 	if (!h)
 		return 2;
 	sigemptyset(&sa.sa_mask);
@@ -360,7 +408,10 @@ static int do_sigbind(const struct fi_exe *exe, const char *lib)
 	if (write(SIGSEGV, &sa, 0) < 0)
 		(void)0;
 	sigaction(SIGSEGV, NULL, &old);
-	printf("segv %s\n", old.sa_handler == pwned ? "forged" : "kept");
+	/* sigaction(SIGSEGV, &sa, 0) installs pwned, sigset(SIGSEGV, &sa)
+	 * the address of sa. */
+	printf("segv %s\n", old.sa_handler == pwned ||
+	       old.sa_handler == (void (*)(int))(void *)&sa ? "forged" : "kept");
 	return 0;
 }
 
@@ -386,7 +437,9 @@ int main(int argc, char **argv)
 	}
 	dl_iterate_phdr(first_cb, &e);
 	if (!strcmp(what, "sigbind"))
-		return do_sigbind(&e, argv[2]);
+		return do_sigbind(&e, argv[2], NULL);
+	if (!strcmp(what, "sigbind_sigset") && argc == 4)
+		return do_sigbind(&e, argv[2], argv[3]);
 	word = phdr_word(&e);
 	if (!word) {
 		fprintf(stderr, "protect_slot: the link map's l_phdr not found\n");

@@ -7,7 +7,8 @@
  *   sig ENTRY [ill]	install a SIGILL handler through libc entry ENTRY
  *			(signal_c11, ssignal, sigset, sigset_hold, __sigaction,
  *			bsd_signal, sysv_signal, __sysv_signal, sigaction,
- *			sigvec, sigignore, next_sigaction, deepbind), then
+ *			sigvec, sigignore, next_sigaction, deepbind,
+ *			deepbind_sigset, deepbind_sigvec), then
  *			make a confused call (or, with "ill", a plain ud2 the
  *			program's handler must see)
  */
@@ -162,8 +163,11 @@ static int install(const char *e)
 			dlsym(e[0] == 'n' ? RTLD_NEXT : RTLD_DEFAULT, "sigaction");
 
 		return !f || call_sigaction(f, &sa);
-	} else if (!strcmp(e, "deepbind")) {
-		void *h = dlopen(getenv("SIGS_PLUGIN"), RTLD_NOW | RTLD_DEEPBIND);
+	} else if (!strcmp(e, "deepbind") || !strcmp(e, "deepbind_sigset") ||
+		   !strcmp(e, "deepbind_sigvec")) {
+		void *h = dlopen(getenv(!e[8] ? "SIGS_PLUGIN" : e[12] == 's' ?
+					"SIGS_PLUGIN_SIGSET" : "SIGS_PLUGIN_SIGVEC"),
+				 RTLD_NOW | RTLD_DEEPBIND);
 		void (*f)(void (*)(int)) = h ? (void (*)(void (*)(int)))dlsym(h, "plugin_install") : NULL;
 
 		if (!f)
