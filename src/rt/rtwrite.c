@@ -681,6 +681,16 @@ static void fi_rt_inplace_end(void)
 		fi_rt_die("cannot record the runtime state's seal");
 }
 
+/* The window's own proofs: it asked fi_rt_alone as it opened; the
+ * descriptor is the first window's, and only the runtime ran since. */
+int fi_rt_window_alone_fd(void)
+{
+	const struct fi_rt_wr *w = &fi_rt_store.rt.wr;
+
+	return fi_rt_writing() && w->inplace && w->how == FI_RT_KERNEL ?
+	       w->mem_fd : -1;
+}
+
 /*
  * Start-up is over, whatever path it took: a block still written in
  * place (a start that failed between the windows it held open) is made

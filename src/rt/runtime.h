@@ -445,6 +445,15 @@ void fi_rt_first_unrun(void);
 void fi_rt_inplace_hold(bool on);
 void fi_rt_inplace_seal(void);
 /*
+ * Inside this thread's window while the block is written in place: that
+ * window blocked every signal and, as it opened, found the process alone
+ * (fi_rt_alone), and start-up's first window opened and checked the
+ * kernel's writer: its descriptor, for a caller that needs those proofs
+ * (the PLT pass, src/load/pltwalk.c) and need not ask them again. -1
+ * anywhere else.
+ */
+int fi_rt_window_alone_fd(void);
+/*
  * Zero @n bytes at @p that held a key, so that the compiler keeps the
  * stores (glibc's explicit_bzero, without binding one more versioned
  * symbol at every start-up).
