@@ -611,7 +611,7 @@ void fi_rt_plt_pass(void)
 	int saved_errno = errno;
 
 	pthread_mutex_lock(&fi_rt_mutex);
-	/* Start-up's last window ran it (fi_rt_links_inside): the
+	/* Start-up's last window ran it (fi_rt_links_close): the
 	 * constructor's pass that follows has nothing new to see. */
 	if (fi_rt_plt_done)
 		fi_rt_plt_done = false;
@@ -1151,13 +1151,25 @@ static void fi_rt_cache_lend(void *end)
  * window, in that order (the pass reads the slots the first two write).
  * That window proved the process alone with every signal blocked, so
  * the pass needs no window of its own (a signal mask pair, unshare,
- * fstat). False, nothing done, anywhere else: after the window, as
+ * fstat). The scan leaves that window open (fi_rt_links_due: true) and
+ * the start closes it (fi_rt_links_close) from a shallow frame: the
+ * pass's ~5 KiB of stack on top of the scan's would reach stack pages
+ * start-up touches nowhere else. Anywhere else, after the window, as
  * before.
  */
-static bool fi_rt_links_inside(bool own, size_t nfresh)
+static sigset_t fi_rt_links_mask;	/* the mask the window restores */
+static bool fi_rt_links_open;
+
+static bool fi_rt_links_due(bool own)
 {
-	if (!own || fi_rt_early || fi_rt_window_alone_fd() < 0)
-		return false;
+	return own && !fi_rt_early && fi_rt_window_alone_fd() >= 0;
+}
+
+static __attribute__((noinline)) void fi_rt_links_close(size_t nfresh)
+{
+	if (!fi_rt_links_open)
+		return;
+	fi_rt_links_open = false;
 	if ((nfresh || fi_rt_bind_due) && fi_variant.bind_interposers)
 		fi_rt_bind_due = fi_variant.bind_interposers();
 	if (nfresh || fi_rt_sven_due)
@@ -1166,7 +1178,7 @@ static bool fi_rt_links_inside(bool own, size_t nfresh)
 		fi_plt_walk();
 		fi_rt_plt_done = true;
 	}
-	return true;
+	fi_rt_batch_end(&fi_rt_links_mask);
 }
 
 /*
@@ -1292,11 +1304,15 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_seen_set(fi_scan_new, nfresh);
 	if (!fi_rt_started) {
 		fi_rt_finish();
-		linked = fi_rt_links_inside(own, nfresh);
+		linked = batch && fi_rt_links_due(own);
 		fi_rt_inplace_hold(false);
 	}
-	if (batch)
+	if (linked) {
+		fi_rt_links_mask = bsaved;
+		fi_rt_links_open = true;
+	} else if (batch) {
 		fi_rt_batch_end(&bsaved);
+	}
 	/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym,
 	 * dlvsym and dlopen to ours whatever the lookup order; true if one
 	 * must wait (another thread is still loading it). */
@@ -1431,6 +1447,7 @@ static void fi_rt_start_locked(void)
 	 * functions they were a third of the runtime's private memory).
 	 */
 	nmods = fi_rt_scan();
+	fi_rt_links_close(nmods);
 	/* Whatever happened between start-up's windows: nothing writable. */
 	fi_rt_inplace_seal();
 	if (nmods && fi_rt_trim_worth())
