@@ -68,6 +68,7 @@ struct fi_cu_where {
 struct fi_cu_mod {
 	const struct fi_image *im;	/* the module's image: its key */
 	int fd;				/* a hit: the entry, open; else -1 */
+	int mapped;			/* mapped: the entry, open; else -1 */
 	/* a hit: the entry's registered arrays, mapped */
 	const struct fi_cache_regs *regs;
 	size_t regs_len;
@@ -280,7 +281,7 @@ static struct fi_cu_mod *fi_cu_mod_new(const struct fi_image *im)
 	r = &fi_cu.mods[fi_cu.nmods++];
 	memset(r, 0, sizeof(*r));
 	r->im = im;
-	r->fd = -1;
+	r->fd = r->mapped = -1;
 	return r;
 }
 
@@ -566,7 +567,7 @@ bool fi_cache_take(struct fi_module *m)
 		return false;
 	fd = r->fd;
 	r->fd = -1;
-	/* fi_cache_entry_map closes the entry, mapped or not. */
+	/* fi_cache_entry_map closes the entry unless it mapped it. */
 	if (!r->stale && fi_cu_regs(m, r->regs, r->regs_len)) {
 		/* The entry's name again, from the read-only key and mode
 		 * (settled: the first scan's lookup used the same). */
@@ -578,6 +579,8 @@ bool fi_cache_take(struct fi_module *m)
 		fi_cache_name(&fi_rt()->key, &r->id, &conf, name);
 		err = fi_cache_entry_map(fd, &r->id, r->lo, r->len, name, &why);
 
+		if (!err)
+			r->mapped = fd;
 		fd = -1;
 		if (!err) {
 			fi_cache_entry_keep(r->regs, r->regs_len);
@@ -649,14 +652,59 @@ static void fi_cu_request(void)
 	free(q);
 }
 
+/*
+ * The scan's descriptors, closed together: each run of consecutive
+ * numbers by one close_range (Linux 5.9), which closes only numbers that
+ * are all in the set, so only the scan's own; one close each where the
+ * kernel refuses it (older kernels, a system call filter).
+ */
+#define FI_CU_CLOSE_MAX	32
+struct fi_cu_closer {
+	int fd[FI_CU_CLOSE_MAX];
+	size_t n;
+};
+
+static void fi_cu_close_flush(struct fi_cu_closer *c)
+{
+	for (size_t i = 1; i < c->n; i++) {
+		int v = c->fd[i];
+		size_t j = i;
+
+		for (; j && c->fd[j - 1] > v; j--)
+			c->fd[j] = c->fd[j - 1];
+		c->fd[j] = v;
+	}
+	for (size_t i = 0, j; i < c->n; i = j) {
+		for (j = i + 1; j < c->n && c->fd[j] == c->fd[j - 1] + 1; j++)
+			;
+		if (j - i > 1 &&
+		    !fi_sys3(SYS_close_range, c->fd[i], c->fd[j - 1], 0))
+			continue;
+		for (size_t k = i; k < j; k++)
+			fi_sys3(SYS_close, c->fd[k], 0, 0);
+	}
+	c->n = 0;
+}
+
+static void fi_cu_close_add(struct fi_cu_closer *c, int fd)
+{
+	if (fd < 0)
+		return;
+	if (c->n == FI_CU_CLOSE_MAX)
+		fi_cu_close_flush(c);
+	c->fd[c->n++] = fd;
+}
+
 void fi_cache_finish(void)
 {
+	struct fi_cu_closer c = { .n = 0 };
+
 	fi_cu_said();
 	if (fi_cu.mode != FI_CU_OFF && fi_cu.nmods)
 		fi_cu_request();
 	for (size_t i = 0; i < fi_cu.nmods; i++) {
-		if (fi_cu.mods[i].fd >= 0)
-			fi_sys3(SYS_close, fi_cu.mods[i].fd, 0, 0);
+		fi_cu_close_add(&c, fi_cu.mods[i].fd);
+		fi_cu_close_add(&c, fi_cu.mods[i].mapped);
 		fi_cu_unmap(&fi_cu.mods[i]);
 	}
 	free(fi_cu.mods);
@@ -665,10 +713,11 @@ void fi_cache_finish(void)
 	free(fi_cu.where);
 	fi_cu.where = NULL;
 	fi_cu.nwhere = 0;
-	fi_cache_dir_close(&fi_cu.dir);
-	if (fi_cu.pm >= 0)
-		fi_sys3(SYS_close, fi_cu.pm, 0, 0);
+	fi_cu_close_add(&c, fi_cu.dir.fd);
+	fi_cu.dir.fd = -1;
+	fi_cu_close_add(&c, fi_cu.pm);
 	fi_cu.pm = -2;
+	fi_cu_close_flush(&c);
 	fi_cache_lend(NULL, 0);
 	fi_cu.mode = FI_CU_OFF;
 	memset(&fi_cu.key, 0, sizeof(fi_cu.key));

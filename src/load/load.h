@@ -88,7 +88,8 @@ size_t fi_alloc_libc_bytes(void);
 void fi_env_startup(bool on);
 
 /* pltwalk.c: one PLT pass over every loaded module, under the runtime's
- * lock (fi_rt_plt_pass, which says when it may run, is its one caller). */
+ * lock (start.c says when it may run: fi_rt_plt_pass, and start-up's
+ * last window, fi_rt_links_close). */
 void fi_plt_walk(void);
 
 #endif /* FI_LOAD_H */

@@ -59,7 +59,7 @@ struct fi_rt_plt_mem {
 struct fi_rt_plt_arg {
 	struct fi_rt_plt_walk w;
 	struct fi_rt_plt_mem *mem;
-	bool ranged;
+	bool ranged, inwin;
 	struct fi_plt_pass p;
 	sigset_t old;
 };
@@ -231,6 +231,13 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	w = fi_rt_plt_ranges(a);
 	if (!w)
 		return 0;
+	/* Inside start-up's last window, written in place: its proofs
+	 * stand (the signals blocked, the process alone, the descriptor). */
+	if (!a->p.held && (a->p.mem = fi_rt_window_alone_fd()) >= 0) {
+		a->p.held = a->p.alone = a->inwin = true;
+		a->p.buf = a->mem->fixes;
+		a->p.cap = sizeof(a->mem->fixes);
+	}
 	if (!a->p.held) {
 		sigset_t all;
 
@@ -263,7 +270,7 @@ void fi_plt_walk(void)
 	struct fi_rt_plt_arg a = { .mem = &mem };
 
 	dl_iterate_phdr(fi_rt_plt_cb, &a);
-	if (a.p.held)
+	if (a.p.held && !a.inwin)
 		pthread_sigmask(SIG_SETMASK, &a.old, NULL);
 	/* Code addresses: wiped (the ranges; plt.c wiped its fixes). */
 	if (a.w.xr) {

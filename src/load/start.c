@@ -604,12 +604,19 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
  * still bind a slot then), nor in a dlmopen namespace's copy (the first
  * copy's pass covers the process).
  */
+static bool fi_rt_plt_done;
+
 void fi_rt_plt_pass(void)
 {
 	int saved_errno = errno;
 
 	pthread_mutex_lock(&fi_rt_mutex);
-	if (fi_rt_started && !fi_rt_early && !fi_rt_bind_due && !fi_rt()->primary)
+	/* Start-up's last window ran it (fi_rt_links_close): the
+	 * constructor's pass that follows has nothing new to see. */
+	if (fi_rt_plt_done)
+		fi_rt_plt_done = false;
+	else if (fi_rt_started && !fi_rt_early && !fi_rt_bind_due &&
+		 !fi_rt()->primary)
 		fi_plt_walk();
 	pthread_mutex_unlock(&fi_rt_mutex);
 	errno = saved_errno;
@@ -1143,6 +1150,43 @@ static void fi_rt_cache_lend(void *end)
 }
 
 /*
+ * The start from libfineibt.so's constructor (every module relocated),
+ * its state written in place (fi_rt_window_alone_fd): dlsym & co. bound,
+ * the stock veneers made, and the PLT pass run inside start-up's last
+ * window, in that order (the pass reads the slots the first two write).
+ * That window proved the process alone with every signal blocked, so
+ * the pass needs no window of its own (a signal mask pair, unshare,
+ * fstat). The scan leaves that window open (fi_rt_links_due: true) and
+ * the start closes it (fi_rt_links_close) from a shallow frame: the
+ * pass's ~5 KiB of stack on top of the scan's would reach stack pages
+ * start-up touches nowhere else. Anywhere else, after the window, as
+ * before.
+ */
+static sigset_t fi_rt_links_mask;	/* the mask the window restores */
+static bool fi_rt_links_open;
+
+static bool fi_rt_links_due(bool own)
+{
+	return own && !fi_rt_early && fi_rt_window_alone_fd() >= 0;
+}
+
+static __attribute__((noinline)) void fi_rt_links_close(size_t nfresh)
+{
+	if (!fi_rt_links_open)
+		return;
+	fi_rt_links_open = false;
+	if ((nfresh || fi_rt_bind_due) && fi_variant.bind_interposers)
+		fi_rt_bind_due = fi_variant.bind_interposers();
+	if (nfresh || fi_rt_sven_due)
+		fi_rt_sven_due = fi_stock_veneers();
+	if (!fi_rt_bind_due) {
+		fi_plt_walk();
+		fi_rt_plt_done = true;
+	}
+	fi_rt_batch_end(&fi_rt_links_mask);
+}
+
+/*
  * Walk the loaded modules, open the new ones, and (after the first walk
  * has settled the mode) rewrite and register every new kCFI module.
  * Returns the number of modules taken.
@@ -1160,7 +1204,7 @@ static size_t fi_rt_scan_found(bool own)
 	static uint64_t news[FI_SEEN_WORDS];
 	static signed char keep[FI_MAX_MODULES];
 	size_t nfresh = 0, nnew;
-	bool have_arity = false, kept = false;
+	bool have_arity = false, kept = false, linked = false;
 	const struct fi_runtime *batch;
 	sigset_t bsaved;
 
@@ -1265,21 +1309,27 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_seen_set(fi_scan_new, nfresh);
 	if (!fi_rt_started) {
 		fi_rt_finish();
+		linked = batch && fi_rt_links_due(own);
 		fi_rt_inplace_hold(false);
 	}
-	if (batch)
+	if (linked) {
+		fi_rt_links_mask = bsaved;
+		fi_rt_links_open = true;
+	} else if (batch) {
 		fi_rt_batch_end(&bsaved);
+	}
 	/* dlsym_so.c (shared runtime only): bind kCFI modules' dlsym,
 	 * dlvsym and dlopen to ours whatever the lookup order; true if one
 	 * must wait (another thread is still loading it). */
-	if (own && (nfresh || fi_rt_bind_due) && fi_variant.bind_interposers) {
+	if (own && !linked && (nfresh || fi_rt_bind_due) &&
+	    fi_variant.bind_interposers) {
 		if (fi_rt_early)
 			fi_rt_bind_due = true;
 		else
 			fi_rt_bind_due = fi_variant.bind_interposers();
 	}
 	/* Typed veneers for stock kCFI modules' libc pointers (stockven.c). */
-	if (own && (nfresh || fi_rt_sven_due))
+	if (own && !linked && (nfresh || fi_rt_sven_due))
 		fi_rt_sven_due = fi_rt_early || fi_stock_veneers();
 	fi_subs_last = fi_subs_now;
 	/* fi_found and fi_scan_new are scratch: leave no code address
@@ -1402,6 +1452,7 @@ static void fi_rt_start_locked(void)
 	 * functions they were a third of the runtime's private memory).
 	 */
 	nmods = fi_rt_scan();
+	fi_rt_links_close(nmods);
 	/* Whatever happened between start-up's windows: nothing writable. */
 	fi_rt_inplace_seal();
 	if (nmods && fi_rt_trim_worth())

@@ -550,9 +550,9 @@ int fi_cache_entry_map(int fd, const struct fi_cache_ident *id, uint64_t lo,
 	}
 	p = fi_sys6(SYS_mmap, (long)lo, (long)len, PROT_READ | PROT_EXEC,
 		    MAP_PRIVATE | MAP_FIXED, fd, (long)off);
-	fi_sys3(SYS_close, fd, 0, 0);
 	if (p == (long)lo)
 		return 0;
+	fi_sys3(SYS_close, fd, 0, 0);
 	/*
 	 * Linux 6.12 and later put the old mapping back when MAP_FIXED
 	 * fails; an older kernel may have unmapped it already. Text that

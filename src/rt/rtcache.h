@@ -100,7 +100,9 @@ void fi_cache_entry_keep(const struct fi_cache_regs *regs, size_t len);
 /*
  * Map the entry open at @fd over the module's text [@lo, @lo + @len),
  * from file offset @id->text_off rounded down to a page, read-execute,
- * private; @fd is closed. @fd, @id, @lo and @len come from the scan's
+ * private. @fd is closed, unless it returns 0: then the caller closes it
+ * (cacheuse.c with the scan's other descriptors, in one close_range).
+ * @fd, @id, @lo and @len come from the scan's
  * writable scratch, so the kernel is asked first: @fd must be a root-owned
  * 0444 file of one link named @name (the caller computes it from @id with
  * the read-only key and mode), and [@lo, @lo + @len) the executable text

@@ -24,7 +24,9 @@
  * Cost: the primary pays three system calls once (memfd_create, mmap,
  * close) and one mapping. A starting instance reads /proc/self/maps only
  * when SIGILL already has a handler (the primary's is always there; at
- * an ordinary start-up nothing is, and nothing is read).
+ * an ordinary start-up nothing is, and nothing is read), and asks about
+ * SIGILL only when the start path could not say that it is the first
+ * (fi_rt_first_unrun: the initial namespace alone, no constructor run).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -186,7 +188,16 @@ const struct fi_runtime *fi_rt_primary(void)
 	char *maps;
 	int n, fd;
 
-	if (!fi_one_sigill_taken())
+	/*
+	 * The start path said no code of the program has run but the
+	 * loader's (fi_rt_first_unrun): the initial namespace is the only
+	 * one, every module is libfineibt.so, one of its dependencies, or
+	 * one that needs it, so no other instance exists to have published
+	 * an anchor; whatever holds SIGILL (an IFUNC resolver's handler)
+	 * the install takes as the previous action. Not asked (a system
+	 * call at every start).
+	 */
+	if (fi_rt_first_unrun_said() || !fi_one_sigill_taken())
 		return NULL;
 	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -176,6 +176,11 @@ void fi_rt_first_unrun(void)
 	fi_rt_unrun = true;
 }
 
+bool fi_rt_first_unrun_said(void)
+{
+	return fi_rt_unrun;
+}
+
 void fi_rt_inplace_hold(bool on)
 {
 	fi_rt_hold = on;
@@ -679,6 +684,16 @@ static void fi_rt_inplace_end(void)
 	if (w->sealed && fi_sys3(SYS_mseal, (long)&fi_rt_area, (long)lo_len, 0) &&
 	    fi_rt_pwrite(w->mem_fd, &off, sizeof(off), &w->sealed))
 		fi_rt_die("cannot record the runtime state's seal");
+}
+
+/* The window's own proofs: it asked fi_rt_alone as it opened; the
+ * descriptor is the first window's, and only the runtime ran since. */
+int fi_rt_window_alone_fd(void)
+{
+	const struct fi_rt_wr *w = &fi_rt_store.rt.wr;
+
+	return fi_rt_writing() && w->inplace && w->how == FI_RT_KERNEL ?
+	       w->mem_fd : -1;
 }
 
 /*

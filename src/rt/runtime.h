@@ -437,6 +437,8 @@ bool fi_rt_writing(void);
  * by the first window; the first window clears it.
  */
 void fi_rt_first_unrun(void);
+/* Said and not yet taken by the first window (rtone.c's question). */
+bool fi_rt_first_unrun_said(void);
 /*
  * The start path (start.c) says that another start-up window follows
  * (true) or that the next window to close is start-up's last (false):
@@ -447,6 +449,15 @@ void fi_rt_first_unrun(void);
  */
 void fi_rt_inplace_hold(bool on);
 void fi_rt_inplace_seal(void);
+/*
+ * Inside this thread's window while the block is written in place: that
+ * window blocked every signal and, as it opened, found the process alone
+ * (fi_rt_alone), and start-up's first window opened and checked the
+ * kernel's writer: its descriptor, for a caller that needs those proofs
+ * (the PLT pass, src/load/pltwalk.c) and need not ask them again. -1
+ * anywhere else.
+ */
+int fi_rt_window_alone_fd(void);
 /*
  * Zero @n bytes at @p that held a key, so that the compiler keeps the
  * stores (glibc's explicit_bzero, without binding one more versioned

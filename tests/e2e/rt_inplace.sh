@@ -16,6 +16,11 @@
 #   - thread[MODE]: the same program with a thread started by an IFUNC
 #     resolver of the executable, before every constructor: unshare
 #     fails (EINVAL) and the window writes through the kernel;
+#   - sigill[MODE]: the same program with a SIGILL handler installed by
+#     an IFUNC resolver of the executable: the first start asks nothing
+#     about SIGILL (no rt_sigaction query before the install: no other
+#     runtime can exist yet, rtone.c), writes in place, and keeps that
+#     handler as the program's (a ud2 outside any CFI site reaches it);
 #   - spawn[MODE]: a task started inside the first window (the test
 #     library's hook): the registration window finds the process not
 #     alone (unshare EINVAL), seals the block at once and writes through
@@ -40,6 +45,7 @@ printf '#include <dlfcn.h>\n#include <stdio.h>\nint main(int c, char **v) { void
 printf 'int rt_inplace_preload(void) { return 1; }\n' >"$D/pre.c"
 { rt_build "$D/rt_inplace" -O2 "$RT_SRC/rt_inplace.c" &&
   rt_build "$D/rt_inplace_thr" -O2 -DRT_INPLACE_THREAD "$RT_SRC/rt_inplace.c" &&
+  rt_build "$D/rt_inplace_ill" -O2 -DRT_INPLACE_SIGILL "$RT_SRC/rt_inplace.c" &&
   rt_build "$D/librt_inplace_lib.so" -O1 -fPIC -shared "$RT_SRC/rt_lazylib.c" &&
   clang-22 -O2 -o "$D/host" "$D/host.c" -ldl &&
   clang-22 -O2 -fPIC -shared -o "$D/libpre.so" "$D/pre.c" &&
@@ -135,6 +141,14 @@ for m in off kcfi kcfi,norand fineibt fineibt,paranoid,bhi auto; do
 	trap_check "inplace[$m]" "$m" "$D/rt_inplace"
 	check "thread[$m]" thread "$m" "$D/rt_inplace_thr"
 	trap_check "thread[$m]" "$m" "$D/rt_inplace_thr"
+	check "sigill[$m]" inplace "$m" "$D/rt_inplace_ill"
+	{ FINEIBT_CFI=$m "$D/rt_inplace_ill" ud2 >/dev/null 2>"$D/sigill.err"; rc=$?; } 2>/dev/null
+	q=$(grep -c 'rt_sigaction(SIGILL, NULL' "$D/sigill[$m].trace")
+	if [ "$rc" = 7 ] && [ "$q" = 0 ]; then
+		rt_pass "sigill[$m]: the resolver's handler is the program's; no SIGILL query"
+	else
+		rt_fail "sigill[$m]" "ud2: rc=$rc (want 7, the program's handler) $(head -2 "$D/sigill.err"); SIGILL queries: $q (want 0)"
+	fi
 done
 # A rewrite that fails between the windows (a stock kCFI library
 # without ENDBRs, which names libfineibt.so, in the v6.18 set): the

@@ -94,7 +94,7 @@ int main(void)
 	static const char name[] = "0123456789abcdef0123456789abcdef";
 	struct fi_cache_ident mod_id, vic_id;
 	const char *why = NULL;
-	int mod, vic, ent, other;
+	int mod, vic, ent, other, fd;
 	uint8_t *mod_text, *vic_text;
 	bool root = geteuid() == 0;
 
@@ -145,10 +145,20 @@ int main(void)
 	      fi_cache_entry_map(reopen("fedcba9876543210fedcba9876543210"),
 				 &mod_id, (uintptr_t)mod_text, 2 * PAGE, name,
 				 &why) == -EPERM && mod_text[0] == 0x11);
-	/* Its own: mapped over the module's text. */
+	/* Its own: mapped over the module's text; the descriptor is left
+	 * to the caller (closed with the scan's others), as a refused one
+	 * is not. */
+	fd = reopen(name);
 	CHECK("cache_map_own_text_mapped",
-	      fi_cache_entry_map(reopen(name), &mod_id, (uintptr_t)mod_text,
+	      fi_cache_entry_map(fd, &mod_id, (uintptr_t)mod_text,
 				 2 * PAGE, name, &why) == 0 &&
 	      mod_text[0] == 0x33 && mod_text[2 * PAGE - 1] == 0x33);
+	CHECK("cache_map_mapped_fd_left_open",
+	      fcntl(fd, F_GETFD) >= 0 && close(fd) == 0);
+	fd = reopen(name);
+	CHECK("cache_map_refused_fd_closed",
+	      fi_cache_entry_map(fd, &mod_id, (uintptr_t)vic_text, 2 * PAGE,
+				 name, &why) == -EPERM &&
+	      fcntl(fd, F_GETFD) < 0 && errno == EBADF);
 	return fi_check_exit();
 }

@@ -6,8 +6,12 @@
  * the loader relocates, before every constructor, libfineibt.so's
  * included) first starts a second task sharing the address space: a
  * thread made by a raw clone that only waits, so the first window must
- * find the process not alone and write through the kernel. In every
- * case the state must be read-only when main runs (rt_state_ro).
+ * find the process not alone and write through the kernel. With
+ * -DRT_INPLACE_SIGILL, the resolver installs a SIGILL handler instead
+ * (raw rt_sigaction: libc is not initialised yet), which the runtime,
+ * starting first without asking about SIGILL, must keep as the
+ * program's: argument "ud2" (not a CFI site) reaches it (exit 7). In
+ * every case the state must be read-only when main runs (rt_state_ro).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -33,6 +37,46 @@ static int rt_two(void)
 static int (*rt_resolve(void))(void)
 {
 	rt_spawn();
+	return rt_two;
+}
+
+int rt_ifunc(void) __attribute__((ifunc("rt_resolve")));
+#elif defined(RT_INPLACE_SIGILL)
+#include <signal.h>
+#include <sys/syscall.h>
+
+/* The program's handler: a raw exit_group(7), nothing of libc's. */
+static void rt_on_ill(int sig)
+{
+	(void)sig;
+	__asm__ volatile("syscall" :: "a"((long)SYS_exit_group), "D"(7L)
+			 : "rcx", "r11", "memory");
+	__builtin_unreachable();
+}
+
+void rt_restore(void);
+__asm__(".text\n\t.type rt_restore, @function\nrt_restore:\n\t"
+	"mov $15, %eax\n\tsyscall\n\t.size rt_restore, .-rt_restore\n");
+
+static int rt_two(void)
+{
+	return 2;
+}
+
+/* The kernel's struct sigaction: handler, flags, restorer, mask. */
+static int (*rt_resolve(void))(void)
+{
+	struct { void *h; unsigned long flags; void *restorer; unsigned long mask; }
+		k = { (void *)rt_on_ill, 0x04000000 /* SA_RESTORER */,
+		      (void *)rt_restore, 0 };
+	long ret;
+
+	__asm__ volatile("mov $8, %%r10\n\tsyscall"
+			 : "=a"(ret)
+			 : "0"((long)SYS_rt_sigaction), "D"((long)SIGILL),
+			   "S"(&k), "d"(0L)
+			 : "rcx", "r10", "r11", "memory");
+	(void)ret;
 	return rt_two;
 }
 
@@ -94,6 +138,8 @@ int main(int argc, char **argv)
 	printf("inplace %d%s\n", rt_ifunc(),
 	       ro == 1 ? "" : ro ? " (no state found)" : " (state writable at main)");
 	fflush(stdout);
+	if (argc > 1 && !strcmp(argv[1], "ud2"))
+		__builtin_trap();
 	if (argc > 1)
 		return g(atoi(argv[1])) == 0;
 	return 0;
