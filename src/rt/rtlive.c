@@ -806,8 +806,8 @@ static int fi_live_patch_mem(struct fi_image *im, const struct fi_patch_opts *o,
  * The copy is verified only when someone else could have written it. With
  * every signal blocked, no code of the program runs in this thread until
  * the copy is sealed; when no other task shares the address space either
- * and no code of the program has run at all (start-up written in place:
- * no io_uring of the program can complete into the text, see below), the
+ * and start-up is not over (no write primitive of the program has had a
+ * chance to aim an io_uring read at the text, see below), the
  * runtime's own writes are the only ones the copy can have seen, and a
  * new task could only come from this thread (the runtime starts none). A
  * process that can write another's memory from outside (ptrace rights:
@@ -838,11 +838,13 @@ int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 	 * read by the kernel at completion time); signals blocked or not.
 	 * Found by attack (tests/e2e/protect_uring.sh): one forged ring
 	 * entry put a payload into a library's text while it was rewritten
-	 * in place at a dlopen, unverified. Only a start-up written in
-	 * place (wr.inplace: no code of the program has run, so it has no
-	 * ring) may skip the verification.
+	 * in place at a dlopen, unverified. Only start-up may skip the
+	 * verification (not sealed yet: the program has not reached main,
+	 * where a write primitive could aim a ring; in place, wr.inplace,
+	 * no code of it has run at all); every rewrite after it is checked.
 	 */
-	alone = blocked && fi_rt()->wr.inplace && fi_live_alone();
+	alone = blocked && (fi_rt()->wr.inplace || !fi_rt()->sealed) &&
+		fi_live_alone();
 	if (fi_live_noexec()) {
 		int mem = fi_rt_mem_fd();
 

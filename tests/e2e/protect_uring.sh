@@ -10,10 +10,9 @@
 # the program opens later, and the peer's data arriving while that
 # library's text was writable for its rewrite: the function ran the
 # payload (progs/protect_uring.c, "INJECTED"), in 1 of 5 tries or so on
-# this VM. Now only a start-up written in place (no code of the program
-# has run: it has no ring) skips the verification; every other rewrite
-# goes through a sealed copy that is verified before it is swapped in,
-# so the text is never writable where the ring points.
+# this VM. Now only start-up (before main) skips the verification; every
+# rewrite after it goes through a sealed copy that is verified before it
+# is swapped in, so the text is never writable where the ring points.
 #  - inject: TRIES runs of the program with FINEIBT_CFI=kcfi (the dlopen
 #    rehashes the library); none may print INJECTED, and the library's
 #    function must answer 2 in each.
