@@ -341,6 +341,78 @@ static bool fi_early_needs(const struct link_map *l, const char *soname,
 	return false;
 }
 
+/* Is there an IRELATIVE relocation among @n entries at @r? */
+static bool fi_early_irelative(const ElfW(Rela) *r, size_t n)
+{
+	for (size_t i = 0; r && i < n; i++)
+		if (ELF64_R_TYPE(r[i].r_info) == R_X86_64_IRELATIVE)
+			return true;
+	return false;
+}
+
+/*
+ * Has the module at @l code that the loader runs while it relocates,
+ * before every constructor: an IFUNC's resolver, named by an IRELATIVE
+ * relocation (a local IFUNC) or by an exported symbol of type
+ * STT_GNU_IFUNC (another module's relocation against it calls it)? Such
+ * code of the program could leave behind what acts inside start-up's
+ * windows without being a second task: a signal handler and a timer
+ * (found by attack: tests/e2e/protect_inplace.sh), an io_uring read
+ * that completes in this thread. Tables that cannot be read whole count
+ * as yes.
+ */
+static bool fi_early_has_ifunc(const struct link_map *l)
+{
+	struct fi_dyntab t;
+	const ElfW(Sym) *sym;
+	const uint32_t *h;
+	size_t n, skip;
+
+	if (!l->l_ld)
+		return true;
+	fi_dyn_read(l->l_ld, SIZE_MAX, l->l_addr, FI_DT(RELA) | FI_DT(RELASZ) |
+		    FI_DT(RELACOUNT) | FI_DT(JMPREL) | FI_DT(PLTRELSZ) |
+		    FI_DT(REL) | FI_DT(SYMTAB) | FI_DT(HASH) | FI_DT(GNU_HASH), &t);
+	if (t.has & FI_DT(REL))
+		return true;
+	/* The leading R_X86_64_RELATIVE ones (DT_RELACOUNT) are skipped. */
+	n = fi_dyn_get(&t, FI_DT_RELASZ) / sizeof(ElfW(Rela));
+	skip = fi_dyn_get(&t, FI_DT_RELACOUNT) < n ? fi_dyn_get(&t, FI_DT_RELACOUNT) : n;
+	if (fi_early_irelative((const ElfW(Rela) *)fi_dyn_get(&t, FI_DT_RELA) + skip,
+			       n - skip) ||
+	    fi_early_irelative((const ElfW(Rela) *)fi_dyn_get(&t, FI_DT_JMPREL),
+			       fi_dyn_get(&t, FI_DT_PLTRELSZ) / sizeof(ElfW(Rela))))
+		return true;
+	sym = (const ElfW(Sym) *)fi_dyn_get(&t, FI_DT_SYMTAB);
+	if (!sym)
+		return false;
+	if ((h = (const uint32_t *)fi_dyn_get(&t, FI_DT_GNU_HASH))) {
+		/* Every defined exported symbol is on one bucket's chain. */
+		uint32_t nb = h[0], off = h[1];
+		const uint32_t *bucket = h + 4 + (size_t)h[2] * 2, *chain = bucket + nb;
+
+		for (uint32_t b = 0; b < nb; b++) {
+			if (bucket[b] < off)
+				continue;	/* empty (0), or not a defined one */
+			for (uint32_t i = bucket[b];; i++) {
+				if (ELF64_ST_TYPE(sym[i].st_info) == STT_GNU_IFUNC &&
+				    sym[i].st_shndx != SHN_UNDEF)
+					return true;
+				if (chain[i - off] & 1)
+					break;
+			}
+		}
+		return false;
+	}
+	if (!(h = (const uint32_t *)fi_dyn_get(&t, FI_DT_HASH)))
+		return true;
+	for (uint32_t i = 0; i < h[1]; i++)
+		if (ELF64_ST_TYPE(sym[i].st_info) == STT_GNU_IFUNC &&
+		    sym[i].st_shndx != SHN_UNDEF)
+			return true;
+	return false;
+}
+
 /* Is there a link-map namespace besides the initial one (an audit
  * library's, a dlmopen's)? glibc 2.35 and later raise r_version to 2
  * when it adds the first; before, unknown: taken as yes. */
@@ -355,7 +427,14 @@ static bool fi_early_other_ns(void)
 #endif
 }
 
-bool fi_early_first_unrun(void)
+/*
+ * Has no code of the program run, and can none run inside start-up's
+ * first window? @early: asked by the early start (the executable not
+ * relocated yet, and relocated last: its resolvers run after start-up;
+ * no constructor has run, so only the modules' resolvers count); else
+ * by libfineibt.so's constructor.
+ */
+static bool fi_early_unrun(bool early)
 {
 	const struct link_map *self = fi_early_self();
 	struct fi_early_deps deps = {
@@ -394,12 +473,23 @@ bool fi_early_first_unrun(void)
 			dep |= fi_early_eq(base, deps.names[i]);
 		if (dep)
 			continue;
+		if (early) {
+			if (l != _r_debug.r_map && fi_early_has_ifunc(l))
+				return false;
+			continue;
+		}
 		/* The executable (first, no name) included: its preinit
 		 * functions run before every constructor. */
-		if (!fi_early_needs(l, soname, self->l_name, &preinit) || preinit)
+		if (!fi_early_needs(l, soname, self->l_name, &preinit) || preinit ||
+		    fi_early_has_ifunc(l))
 			return false;
 	}
 	return true;
+}
+
+bool fi_early_first_unrun(void)
+{
+	return fi_early_unrun(false);
 }
 
 /* Safe first (the probe may call libc's memcpy & co.), then useful. */
@@ -486,7 +576,7 @@ static void (*fi_early_resolve(void))(void)
 		/* Not libc's malloc: the TLS block it would set up for the
 		 * thread is overwritten after relocation (alloc.c). */
 		fi_alloc_private_begin();
-		fi_rt_start_early();
+		fi_rt_start_early(fi_early_unrun(true));
 		fi_alloc_private_end();
 	}
 	return fi_early_nop;

@@ -39,9 +39,10 @@ void fi_rt_plt_pass(void);
 /*
  * start.c: start the runtime from the loader's relocation of
  * libfineibt.so, before any constructor runs (early.c): every module is
- * mapped, not all are relocated yet.
+ * mapped, not all are relocated yet. @unrun: no code of the program has
+ * run (early.c), so the first window may write the state in place.
  */
-void fi_rt_start_early(void);
+void fi_rt_start_early(bool unrun);
 /*
  * The front of the scan's scratch (start.c), the page of it every scan
  * writes, faulted in by one system call (early.c, libfineibt.so's first

@@ -1609,11 +1609,14 @@ void fi_rt_scan_prefault(void)
 	fi_prefault_pages(&fi_scan, 1);
 }
 
-void fi_rt_start_early(void)
+void fi_rt_start_early(bool unrun)
 {
-	/* No constructor has run, and what the runtime calls is bound into
-	 * libc and the loader (early.c): the first window may write in place. */
-	fi_rt_first_unrun();
+	/* No constructor has run, what the runtime calls is bound into libc
+	 * and the loader, and no module relocated so far has an IFUNC
+	 * resolver of the program (early.c, @unrun): the first window may
+	 * write in place. */
+	if (unrun)
+		fi_rt_first_unrun();
 	fi_rt_early = true;
 	fineibt_rt_hook();
 	fi_rt_early = false;

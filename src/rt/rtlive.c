@@ -805,8 +805,10 @@ static int fi_live_patch_mem(struct fi_image *im, const struct fi_patch_opts *o,
 /*
  * The copy is verified only when someone else could have written it. With
  * every signal blocked, no code of the program runs in this thread until
- * the copy is sealed; when no other task shares the address space either,
- * the runtime's own writes are the only ones the copy can have seen, and a
+ * the copy is sealed; when no other task shares the address space either
+ * and start-up is not over (no write primitive of the program has had a
+ * chance to aim an io_uring read at the text, see below), the
+ * runtime's own writes are the only ones the copy can have seen, and a
  * new task could only come from this thread (the runtime starts none). A
  * process that can write another's memory from outside (ptrace rights:
  * process_vm_writev, /proc/PID/mem) can write the text after the swap as
@@ -829,7 +831,20 @@ int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 
 	sigfillset(&all);
 	blocked = !pthread_sigmask(SIG_SETMASK, &all, &old);
-	alone = blocked && fi_live_alone();
+	/*
+	 * Alone is not enough: an io_uring read the program queued
+	 * completes in this very thread, at its next return to user mode,
+	 * into the address a provided-buffer ring names (plain user memory,
+	 * read by the kernel at completion time); signals blocked or not.
+	 * Found by attack (tests/e2e/protect_uring.sh): one forged ring
+	 * entry put a payload into a library's text while it was rewritten
+	 * in place at a dlopen, unverified. Only start-up may skip the
+	 * verification (not sealed yet: the program has not reached main,
+	 * where a write primitive could aim a ring; in place, wr.inplace,
+	 * no code of it has run at all); every rewrite after it is checked.
+	 */
+	alone = blocked && (fi_rt()->wr.inplace || !fi_rt()->sealed) &&
+		fi_live_alone();
 	if (fi_live_noexec()) {
 		int mem = fi_rt_mem_fd();
 

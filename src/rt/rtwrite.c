@@ -367,6 +367,17 @@ static int fi_rt_own_open(bool wipe, bool first, bool inplace)
 	if (!first &&
 	    __atomic_load_n(&fi_rt_area.o.own.magic, __ATOMIC_ACQUIRE) != FI_OWN_MAGIC)
 		fi_rt_drop_inherited();
+	/*
+	 * Not the first time: the area was made read-only (and sealed) by
+	 * the first window, so this changes nothing (or is refused: sealed).
+	 * Unless wr.how was forged before start-up, in the loader's writable
+	 * .bss (a resolver's or a preload's one byte): the first window then
+	 * took the state as set up and it stayed writable for good (found by
+	 * attack: tests/e2e/protect_inplace.sh, pre[MODE]). No system call in
+	 * a start: only a fork child or a reopened descriptor comes here.
+	 */
+	if (!first)
+		mprotect(&fi_rt_area, sizeof(fi_rt_area), FI_GUARD_PROT);
 	fd = fi_rt_keep_open("/proc/self/mem", O_RDWR, &w.mem_dev, &w.mem_ino);
 	if (fd < 0)
 		return fd;
