@@ -101,6 +101,13 @@
 .endif
 .endm
 
+/* The call ending a de-thunked kCFI caller (kcfi, off): CS-padded in
+ * both sets, so nothing runs after the return. */
+.macro	kcall6
+	.byte	0x2e, 0x2e, 0x2e	/* CS-prefix padding */
+	call	*%r11
+.endm
+
 /* The kCFI caller's check after the addl: the failure branch. */
 .macro	kcfi_check
 .ifc	FLOOR_SET, v618
@@ -120,14 +127,14 @@
 	movl	$-HASH, %r10d
 	addl	-15(%r11), %r10d
 	kcfi_check
-1:	call6
+1:	kcall6
 .endif
 .ifc	FLOOR_CALLER, off
 	jmp	1f			/* cfi=off: jump over the check */
 	.long	-HASH
 	addl	-15(%r11), %r10d
 	kcfi_check
-1:	call6
+1:	kcall6
 .endif
 .ifc	FLOOR_CALLER, fineibt
 	movl	$HASH, %r10d

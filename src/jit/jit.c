@@ -160,7 +160,7 @@ int fi_jit_call(const struct fi_jit_env *env, struct fi_buf *b,
 		 * has no reason to go through __x86_indirect_thunk_r11.
 		 */
 		fi_emit_kcfi_check(b, hash, env->cfg.mode == FINEIBT_MODE_OFF);
-		fi_emit_seq(b, fi_set_forms(b->set)->indirect[tail], 0);
+		fi_emit_seq(b, fi_set_forms(b->set)->kcfi_indirect[tail], 0);
 	} else if (env->cfg.flags & FINEIBT_F_PARANOID) {
 		fi_emit_paranoid_caller(b, hash, tail);
 	} else {

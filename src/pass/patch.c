@@ -375,7 +375,7 @@ struct fi_forms {
 
 static int fi_forms_caller(const struct fi_pass *ps, struct fi_forms *fm, bool jmp)
 {
-	const struct fi_seq *ind = fi_set_forms(ps->set)->indirect[jmp];
+	const struct fi_seq *ind = fi_set_forms(ps->set)->kcfi_indirect[jmp];
 	uint8_t *w = fm->caller[jmp];
 	struct fi_buf b;
 

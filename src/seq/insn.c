@@ -238,6 +238,8 @@ static const struct fi_set_forms fi_sets[FI_NSETS] = {
 		.kcfi_caller = { &fi_seq_kcfi_caller, &fi_seq_kcfi_caller_jmp },
 		.kcfi_ud = FI_KCFI_CALLER_UD,
 		.indirect = { &fi_seq_indirect_call, &fi_seq_indirect_jmp },
+		.kcfi_indirect = { &fi_seq_v618_indirect_call,
+				   &fi_seq_v618_indirect_jmp },
 		.paranoid = { &fi_seq_paranoid_call, &fi_seq_paranoid_jmp },
 		.arity1 = &fi_seq_arity1_inline,
 	},
@@ -252,6 +254,8 @@ static const struct fi_set_forms fi_sets[FI_NSETS] = {
 		.kcfi_ud = FI_V618_KCFI_UD,
 		.indirect = { &fi_seq_v618_indirect_call,
 			      &fi_seq_v618_indirect_jmp },
+		.kcfi_indirect = { &fi_seq_v618_indirect_call,
+				   &fi_seq_v618_indirect_jmp },
 		.paranoid = { &fi_seq_v618_paranoid_call,
 			      &fi_seq_v618_paranoid_jmp },
 		/*
@@ -1024,11 +1028,15 @@ enum fi_caller_form fi_kcfi_caller(const uint8_t *p, uint64_t ip,
 {
 	const struct fi_seq *k = &fi_seq_kcfi_caller;
 	const struct fi_seq *off = &fi_seq_caller_off;
+	int set = info->set;
 
 	/* kCFI check, live (41 ba) or jumped over (eb 0c) */
 	if (!fi_match_site_call(p, ip, info) &&
 	    !fi_match_direct_call(p + FI_KCFI_CALLER_CALL, info))
 		return FI_CALL_NONE;
+	/* Both sets end a kCFI caller with the CS-padded call: its set is
+	 * the check's (fi_match_kcfi_check), whatever the call looks like. */
+	info->set = set;
 	if (fi_seq_range(p, k, 0, off->len))
 		info->form = FI_CALL_KCFI;
 	else if (!memcmp(p, off->bytes, off->len))

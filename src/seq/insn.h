@@ -133,6 +133,13 @@ struct fi_set_forms {
 	const struct fi_seq *kcfi_caller[2];	/* [jmp] */
 	int kcfi_ud;				/* #UD byte of a kCFI caller */
 	const struct fi_seq *indirect[2];	/* [jmp], the 6-byte call */
+	/*
+	 * [jmp], the call that ends a kcfi or off caller once de-thunked:
+	 * CS-padded in both sets, so nothing runs after the call returns
+	 * (v4's indirect[] form executes its trailing nop3 on every return).
+	 * The set of a kCFI caller is told by its check, not by this call.
+	 */
+	const struct fi_seq *kcfi_indirect[2];
 	const struct fi_seq *paranoid[2];	/* [jmp] */
 	const struct fi_seq *arity1;
 	bool cs_pad;				/* de-thunked calls: CS prefixes */

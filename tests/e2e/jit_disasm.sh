@@ -137,7 +137,7 @@ check_call() {	# MODE SITE(after the mov) HASH TAIL(callq|jmpq)
 	kcfi)
 		seq_at "$s" "movl \$$(hex $(((-h) & 0xffffffff))), %r10d" \
 			"addl -0xf(%r11), %r10d" "je $(hex $((s + 14)))" ud2 \
-			"$c *%r11" "nopl (%rax)" ;;
+			"$c *%r11" ;;
 	off)	seq_at "$s" "jmp $(hex $((s + 14)))" ;;
 	*paranoid*)
 		seq_at "$s" "movl \$$h, %r10d" "cmpl -0x9(%r11), %r10d" \

@@ -255,7 +255,10 @@ expect_caller() {
 	esac
 	if [ "$DETHUNK" = 1 ]; then
 		emit $((s + 14)) "$ind"
-		[ "$V618" = 1 ] || emit $((s + 17)) "nopl (%rax)"
+		# kcfi and off callers end with the CS-padded call in both
+		# sets; v4's FineIBT caller keeps its trailing nop3
+		[ "$V618" = 1 ] || [ "$MODE" != fineibt ] ||
+			emit $((s + 17)) "nopl (%rax)"
 	else
 		emit $((s + 14)) "$tail"
 	fi

@@ -240,7 +240,7 @@ static bool check_call(const struct mode *m, const struct fi_jit_env *env,
 			     (m->mode == FINEIBT_MODE_OFF));
 		ok &= EXPECT("jit: direct call",
 			     !memcmp(ref + FI_KCFI_CALLER_CALL,
-				     fi_set_forms(set_of(m))->indirect[tail]->bytes,
+				     fi_set_forms(set_of(m))->kcfi_indirect[tail]->bytes,
 				     FI_CALLSITE_SIZE - FI_KCFI_CALLER_CALL));
 		/* The classifier reads it as a de-thunked compiler site. */
 		ok &= EXPECT("jit: kcfi caller classified",

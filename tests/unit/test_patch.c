@@ -350,8 +350,7 @@ static void model_caller(struct model *m, size_t i)
 		if (o->cfg.mode == FINEIBT_MODE_OFF)
 			memcpy(p, fi_seq_caller_off.bytes, fi_seq_caller_off.len);
 		if (o->dethunk)
-			memcpy(p + 14, (c->jmp ? &fi_seq_indirect_jmp
-					       : &fi_seq_indirect_call)->bytes, 6);
+			memcpy(p + 14, fi_set_forms(FI_SET_V4)->kcfi_indirect[c->jmp]->bytes, 6);
 	}
 	if (differs(old, p, sizeof(old)))
 		m->st.callers++;
@@ -565,6 +564,30 @@ static void test_spot_bytes(void)
 	p = at(&s_got, c_addr(2));
 	CHECK("spot_kcfi_restores_movl", p[0] == 0x41 && p[1] == 0xba &&
 	      fi_load32(p + 2) == (uint32_t)-0x22222222);
+	/*
+	 * kcfi and off de-thunk into one CS-padded instruction: the call
+	 * returns to site+20, where the compiler's call returned, and no
+	 * padding nop runs after it (v4 once wrote call *%r11; nop3).
+	 */
+	for (int off = 0; off < 2; off++) {
+		o = mkopts(off ? FINEIBT_MODE_OFF : FINEIBT_MODE_KCFI, 0, true);
+		build(&s_got);
+		CHECK(off ? "spot_off_dethunk_ok" : "spot_kcfi_dethunk_ok",
+		      fi_patch_image(&s_got.im, &o, NULL) == 0);
+		CHECK(off ? "spot_off_dethunk_cs_call" : "spot_kcfi_dethunk_cs_call",
+		      !memcmp(at(&s_got, c_addr(0)) + 14, "\x2e\x2e\x2e\x41\xff\xd3", 6));
+		CHECK(off ? "spot_off_dethunk_cs_jmp" : "spot_kcfi_dethunk_cs_jmp",
+		      !memcmp(at(&s_got, c_addr(1)) + 14, "\x2e\x2e\x2e\x41\xff\xe3", 6));
+		/* read back as a v4 site: the CS padding alone is no v6.18 mark */
+		for (int i = 0; i < 2; i++) {
+			struct fi_caller_info ci;
+
+			CHECK(off ? "spot_off_dethunk_reads_v4" : "spot_kcfi_dethunk_reads_v4",
+			      fi_match_kcfi_caller(at(&s_got, c_addr(i)), c_addr(i), &ci) ==
+			      (off ? FI_CALL_OFF : FI_CALL_KCFI) &&
+			      ci.set == FI_SET_V4 && ci.jmp == (i == 1) && ci.thunk == 0);
+		}
+	}
 	/* off mode: eb 0c over a live caller, hash kept */
 	o = mkopts(FINEIBT_MODE_OFF, 0, false);
 	build(&s_got);
