@@ -38,27 +38,16 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "rawsys.h"
 #include "runtime.h"
 
 #ifndef FI_AREA_OFF
 #error "FI_AREA_OFF: fi_rt_area's offset in libfineibt.so"
 #endif
 
-/* Raw system calls: the resolver runs before the executable's PLT is
- * bound (and before libc is initialised). */
-static long pi_sys(long n, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
+/* Raw system calls (rawsys.h, fi_sys6): the resolver runs before the
+ * executable's PLT is bound (and before libc is initialised). */
+#define pi_sys fi_sys6
 
 /* The kernel's sigaction and the return from a handler (rt_sigreturn). */
 struct pi_ksa {
