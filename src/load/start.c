@@ -1184,6 +1184,9 @@ static __attribute__((noinline)) void fi_rt_links_close(size_t nfresh)
 		fi_rt_plt_done = true;
 	}
 	fi_rt_batch_end(&fi_rt_links_mask);
+	/* A copy of a stack sigset_t: its words past the kernel's 8 bytes
+	 * held stack contents (code addresses), wiped with it. */
+	sigemptyset(&fi_rt_links_mask);
 }
 
 /*
@@ -1313,7 +1316,10 @@ static size_t fi_rt_scan_found(bool own)
 		fi_rt_inplace_hold(false);
 	}
 	if (linked) {
-		fi_rt_links_mask = bsaved;
+		/* Only the kernel's part: the rest of @bsaved is whatever the
+		 * stack held (code addresses), never copied into .bss. */
+		sigemptyset(&fi_rt_links_mask);
+		memcpy(&fi_rt_links_mask, &bsaved, 8);
 		fi_rt_links_open = true;
 	} else if (batch) {
 		fi_rt_batch_end(&bsaved);
