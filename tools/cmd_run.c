@@ -25,7 +25,7 @@
 static int run_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: fineibt run [--cfi=LIST] [--verbose] [--] PROG [ARGS...]\n"
+		"Usage: fineibt run [--cfi=LIST] [--verbose] [-q] [--] PROG [ARGS...]\n"
 		"  Run PROG with FINEIBT_CFI=LIST (default: keep the environment's,\n"
 		"  else auto: kcfi without user IBT, fineibt,paranoid with it).\n"
 		"  A kCFI program built without the runtime gets libfineibt.so\n"
@@ -34,7 +34,11 @@ static int run_usage(FILE *f)
 		"  rewritten before their constructors run. LD_BIND_NOW=1 is\n"
 		"  set unless the environment has LD_BIND_NOW: a module whose\n"
 		"  GOT stays writable then gets direct PLT entries.\n"
+		"  An ELF PROG without any kCFI check (no .kcfi_traps, no kCFI\n"
+		"  entries) runs as it is, after one warning line: its calls are\n"
+		"  not checked (only kCFI libraries it loads are).\n"
 		"  --verbose   FINEIBT_VERBOSE=1: one line per module rewritten\n"
+		"  -q, --quiet no warning for a PROG without kCFI\n"
 		"  LIST        comma-separated cfi= words (fineibt-cfi(7));\n"
 		"              an unknown word is a usage error\n"
 		"  Exit status: PROG's; 1 or 2 as other commands when fineibt\n"
@@ -114,6 +118,54 @@ out:
 	return found;
 }
 
+/*
+ * Does ELF file @path carry kCFI: a .kcfi_traps (its checked call
+ * sites), __patchable_function_entries (fineibt-cc's entries) or a
+ * .fineibt record (fineibt patch)? 1 yes, 0 no, -1 cannot tell (not an
+ * ELF file, no section headers: a script, whose interpreter runs). Only
+ * the section headers and their names are read: a 150 MB library costs
+ * what a small one does.
+ */
+static int run_has_kcfi(const char *path)
+{
+	static const char *const names[] = {
+		".kcfi_traps", "__patchable_function_entries", ".fineibt",
+	};
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strs;
+	char name[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(sh) ||
+	    !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum ||
+	    pread(fd, &strs, sizeof(strs),
+		  eh.e_shoff + (off_t)eh.e_shstrndx * sizeof(sh)) != sizeof(strs))
+		goto out;
+	ret = 0;
+	for (unsigned int i = 1; i < eh.e_shnum && !ret; i++) {
+		ssize_t n;
+
+		if (pread(fd, &sh, sizeof(sh), eh.e_shoff + (off_t)i * sizeof(sh))
+		    != sizeof(sh) || sh.sh_name >= strs.sh_size) {
+			ret = -1;
+			break;
+		}
+		n = pread(fd, name, sizeof(name) - 1, strs.sh_offset + sh.sh_name);
+		if (n <= 0)
+			continue;
+		name[n] = '\0';
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			ret |= !strcmp(name, names[k]);
+	}
+out:
+	close(fd);
+	return ret;
+}
+
 /* libfineibt.so next to this binary (build/) or in ../lib[/fineibt]. */
 static bool run_find_lib(char *out, size_t len)
 {
@@ -184,13 +236,15 @@ static int run_preload(const char *lib)
 /*
  * The options: --cfi=LIST is checked as patch checks it (an unknown word
  * is a usage error here, not the runtime's "ignoring" message later).
- * Returns the index of PROG in @argv, or -CLI_USAGE / -CLI_OK (--help).
+ * Returns the index of PROG in @argv, or -CLI_USAGE / -CLI_OK (--help);
+ * @quiet is set by -q.
  */
-static int run_parse(int argc, char **argv)
+static int run_parse(int argc, char **argv, bool *quiet)
 {
 	static const struct option opts[] = {
 		{ "cfi", required_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -199,7 +253,7 @@ static int run_parse(int argc, char **argv)
 	int c;
 
 	cli_getopt_reset();
-	while ((c = cli_getopt("run", argc, argv, "+h", opts)) != -1) {
+	while ((c = cli_getopt("run", argc, argv, "+hq", opts)) != -1) {
 		switch (c) {
 		case 'c':
 			if (fi_parse_cfi_cli(optarg, true, &cfg, msgs, sizeof(msgs),
@@ -212,6 +266,9 @@ static int run_parse(int argc, char **argv)
 			break;
 		case 'v':
 			setenv("FINEIBT_VERBOSE", "1", 1);
+			break;
+		case 'q':
+			*quiet = true;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -228,7 +285,8 @@ static int run_parse(int argc, char **argv)
 int cmd_run(int argc, char **argv)
 {
 	char prog[PATH_MAX], lib[PATH_MAX];
-	int i = run_parse(argc, argv), err;
+	bool quiet = false;
+	int i = run_parse(argc, argv, &quiet), err;
 
 	if (i <= 0)
 		return -i;
@@ -243,6 +301,16 @@ int cmd_run(int argc, char **argv)
 			  argv[i]);
 		return 127;
 	}
+	/*
+	 * A program with no kCFI at all would run exactly as without
+	 * fineibt: say so once, rather than let the user believe it is
+	 * checked. It still runs (the runtime still serves kCFI libraries
+	 * it loads), with its own exit status.
+	 */
+	if (!quiet && run_has_kcfi(prog) == 0)
+		cli_warn("run: %s: no kCFI checks in it (built without fineibt-cc "
+			 "or -fsanitize=kcfi, or no indirect call): its calls are "
+			 "not checked", argv[i]);
 	if (!run_dynstr_has(prog, "libfineibt.so") &&
 	    !run_dynstr_has(prog, "fineibt_rt_hook")) {
 		if (!run_find_lib(lib, sizeof(lib))) {

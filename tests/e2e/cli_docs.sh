@@ -107,6 +107,27 @@ else
 	fail cli-options-per-command "$bad"
 fi
 
+# The overview (`fineibt help`) gives each command's synopsis: the
+# options in its entry are the ones in the Usage lines of `fineibt help
+# COMMAND` (the overview of `cached` lacked --user-max and --no-mount).
+"$FI" help >"$OUT/overview"
+bad=
+for c in patch inspect seq run demo cached version help; do
+	awk -v c="$c" '/^  [a-z]/ { d = ($1 == c) } /^$/ { d = 0 } d' "$OUT/overview" |
+		opts_of >"$OUT/ov.$c"
+	"$FI" help "$c" | awk 'NR == 1 || (u && /^ +(fineibt |\[)/) { u = 1; print; next } { u = 0 }' |
+		opts_of >"$OUT/usage.$c"
+	cmp -s "$OUT/ov.$c" "$OUT/usage.$c" ||
+		bad+="$c: overview [$(tr '\n' ' ' <"$OUT/ov.$c")] usage [$(tr '\n' ' ' <"$OUT/usage.$c")]; "
+done
+if [ ! -s "$OUT/usage.cached" ] || [ ! -s "$OUT/ov.patch" ]; then
+	fail help-overview-options "no options read ($OUT)"
+elif [ -z "$bad" ]; then
+	pass help-overview-options
+else
+	fail help-overview-options "$bad"
+fi
+
 # ------------------------------------------------- the man pages' source
 # Read as they are (man -l man/fineibt.1, as README says): no
 # placeholder a reader would see ('make install' writes the installed
