@@ -210,4 +210,20 @@ elif sed 's/\\-/-/g' "$ROOT/man/fineibt-cc.1" | tr '\n' ' ' |
 else
 	fail cc-version-order "fineibt-cc(1) does not say clang's lines come first"
 fi
+# An unknown --fineibt-* word is the driver's to refuse: clang said
+# "unknown argument" and named no way to the driver's list. One line
+# pointing at --fineibt-help, exit 1, nothing compiled; fineibt-cc(1)
+# says so.
+printf 'int main(void) { return 0; }\n' >"$OUT/typo.c"
+"$CC" --fineibt-exakt -o "$OUT/typo" "$OUT/typo.c" >"$OUT/typo.out" 2>"$OUT/typo.err"
+rc=$?
+want="fineibt-cc: error: unknown driver option '--fineibt-exakt'; the driver's options: fineibt-cc --fineibt-help"
+if [ $rc != 1 ] || [ "$(cat "$OUT/typo.err")" != "$want" ] || [ -e "$OUT/typo" ]; then
+	fail cc-typo-points-at-help "rc=$rc err=$(cat "$OUT/typo.err")"
+elif sed 's/\\-/-/g' "$ROOT/man/fineibt-cc.1" | tr '\n' ' ' |
+	grep -Eq -- 'Any other word that begins with .B --fineibt- is an error'; then
+	pass cc-typo-points-at-help
+else
+	fail cc-typo-points-at-help "fineibt-cc(1) does not say what an unknown --fineibt- option does"
+fi
 exit 0
