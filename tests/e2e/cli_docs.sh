@@ -128,6 +128,25 @@ else
 	fail help-overview-options "$bad"
 fi
 
+# Every command that takes options says its exit status in its help, the
+# usage error's 2 included (seq and cached said none), and so do the man
+# pages (fineibt-cached(8) named 1 only; `cached --bogus` exits 2).
+bad=
+for c in patch inspect seq run demo cached; do
+	"$FI" help "$c" | tr '\n' ' ' | grep -Eq 'Exit status: .*\b2\b' || bad+="help $c; "
+done
+"$FI" cached --bogus >/dev/null 2>&1
+rc=$?
+sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$ROOT/man/fineibt-cached.8" | grep -q '^2 \|\b2 on a usage error' ||
+	bad+="fineibt-cached(8) EXIT STATUS has no 2; "
+if [ $rc != 2 ]; then
+	fail help-exit-status "fineibt cached --bogus exited $rc"
+elif [ -z "$bad" ]; then
+	pass help-exit-status
+else
+	fail help-exit-status "$bad"
+fi
+
 # ------------------------------------------------- the man pages' source
 # Read as they are (man -l man/fineibt.1, as README says): no
 # placeholder a reader would see ('make install' writes the installed
