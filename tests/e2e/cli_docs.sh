@@ -229,6 +229,23 @@ elif sed 's/\\-/-/g' "$ROOT/man/fineibt-cc.1" | tr '\n' ' ' |
 else
 	fail cc-version-order "fineibt-cc(1) does not say clang's lines come first"
 fi
+# FINEIBT_VERBOSE: what turns it on is what fineibt-cfi(7) says (it said
+# "=1"; the runtime takes any value but 0, the empty one too).
+v_on=0
+for v in 1 yes ''; do
+	FINEIBT_VERBOSE=$v FINEIBT_CFI=kcfi "$PROG" >/dev/null 2>"$OUT/verbose.err"
+	grep -q ': rewritten to kcfi' "$OUT/verbose.err" && v_on=$((v_on + 1))
+done
+FINEIBT_VERBOSE=0 FINEIBT_CFI=kcfi "$PROG" >/dev/null 2>"$OUT/verbose.err"
+v_off=$(grep -c ': rewritten to' "$OUT/verbose.err")
+if [ "$v_on" != 3 ] || [ "$v_off" != 0 ]; then
+	fail verbose-values-in-man "runtime: on for 1, yes, '' = $v_on of 3; =0 printed $v_off lines"
+elif sed 's/\\-/-/g' "$CFI7" | tr '\n' ' ' | grep -q 'Any value but .B 0 turns it on, the empty one too'; then
+	pass verbose-values-in-man
+else
+	fail verbose-values-in-man "fineibt-cfi(7) does not say which values turn FINEIBT_VERBOSE on"
+fi
+
 # An unknown --fineibt-* word is the driver's to refuse: clang said
 # "unknown argument" and named no way to the driver's list. One line
 # pointing at --fineibt-help, exit 1, nothing compiled; fineibt-cc(1)
