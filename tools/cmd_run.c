@@ -123,8 +123,8 @@ out:
  * sites), __patchable_function_entries (fineibt-cc's entries) or a
  * .fineibt record (fineibt patch)? 1 yes, 0 no, -1 cannot tell (not an
  * ELF file, no section headers: a script, whose interpreter runs). Only
- * the section headers and their names are read: a 150 MB library costs
- * what a small one does.
+ * the section headers and their names are read, in three preads: a
+ * 150 MB library costs what a small one does.
  */
 static int run_has_kcfi(const char *path)
 {
@@ -132,36 +132,42 @@ static int run_has_kcfi(const char *path)
 		".kcfi_traps", "__patchable_function_entries", ".fineibt",
 	};
 	Elf64_Ehdr eh;
-	Elf64_Shdr sh, strs;
-	char name[32];
+	Elf64_Shdr *sh = NULL;
+	char *strs = NULL;
+	size_t shsz, strsz;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1;
 
 	if (fd < 0)
 		return -1;
+	/* The headers and the names in two reads; a table past 64 K
+	 * sections or 1 MiB of names is no program's: cannot tell. */
 	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(sh) ||
-	    !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum ||
-	    pread(fd, &strs, sizeof(strs),
-		  eh.e_shoff + (off_t)eh.e_shstrndx * sizeof(sh)) != sizeof(strs))
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(*sh) ||
+	    !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum)
 		goto out;
+	shsz = (size_t)eh.e_shnum * sizeof(*sh);
+	sh = malloc(shsz);
+	if (!sh || pread(fd, sh, shsz, (off_t)eh.e_shoff) != (ssize_t)shsz)
+		goto out;
+	strsz = sh[eh.e_shstrndx].sh_size;
+	if (strsz > (1u << 20))
+		goto out;
+	strs = malloc(strsz + 1);
+	if (!strs || pread(fd, strs, strsz, (off_t)sh[eh.e_shstrndx].sh_offset)
+	    != (ssize_t)strsz)
+		goto out;
+	strs[strsz] = '\0';
 	ret = 0;
 	for (unsigned int i = 1; i < eh.e_shnum && !ret; i++) {
-		ssize_t n;
-
-		if (pread(fd, &sh, sizeof(sh), eh.e_shoff + (off_t)i * sizeof(sh))
-		    != sizeof(sh) || sh.sh_name >= strs.sh_size) {
-			ret = -1;
-			break;
-		}
-		n = pread(fd, name, sizeof(name) - 1, strs.sh_offset + sh.sh_name);
-		if (n <= 0)
+		if (sh[i].sh_name >= strsz)
 			continue;
-		name[n] = '\0';
 		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-			ret |= !strcmp(name, names[k]);
+			ret |= !strcmp(strs + sh[i].sh_name, names[k]);
 	}
 out:
+	free(strs);
+	free(sh);
 	close(fd);
 	return ret;
 }
