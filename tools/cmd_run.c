@@ -43,7 +43,8 @@ static int run_usage(FILE *f)
 		"              an unknown word is a usage error\n"
 		"  Exit status: PROG's; 1 or 2 as other commands when fineibt\n"
 		"  itself fails; 126 PROG cannot run, 127 PROG (or the interpreter\n"
-		"  its #! line names) not found, as env(1).\n");
+		"  its #! line names) not found, as env(1); a file without a #!\n"
+		"  line that the kernel cannot run is run by /bin/sh, as env(1) does.\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -341,11 +342,28 @@ int cmd_run(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	execv(prog, argv + i);
+	err = errno;
+	/*
+	 * A file the kernel does not know how to run (a script without a
+	 * #! line) is a shell script to execvp(3), and so to env(1): run it
+	 * with /bin/sh, PROG as given and its arguments after it.
+	 */
+	if (err == ENOEXEC) {
+		char **sh = calloc((size_t)(argc - i) + 2, sizeof(*sh));
+
+		if (sh) {
+			sh[0] = "/bin/sh";
+			sh[1] = prog;
+			for (int k = i + 1; k < argc; k++)
+				sh[k - i + 1] = argv[k];
+			execv(sh[0], sh);
+			free(sh);
+		}
+	}
 	/*
 	 * As env(1): 127 when something it names is not there (a script's
 	 * interpreter), 126 when it is there and cannot run.
 	 */
-	err = errno;
 	cli_error("run: %s: cannot execute: %s", argv[i], strerror(err));
 	return err == ENOENT ? 127 : 126;
 }
