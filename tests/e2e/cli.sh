@@ -133,16 +133,18 @@ for c in "$OUT/adir:126:Permission denied" "$OUT/badinterp:127:No such file or d
 done
 # A script without a #! line is a shell script to execvp(3) and env(1),
 # which run it with /bin/sh; run said "cannot execute: Exec format
-# error", 126.
+# error", 126. (Not under SAN=1: the runtime is preloaded into sh.)
 printf 'echo "ran $0 $1"\nexit 5\n' >"$OUT/nohashbang"
 chmod 755 "$OUT/nohashbang"
-"$FI" run -q -- "$OUT/nohashbang" x >"$OUT/out" 2>"$OUT/err"
-rc=$?
-want=$(env "$OUT/nohashbang" x 2>&1)
-if [ $rc = 5 ] && [ "$(cat "$OUT/out")" = "$want" ] && [ ! -s "$OUT/err" ]; then
-	pass run-script-without-hashbang-sh
-else
-	fail run-script-without-hashbang-sh "rc=$rc out=$(cat "$OUT/out") err=$(cat "$OUT/err")"
+if [ -z "${FINEIBT_SAN:-}" ]; then
+	"$FI" run -q -- "$OUT/nohashbang" x >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	want=$(env "$OUT/nohashbang" x 2>&1)
+	if [ $rc = 5 ] && [ "$(cat "$OUT/out")" = "$want" ] && [ ! -s "$OUT/err" ]; then
+		pass run-script-without-hashbang-sh
+	else
+		fail run-script-without-hashbang-sh "rc=$rc out=$(cat "$OUT/out") err=$(cat "$OUT/err")"
+	fi
 fi
 # (Not under SAN=1: the sanitized runtime cannot be preloaded into sh.)
 if [ -z "${FINEIBT_SAN:-}" ]; then
