@@ -140,8 +140,8 @@ static int run_has_kcfi(const char *path)
 
 	if (fd < 0)
 		return -1;
-	/* The headers and the names in two reads; a table past 64 K
-	 * sections or 1 MiB of names is no program's: cannot tell. */
+	/* The headers and the names in two reads (e_shnum is 16 bits);
+	 * names past 1 MiB are no program's: cannot tell. */
 	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(*sh) ||
@@ -346,7 +346,7 @@ int cmd_run(int argc, char **argv)
 	/*
 	 * A file the kernel does not know how to run (a script without a
 	 * #! line) is a shell script to execvp(3), and so to env(1): run it
-	 * with /bin/sh, PROG as given and its arguments after it.
+	 * with /bin/sh, PROG as found and its arguments after it.
 	 */
 	if (err == ENOEXEC) {
 		char **sh = calloc((size_t)(argc - i) + 2, sizeof(*sh));
