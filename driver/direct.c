@@ -164,15 +164,26 @@ static int fi_direct_section(struct fi_direct *d, const Elf64_Shdr *rs)
 	return 0;
 }
 
-/* Strip the relocation sections --emit-relocs left in @path. */
-static int fi_direct_strip(const struct fi_direct *d, const char *path)
+static const char *fi_objcopy(void)
 {
 	const char *objcopy = getenv("FINEIBT_CC_OBJCOPY");
+
+	return objcopy && *objcopy ? objcopy : "llvm-objcopy-22";
+}
+
+/*
+ * Strip the relocation sections --emit-relocs left in @path. An objcopy
+ * that cannot be started gets the pass's one warning (the caller's),
+ * not an error line of its own: the program is built all the same.
+ */
+static int fi_direct_strip(const struct fi_direct *d, const char *path,
+			   int *spawn_err)
+{
 	struct fi_argv a = { 0 };
 	size_t n = 0;
 	int rc;
 
-	fi_argv_add(&a, objcopy && *objcopy ? objcopy : "llvm-objcopy-22");
+	fi_argv_add(&a, fi_objcopy());
 	for (size_t i = 0; i < d->shnum; i++) {
 		if (!fi_direct_kept_rela(&d->sh[i]))
 			continue;
@@ -180,7 +191,8 @@ static int fi_direct_strip(const struct fi_direct *d, const char *path)
 		n++;
 	}
 	fi_argv_add(&a, path);
-	rc = n ? fi_run(&a, false) : 0;
+	*spawn_err = 0;
+	rc = n ? fi_run_try(&a, spawn_err) : 0;
 	fi_argv_free(&a);
 	return rc;
 }
@@ -189,7 +201,7 @@ int fi_direct_skip_endbr(const char *path)
 {
 	struct fi_direct d = { .fd = -1 };
 	char err[256];
-	int rc;
+	int rc, spawn_err = 0;
 
 	rc = fi_image_open(&d.im, path, err, sizeof(err));
 	if (rc) {
@@ -213,13 +225,18 @@ int fi_direct_skip_endbr(const char *path)
 	if (close(d.fd) && !rc)
 		rc = -errno;
 	d.fd = -1;
-	if (!rc && fi_direct_strip(&d, path))
+	if (!rc && fi_direct_strip(&d, path, &spawn_err))
 		rc = -EIO;
 	if (fi_verbose)
 		fprintf(stderr, "fineibt-cc: %s: %u of %u direct branches skip "
 				"an ENDBR\n", path, d.moved, d.seen);
 out:
-	if (rc)
+	if (spawn_err)
+		fprintf(stderr, "fineibt-cc: warning: %s: direct-call pass: cannot "
+			"run %s (%s): the relocation sections it read stay in "
+			"the file; set FINEIBT_CC_OBJCOPY\n", path, fi_objcopy(),
+			strerror(spawn_err));
+	else if (rc)
 		fprintf(stderr, "fineibt-cc: warning: %s: direct-call pass: %s\n",
 			path, strerror(-rc));
 	fi_image_close(&d.im);

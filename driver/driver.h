@@ -26,6 +26,10 @@ void fi_show(const struct fi_argv *a);
  * /dev/null. */
 int fi_run(const struct fi_argv *a, bool quiet);
 
+/* fi_run, saying nothing when @a cannot be started: 127 then, with the
+ * reason in @spawn_err (0 when it ran), for a step that is optional. */
+int fi_run_try(const struct fi_argv *a, int *spawn_err);
+
 /* The same, with stdout going to @fd (stderr kept). */
 int fi_run_to_fd(const struct fi_argv *a, int fd);
 

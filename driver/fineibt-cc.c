@@ -263,6 +263,21 @@ static int fi_parse(struct fi_drv *d, int argc, char **argv)
 			d->skip_endbr = false;
 			continue;
 		}
+		/*
+		 * Any other --fineibt-* is a typo of ours, not clang's: say
+		 * where the list is, rather than let clang call it unknown.
+		 * (--fineibt-help and --fineibt-version stand alone: main.)
+		 */
+		if (!strncmp(a, "--fineibt-", 10)) {
+			if (!strcmp(a, "--fineibt-help") || !strcmp(a, "--fineibt-version"))
+				fprintf(stderr, "fineibt-cc: error: '%s' takes no other "
+					"argument\n", a);
+			else
+				fprintf(stderr, "fineibt-cc: error: unknown driver option "
+					"'%s'; the driver's options: fineibt-cc "
+					"--fineibt-help\n", a);
+			return -1;
+		}
 		fi_argv_add(&d->args, a);
 		if (fi_wants_ubsan_function(a))
 			fi_argv_add(&d->args, "-fno-sanitize=function");
@@ -883,7 +898,8 @@ int main(int argc, char **argv)
 		fi_help();
 		return 0;
 	}
-	fi_parse(&d, argc, argv);
+	if (fi_parse(&d, argc, argv))
+		return 1;
 	/* clang's --help knows nothing of ours: say where they are. */
 	if (d.passthrough && argc == 2 && !strcmp(argv[1], "--help"))
 		fprintf(stderr, "fineibt-cc: clang's options follow; the "

@@ -72,7 +72,12 @@ void fi_show(const struct fi_argv *a)
 	fprintf(stderr, "\n");
 }
 
-static int fi_spawn(const struct fi_argv *a, int out_fd, bool quiet)
+/*
+ * @spawn_err: NULL to say "cannot run" here when @a cannot be started,
+ * else where the errno goes (and nothing is said: the caller words it).
+ */
+static int fi_spawn(const struct fi_argv *a, int out_fd, bool quiet,
+		    int *spawn_err)
 {
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
@@ -89,7 +94,9 @@ static int fi_spawn(const struct fi_argv *a, int out_fd, bool quiet)
 	err = posix_spawnp(&pid, a->v[0], &fa, NULL, a->v, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err) {
-		if (!quiet)
+		if (spawn_err)
+			*spawn_err = err;
+		else if (!quiet)
 			fprintf(stderr, "fineibt-cc: error: cannot run %s: %s\n",
 				a->v[0], strerror(err));
 		return 127;
@@ -105,12 +112,18 @@ static int fi_spawn(const struct fi_argv *a, int out_fd, bool quiet)
 
 int fi_run(const struct fi_argv *a, bool quiet)
 {
-	return fi_spawn(a, -1, quiet);
+	return fi_spawn(a, -1, quiet, NULL);
+}
+
+int fi_run_try(const struct fi_argv *a, int *spawn_err)
+{
+	*spawn_err = 0;
+	return fi_spawn(a, -1, false, spawn_err);
 }
 
 int fi_run_to_fd(const struct fi_argv *a, int fd)
 {
-	return fi_spawn(a, fd, false);
+	return fi_spawn(a, fd, false, NULL);
 }
 
 int fi_tmpfile(void)

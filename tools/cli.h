@@ -100,11 +100,11 @@ int cmd_cached_help(void);
 
 /* Commands added by later work register here (one line each). */
 #define FI_EXTRA_CMDS \
-	{ "patch", cmd_patch, "FILE -o OUT [--cfi=LIST]", "statically rewrite a kCFI ELF file into a cfi= mode", cmd_patch_help }, \
-	{ "inspect", cmd_inspect, "FILE [--json] [--list] | --diff A B | --pid PID", "report the kCFI/FineIBT sites of an ELF file", cmd_inspect_help }, \
-	{ "seq", cmd_seq, "[--hash HEX] [--arity N] [--ip HEX] [--asm]", "print every byte sequence (templates and encoders)", cmd_seq_help }, \
-	{ "run", cmd_run, "[--cfi=LIST] [--verbose] -- PROG [ARGS]", "run a kCFI program under a cfi= mode (preloads the runtime if needed)", cmd_run_help }, \
-	{ "cached", cmd_cached, "[--dir DIR] [--max-size SIZE] [--verbose]", "serve the shared text cache (root; fineibt-cached(8))", cmd_cached_help }, \
+	{ "patch", cmd_patch, "FILE -o OUT|--in-place [--cfi=LIST] [--seq=SET] [--key HEX] [--no-dethunk] [-q]", "statically rewrite a kCFI ELF file into a cfi= mode", cmd_patch_help }, \
+	{ "inspect", cmd_inspect, "FILE [--json] [--list] | --diff A B [--list] [--json] | --pid PID [--json]", "report the kCFI/FineIBT sites of an ELF file", cmd_inspect_help }, \
+	{ "seq", cmd_seq, "[--hash HEX] [--arity N] [--ip HEX] [--thunk HEX] [--stubs HEX] [--seq SET] [--asm]", "print every byte sequence (templates and encoders)", cmd_seq_help }, \
+	{ "run", cmd_run, "[--cfi=LIST] [--verbose] [-q] [--] PROG [ARGS]", "run a kCFI program under a cfi= mode (preloads the runtime if needed)", cmd_run_help }, \
+	{ "cached", cmd_cached, "[--dir DIR] [--max-size SIZE] [--user-max SIZE] [--no-mount] [--verbose]", "serve the shared text cache (root; fineibt-cached(8))", cmd_cached_help }, \
 
 
 #endif

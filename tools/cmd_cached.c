@@ -120,7 +120,10 @@ static int cd_usage(FILE *f)
 		"  --max-size SIZE  bytes of entries in all (default 256M; K, M, G)\n"
 		"  --user-max SIZE  bytes of entries of one user (default half)\n"
 		"  --no-mount       refuse a DIR that is not on tmpfs instead\n"
-		"  --verbose        one line per request on stderr\n");
+		"  --verbose        one line per request on stderr\n"
+		"  Exit status: 1 it cannot start (not root, a DIR it refuses, no\n"
+		"  socket) or its socket fails, 2 usage error; else it serves until\n"
+		"  killed.\n");
 	return f == stdout ? 0 : 2;
 }
 

@@ -27,6 +27,8 @@ struct insp_opts {
 int cmd_inspect_help(void)
 {
 	printf("Usage: fineibt inspect FILE [--json] [--list]\n"
+	       "       fineibt inspect --diff A B [--list] [--json]\n"
+	       "       fineibt inspect --pid PID [--json]\n"
 	       "  Report the kCFI/FineIBT sites of an ELF executable or shared object:\n"
 	       "  the mode its sequences are in (and what 'fineibt patch' recorded),\n"
 	       "  preambles, call sites, tail calls, thunk calls without a check, the\n"
@@ -37,9 +39,9 @@ int cmd_inspect_help(void)
 	       "  change, one 'audit:' line per hole no CFI check covers.\n"
 	       "  --list  also list every site: address, symbol+offset, hash, arity/form\n"
 	       "  --json  one JSON object on stdout (fields: fineibt(1), inspect)\n"
-	       "  fineibt inspect --diff A B [--list] [--json]: what changed between\n"
-	       "  two images; fineibt inspect --pid PID [--json]: the kCFI modules of\n"
-	       "  a running process\n"
+	       "  --diff A B  what changed between two images (a kCFI build and its\n"
+	       "              patched copy, or two builds)\n"
+	       "  --pid PID   the kCFI modules of a running process, from its memory\n"
 	       "  Exit status: 0 (also for a file without kCFI), 1 on error, 2 on usage.\n");
 	return 0;
 }

@@ -25,7 +25,7 @@
 static int run_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: fineibt run [--cfi=LIST] [--verbose] [--] PROG [ARGS...]\n"
+		"Usage: fineibt run [--cfi=LIST] [--verbose] [-q] [--] PROG [ARGS...]\n"
 		"  Run PROG with FINEIBT_CFI=LIST (default: keep the environment's,\n"
 		"  else auto: kcfi without user IBT, fineibt,paranoid with it).\n"
 		"  A kCFI program built without the runtime gets libfineibt.so\n"
@@ -34,12 +34,17 @@ static int run_usage(FILE *f)
 		"  rewritten before their constructors run. LD_BIND_NOW=1 is\n"
 		"  set unless the environment has LD_BIND_NOW: a module whose\n"
 		"  GOT stays writable then gets direct PLT entries.\n"
+		"  An ELF PROG without any kCFI check (no .kcfi_traps, no kCFI\n"
+		"  entries) runs as it is, after one warning line: its calls are\n"
+		"  not checked (only kCFI libraries it loads are).\n"
 		"  --verbose   FINEIBT_VERBOSE=1: one line per module rewritten\n"
+		"  -q, --quiet no warning for a PROG without kCFI\n"
 		"  LIST        comma-separated cfi= words (fineibt-cfi(7));\n"
 		"              an unknown word is a usage error\n"
 		"  Exit status: PROG's; 1 or 2 as other commands when fineibt\n"
 		"  itself fails; 126 PROG cannot run, 127 PROG (or the interpreter\n"
-		"  its #! line names) not found, as env(1).\n");
+		"  its #! line names) not found, as env(1); a file without a #!\n"
+		"  line that the kernel cannot run is run by /bin/sh, as env(1) does.\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -114,6 +119,60 @@ out:
 	return found;
 }
 
+/*
+ * Does ELF file @path carry kCFI: a .kcfi_traps (its checked call
+ * sites), __patchable_function_entries (fineibt-cc's entries) or a
+ * .fineibt record (fineibt patch)? 1 yes, 0 no, -1 cannot tell (not an
+ * ELF file, no section headers: a script, whose interpreter runs). Only
+ * the section headers and their names are read, in three preads: a
+ * 150 MB library costs what a small one does.
+ */
+static int run_has_kcfi(const char *path)
+{
+	static const char *const names[] = {
+		".kcfi_traps", "__patchable_function_entries", ".fineibt",
+	};
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	char *strs = NULL;
+	size_t shsz, strsz;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1;
+
+	if (fd < 0)
+		return -1;
+	/* The headers and the names in two reads (e_shnum is 16 bits);
+	 * names past 1 MiB are no program's: cannot tell. */
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(*sh) ||
+	    !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum)
+		goto out;
+	shsz = (size_t)eh.e_shnum * sizeof(*sh);
+	sh = malloc(shsz);
+	if (!sh || pread(fd, sh, shsz, (off_t)eh.e_shoff) != (ssize_t)shsz)
+		goto out;
+	strsz = sh[eh.e_shstrndx].sh_size;
+	if (strsz > (1u << 20))
+		goto out;
+	strs = malloc(strsz + 1);
+	if (!strs || pread(fd, strs, strsz, (off_t)sh[eh.e_shstrndx].sh_offset)
+	    != (ssize_t)strsz)
+		goto out;
+	strs[strsz] = '\0';
+	ret = 0;
+	for (unsigned int i = 1; i < eh.e_shnum && !ret; i++) {
+		if (sh[i].sh_name >= strsz)
+			continue;
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			ret |= !strcmp(strs + sh[i].sh_name, names[k]);
+	}
+out:
+	free(strs);
+	free(sh);
+	close(fd);
+	return ret;
+}
+
 /* libfineibt.so next to this binary (build/) or in ../lib[/fineibt]. */
 static bool run_find_lib(char *out, size_t len)
 {
@@ -184,13 +243,15 @@ static int run_preload(const char *lib)
 /*
  * The options: --cfi=LIST is checked as patch checks it (an unknown word
  * is a usage error here, not the runtime's "ignoring" message later).
- * Returns the index of PROG in @argv, or -CLI_USAGE / -CLI_OK (--help).
+ * Returns the index of PROG in @argv, or -CLI_USAGE / -CLI_OK (--help);
+ * @quiet is set by -q.
  */
-static int run_parse(int argc, char **argv)
+static int run_parse(int argc, char **argv, bool *quiet)
 {
 	static const struct option opts[] = {
 		{ "cfi", required_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -199,7 +260,7 @@ static int run_parse(int argc, char **argv)
 	int c;
 
 	cli_getopt_reset();
-	while ((c = cli_getopt("run", argc, argv, "+h", opts)) != -1) {
+	while ((c = cli_getopt("run", argc, argv, "+hq", opts)) != -1) {
 		switch (c) {
 		case 'c':
 			if (fi_parse_cfi_cli(optarg, true, &cfg, msgs, sizeof(msgs),
@@ -212,6 +273,9 @@ static int run_parse(int argc, char **argv)
 			break;
 		case 'v':
 			setenv("FINEIBT_VERBOSE", "1", 1);
+			break;
+		case 'q':
+			*quiet = true;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -228,7 +292,8 @@ static int run_parse(int argc, char **argv)
 int cmd_run(int argc, char **argv)
 {
 	char prog[PATH_MAX], lib[PATH_MAX];
-	int i = run_parse(argc, argv), err;
+	bool quiet = false;
+	int i = run_parse(argc, argv, &quiet), err;
 
 	if (i <= 0)
 		return -i;
@@ -243,6 +308,16 @@ int cmd_run(int argc, char **argv)
 			  argv[i]);
 		return 127;
 	}
+	/*
+	 * A program with no kCFI at all would run exactly as without
+	 * fineibt: say so once, rather than let the user believe it is
+	 * checked. It still runs (the runtime still serves kCFI libraries
+	 * it loads), with its own exit status.
+	 */
+	if (!quiet && run_has_kcfi(prog) == 0)
+		cli_warn("run: %s: no kCFI checks in it (built without fineibt-cc "
+			 "or -fsanitize=kcfi, or no indirect call): its calls are "
+			 "not checked", argv[i]);
 	if (!run_dynstr_has(prog, "libfineibt.so") &&
 	    !run_dynstr_has(prog, "fineibt_rt_hook")) {
 		if (!run_find_lib(lib, sizeof(lib))) {
@@ -267,11 +342,28 @@ int cmd_run(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	execv(prog, argv + i);
+	err = errno;
+	/*
+	 * A file the kernel does not know how to run (a script without a
+	 * #! line) is a shell script to execvp(3), and so to env(1): run it
+	 * with /bin/sh, PROG as found and its arguments after it.
+	 */
+	if (err == ENOEXEC) {
+		char **sh = calloc((size_t)(argc - i) + 2, sizeof(*sh));
+
+		if (sh) {
+			sh[0] = "/bin/sh";
+			sh[1] = prog;
+			for (int k = i + 1; k < argc; k++)
+				sh[k - i + 1] = argv[k];
+			execv(sh[0], sh);
+			free(sh);
+		}
+	}
 	/*
 	 * As env(1): 127 when something it names is not there (a script's
 	 * interpreter), 126 when it is there and cannot run.
 	 */
-	err = errno;
 	cli_error("run: %s: cannot execute: %s", argv[i], strerror(err));
 	return err == ENOENT ? 127 : 126;
 }

@@ -52,8 +52,10 @@ static int seq_help(void)
 	       "  --seq SET    the encoders' sequence set: v4 (default) or v6.18;\n"
 	       "               in v6.18 the preambles are printed with func+0 (the\n"
 	       "               poison carrying their UDB), 20 bytes\n"
-	       "  --asm        also disassemble each sequence with %s (from PATH)\n",
-	       FI_BHI_SLOT_SIZE, SEQ_MC);
+	       "  --asm        also disassemble each sequence with %s (from PATH)\n"
+	       "  Exit status: 0 printed, 1 a sequence could not be encoded or\n"
+	       "  disassembled (--asm without %s), 2 usage error.\n",
+	       FI_BHI_SLOT_SIZE, SEQ_MC, SEQ_MC);
 	return 0;
 }
 

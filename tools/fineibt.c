@@ -34,6 +34,46 @@ static const struct fi_cmd *fi_find_cmd(const char *name)
 	return NULL;
 }
 
+/*
+ * One command of the overview: its synopsis (every option its own help
+ * names: tests/e2e/cli_docs.sh) and its summary. A synopsis too long for
+ * the column is printed alone, wrapped before a '[' or '|' word (an
+ * option stays with its argument) ahead of column 76, and the summary
+ * goes on a line of its own.
+ */
+static size_t help_unit(const char *a)
+{
+	size_t n = strcspn(a, " ");
+
+	while (a[n] == ' ' && a[n + 1] != '[' && a[n + 1] != '|')
+		n += 1 + strcspn(a + n + 1, " ");
+	return n;
+}
+
+static void help_line(const struct fi_cmd *c)
+{
+	const char *a = c->args;
+	int col = 0;
+
+	if (strlen(a) <= 28) {
+		printf("  %-8s %-28s %s\n", c->name, a, c->summary);
+		return;
+	}
+	printf("  %-8s", c->name);
+	while (*a) {
+		size_t w = help_unit(a);
+
+		if (col && col + 1 + (int)w > 65) {
+			printf("\n  %-8s", "");
+			col = 0;
+		}
+		printf(" %.*s", (int)w, a);
+		col += 1 + (int)w;
+		a += w + strspn(a + w, " ");
+	}
+	printf("\n  %-8s %-28s %s\n", "", "", c->summary);
+}
+
 static int cmd_help(int argc, char **argv)
 {
 	const struct fi_cmd *c;
@@ -53,13 +93,8 @@ static int cmd_help(int argc, char **argv)
 	printf("Usage: fineibt COMMAND [OPTIONS] [ARGS]\n\n"
 	       "FineIBT control-flow integrity for userspace programs built with\n"
 	       "clang -fsanitize=kcfi.\n\nCommands:\n");
-	for (c = fi_cmds; c->name; c++) {
-		if (strlen(c->args) > 28)
-			printf("  %-8s %s\n  %-8s %-28s %s\n", c->name, c->args,
-			       "", "", c->summary);
-		else
-			printf("  %-8s %-28s %s\n", c->name, c->args, c->summary);
-	}
+	for (c = fi_cmds; c->name; c++)
+		help_line(c);
 	printf("\n'fineibt help COMMAND' or 'fineibt COMMAND --help' for details\n"
 	       "('fineibt --help' is 'fineibt help', 'fineibt --version' 'fineibt version');\n"
 	       "manuals: fineibt(1), fineibt-cc(1), fineibt-cfi(7), fineibt-cached(8).\n"

@@ -131,11 +131,51 @@ for c in "$OUT/adir:126:Permission denied" "$OUT/badinterp:127:No such file or d
 		fail "run-exec-fails-$want[${p##*/}]" "rc=$rc $(cat "$OUT/err")"
 	fi
 done
+# A script without a #! line is a shell script to execvp(3) and env(1),
+# which run it with /bin/sh; run said "cannot execute: Exec format
+# error", 126. (Not under SAN=1: the runtime is preloaded into sh.)
+printf 'echo "ran $0 $1"\nexit 5\n' >"$OUT/nohashbang"
+chmod 755 "$OUT/nohashbang"
+if [ -z "${FINEIBT_SAN:-}" ]; then
+	"$FI" run -q -- "$OUT/nohashbang" x >"$OUT/out" 2>"$OUT/err"
+	rc=$?
+	want=$(env "$OUT/nohashbang" x 2>&1)
+	if [ $rc = 5 ] && [ "$(cat "$OUT/out")" = "$want" ] && [ ! -s "$OUT/err" ]; then
+		pass run-script-without-hashbang-sh
+	else
+		fail run-script-without-hashbang-sh "rc=$rc out=$(cat "$OUT/out") err=$(cat "$OUT/err")"
+	fi
+fi
 # (Not under SAN=1: the sanitized runtime cannot be preloaded into sh.)
 if [ -z "${FINEIBT_SAN:-}" ]; then
-	"$FI" run --cfi=kcfi -- sh -c 'exit 7'
+	"$FI" run --cfi=kcfi -- sh -c 'exit 7' 2>"$OUT/err"
 	rc=$?
 	[ $rc = 7 ] && pass run-program-status || fail run-program-status "rc=$rc"
+	# A program with no kCFI at all ran silently, as if checked: one
+	# warning line now (none with -q), and still the program's status. A
+	# stock kCFI program with a checked call gets no such line.
+	printf 'int main(void) { return 7; }\n' >"$OUT/plain.c"
+	printf 'int f(int x) { return x; }\nint (*volatile p)(int) = f;\nint main(void) { return p(7); }\n' >"$OUT/stock.c"
+	if clang-22 -O1 -o "$OUT/plain" "$OUT/plain.c" &&
+	   clang-22 -O1 -fsanitize=kcfi -o "$OUT/stock" "$OUT/stock.c"; then
+		want="fineibt: warning: run: $OUT/plain: no kCFI checks in it (built without fineibt-cc or -fsanitize=kcfi, or no indirect call): its calls are not checked"
+		"$FI" run -- "$OUT/plain" >"$OUT/out" 2>"$OUT/err"; rc=$?
+		if [ $rc = 7 ] && [ "$(cat "$OUT/err")" = "$want" ] && [ ! -s "$OUT/out" ]; then
+			pass run-no-kcfi-warns
+		else
+			fail run-no-kcfi-warns "rc=$rc err=$(cat "$OUT/err")"
+		fi
+		for q in -q --quiet; do
+			"$FI" run "$q" -- "$OUT/plain" 2>"$OUT/err"; rc=$?
+			if [ $rc = 7 ] && [ ! -s "$OUT/err" ]; then pass "run-no-kcfi-quiet[$q]"
+			else fail "run-no-kcfi-quiet[$q]" "rc=$rc err=$(cat "$OUT/err")"; fi
+		done
+		"$FI" run -- "$OUT/stock" 2>"$OUT/err"; rc=$?
+		if [ $rc = 7 ] && ! grep -q 'no kCFI checks' "$OUT/err"; then pass run-stock-kcfi-no-warning
+		else fail run-stock-kcfi-no-warning "rc=$rc err=$(cat "$OUT/err")"; fi
+	else
+		fail run-no-kcfi-warns "cannot build with clang-22"
+	fi
 fi
 
 # --help and `help CMD`: the same text, on stdout, exit 0.

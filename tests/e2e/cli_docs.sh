@@ -107,6 +107,46 @@ else
 	fail cli-options-per-command "$bad"
 fi
 
+# The overview (`fineibt help`) gives each command's synopsis: the
+# options in its entry are the ones in the Usage lines of `fineibt help
+# COMMAND` (the overview of `cached` lacked --user-max and --no-mount).
+"$FI" help >"$OUT/overview"
+bad=
+for c in patch inspect seq run demo cached version help; do
+	awk -v c="$c" '/^  [a-z]/ { d = ($1 == c) } /^$/ { d = 0 } d' "$OUT/overview" |
+		opts_of >"$OUT/ov.$c"
+	"$FI" help "$c" | awk 'NR == 1 || (u && /^ +(fineibt |\[)/) { u = 1; print; next } { u = 0 }' |
+		opts_of >"$OUT/usage.$c"
+	cmp -s "$OUT/ov.$c" "$OUT/usage.$c" ||
+		bad+="$c: overview [$(tr '\n' ' ' <"$OUT/ov.$c")] usage [$(tr '\n' ' ' <"$OUT/usage.$c")]; "
+done
+if [ ! -s "$OUT/usage.cached" ] || [ ! -s "$OUT/ov.patch" ]; then
+	fail help-overview-options "no options read ($OUT)"
+elif [ -z "$bad" ]; then
+	pass help-overview-options
+else
+	fail help-overview-options "$bad"
+fi
+
+# Every command that takes options says its exit status in its help, the
+# usage error's 2 included (seq and cached said none), and so do the man
+# pages (fineibt-cached(8) named 1 only; `cached --bogus` exits 2).
+bad=
+for c in patch inspect seq run demo cached; do
+	"$FI" help "$c" | tr '\n' ' ' | grep -Eq 'Exit status: .*\b2\b' || bad+="help $c; "
+done
+"$FI" cached --bogus >/dev/null 2>&1
+rc=$?
+sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$ROOT/man/fineibt-cached.8" | grep -q '^2 \|\b2 on a usage error' ||
+	bad+="fineibt-cached(8) EXIT STATUS has no 2; "
+if [ $rc != 2 ]; then
+	fail help-exit-status "fineibt cached --bogus exited $rc"
+elif [ -z "$bad" ]; then
+	pass help-exit-status
+else
+	fail help-exit-status "$bad"
+fi
+
 # ------------------------------------------------- the man pages' source
 # Read as they are (man -l man/fineibt.1, as README says): no
 # placeholder a reader would see ('make install' writes the installed
@@ -188,5 +228,38 @@ elif sed 's/\\-/-/g' "$ROOT/man/fineibt-cc.1" | tr '\n' ' ' |
 	pass cc-version-order
 else
 	fail cc-version-order "fineibt-cc(1) does not say clang's lines come first"
+fi
+# FINEIBT_VERBOSE: what turns it on is what fineibt-cfi(7) says (it said
+# "=1"; the runtime takes any value but 0, the empty one too).
+v_on=0
+for v in 1 yes ''; do
+	FINEIBT_VERBOSE=$v FINEIBT_CFI=kcfi "$PROG" >/dev/null 2>"$OUT/verbose.err"
+	grep -q ': rewritten to kcfi' "$OUT/verbose.err" && v_on=$((v_on + 1))
+done
+FINEIBT_VERBOSE=0 FINEIBT_CFI=kcfi "$PROG" >/dev/null 2>"$OUT/verbose.err"
+v_off=$(grep -c ': rewritten to' "$OUT/verbose.err")
+if [ "$v_on" != 3 ] || [ "$v_off" != 0 ]; then
+	fail verbose-values-in-man "runtime: on for 1, yes, '' = $v_on of 3; =0 printed $v_off lines"
+elif sed 's/\\-/-/g' "$CFI7" | tr '\n' ' ' | grep -q 'Any value but .B 0 turns it on, the empty one too'; then
+	pass verbose-values-in-man
+else
+	fail verbose-values-in-man "fineibt-cfi(7) does not say which values turn FINEIBT_VERBOSE on"
+fi
+
+# An unknown --fineibt-* word is the driver's to refuse: clang said
+# "unknown argument" and named no way to the driver's list. One line
+# pointing at --fineibt-help, exit 1, nothing compiled; fineibt-cc(1)
+# says so.
+printf 'int main(void) { return 0; }\n' >"$OUT/typo.c"
+"$CC" --fineibt-exakt -o "$OUT/typo" "$OUT/typo.c" >"$OUT/typo.out" 2>"$OUT/typo.err"
+rc=$?
+want="fineibt-cc: error: unknown driver option '--fineibt-exakt'; the driver's options: fineibt-cc --fineibt-help"
+if [ $rc != 1 ] || [ "$(cat "$OUT/typo.err")" != "$want" ] || [ -e "$OUT/typo" ]; then
+	fail cc-typo-points-at-help "rc=$rc err=$(cat "$OUT/typo.err")"
+elif sed 's/\\-/-/g' "$ROOT/man/fineibt-cc.1" | tr '\n' ' ' |
+	grep -Eq -- 'Any other word that begins with .B --fineibt- is an error'; then
+	pass cc-typo-points-at-help
+else
+	fail cc-typo-points-at-help "fineibt-cc(1) does not say what an unknown --fineibt- option does"
 fi
 exit 0

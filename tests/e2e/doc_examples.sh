@@ -144,4 +144,45 @@ elif cmp -s "$OUT/builds.readme" "$OUT/builds.ecosystem"; then
 else
 	fail buildsys-commands-agree "$(diff "$OUT/builds.readme" "$OUT/builds.ecosystem" | tr '\n' '|')"
 fi
+# Every section a page cites by title (`docs/protection.md, "The key"`,
+# `README "Modes"`) is a heading or a bold paragraph title of that page:
+# docs/bench.md sent readers to README's "Against the peers", a section
+# README no longer has (it is bench.md's own).
+python3 - "$ROOT" >"$OUT/cites" <<'PY'
+import glob, os, re, sys
+os.chdir(sys.argv[1])
+pages = ['README.md'] + sorted(glob.glob('docs/*.md'))
+def norm(s):
+    return re.sub(r'\s+', ' ', re.sub(r'[`*\\]', '', s)).strip().lower()
+def flat(f):
+    return re.sub(r'\s*\n\s*', ' ', open(f).read())
+titles = {}
+for f in pages:
+    t = open(f).read()
+    titles[f] = [norm(m.group(1)) for m in re.finditer(r'^#+\s+(.*)$', t, re.M)]
+    titles[f] += [norm(m.group(1)) for m in re.finditer(r'\*\*(.{3,100}?)\*\*', flat(f))]
+cite = re.compile(r'(README(?:\.md)?|(?:docs/)?[a-z][a-z0-9_-]*\.md)'
+                  r'(?:\]\([^)]*\))?[,:]?\s+\(?"([^"]{3,80})"')
+n, bad = 0, []
+for f in pages + sorted(glob.glob('examples/*/README.md')):
+    for m in cite.finditer(flat(f)):
+        doc, title = m.groups()
+        to = 'README.md' if doc.startswith('README') else 'docs/' + os.path.basename(doc)
+        if to not in titles:
+            continue
+        n += 1
+        if not any(h.startswith(norm(title)) for h in titles[to]):
+            bad.append('%s cites %s "%s"' % (f, to, title))
+print(n)
+print('; '.join(bad))
+PY
+ncites=$(sed -n 1p "$OUT/cites")
+bad=$(sed -n 2p "$OUT/cites")
+if [ "${ncites:-0}" -lt 20 ]; then
+	fail docs-cited-sections-exist "only ${ncites:-no} citations found: the pattern no longer reads the pages"
+elif [ -z "$bad" ]; then
+	pass docs-cited-sections-exist
+else
+	fail docs-cited-sections-exist "$bad"
+fi
 exit 0

@@ -113,3 +113,15 @@ for m in $(fi_with_sets off kcfi auto fineibt,paranoid,bhi); do
 	T=direct-shared-$m; WHY="rc $RT_RC '$RT_OUT_TXT': $RT_ERR_TXT"
 	okc '[ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = 82 ]'
 done
+
+# An objcopy that cannot be started (FINEIBT_CC_OBJCOPY wrong, llvm-22
+# half installed): the program is built all the same, exit 0, with the
+# pass's one warning naming the tool. It printed "fineibt-cc: error:
+# cannot run ..." too, an error line on a build that succeeded.
+FINEIBT_CC_OBJCOPY=$D/no-objcopy "$FCC" -O2 -o "$D/noobjcopy" "$SRC" 2>"$D/noobjcopy.err"
+rc=$?
+T=direct-objcopy-missing
+WHY="rc $rc: $(cat "$D/noobjcopy.err")"
+okc '[ "$rc" = 0 ] && [ "$(wc -l <"$D/noobjcopy.err")" = 1 ] &&
+     grep -q "^fineibt-cc: warning: $D/noobjcopy: direct-call pass: cannot run $D/no-objcopy (No such file or directory)" "$D/noobjcopy.err" &&
+     [ "$(FINEIBT_CFI=auto "$D/noobjcopy")" = "$want" ]'
