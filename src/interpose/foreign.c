@@ -390,15 +390,21 @@ __asm__(".symver fi_fx_libc_dlsym, dlsym@GLIBC_2.2.5");
 
 /*
  * libc's dlsym answer @p for @name is the object's l_addr (its link_map:
- * writable) plus the symbol's value: a forged l_addr moves it anywhere,
- * and a veneer would make the moved address a target of every type.
- * dladdr reads the same l_addr, so it names the moved answer as the
- * export exactly; the kernel then decides (fi_export_real): the answer
- * must be at the file offset that symbol's value maps to in the
- * object's file. An answer dladdr names no export at exactly is an
- * IFUNC's choice (its implementation has no dynamic symbol), or an
- * answer moved into another object: it is taken only when the object
- * dladdr puts it in, asked for @name itself, gives @p again.
+ * writable) plus the symbol's value, found through the link_map's
+ * l_info (writable too): a forged link_map answers any address, and a
+ * veneer would make it a target of every type. dladdr reads the same
+ * link_map, so it names the forged answer as the export exactly; the
+ * kernel then decides (fi_export_real): the answer must be at the file
+ * offset that symbol's value maps to in the object's file, the symbol
+ * one of the object's own and the name its own. A forged lookup
+ * (another object's symbol table aimed at one of ours) can answer a real
+ * export for another name: the export's own name must not be one that
+ * never gets a veneer (longjmp for "abs"). An answer dladdr names no
+ * export at exactly is an IFUNC's choice (its implementation has no
+ * dynamic symbol), or a forged one: it is taken only when the object's
+ * own read-only tables have @name as an IFUNC whose resolver answers
+ * @p (fi_export_ifunc). Where the kernel cannot be asked (no /proc), as
+ * before: the object dladdr puts it in, asked for @name, gives @p again.
  */
 static bool fi_foreign_real(void *p, const char *name)
 {
@@ -406,15 +412,20 @@ static bool fi_foreign_real(void *p, const char *name)
 	void *(*open)(const char *, int);
 	Dl_info info;
 	void *h, *q;
+	int ok;
 
 	if (!dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) ||
 	    !info.dli_fname)
 		return false;
 	if (sym && info.dli_sname && info.dli_saddr == p)
-		return fi_export_real((uint64_t)(uintptr_t)p, info.dli_fbase,
+		return !fi_foreign_is_branch(info.dli_sname) &&
+		       fi_export_real((uint64_t)(uintptr_t)p, info.dli_fbase,
 				      sym, info.dli_sname, false);
 	if (!name)
 		return false;
+	ok = fi_export_ifunc((uint64_t)(uintptr_t)p, info.dli_fbase, name);
+	if (ok != -ENODEV)
+		return ok > 0;
 	open = (void *(*)(const char *, int))__atomic_load_n(
 		&fi_rt()->calls.real_dlopen, __ATOMIC_ACQUIRE);
 	h = open ? open(info.dli_fname[0] ? info.dli_fname : NULL,

@@ -155,7 +155,10 @@ bool fi_flow_primitive(const char *name);
  * is executable and never writable, in the file whose first page
  * (read-only, file offset 0) is at @fbase (the vDSO: its one mapping),
  * at the file offset @sym's value maps to through that page's program
- * headers, with @sym and @name read-only in that file; also true when
+ * headers, with @sym one of that object's dynamic symbols and @name its
+ * own name there (its PT_DYNAMIC, read-only: never the link_map's
+ * l_info, which a forger aims at a relocation read as a symbol, or at
+ * another string table: longjmp named "abs"); also true when
  * the kernel cannot be asked (-ENODEV). @kept: ask only through the
  * runtime's kept maps descriptor (async-signal-safe: the SIGILL
  * handler, trap/coarsetrap.c); else fi_rt_vma, which may open the maps
@@ -163,6 +166,17 @@ bool fi_flow_primitive(const char *name);
  */
 bool fi_export_real(uint64_t target, const void *fbase, const ElfW(Sym) *sym,
 		    const char *name, bool kept);
+
+/*
+ * Is @target what IFUNC @name of the object at @fbase resolves to? An
+ * IFUNC's implementation has no dynamic symbol of its own, so dladdr
+ * names no export there; the object's own read-only tables (its
+ * PT_DYNAMIC, never the link_map's) find @name's symbol, the kernel
+ * checks its resolver as fi_export_real checks an export, and the
+ * resolver is called. 1 yes, 0 no, -ENODEV when the kernel cannot be
+ * asked (fi_rt_vma: may open the maps file; not for the SIGILL handler).
+ */
+int fi_export_ifunc(uint64_t target, const void *fbase, const char *name);
 #endif /* __ASSEMBLER__ */
 
 #endif /* FI_COARSE_H */

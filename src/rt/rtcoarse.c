@@ -276,6 +276,16 @@ static int fi_export_vma(uint64_t addr, struct fi_vma *v, bool kept)
 	return kept ? fi_rt_vma_kept(addr, v) : fi_rt_vma(addr, v);
 }
 
+/* The program headers of the ELF header @eh, inside its @len read-only bytes. */
+static const ElfW(Phdr) *fi_export_phdr(const ElfW(Ehdr) *eh, uint64_t len)
+{
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phoff > len ||
+	    (len - eh->e_phoff) / sizeof(ElfW(Phdr)) < eh->e_phnum)
+		return NULL;
+	return (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+}
+
 /*
  * The offset from the object's start in its file (or, the vDSO, in its
  * one mapping) that address @v of its program headers maps to; @len: the
@@ -284,14 +294,9 @@ static int fi_export_vma(uint64_t addr, struct fi_vma *v, bool kept)
 static bool fi_export_file_off(const ElfW(Ehdr) *eh, uint64_t len, uint64_t v,
 			       uint64_t *off)
 {
-	const ElfW(Phdr) *ph;
+	const ElfW(Phdr) *ph = fi_export_phdr(eh, len);
 
-	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_phentsize != sizeof(*ph) || eh->e_phoff > len ||
-	    (len - eh->e_phoff) / sizeof(*ph) < eh->e_phnum)
-		return false;
-	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
-	for (int i = 0; i < eh->e_phnum; i++) {
+	for (int i = 0; ph && i < eh->e_phnum; i++) {
 		if (ph[i].p_type == PT_LOAD && v >= ph[i].p_vaddr &&
 		    v - ph[i].p_vaddr < ph[i].p_filesz) {
 			*off = v - ph[i].p_vaddr + ph[i].p_offset;
@@ -302,57 +307,314 @@ static bool fi_export_file_off(const ElfW(Ehdr) *eh, uint64_t len, uint64_t v,
 }
 
 /*
- * [@p, @p + @n) read-only in the object of mapping @o (its file's, or
- * @o). @h: a read-only mapping of that object already asked (the first
- * page's: its symbols and names are usually there), which needs no
- * second question.
+ * The end of the readable, never writable mapping of the object of
+ * mapping @o (its file's, or @o) that holds @p, or 0. @h: a read-only
+ * mapping of that object already asked (the first page's: its dynamic
+ * symbols and names are usually there), which needs no second question.
  */
-static bool fi_export_in_obj(const void *p, size_t n, const struct fi_vma *o,
-			     const struct fi_vma *h, bool kept)
+static uint64_t fi_export_ro_end(const void *p, const struct fi_vma *o,
+				 const struct fi_vma *h, bool kept)
 {
 	uint64_t a = (uint64_t)(uintptr_t)p;
 	struct fi_vma v;
 
-	if (a >= h->lo && a < h->hi && n <= h->hi - a)
-		return true;
-	if (fi_export_vma(a, &v, kept) || v.w || a + n > v.hi || v.file != o->file)
+	if (a >= h->lo && a < h->hi)
+		return h->hi;
+	if (fi_export_vma(a, &v, kept) || !v.r || v.w || v.file != o->file)
+		return 0;
+	if (o->file ? v.dev != o->dev || v.ino != o->ino : v.lo != o->lo)
+		return 0;
+	return v.hi;
+}
+
+/* [@p, @p + @n) read-only in the object of mapping @o. */
+static bool fi_export_in_obj(const void *p, uint64_t n, const struct fi_vma *o,
+			     const struct fi_vma *h, bool kept)
+{
+	uint64_t end = fi_export_ro_end(p, o, h, kept);
+
+	return end && n <= end - (uint64_t)(uintptr_t)p;
+}
+
+/*
+ * The object's own dynamic symbol table, its names and its hash table
+ * (GNU's, or else the SysV one's count of symbols).
+ */
+struct fi_export_dyn {
+	const ElfW(Sym) *sym;
+	const char *str;
+	uint64_t strsz;
+	const uint32_t *gnu;
+	uint64_t nsym;
+	uint64_t bias;		/* run-time address - link-time address */
+};
+
+/*
+ * A pointer of the object's dynamic section: the loader relocates most
+ * in place (the load address added), not in a read-only one (the vDSO).
+ */
+static const void *fi_export_dyn_ptr(uint64_t v, uint64_t bias, uint64_t span)
+{
+	return (const void *)(uintptr_t)(v - bias < span ? v : v + bias);
+}
+
+/*
+ * The object's dynamic symbols, names and hash table as its own
+ * PT_DYNAMIC says, read through the first page @eh (@len read-only bytes
+ * at @base) and the object's read-only memory only: never the link_map's
+ * l_info, pointers in writable heap that a forger aims at tables of its
+ * own.
+ */
+static bool fi_export_tables(const ElfW(Ehdr) *eh, uint64_t len, uint64_t base,
+			     const struct fi_vma *o, const struct fi_vma *h,
+			     bool kept, struct fi_export_dyn *d)
+{
+	const ElfW(Phdr) *ph = fi_export_phdr(eh, len);
+	const ElfW(Phdr) *load = NULL, *dyn = NULL;
+	uint64_t sym = 0, str = 0, strsz = 0, gnu = 0, sysv = 0;
+	uint64_t bias, span = 0, syment = sizeof(*d->sym), n;
+	const uint32_t *h32;
+	const ElfW(Dyn) *e;
+
+	for (int i = 0; ph && i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && (!load || ph[i].p_vaddr < load->p_vaddr))
+			load = &ph[i];
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr + ph[i].p_memsz > span)
+			span = ph[i].p_vaddr + ph[i].p_memsz;
+		if (ph[i].p_type == PT_DYNAMIC)
+			dyn = &ph[i];
+	}
+	if (!load || !dyn || load->p_offset > load->p_vaddr)
 		return false;
-	return o->file ? v.dev == o->dev && v.ino == o->ino : v.lo == o->lo;
+	bias = base - (load->p_vaddr - load->p_offset);
+	e = (const ElfW(Dyn) *)(uintptr_t)(bias + dyn->p_vaddr);
+	n = dyn->p_filesz / sizeof(*e);
+	if (!fi_export_in_obj(e, n * sizeof(*e), o, h, kept))
+		return false;
+	for (; n && e->d_tag != DT_NULL; n--, e++) {
+		if (e->d_tag == DT_SYMTAB)
+			sym = e->d_un.d_ptr;
+		else if (e->d_tag == DT_STRTAB)
+			str = e->d_un.d_ptr;
+		else if (e->d_tag == DT_STRSZ)
+			strsz = e->d_un.d_val;
+		else if (e->d_tag == DT_SYMENT)
+			syment = e->d_un.d_val;
+		else if (e->d_tag == DT_GNU_HASH)
+			gnu = e->d_un.d_ptr;
+		else if (e->d_tag == DT_HASH)
+			sysv = e->d_un.d_ptr;
+	}
+	*d = (struct fi_export_dyn){
+		.sym = sym ? fi_export_dyn_ptr(sym, bias, span) : NULL,
+		.str = str ? fi_export_dyn_ptr(str, bias, span) : NULL,
+		.strsz = strsz,
+		.gnu = gnu ? fi_export_dyn_ptr(gnu, bias, span) : NULL,
+		.bias = bias,
+	};
+	h32 = sysv ? fi_export_dyn_ptr(sysv, bias, span) : NULL;
+	if (!d->gnu && h32 && fi_export_in_obj(h32, 8, o, h, kept))
+		d->nsym = h32[1];
+	return d->sym && d->str && syment == sizeof(*d->sym) &&
+	       (d->gnu || d->nsym) && fi_export_in_obj(d->str, d->strsz, o, h, kept);
+}
+
+/* The GNU hash of @name (the loader's and the link editor's). */
+static uint32_t fi_export_gnu_hash(const char *name)
+{
+	uint32_t v = 5381;
+
+	for (; *name; name++)
+		v = v * 33 + (unsigned char)*name;
+	return v;
+}
+
+/*
+ * The chain of GNU hash table @g that @hash selects: its first symbol
+ * (0: none) and the chain's words from symbol @*base on, @*room of them
+ * read-only in the object.
+ */
+static uint64_t fi_export_gnu_chain(const uint32_t *g, const struct fi_vma *o,
+				    const struct fi_vma *h, bool kept, uint32_t hash,
+				    const uint32_t **chain, uint64_t *base,
+				    uint64_t *room)
+{
+	uint64_t end = fi_export_ro_end(g, o, h, kept), n, k;
+	const uint32_t *bucket;
+
+	n = end ? end - (uint64_t)(uintptr_t)g : 0;
+	if (n < 16 || !g[0] || (n - 16) / 8 < g[2] ||
+	    (n - 16 - 8 * (uint64_t)g[2]) / 4 < g[0])
+		return 0;
+	bucket = g + 4 + 2 * (uint64_t)g[2];
+	*chain = bucket + g[0];
+	*base = g[1];
+	*room = (end - (uint64_t)(uintptr_t)*chain) / 4;
+	k = bucket[hash % g[0]];
+	return k >= g[1] ? k : 0;
+}
+
+/*
+ * Is symbol @i, named @name, in the chain of GNU hash table @g that its
+ * name's hash selects, with that hash? Exactly the symbols the loader's
+ * lookups and dladdr see.
+ */
+static bool fi_export_gnu_has(const uint32_t *g, const struct fi_vma *o,
+			      const struct fi_vma *h, bool kept, uint64_t i,
+			      const char *name)
+{
+	uint32_t hash = fi_export_gnu_hash(name);
+	const uint32_t *chain;
+	uint64_t base, room;
+	uint64_t k = fi_export_gnu_chain(g, o, h, kept, hash, &chain, &base, &room);
+
+	if (!k || k > i || i - base >= room)
+		return false;
+	for (; k < i; k++) {
+		if (chain[k - base] & 1)
+			return false;
+	}
+	return (chain[i - base] | 1) == (hash | 1);
+}
+
+/*
+ * @sym one of the object's dynamic symbols (@d) and @name its own name:
+ * not bytes of another table read as a symbol (a relocation read 8 bytes
+ * in is a "symbol" whose value is its addend), nor the real symbol under
+ * another name (longjmp's read as "abs").
+ */
+static bool fi_export_is_sym(const struct fi_export_dyn *d, const ElfW(Sym) *sym,
+			     const char *name, const struct fi_vma *o,
+			     const struct fi_vma *h, bool kept)
+{
+	uint64_t at = (uint64_t)((uintptr_t)sym - (uintptr_t)d->sym), i;
+
+	if ((uintptr_t)sym < (uintptr_t)d->sym || at % sizeof(*sym) ||
+	    !fi_export_in_obj(sym, sizeof(*sym), o, h, kept) ||
+	    sym->st_name >= d->strsz || name != d->str + sym->st_name ||
+	    !memchr(name, 0, d->strsz - sym->st_name))
+		return false;
+	i = at / sizeof(*sym);
+	return d->gnu ? fi_export_gnu_has(d->gnu, o, h, kept, i, name) : i < d->nsym;
+}
+
+/*
+ * The kernel's view of @target and of the object's first page at @base:
+ * @t the target's mapping, executable and never writable (the vDSO: its
+ * one mapping, at file offset 0), @h the first page's, read-only at
+ * offset 0 of the same file. 1 when they agree, 0 when not, -ENODEV when
+ * the kernel cannot be asked.
+ */
+static int fi_export_maps(uint64_t target, uint64_t base, struct fi_vma *t,
+			  struct fi_vma *h, bool kept)
+{
+	int err = fi_export_vma(target, t, kept);
+
+	if (err == -ENODEV)
+		return err;
+	if (err || !t->x || t->w)
+		return 0;
+	if (!t->file) {
+		if (t->lo != base)
+			return 0;
+		*h = *t;
+		t->off = 0;
+		return 1;
+	}
+	return !fi_export_vma(base, h, kept) && h->file && h->r && !h->w &&
+	       !h->off && h->lo == base && h->dev == t->dev && h->ino == t->ino;
+}
+
+/* Does link-time address @v of the object at @eh map to @a in mapping @m? */
+static bool fi_export_at(const ElfW(Ehdr) *eh, const struct fi_vma *h,
+			 uint64_t v, const struct fi_vma *m, uint64_t a)
+{
+	uint64_t off;
+
+	return fi_export_file_off(eh, h->hi - h->lo, v, &off) &&
+	       off == m->off + (a - m->lo);
 }
 
 /*
  * dladdr's answer rests on the object's link_map (its l_addr, l_info:
  * writable heap): a forged one names any address of the object's text
- * as an export. The kernel checks it: @target executable and never
- * writable, in the file whose first page (read-only, offset 0) is at
- * @fbase (the vDSO: in the one mapping that starts there), at the
+ * as an export, under any name. The kernel checks it: @target executable
+ * and never writable, in the file whose first page (read-only, offset 0)
+ * is at @fbase (the vDSO: in the one mapping that starts there), at the
  * offset the symbol's value maps to through that page's program
- * headers; the symbol and its name read-only in that object. When the
- * kernel cannot be asked (@kept: the SIGILL handler, which only uses the
- * runtime's kept maps descriptor, has none; else no /proc), as before.
+ * headers; the symbol one of the object's own dynamic symbols and @name
+ * its own name, by the object's PT_DYNAMIC in read-only memory. When
+ * the kernel cannot be asked (@kept: the SIGILL handler, which only uses
+ * the runtime's kept maps descriptor, has none; else no /proc), as
+ * before.
  */
 bool fi_export_real(uint64_t target, const void *fbase, const ElfW(Sym) *sym,
 		    const char *name, bool kept)
 {
-	uint64_t base = (uint64_t)(uintptr_t)fbase, off;
+	uint64_t base = (uint64_t)(uintptr_t)fbase;
+	struct fi_export_dyn d;
 	struct fi_vma t, h;
-	int err = fi_export_vma(target, &t, kept);
+	int ok = fi_export_maps(target, base, &t, &h, kept);
 
-	if (err == -ENODEV)
+	if (ok == -ENODEV)
 		return true;
-	if (err || !t.x || t.w)
+	return ok && fi_export_tables(fbase, h.hi - h.lo, base, &t, &h, kept, &d) &&
+	       fi_export_is_sym(&d, sym, name, &t, &h, kept) &&
+	       fi_export_at(fbase, &h, sym->st_value, &t, target);
+}
+
+/*
+ * Does IFUNC symbol @s (the object's own: @d) resolve to @target? Its
+ * resolver is where the kernel maps @s's value, executable and never
+ * writable in the object's file; called as the loader calls it (no
+ * argument on x86-64), which libc's dlsym does at every lookup too.
+ */
+static bool fi_export_resolves(const struct fi_export_dyn *d, const ElfW(Sym) *s,
+			       const ElfW(Ehdr) *eh, const struct fi_vma *t,
+			       const struct fi_vma *h, uint64_t target)
+{
+	uint64_t res = d->bias + s->st_value;
+	struct fi_vma r = *t;
+
+	if (ELF64_ST_TYPE(s->st_info) != STT_GNU_IFUNC || s->st_shndx == SHN_UNDEF)
 		return false;
-	if (!t.file) {
-		if (t.lo != base)
+	if (res < t->lo || res >= t->hi) {
+		if (fi_export_vma(res, &r, false) || !r.x || r.w || r.file != t->file ||
+		    (t->file ? r.dev != t->dev || r.ino != t->ino : r.lo != t->lo))
 			return false;
-		h = t;
-		t.off = 0;
-	} else if (fi_export_vma(base, &h, kept) || !h.file || h.w || h.off ||
-		   h.lo != base || h.dev != t.dev || h.ino != t.ino) {
-		return false;
+		if (!t->file)
+			r.off = 0;
 	}
-	return fi_export_in_obj(sym, sizeof(*sym), &t, &h, kept) &&
-	       fi_export_in_obj(name, strlen(name) + 1, &t, &h, kept) &&
-	       fi_export_file_off(fbase, h.hi - h.lo, sym->st_value, &off) &&
-	       off == t.off + (target - t.lo);
+	return fi_export_at(eh, h, s->st_value, &r, res) &&
+	       ((uint64_t (*)(void))(uintptr_t)res)() == target;
+}
+
+int fi_export_ifunc(uint64_t target, const void *fbase, const char *name)
+{
+	uint64_t base = (uint64_t)(uintptr_t)fbase, k, at, room, len;
+	uint32_t hash = fi_export_gnu_hash(name);
+	const uint32_t *chain;
+	struct fi_export_dyn d;
+	const ElfW(Sym) *s;
+	struct fi_vma t, h;
+	int ok = fi_export_maps(target, base, &t, &h, false);
+
+	if (ok <= 0)
+		return ok;
+	if (!fi_export_tables(fbase, h.hi - h.lo, base, &t, &h, false, &d) || !d.gnu)
+		return 0;
+	k = fi_export_gnu_chain(d.gnu, &t, &h, false, hash, &chain, &at, &room);
+	len = strlen(name) + 1;
+	for (; k && k - at < room; k++) {
+		s = &d.sym[k];
+		if ((chain[k - at] | 1) == (hash | 1) &&
+		    fi_export_in_obj(s, sizeof(*s), &t, &h, false) &&
+		    s->st_name < d.strsz && len <= d.strsz - s->st_name &&
+		    !memcmp(d.str + s->st_name, name, len) &&
+		    fi_export_resolves(&d, s, fbase, &t, &h, target))
+			return 1;
+		if (chain[k - at] & 1)
+			break;
+	}
+	return 0;
 }

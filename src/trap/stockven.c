@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "coarse.h"
 #include "upcall.h"
 #include "insn.h"
 #include "livedyn.h"
@@ -222,12 +223,15 @@ static uint32_t fi_sven_hash(const struct fi_module *m, uint32_t hash)
  * writable: a thread with a write primitive may have put any code
  * address there, before this walk or while it runs. A veneer would make
  * that address a valid target of the module's type, so the value read is
- * taken only when libc's own lookup of the name gives it: the global
- * scope's definition (an IFUNC resolved, as the loader bound it), or,
- * for a definition outside that scope or of another version, the
- * dynamic symbol of that name exactly at @fn in the object holding it.
+ * taken only when it is a real export: the dynamic symbol dladdr names
+ * exactly at @fn, which the kernel and the object's own read-only tables
+ * confirm (fi_export_real: dladdr reads the writable link_map, whose
+ * symbol table a forger aims at one naming anything "strcmp"), and that
+ * is @name itself or libc's lookup of @name in the global scope (an
+ * alias); or, where no export is at @fn, the implementation @name's IFUNC
+ * in that object resolves to (fi_export_ifunc), as the loader bound it.
  * Anything else gets no veneer: the module's check traps on it, as
- * stock kCFI does.
+ * stock kCFI does. Without /proc, libc's lookup alone, as before.
  */
 extern void *fi_sven_libc_dlsym(void *handle, const char *name);
 __asm__(".symver fi_sven_libc_dlsym, dlsym@GLIBC_2.2.5");
@@ -238,13 +242,18 @@ static bool fi_sven_bound(uint64_t fn, const char *name)
 	 * calls bind to) would answer a function of libc with a dlsym veneer,
 	 * never @fn, and spend a veneer slot on it. */
 	void *p = fi_sven_libc_dlsym(RTLD_DEFAULT, name);
+	bool looked = p && (uint64_t)(uintptr_t)p == fn;
+	const ElfW(Sym) *sym = NULL;
 	Dl_info info;
+	int ok;
 
-	if (p && (uint64_t)(uintptr_t)p == fn)
-		return true;
-	return dladdr((void *)(uintptr_t)fn, &info) && info.dli_sname &&
-	       (uint64_t)(uintptr_t)info.dli_saddr == fn &&
-	       !strcmp(info.dli_sname, name);
+	if (!dladdr1((void *)(uintptr_t)fn, &info, (void **)&sym, RTLD_DL_SYMENT))
+		return false;
+	if (sym && info.dli_sname && (uint64_t)(uintptr_t)info.dli_saddr == fn)
+		return (looked || !strcmp(info.dli_sname, name)) &&
+		       fi_export_real(fn, info.dli_fbase, sym, info.dli_sname, false);
+	ok = fi_export_ifunc(fn, info.dli_fbase, name);
+	return ok == -ENODEV ? looked : ok > 0;
 }
 
 /*

@@ -10,6 +10,13 @@
 # word's symbol: the call meets the attacker's function without a hash
 # and traps (fatal, reported). Without the write, the library's calls
 # through its veneers run as before, after the pass too.
+#  - dladdr: the same write, and the attacker's library's link_map forged
+#    for the pass (l_info[DT_SYMTAB], l_info[DT_STRTAB] aimed at writable
+#    copies naming pwn_cmp "strcmp"): the pass took dladdr's "strcmp
+#    exactly at pwn_cmp" as strcmp's binding in another object ("PWNED",
+#    exit 0, in every mode on the tree before). Now the export dladdr
+#    names must be confirmed by the kernel and the object's own read-only
+#    tables (fi_export_real, tests/e2e/protect_export.sh): trapped.
 set -u
 BUILD=${BUILD:-build}
 ROOT=${FINEIBT_ROOT:-$PWD}
@@ -44,6 +51,16 @@ for m in $(fi_with_sets kcfi fineibt fineibt,paranoid auto); do
 		pass "forged[$m]: no veneer of the attacker's function; the call traps"
 	else
 		fail "forged[$m]" "rc=$rc out='$out' err='${err:0:300}'"
+	fi
+	out=$(FINEIBT_CFI=$m "$OUT/host" "$OUT/libstock.so" "$OUT/libstock2.so" \
+		"$OUT/libpwn.so" dladdr 2>"$OUT/err")
+	rc=$?
+	err=$(cat "$OUT/err")
+	if [ "$rc" = 132 ] && [ "$out" = $'sort 5 apple\npass done' ] &&
+	   grep -qE '^fineibt: CFI failure at by_name\+0x[0-9a-f]+ \(target: pwn_cmp\+0x0 in libpwn\.so, not instrumented; expected type: ' <<<"$err"; then
+		pass "dladdr[$m]: a forged link_map naming the attacker's function strcmp gets no veneer; the call traps"
+	else
+		fail "dladdr[$m]" "rc=$rc out='$out' err='${err:0:300}'"
 	fi
 	out=$(FINEIBT_CFI=$m "$OUT/host" "$OUT/libstock.so" "$OUT/libstock2.so" 2>"$OUT/err")
 	rc=$?
