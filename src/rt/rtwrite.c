@@ -176,6 +176,11 @@ void fi_rt_first_unrun(void)
 	fi_rt_unrun = true;
 }
 
+bool fi_rt_first_unrun_said(void)
+{
+	return fi_rt_unrun;
+}
+
 void fi_rt_inplace_hold(bool on)
 {
 	fi_rt_hold = on;

@@ -21,9 +21,11 @@
 #     ("none"); were it asked, it fails (EINVAL);
 #   - sigill[MODE]: the same program with a SIGILL handler installed by
 #     an IFUNC resolver of the executable: written through the kernel
-#     (the resolver is program code, as above), the start asks about
-#     SIGILL before its install (rtone.c), and keeps that handler as the
-#     program's (a ud2 outside any CFI site reaches it);
+#     (the resolver is program code, as above), so the start asks about
+#     SIGILL before its install (the query a first start written in
+#     place skips: no code but the runtime's has run there, rtone.c), and
+#     keeps that handler as the program's (a ud2 outside any CFI site
+#     reaches it);
 #   - spawn[MODE]: a task started inside the first window (the test
 #     library's hook): the registration window finds the process not
 #     alone (unshare EINVAL), seals the block at once and writes through
@@ -153,6 +155,10 @@ trap_check() {
 for m in off kcfi kcfi,norand fineibt fineibt,paranoid,bhi auto; do
 	check "inplace[$m]" inplace "$m" "$D/rt_inplace"
 	trap_check "inplace[$m]" "$m" "$D/rt_inplace"
+	# Written in place, nothing but the runtime ran: no SIGILL query.
+	q=$(grep -c 'rt_sigaction(SIGILL, NULL' "$D/inplace[$m].trace")
+	[ "$q" = 0 ] && rt_pass "inplace[$m]: no SIGILL query" ||
+		rt_fail "inplace[$m]" "SIGILL queries: $q (want 0: no code but the runtime's ran)"
 	check "thread[$m]" thread "$m" "$D/rt_inplace_thr"
 	trap_check "thread[$m]" "$m" "$D/rt_inplace_thr"
 	check "sigill[$m]" thread "$m" "$D/rt_inplace_ill"
