@@ -31,6 +31,9 @@
  * constructor is filled first. Binding kCFI modules' dlsym slots waits
  * for the constructor (start.c: their GOT may not be relocated).
  *
+ * The resolver also runs when a dlopen is the first to bring
+ * libfineibt.so in; the program has run by then (fi_early_initial).
+ *
  * libfineibt.so only: a static executable applies IRELATIVE relocations
  * before its TLS exists. Not in sanitized builds (see below).
  */
@@ -566,17 +569,37 @@ static void fi_early_prefault(void)
 	fi_rt_scan_prefault();
 }
 
+/*
+ * Is the loader starting the program, not running a dlopen? The resolver
+ * below runs at both: the first time libfineibt.so is relocated, which
+ * is a dlopen's when the program was not linked with it (a plain program
+ * that opens a stock kCFI library, or one built with -static-fineibt).
+ * There the program's code has run, its executable is relocated and its
+ * resolvers have run: nothing fi_early_unrun(true) assumes holds, and
+ * environ is the program's own. At start-up the loader is still adding
+ * the initial modules (r_state RT_ADD; before it relocates what a dlopen
+ * maps, glibc says RT_CONSISTENT) and libc's initialisation has not set
+ * environ. Both must say so.
+ */
+static bool fi_early_initial(void)
+{
+	return _r_debug.r_state == RT_ADD && !environ;
+}
+
 static void (*fi_early_resolve(void))(void)
 {
 	/* Sanitized: no load here before the sanitizer's start either. */
 	if (!FI_EARLY_SANITIZED)
 		fi_early_prefault();
 	if (!FI_EARLY_SANITIZED && fi_early_wanted()) {
-		fi_early_environ();
+		bool initial = fi_early_initial();
+
+		if (initial)
+			fi_early_environ();
 		/* Not libc's malloc: the TLS block it would set up for the
 		 * thread is overwritten after relocation (alloc.c). */
 		fi_alloc_private_begin();
-		fi_rt_start_early(fi_early_unrun(true));
+		fi_rt_start_early(initial && fi_early_unrun(true));
 		fi_alloc_private_end();
 	}
 	return fi_early_nop;

@@ -24,7 +24,9 @@
  * Cost: the primary pays three system calls once (memfd_create, mmap,
  * close) and one mapping. A starting instance reads /proc/self/maps only
  * when SIGILL already has a handler (the primary's is always there; at
- * an ordinary start-up nothing is, and nothing is read).
+ * an ordinary start-up nothing is, and nothing is read), and asks about
+ * SIGILL only when the start path could not say that it is the first
+ * (fi_rt_first_unrun: the initial namespace alone, no constructor run).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -187,13 +189,17 @@ const struct fi_runtime *fi_rt_primary(void)
 	int n, fd;
 
 	/*
-	 * Asked at every start, the first included: a start path that said
-	 * "first" (fi_rt_first_unrun) is not proof against a copy of the
-	 * runtime that another one loaded (a dlopen of libfineibt.so in a
-	 * -static-fineibt program took itself for the primary and rewrote
-	 * the executable twice: tests/e2e/protect_fnptr.sh's static case).
+	 * The start path said no code of the program has run but the
+	 * loader's (fi_rt_first_unrun): the initial namespace is the only
+	 * one, every module is libfineibt.so, one of its dependencies, or
+	 * one that needs it, so no other instance exists to have published
+	 * an anchor; whatever holds SIGILL (an IFUNC resolver's handler)
+	 * the install takes as the previous action. Not asked (a system
+	 * call at every start). A dlopen that brings this copy in, next to
+	 * a -static-fineibt executable's runtime, is never "first"
+	 * (early.c, fi_early_initial): asked there, and deferred to it.
 	 */
-	if (!fi_one_sigill_taken())
+	if (fi_rt_first_unrun_said() || !fi_one_sigill_taken())
 		return NULL;
 	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

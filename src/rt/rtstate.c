@@ -960,7 +960,20 @@ __attribute__((noinline)) void fi_rt_scrub_stack(void)
 	int resident;
 
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-	floor = fi_rt_stack_floor(sp);
+	/*
+	 * A start whose first window was written in place: no code of the
+	 * program has run and no other task exists, so this is the initial
+	 * stack, and nothing is mapped right below it (the kernel puts the
+	 * loader's mappings under the stack's size limit and its guard gap;
+	 * only a MAP_FIXED of the program's could). No floor is asked of
+	 * the kernel (a PROCMAP_QUERY): whatever mincore finds mapped in
+	 * the 32 KiB below is the stack's, and a part not mapped yet stops
+	 * the wipe (ENOMEM, below).
+	 */
+	if (fi_rt_first_inplace_take())
+		floor = sp > FI_SCRUB_DEPTH + 4096 ? sp - FI_SCRUB_DEPTH - 4096 : 0;
+	else
+		floor = fi_rt_stack_floor(sp);
 	if (!floor)
 		return;
 	/* Stay clear of our own red zone and of the frames of the calls above. */

@@ -159,6 +159,15 @@ static bool fi_rt_wsetup;
  */
 static bool fi_rt_unrun;
 /*
+ * The first window was written in place (fi_rt_unrun, and alone): said
+ * to the stack scrub of the same start (fi_rt_first_inplace_take), which
+ * takes it back. Writable: it lives only from the first window to that
+ * scrub, in which only the runtime's code runs; forged later, the most a
+ * scrub does with it is zero the resident pages up to 32 KiB below the
+ * stack pointer, which a write primitive that could forge it does.
+ */
+static bool fi_rt_unrun_inplace;
+/*
  * The start path's word (fi_rt_inplace_hold): another start-up window
  * follows, so a window written in place leaves the block writable at its
  * end. Read only while wr.inplace, which the block's seal clears for good.
@@ -174,6 +183,19 @@ const struct fi_runtime *fi_rt(void)
 void fi_rt_first_unrun(void)
 {
 	fi_rt_unrun = true;
+}
+
+bool fi_rt_first_unrun_said(void)
+{
+	return fi_rt_unrun;
+}
+
+bool fi_rt_first_inplace_take(void)
+{
+	bool was = fi_rt_unrun_inplace;
+
+	fi_rt_unrun_inplace = false;
+	return was;
 }
 
 void fi_rt_inplace_hold(bool on)
@@ -631,6 +653,7 @@ static int fi_rt_setup(void)
 
 	fi_rt_wsetup = true;
 	fi_rt_unrun = false;
+	fi_rt_unrun_inplace = inplace;
 	/* The guards' protection over all of it, then the middle (one call
 	 * while the guards are read-only like the middle). */
 	if (inplace) {

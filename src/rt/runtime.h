@@ -437,6 +437,11 @@ bool fi_rt_writing(void);
  * by the first window; the first window clears it.
  */
 void fi_rt_first_unrun(void);
+/* Said and not yet taken by the first window (rtone.c's question). */
+bool fi_rt_first_unrun_said(void);
+/* Was the first window written in place? Once: the stack scrub of the
+ * same start asks, and the answer is false after (rtstate.c). */
+bool fi_rt_first_inplace_take(void);
 /*
  * The start path (start.c) says that another start-up window follows
  * (true) or that the next window to close is start-up's last (false):

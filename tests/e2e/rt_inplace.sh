@@ -21,9 +21,11 @@
 #     ("none"); were it asked, it fails (EINVAL);
 #   - sigill[MODE]: the same program with a SIGILL handler installed by
 #     an IFUNC resolver of the executable: written through the kernel
-#     (the resolver is program code, as above), the start asks about
-#     SIGILL before its install (rtone.c), and keeps that handler as the
-#     program's (a ud2 outside any CFI site reaches it);
+#     (the resolver is program code, as above), so the start asks about
+#     SIGILL before its install (the query a first start written in
+#     place skips: no code but the runtime's has run there, rtone.c), and
+#     keeps that handler as the program's (a ud2 outside any CFI site
+#     reaches it);
 #   - spawn[MODE]: a task started inside the first window (the test
 #     library's hook): the registration window finds the process not
 #     alone (unshare EINVAL), seals the block at once and writes through
@@ -32,7 +34,17 @@
 #     (its constructor may run before the runtime's): no unshare asked,
 #     through the kernel;
 #   - dlopen-first: a plain program that dlopens a library built by
-#     fineibt-cc (its own code ran first): no unshare, through the kernel.
+#     fineibt-cc (its own code ran first): no unshare, through the kernel;
+#   - dlopen-stock[MODE]: the same with a stock kCFI library that names
+#     libfineibt.so: the runtime starts while the dlopen relocates it
+#     (early.c), which is no start-up: through the kernel (it wrote in
+#     place, taking the dlopen for the program's start); a program that
+#     cleared its environment before that dlopen finds it cleared after;
+#   - static-dl[MODE]: a -static-fineibt program that dlopens a library
+#     naming libfineibt.so (tests/e2e/progs/rt_static_dl.c): the copy
+#     the dlopen loads defers to the executable's runtime (one SIGILL
+#     handler installed, no warning), calls before and after the dlopen
+#     run, and a confused call still traps where the mode checks.
 # In every case the program runs, finds the runtime's state read-only at
 # main (the anchor's address in /proc/self/maps: rt_inplace.c), and a
 # confused call still traps (132) where the mode checks. That the state is read-only after start-up and
@@ -44,12 +56,13 @@ command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
 
 D=$RT_OUT/inplace
 mkdir -p "$D"
-printf '#include <dlfcn.h>\n#include <stdio.h>\nint main(int c, char **v) { void *h = dlopen(v[1], RTLD_NOW); printf("inplace %%d\\n", h ? 2 : 0); return !h; }\n' >"$D/host.c"
+printf '#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\nint main(int c, char **v) { if (c > 2) clearenv(); void *h = dlopen(v[1], RTLD_NOW); printf("inplace %%d\\n", h && (c < 3 || !environ) ? 2 : 0); return !h; }\n' >"$D/host.c"
 printf 'int rt_inplace_preload(void) { return 1; }\n' >"$D/pre.c"
 { rt_build "$D/rt_inplace" -O2 "$RT_SRC/rt_inplace.c" &&
   rt_build "$D/rt_inplace_thr" -O2 -DRT_INPLACE_THREAD "$RT_SRC/rt_inplace.c" &&
   rt_build "$D/rt_inplace_ill" -O2 -DRT_INPLACE_SIGILL "$RT_SRC/rt_inplace.c" &&
   rt_build "$D/librt_inplace_lib.so" -O1 -fPIC -shared "$RT_SRC/rt_lazylib.c" &&
+  rt_build "$D/rt_static_dl" -O2 -static-fineibt "$RT_SRC/rt_static_dl.c" &&
   clang-22 -O2 -o "$D/host" "$D/host.c" -ldl &&
   clang-22 -O2 -fPIC -shared -o "$D/libpre.so" "$D/pre.c" &&
   clang-22 -O2 -fsanitize=kcfi -fcf-protection=none -fPIC -shared \
@@ -142,6 +155,10 @@ trap_check() {
 for m in off kcfi kcfi,norand fineibt fineibt,paranoid,bhi auto; do
 	check "inplace[$m]" inplace "$m" "$D/rt_inplace"
 	trap_check "inplace[$m]" "$m" "$D/rt_inplace"
+	# Written in place, nothing but the runtime ran: no SIGILL query.
+	q=$(grep -c 'rt_sigaction(SIGILL, NULL' "$D/inplace[$m].trace")
+	[ "$q" = 0 ] && rt_pass "inplace[$m]: no SIGILL query" ||
+		rt_fail "inplace[$m]" "SIGILL queries: $q (want 0: no code but the runtime's ran)"
 	check "thread[$m]" thread "$m" "$D/rt_inplace_thr"
 	trap_check "thread[$m]" "$m" "$D/rt_inplace_thr"
 	check "sigill[$m]" thread "$m" "$D/rt_inplace_ill"
@@ -173,3 +190,34 @@ for m in kcfi fineibt,paranoid; do
 done
 check preload kernel kcfi env LD_PRELOAD="$D/libpre.so" "$D/rt_inplace"
 check dlopen-first kernel kcfi "$D/host" "$D/librt_inplace_lib.so"
+# At a dlopen (the program's code ran): never in place, whatever the
+# mode; the program's environment stays as it left it.
+for m in kcfi kcfi,norand fineibt,paranoid auto; do
+	check "dlopen-stock[$m]" kernel "$m" env LD_LIBRARY_PATH="$ROOT/$BUILD" \
+		"$D/host" "$D/libstock_noendbr.so"
+done
+check dlopen-stock-clearenv kernel kcfi env LD_LIBRARY_PATH="$ROOT/$BUILD" \
+	"$D/host" "$D/libstock_noendbr.so" clear
+# A -static-fineibt program's dlopen of a library naming libfineibt.so.
+for m in "${RT_MODES[@]}"; do
+	tag="static-dl[$m]"
+	{ FINEIBT_CFI=$m strace -f -qq -e trace=rt_sigaction -o "$D/$tag.trace" \
+		"$D/rt_static_dl" "$D/librt_inplace_lib.so" >"$D/$tag.out" 2>"$D/$tag.err" \
+		</dev/null; rc=$?; } 2>/dev/null
+	ills=$(grep -c 'rt_sigaction(SIGILL, {sa_handler=0x' "$D/$tag.trace")
+	if [ "$rc" != 0 ] || [ "$(cat "$D/$tag.out")" != "static-dl 2" ] ||
+	   grep -q '^fineibt:' "$D/$tag.err" || [ "$ills" != 1 ]; then
+		rt_fail "$tag" "rc=$rc (want 0) out='$(cat "$D/$tag.out")' SIGILL handlers installed: $ills (want 1, the executable's runtime) $(head -3 "$D/$tag.err")"
+	else
+		rt_pass "$tag: calls run after the dlopen, one runtime, no warning"
+	fi
+	if rt_checks_caller "$m" || rt_is_fineibt "$m"; then
+		{ FINEIBT_CFI=$m "$D/rt_static_dl" "$D/librt_inplace_lib.so" bad \
+			>/dev/null 2>"$D/$tag.bad.err" </dev/null; rc=$?; } 2>/dev/null
+		if [ "$rc" = 132 ] && grep -Eq "$RT_REPORT_RE" "$D/$tag.bad.err"; then
+			rt_pass "$tag: the confused call traps"
+		else
+			rt_fail "$tag" "confused call: rc=$rc (want 132 and a report) $(head -2 "$D/$tag.bad.err")"
+		fi
+	fi
+done
