@@ -327,7 +327,9 @@ static bool fi_export_in_obj(const void *p, size_t n, const struct fi_vma *o,
  * writable, in the file whose first page (read-only, offset 0) is at
  * @fbase (the vDSO: in the one mapping that starts there), at the
  * offset the symbol's value maps to through that page's program
- * headers; the symbol and its name read-only in that object. When the
+ * headers (a copy of those pages the runtime itself moved there: the
+ * file and offset it recorded as it made it); the symbol and its name
+ * read-only in that object. When the
  * kernel cannot be asked (@kept: the SIGILL handler, which only uses the
  * runtime's kept maps descriptor, has none; else no /proc), as before.
  */
@@ -342,7 +344,9 @@ bool fi_export_real(uint64_t target, const void *fbase, const ElfW(Sym) *sym,
 		return true;
 	if (err || !t.x || t.w)
 		return false;
-	if (!t.file) {
+	/* A copy the runtime moved over the object's text (the PLT pass):
+	 * judged as the file's pages it was made from (rtstate.c). */
+	if (!t.file && !fi_rt_copy_as_file(target, &t)) {
 		if (t.lo != base)
 			return false;
 		h = t;

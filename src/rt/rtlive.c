@@ -418,6 +418,11 @@ void fi_live_copy_drop(struct fi_live_copy *lc)
 	lc->n = 0;
 }
 
+bool fi_live_unverified_ok(void)
+{
+	return fi_rt()->wr.inplace || !fi_rt()->sealed;
+}
+
 bool fi_live_alone(void)
 {
 	/*
@@ -843,8 +848,7 @@ int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 	 * where a write primitive could aim a ring; in place, wr.inplace,
 	 * no code of it has run at all); every rewrite after it is checked.
 	 */
-	alone = blocked && (fi_rt()->wr.inplace || !fi_rt()->sealed) &&
-		fi_live_alone();
+	alone = blocked && fi_live_unverified_ok() && fi_live_alone();
 	if (fi_live_noexec()) {
 		int mem = fi_rt_mem_fd();
 

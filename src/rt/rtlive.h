@@ -53,6 +53,20 @@ void fi_live_copy_drop(struct fi_live_copy *lc);
 bool fi_live_alone(void);
 
 /*
+ * May the runtime's own writes to text go unverified when the process is
+ * alone? Only in start-up (before the state is sealed: the program has
+ * not reached main) or a start written in place (no code of the program
+ * ran at all). Afterwards an io_uring read the program queued, with its
+ * buffer address taken from a ring in plain user memory, can complete
+ * into the pages being written or into the list of what to write, at the
+ * next return to user mode of this very thread (a system call, a fault,
+ * an interrupt): alone or not, signals blocked or not
+ * (tests/e2e/protect_uring.sh). rtlive.c's rewrites and plt.c's direct
+ * entries then take the sealed, verified copy.
+ */
+bool fi_live_unverified_ok(void);
+
+/*
  * Store @to in pointer slot @slot of a loaded module whose RELRO is
  * [@relro_lo, @relro_hi) (the binding passes: dlsym_so.c's interposers,
  * sigbind.c's RTLD_DEEPBIND rebinding, stockven.c's typed veneers). A

@@ -217,6 +217,18 @@ struct fi_rt_foreign {
 };
 
 /*
+ * A range of a module's text that the runtime replaced with a copy of
+ * its own (mremap of an anonymous mapping): the file, and the file offset
+ * of @lo, the pages were copied from (the kernel's answer as the copy was
+ * made). Only fi_rt_copy_note adds one, inside a window.
+ */
+#define FI_MAX_COPIES	64
+struct fi_rt_copy {
+	uint64_t lo, hi;
+	uint64_t dev, ino, off;
+};
+
+/*
  * How the state is written (rtwrite.c): through the kernel (pwrite on
  * /proc/self/mem, the default), or, where that cannot be had at start-up,
  * through windows that make the pages written read-write meanwhile (the
@@ -352,6 +364,13 @@ struct fi_runtime {
 	 * fi_rt_coarse_publish; coarse.S reads it through fi_rt_coarse_slot.
 	 */
 	const struct fi_coarse *coarse;
+	/*
+	 * Text pages the runtime moved a copy of its own over (the PLT pass
+	 * after start-up, src/interpose/plt.c): anonymous memory to the
+	 * kernel, the file's bytes to the runtime (fi_rt_copy_note).
+	 */
+	size_t ncopies;
+	struct fi_rt_copy copies[FI_MAX_COPIES];
 	/* ---- the tables ---- */
 	struct fi_rt_seen seen[FI_MAX_SEEN];
 	/* Frozen copies, in the arena; each one's .key is the caller's module. */
@@ -516,6 +535,21 @@ int fi_rt_vma(uint64_t addr, struct fi_vma *v);
 /* The same from the runtime's kept descriptor only (never an open or a
  * read of the maps file): -ENODEV when it cannot be asked that way. */
 int fi_rt_vma_kept(uint64_t addr, struct fi_vma *v);
+/*
+ * Text pages of a module the runtime itself copied and moved over (an
+ * anonymous mapping to the kernel; the PLT pass, src/interpose/plt.c):
+ * fi_rt_copy_note records, before the move, the file and offset the
+ * pages [@lo, @hi) hold now (the kernel's answer, or an earlier record's
+ * for a copy moved over again), in the read-only state, inside a window;
+ * an overlapping record of another file is replaced, one of the same
+ * file and offsets merged. 0 or -errno (-ENOSPC: the table is full; the
+ * copy is then judged by the kernel's answer alone). fi_rt_copy_as_file:
+ * @v, the kernel's anonymous mapping at @addr, lies inside such a record:
+ * it takes the record's file, and the offset of @v->lo in it.
+ * Async-signal-safe (reads the state only).
+ */
+int fi_rt_copy_note(uint64_t lo, uint64_t hi);
+bool fi_rt_copy_as_file(uint64_t addr, struct fi_vma *v);
 /*
  * The maps file (rtverify.c), read without stdio: the whole of @fd (read
  * from offset 0) in a malloc'd, NUL-terminated buffer, or NULL. Then

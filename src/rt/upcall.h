@@ -80,6 +80,7 @@ struct fi_plt_result {
  */
 struct fi_plt_pass {
 	bool held, alone;
+	bool startup;	/* start-up's pass: the program has not reached main */
 	int mem;	/* alone: fi_rt_mem_fd(), asked once a pass; else -1 */
 	void *buf;
 	size_t cap;
@@ -94,7 +95,10 @@ struct fi_plt_pass {
  * against the text first, then written through @p->mem (/proc/self/mem:
  * the text never writable), or, without it, the pages made read-write
  * (not executable) for the writes and read-execute again, nothing but
- * those stores running in between. Entries whose slot is not bound yet
+ * those stores running in between; in place only in start-up
+ * (@p->startup, or fi_live_unverified_ok: after it an io_uring completion
+ * can write the text or the fixes between their check and their store).
+ * Entries whose slot is not bound yet
  * (lazy), not final, or one the runtime may still rebind are left as they
  * are. Idempotent. Call
  * with the runtime's lock held, never from a signal handler. @xr: the
