@@ -604,9 +604,11 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 	if (r->made) {
 		/* In place only where nothing else can write the text or
 		 * the fixes between their check and their store (rtlive.h:
-		 * after start-up, an io_uring completion can). */
+		 * after main, an io_uring completion can; a libfineibt.so
+		 * started by the program's dlopen is after main). */
 		int err = held && alone &&
-			  (p->startup || fi_live_unverified_ok()) ?
+			  (fi_live_unverified_ok() ||
+			   (p->startup && fi_live_before_main())) ?
 			  fi_plt_commit_inplace(m, fx, nfx, xr, nxr, p->mem) :
 			  -EAGAIN;
 

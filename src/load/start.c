@@ -1659,5 +1659,7 @@ __attribute__((constructor(FI_CTOR_RUNTIME))) static void fi_rt_ctor(void)
 	if (fi_rt_sven_due)
 		fi_rt_sven_due = fi_stock_veneers();
 	pthread_mutex_unlock(&fi_rt_mutex);
-	fi_rt_plt_pass_as(true);	/* start-up: main not reached */
+	/* Start-up, or the dlopen that loaded libfineibt.so (rtlive.h,
+	 * fi_live_before_main: which one, only the static runtime knows). */
+	fi_rt_plt_pass_as(true);
 }

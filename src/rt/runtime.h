@@ -246,6 +246,14 @@ struct fi_rt_wr {
 	 * writable .bss the loader mapped, cleared as it is made read-only.
 	 */
 	bool inplace;
+	/*
+	 * The start path's proof that no code of the program had run when
+	 * the first window opened (fi_rt_first_unrun), kept for good: the
+	 * runtime's text rewrites of that start-up may go unverified when
+	 * alone (rtlive.h, fi_live_unverified_ok). Never true for a
+	 * libfineibt.so started by the program's dlopen.
+	 */
+	bool unrun;
 	int err;			/* FI_RT_WINDOWS: why (errno) */
 	int mem_fd, maps_fd;		/* /proc/self/mem, /proc/self/maps */
 	uint64_t mem_dev, mem_ino;	/* the mem descriptor's file (fstat) */
