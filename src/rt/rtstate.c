@@ -1062,6 +1062,13 @@ bool fi_rt_copy_as_file(uint64_t addr, struct fi_vma *v)
 	return false;
 }
 
+/* A note puts a record and the count: one page of the state (the
+ * fallback's windows open only the pages they write). */
+_Static_assert(offsetof(struct fi_runtime, ncopies) / 4096 ==
+	       (offsetof(struct fi_runtime, copies) +
+		sizeof(((struct fi_runtime *)0)->copies) - 1) / 4096,
+	       "the record of text copies on one page");
+
 /* @a and @b overlap or touch, from one file at one offset. */
 static bool fi_rt_copy_joins(const struct fi_rt_copy *a,
 			     const struct fi_rt_copy *b)

@@ -372,13 +372,6 @@ struct fi_runtime {
 	 * fi_rt_coarse_publish; coarse.S reads it through fi_rt_coarse_slot.
 	 */
 	const struct fi_coarse *coarse;
-	/*
-	 * Text pages the runtime moved a copy of its own over (the PLT pass
-	 * after start-up, src/interpose/plt.c): anonymous memory to the
-	 * kernel, the file's bytes to the runtime (fi_rt_copy_note).
-	 */
-	size_t ncopies;
-	struct fi_rt_copy copies[FI_MAX_COPIES];
 	/* ---- the tables ---- */
 	struct fi_rt_seen seen[FI_MAX_SEEN];
 	/* Frozen copies, in the arena; each one's .key is the caller's module. */
@@ -394,6 +387,16 @@ struct fi_runtime {
 	 * window at dlopen writes onto another page (rt_windows counts them).
 	 */
 	struct fi_rt_repeat repeat;
+	/*
+	 * Text pages the runtime moved a copy of its own over (the PLT pass
+	 * after start-up, src/interpose/plt.c): anonymous memory to the
+	 * kernel, the file's bytes to the runtime (fi_rt_copy_note).
+	 * After the rest, on a page of its own: it moves no field a window
+	 * writes onto another page (rt_windows counts them), and a note
+	 * writes this one page.
+	 */
+	size_t ncopies __attribute__((aligned(4096)));
+	struct fi_rt_copy copies[FI_MAX_COPIES];
 };
 
 /* Record the FINEIBT_LOG=syslog socket (before the state is sealed). */
