@@ -270,6 +270,40 @@ bool fi_flow_primitive(const char *name)
 	return false;
 }
 
+/*
+ * The runtime's own text copies (runtime.h, fi_rt_copy_note). A copy the
+ * PLT pass moved over a module's text after start-up is anonymous memory
+ * to the kernel, so the kernel can no longer say which file bytes an
+ * address there holds (fi_export_real: an export of a plug-in whose code
+ * shares a page with its PLT). The runtime asked the kernel before the
+ * move and keeps the answer in the read-only state, where only a window
+ * writes (rtstate.c, fi_rt_copy_note, the one writer). A record is
+ * believed only for a mapping that lies inside it: a copy ends where it
+ * was moved, and what the kernel maps there anonymously after an unload
+ * (a larger mapping, or one at another address) is not it.
+ */
+bool fi_rt_copy_as_file(uint64_t addr, struct fi_vma *v)
+{
+	const struct fi_runtime *rt = fi_rt();
+	size_t n = LOAD_ACQ(&rt->ncopies);
+
+	if (v->file)
+		return false;
+	for (size_t i = 0; i < n && i < FI_MAX_COPIES; i++) {
+		const struct fi_rt_copy *c = &rt->copies[i];
+
+		if (addr < c->lo || addr >= c->hi || v->lo < c->lo ||
+		    v->hi > c->hi || !c->ino)
+			continue;
+		v->file = true;
+		v->dev = c->dev;
+		v->ino = c->ino;
+		v->off = c->off + (v->lo - c->lo);
+		return true;
+	}
+	return false;
+}
+
 /* The kernel's view of @addr: from the kept descriptor only when @kept. */
 static int fi_export_vma(uint64_t addr, struct fi_vma *v, bool kept)
 {

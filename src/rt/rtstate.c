@@ -1030,40 +1030,11 @@ long fi_rt_seen_find(uint64_t key)
 }
 
 /*
- * The runtime's own text copies (runtime.h, fi_rt_copy_note). A copy the
- * PLT pass moved over a module's text after start-up is anonymous memory
- * to the kernel, so the kernel can no longer say which file bytes an
- * address there holds (fi_export_real: an export of a plug-in whose code
- * shares a page with its PLT). The runtime asked the kernel before the
- * move and keeps the answer here, where only a window writes. A record is
- * believed only for a mapping that lies inside it: a copy ends where it
- * was moved, and what the kernel maps there anonymously after an unload
- * (a larger mapping, or one at another address) is not it.
+ * The runtime's own text copies (runtime.h, fi_rt_copy_note): the
+ * record's one writer; its reader, fi_rt_copy_as_file, is rtcoarse.c's
+ * (the export check). A note puts a record and the count: one page of
+ * the state (the fallback's windows open only the pages they write).
  */
-bool fi_rt_copy_as_file(uint64_t addr, struct fi_vma *v)
-{
-	const struct fi_runtime *rt = fi_rt();
-	size_t n = LOAD_ACQ(&rt->ncopies);
-
-	if (v->file)
-		return false;
-	for (size_t i = 0; i < n && i < FI_MAX_COPIES; i++) {
-		const struct fi_rt_copy *c = &rt->copies[i];
-
-		if (addr < c->lo || addr >= c->hi || v->lo < c->lo ||
-		    v->hi > c->hi || !c->ino)
-			continue;
-		v->file = true;
-		v->dev = c->dev;
-		v->ino = c->ino;
-		v->off = c->off + (v->lo - c->lo);
-		return true;
-	}
-	return false;
-}
-
-/* A note puts a record and the count: one page of the state (the
- * fallback's windows open only the pages they write). */
 _Static_assert(offsetof(struct fi_runtime, ncopies) / 4096 ==
 	       (offsetof(struct fi_runtime, copies) +
 		sizeof(((struct fi_runtime *)0)->copies) - 1) / 4096,
