@@ -35,7 +35,9 @@
  * fi_plt_copy_ok, which trusts neither the copy nor the list of fixes,
  * both writable), then moved over it with mremap, as rtlive.c does: no
  * page is ever writable and executable, and another thread sees the old
- * page or the new one. Alone, with signals blocked (every start-up), they
+ * page or the new one. Alone, with signals blocked, in start-up (after
+ * it an io_uring completion could change the fixes between their check
+ * and their store: rtlive.h, fi_live_unverified_ok), they
  * are written in place (fi_plt_commit_inplace): through the runtime's
  * /proc/self/mem descriptor, the text read-execute throughout; without
  * one, between two mprotects (read-write and not executable, then
@@ -406,7 +408,11 @@ static int fi_plt_commit(const struct fi_pltmod *m, struct fi_plt_fix *fx,
 	else if (!fi_plt_copy_ok(&(struct fi_plt_layout){ m->plt0, m->sec, m->n },
 				 fi_plt_at(lo), copy, lo, len, nfx, xr, nxr))
 		err = -EBADMSG;
-	else if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+	/* The pages stop being the file's to the kernel: the runtime keeps
+	 * which file bytes they are (fi_export_real: a plug-in's export on
+	 * them; without a record, judged by the kernel's answer alone). */
+	else if ((void)fi_rt_copy_note(lo, hi),
+		 mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			(void *)(uintptr_t)lo) == MAP_FAILED)
 		err = -errno;
 	if (err)
@@ -596,7 +602,13 @@ static void fi_plt_rewrite(const struct fi_pltmod *m, const uint64_t (*xr)[2],
 		r->busy = true;
 	}
 	if (r->made) {
-		int err = held && alone ?
+		/* In place only where nothing else can write the text or
+		 * the fixes between their check and their store (rtlive.h:
+		 * after main, an io_uring completion can; a libfineibt.so
+		 * started by the program's dlopen is after main). */
+		int err = held && alone &&
+			  (fi_live_unverified_ok() ||
+			   (p->startup && fi_live_before_main())) ?
 			  fi_plt_commit_inplace(m, fx, nfx, xr, nxr, p->mem) :
 			  -EAGAIN;
 

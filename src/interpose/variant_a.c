@@ -29,6 +29,7 @@ const struct fi_variant fi_variant = {
 	.early_said_plain = NULL,
 	.early_forget = NULL,
 	.first_unrun = NULL,
+	.in_executable = true,
 	.alloc_libc_bytes = NULL,
 	.env_startup = NULL,
 	.next_libc = fi_next_libc,

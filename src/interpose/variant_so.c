@@ -18,6 +18,7 @@ const struct fi_variant fi_variant = {
 	.early_said_plain = fi_early_said_plain,
 	.early_forget = fi_early_forget,
 	.first_unrun = fi_early_first_unrun,
+	.in_executable = false,
 	.alloc_libc_bytes = fi_alloc_libc_bytes,
 	.env_startup = fi_env_startup,
 	.next_libc = fi_next_libc,

@@ -91,6 +91,6 @@ void fi_env_startup(bool on);
 /* pltwalk.c: one PLT pass over every loaded module, under the runtime's
  * lock (start.c says when it may run: fi_rt_plt_pass, and start-up's
  * last window, fi_rt_links_close). */
-void fi_plt_walk(void);
+void fi_plt_walk(bool startup);
 
 #endif /* FI_LOAD_H */

@@ -264,10 +264,10 @@ static int fi_rt_plt_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-void fi_plt_walk(void)
+void fi_plt_walk(bool startup)
 {
 	struct fi_rt_plt_mem mem;
-	struct fi_rt_plt_arg a = { .mem = &mem };
+	struct fi_rt_plt_arg a = { .mem = &mem, .p.startup = startup };
 
 	dl_iterate_phdr(fi_rt_plt_cb, &a);
 	if (a.p.held && !a.inwin)

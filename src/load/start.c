@@ -606,7 +606,7 @@ fi_rt_open(const struct fi_rt_found *f, struct fi_rt_seen *e)
  */
 static bool fi_rt_plt_done;
 
-void fi_rt_plt_pass(void)
+static void fi_rt_plt_pass_as(bool startup)
 {
 	int saved_errno = errno;
 
@@ -617,9 +617,16 @@ void fi_rt_plt_pass(void)
 		fi_rt_plt_done = false;
 	else if (fi_rt_started && !fi_rt_early && !fi_rt_bind_due &&
 		 !fi_rt()->primary)
-		fi_plt_walk();
+		fi_plt_walk(startup);
 	pthread_mutex_unlock(&fi_rt_mutex);
 	errno = saved_errno;
+}
+
+/* After a dlopen (dlhook.c): the program runs; nothing in place unless
+ * fi_live_unverified_ok says so (upcall.h, fi_plt_direct). */
+void fi_rt_plt_pass(void)
+{
+	fi_rt_plt_pass_as(false);
 }
 
 /* ------------------------------------------------------------ patching */
@@ -1180,7 +1187,7 @@ static __attribute__((noinline)) void fi_rt_links_close(size_t nfresh)
 	if (nfresh || fi_rt_sven_due)
 		fi_rt_sven_due = fi_stock_veneers();
 	if (!fi_rt_bind_due) {
-		fi_plt_walk();
+		fi_plt_walk(false);	/* written in place: wr.inplace */
 		fi_rt_plt_done = true;
 	}
 	fi_rt_batch_end(&fi_rt_links_mask);
@@ -1652,5 +1659,7 @@ __attribute__((constructor(FI_CTOR_RUNTIME))) static void fi_rt_ctor(void)
 	if (fi_rt_sven_due)
 		fi_rt_sven_due = fi_stock_veneers();
 	pthread_mutex_unlock(&fi_rt_mutex);
-	fi_rt_plt_pass();
+	/* Start-up, or the dlopen that loaded libfineibt.so (rtlive.h,
+	 * fi_live_before_main: which one, only the static runtime knows). */
+	fi_rt_plt_pass_as(true);
 }

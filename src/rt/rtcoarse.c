@@ -270,6 +270,40 @@ bool fi_flow_primitive(const char *name)
 	return false;
 }
 
+/*
+ * The runtime's own text copies (runtime.h, fi_rt_copy_note). A copy the
+ * PLT pass moved over a module's text after start-up is anonymous memory
+ * to the kernel, so the kernel can no longer say which file bytes an
+ * address there holds (fi_export_real: an export of a plug-in whose code
+ * shares a page with its PLT). The runtime asked the kernel before the
+ * move and keeps the answer in the read-only state, where only a window
+ * writes (rtstate.c, fi_rt_copy_note, the one writer). A record is
+ * believed only for a mapping that lies inside it: a copy ends where it
+ * was moved, and what the kernel maps there anonymously after an unload
+ * (a larger mapping, or one at another address) is not it.
+ */
+bool fi_rt_copy_as_file(uint64_t addr, struct fi_vma *v)
+{
+	const struct fi_runtime *rt = fi_rt();
+	size_t n = LOAD_ACQ(&rt->ncopies);
+
+	if (v->file)
+		return false;
+	for (size_t i = 0; i < n && i < FI_MAX_COPIES; i++) {
+		const struct fi_rt_copy *c = &rt->copies[i];
+
+		if (addr < c->lo || addr >= c->hi || v->lo < c->lo ||
+		    v->hi > c->hi || !c->ino)
+			continue;
+		v->file = true;
+		v->dev = c->dev;
+		v->ino = c->ino;
+		v->off = c->off + (v->lo - c->lo);
+		return true;
+	}
+	return false;
+}
+
 /* The kernel's view of @addr: from the kept descriptor only when @kept. */
 static int fi_export_vma(uint64_t addr, struct fi_vma *v, bool kept)
 {
@@ -514,7 +548,9 @@ static int fi_export_maps(uint64_t target, uint64_t base, struct fi_vma *t,
 		return err;
 	if (err || !t->x || t->w)
 		return 0;
-	if (!t->file) {
+	/* A copy the runtime moved over the object's text (the PLT pass):
+	 * judged as the file's pages it was made from (rtstate.c). */
+	if (!t->file && !fi_rt_copy_as_file(target, t)) {
 		if (t->lo != base)
 			return 0;
 		*h = *t;
@@ -542,11 +578,12 @@ static bool fi_export_at(const ElfW(Ehdr) *eh, const struct fi_vma *h,
  * and never writable, in the file whose first page (read-only, offset 0)
  * is at @fbase (the vDSO: in the one mapping that starts there), at the
  * offset the symbol's value maps to through that page's program
- * headers; the symbol one of the object's own dynamic symbols and @name
- * its own name, by the object's PT_DYNAMIC in read-only memory. When
- * the kernel cannot be asked (@kept: the SIGILL handler, which only uses
- * the runtime's kept maps descriptor, has none; else no /proc), as
- * before.
+ * headers (a copy of those pages the runtime itself moved there: the
+ * file and offset it recorded as it made it); the symbol one of the
+ * object's own dynamic symbols and @name its own name, by the object's
+ * PT_DYNAMIC in read-only memory. When the kernel cannot be asked
+ * (@kept: the SIGILL handler, which only uses the runtime's kept maps
+ * descriptor, has none; else no /proc), as before.
  */
 bool fi_export_real(uint64_t target, const void *fbase, const ElfW(Sym) *sym,
 		    const char *name, bool kept)

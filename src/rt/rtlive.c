@@ -53,6 +53,7 @@
 #include "rawsys.h"
 #include "rtlive.h"
 #include "runtime.h"
+#include "variant.h"
 
 #define FI_PAGE		4096ULL
 /* Keep every rel32 a little inside its +-2 GiB. */
@@ -416,6 +417,18 @@ void fi_live_copy_drop(struct fi_live_copy *lc)
 {
 	fi_scratch_drop(lc->sc, lc->n);
 	lc->n = 0;
+}
+
+bool fi_live_unverified_ok(void)
+{
+	const struct fi_runtime *rt = fi_rt();
+
+	return rt->wr.inplace || (!rt->sealed && fi_live_before_main());
+}
+
+bool fi_live_before_main(void)
+{
+	return fi_rt()->wr.unrun || fi_variant.in_executable;
 }
 
 bool fi_live_alone(void)
@@ -839,12 +852,13 @@ int fi_live_patch(struct fi_image *im, const struct fi_patch_opts *o,
 	 * Found by attack (tests/e2e/protect_uring.sh): one forged ring
 	 * entry put a payload into a library's text while it was rewritten
 	 * in place at a dlopen, unverified. Only start-up may skip the
-	 * verification (not sealed yet: the program has not reached main,
-	 * where a write primitive could aim a ring; in place, wr.inplace,
-	 * no code of it has run at all); every rewrite after it is checked.
+	 * verification, where it is proven (fi_live_unverified_ok: written
+	 * in place, wr.inplace, no code of the program has run at all; or
+	 * the static runtime's start-up, before main); every other rewrite
+	 * is checked, a libfineibt.so started by the program's dlopen's
+	 * included.
 	 */
-	alone = blocked && (fi_rt()->wr.inplace || !fi_rt()->sealed) &&
-		fi_live_alone();
+	alone = blocked && fi_live_unverified_ok() && fi_live_alone();
 	if (fi_live_noexec()) {
 		int mem = fi_rt_mem_fd();
 

@@ -53,6 +53,36 @@ void fi_live_copy_drop(struct fi_live_copy *lc);
 bool fi_live_alone(void);
 
 /*
+ * May the runtime's own writes to text go unverified when the process is
+ * alone? Only where it is proven that no write primitive of the program
+ * can exist yet: a start written in place (wr.inplace), or a start-up
+ * (the state not sealed yet) that fi_live_before_main proves. Not a
+ * libfineibt.so the program's own dlopen started (after main, not sealed
+ * yet: "not sealed" proves nothing there), nor any rewrite after
+ * start-up: an io_uring read the program queued, with its buffer address
+ * taken from a ring in plain user memory, can complete into the pages
+ * being written or into the list of what to write, at the next return
+ * to user mode of this very thread (a system call, a fault, an
+ * interrupt): alone or not, signals blocked or not
+ * (tests/e2e/protect_uring.sh). rtlive.c's rewrites and plt.c's direct
+ * entries then take the sealed, verified copy.
+ */
+bool fi_live_unverified_ok(void);
+
+/*
+ * Is this runtime's start-up proven to come before any code of the
+ * program that could hold a write primitive? libfineibt.so: only by the
+ * start path's proof that no code of the program had run as its first
+ * window opened (wr.unrun, kept read-only from fi_rt_first_unrun:
+ * src/load/early.c), whether or not that window could be written in
+ * place; a dlopen after main never has it, and "not sealed yet" does
+ * not tell that start from the initial load's. The static runtime
+ * (fi_variant.in_executable): by what it is, its start being the
+ * executable's preinit entry, before main.
+ */
+bool fi_live_before_main(void);
+
+/*
  * Store @to in pointer slot @slot of a loaded module whose RELRO is
  * [@relro_lo, @relro_hi) (the binding passes: dlsym_so.c's interposers,
  * sigbind.c's RTLD_DEEPBIND rebinding, stockven.c's typed veneers). A

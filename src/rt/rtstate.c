@@ -1041,3 +1041,63 @@ long fi_rt_seen_find(uint64_t key)
 	}
 	return -1;
 }
+
+/*
+ * The runtime's own text copies (runtime.h, fi_rt_copy_note): the
+ * record's one writer; its reader, fi_rt_copy_as_file, is rtcoarse.c's
+ * (the export check). A note puts a record and the count: one page of
+ * the state (the fallback's windows open only the pages they write).
+ */
+_Static_assert(offsetof(struct fi_runtime, ncopies) / 4096 ==
+	       (offsetof(struct fi_runtime, copies) +
+		sizeof(((struct fi_runtime *)0)->copies) - 1) / 4096,
+	       "the record of text copies on one page");
+
+/* @a and @b overlap or touch, from one file at one offset. */
+static bool fi_rt_copy_joins(const struct fi_rt_copy *a,
+			     const struct fi_rt_copy *b)
+{
+	return a->lo <= b->hi && b->lo <= a->hi && a->dev == b->dev &&
+	       a->ino == b->ino && a->off - a->lo == b->off - b->lo;
+}
+
+int fi_rt_copy_note(uint64_t lo, uint64_t hi)
+{
+	struct fi_rt_copy c = { .lo = lo, .hi = hi };
+	const struct fi_runtime *rt;
+	struct fi_vma v;
+	sigset_t saved;
+	size_t n, i;
+	int err = fi_rt_vma(lo, &v);
+
+	if (err)
+		return err;
+	/* The pages as they are now: the file's, or a copy of ours. */
+	if (hi <= lo || hi > v.hi || !(v.file || fi_rt_copy_as_file(lo, &v)))
+		return -ENOENT;
+	c.dev = v.dev;
+	c.ino = v.ino;
+	c.off = v.off + (lo - v.lo);
+	rt = fi_rt_write_begin(&saved);
+	if (!rt)
+		return -errno;
+	n = rt->ncopies < FI_MAX_COPIES ? rt->ncopies : FI_MAX_COPIES;
+	for (i = 0; i < n; i++) {
+		const struct fi_rt_copy *o = &rt->copies[i];
+
+		if (fi_rt_copy_joins(o, &c)) {
+			c.off -= lo - (o->lo < lo ? o->lo : lo);
+			c.lo = o->lo < lo ? o->lo : lo;
+			c.hi = o->hi > hi ? o->hi : hi;
+			break;
+		}
+		if (o->lo < hi && lo < o->hi)
+			break;	/* another file's pages were there: replaced */
+	}
+	if (i == FI_MAX_COPIES)
+		err = -ENOSPC;
+	else if (!(err = fi_rt_put(&rt->copies[i], &c, sizeof(c))) && i == n)
+		err = FI_RT_PUT(rt->ncopies, n + 1);
+	fi_rt_write_end(&saved);
+	return err;
+}

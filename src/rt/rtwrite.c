@@ -366,10 +366,11 @@ int fi_rt_mem_fd(void)
 /*
  * (Re)open the descriptors and record them, inside a window. In a fork
  * child (no token) the inherited ones are closed first. The first time,
- * also the mode and the seal. -errno when /proc/self/mem cannot be opened
+ * also the mode and the seal, and @unrun, the start path's proof
+ * (fi_rt_first_unrun). -errno when /proc/self/mem cannot be opened
  * or written through.
  */
-static int fi_rt_own_open(bool wipe, bool first, bool inplace)
+static int fi_rt_own_open(bool wipe, bool first, bool inplace, bool unrun)
 {
 	const struct fi_runtime *rt = &fi_rt_store.rt;
 	struct fi_rt_wr w = rt->wr;
@@ -405,6 +406,10 @@ static int fi_rt_own_open(bool wipe, bool first, bool inplace)
 	w.maps_fd = fd >= 0 ? fd : -1;
 	if (!wipe)
 		o.pid = (int32_t)fi_sys3(SYS_getpid, 0, 0, 0);
+	/* The start path's proof, from the first window only: a later one
+	 * (a fork child's, or a state whose wr.how was forged before the
+	 * start: above) keeps no word it did not see said. */
+	w.unrun = first && unrun;
 	/* The token first: it is also the probe that such writes work. */
 	err = fi_rt_pwrite(w.mem_fd, &o, sizeof(o), &fi_rt_area.o.own);
 	if (!err && first) {
@@ -648,7 +653,7 @@ static int fi_rt_setup(void)
 {
 	struct fi_rt_wr w = { .how = FI_RT_WINDOWS, .mem_fd = -1, .maps_fd = -1 };
 	size_t lo_len = (uintptr_t)&fi_rt_area.o - (uintptr_t)&fi_rt_area;
-	bool wipe, inplace = fi_rt_unrun && fi_rt_alone();
+	bool unrun = fi_rt_unrun, wipe, inplace = unrun && fi_rt_alone();
 	int err;
 
 	fi_rt_wsetup = true;
@@ -673,7 +678,7 @@ static int fi_rt_setup(void)
 	wipe = !madvise(&fi_rt_area.o, 2 * FI_PAGE, MADV_WIPEONFORK);
 	if (!wipe)
 		madvise(fi_rt_area.guard_hi, FI_PAGE, MADV_DONTDUMP);
-	err = fi_rt_own_open(wipe, true, inplace);
+	err = fi_rt_own_open(wipe, true, inplace, unrun);
 	if (!err)
 		return 0;
 	/* The weaker windows: said once, at start-up (start.c). */
@@ -687,6 +692,7 @@ static int fi_rt_setup(void)
 	}
 	if (mprotect(&fi_rt_store, FI_RT_BYTES, PROT_READ | PROT_WRITE))
 		return -errno;
+	w.unrun = unrun;
 	fi_rt_store.rt.wr = w;
 	return 0;
 }
@@ -779,7 +785,7 @@ const struct fi_runtime *fi_rt_write_begin(sigset_t *saved)
 		 * write through the kernel (docs/protection.md). */
 		fi_rt_inplace_end();
 	else if (rt->wr.how == FI_RT_KERNEL && !fi_rt_own_ok())
-		err = fi_rt_own_open(!fi_rt_area.o.own.pid, false, false);
+		err = fi_rt_own_open(!fi_rt_area.o.own.pid, false, false, false);
 	if (err) {
 		/* Nothing was written: the state stays as it was, but a
 		 * block held writable is closed now. */

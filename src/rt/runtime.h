@@ -217,6 +217,18 @@ struct fi_rt_foreign {
 };
 
 /*
+ * A range of a module's text that the runtime replaced with a copy of
+ * its own (mremap of an anonymous mapping): the file, and the file offset
+ * of @lo, the pages were copied from (the kernel's answer as the copy was
+ * made). Only fi_rt_copy_note adds one, inside a window.
+ */
+#define FI_MAX_COPIES	64
+struct fi_rt_copy {
+	uint64_t lo, hi;
+	uint64_t dev, ino, off;
+};
+
+/*
  * How the state is written (rtwrite.c): through the kernel (pwrite on
  * /proc/self/mem, the default), or, where that cannot be had at start-up,
  * through windows that make the pages written read-write meanwhile (the
@@ -234,6 +246,14 @@ struct fi_rt_wr {
 	 * writable .bss the loader mapped, cleared as it is made read-only.
 	 */
 	bool inplace;
+	/*
+	 * The start path's proof that no code of the program had run when
+	 * the first window opened (fi_rt_first_unrun), kept for good: the
+	 * runtime's text rewrites of that start-up may go unverified when
+	 * alone (rtlive.h, fi_live_unverified_ok). Never true for a
+	 * libfineibt.so started by the program's dlopen.
+	 */
+	bool unrun;
 	int err;			/* FI_RT_WINDOWS: why (errno) */
 	int mem_fd, maps_fd;		/* /proc/self/mem, /proc/self/maps */
 	uint64_t mem_dev, mem_ino;	/* the mem descriptor's file (fstat) */
@@ -367,6 +387,16 @@ struct fi_runtime {
 	 * window at dlopen writes onto another page (rt_windows counts them).
 	 */
 	struct fi_rt_repeat repeat;
+	/*
+	 * Text pages the runtime moved a copy of its own over (the PLT pass
+	 * after start-up, src/interpose/plt.c): anonymous memory to the
+	 * kernel, the file's bytes to the runtime (fi_rt_copy_note).
+	 * After the rest, on a page of its own: it moves no field a window
+	 * writes onto another page (rt_windows counts them), and a note
+	 * writes this one page.
+	 */
+	size_t ncopies __attribute__((aligned(4096)));
+	struct fi_rt_copy copies[FI_MAX_COPIES];
 };
 
 /* Record the FINEIBT_LOG=syslog socket (before the state is sealed). */
@@ -521,6 +551,21 @@ int fi_rt_vma(uint64_t addr, struct fi_vma *v);
 /* The same from the runtime's kept descriptor only (never an open or a
  * read of the maps file): -ENODEV when it cannot be asked that way. */
 int fi_rt_vma_kept(uint64_t addr, struct fi_vma *v);
+/*
+ * Text pages of a module the runtime itself copied and moved over (an
+ * anonymous mapping to the kernel; the PLT pass, src/interpose/plt.c):
+ * fi_rt_copy_note records, before the move, the file and offset the
+ * pages [@lo, @hi) hold now (the kernel's answer, or an earlier record's
+ * for a copy moved over again), in the read-only state, inside a window;
+ * an overlapping record of another file is replaced, one of the same
+ * file and offsets merged. 0 or -errno (-ENOSPC: the table is full; the
+ * copy is then judged by the kernel's answer alone). fi_rt_copy_as_file:
+ * @v, the kernel's anonymous mapping at @addr, lies inside such a record:
+ * it takes the record's file, and the offset of @v->lo in it.
+ * Async-signal-safe (reads the state only).
+ */
+int fi_rt_copy_note(uint64_t lo, uint64_t hi);
+bool fi_rt_copy_as_file(uint64_t addr, struct fi_vma *v);
 /*
  * The maps file (rtverify.c), read without stdio: the whole of @fd (read
  * from offset 0) in a malloc'd, NUL-terminated buffer, or NULL. Then

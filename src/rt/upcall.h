@@ -80,6 +80,9 @@ struct fi_plt_result {
  */
 struct fi_plt_pass {
 	bool held, alone;
+	/* The constructor's pass: start-up's, or a dlopen's that loaded
+	 * libfineibt.so (main reached): only fi_live_before_main tells. */
+	bool startup;
 	int mem;	/* alone: fi_rt_mem_fd(), asked once a pass; else -1 */
 	void *buf;
 	size_t cap;
@@ -94,7 +97,12 @@ struct fi_plt_pass {
  * against the text first, then written through @p->mem (/proc/self/mem:
  * the text never writable), or, without it, the pages made read-write
  * (not executable) for the writes and read-execute again, nothing but
- * those stores running in between. Entries whose slot is not bound yet
+ * those stores running in between; in place only in a start-up proven
+ * to precede main (fi_live_unverified_ok, or @p->startup in a runtime
+ * that fi_live_before_main says always starts there: rtlive.h; anywhere
+ * else an io_uring completion can write the text or the fixes between
+ * their check and their store).
+ * Entries whose slot is not bound yet
  * (lazy), not final, or one the runtime may still rebind are left as they
  * are. Idempotent. Call
  * with the runtime's lock held, never from a signal handler. @xr: the

@@ -49,6 +49,10 @@ struct fi_variant {
 	 * first window (fi_rt_first_unrun)? The static runtime cannot tell
 	 * the program's own definitions of what it calls from libc's. */
 	bool (*first_unrun)(void);
+	/* The runtime is linked into the executable (libfineibt.a): its start
+	 * is the executable's preinit entry (src/load/preinit.c), before main
+	 * and before every constructor, never a dlopen's. */
+	bool in_executable;
 	/* src/load/alloc.c (shared only): the bytes the early start took from
 	 * libc's malloc (heap trimming is worth it past a threshold). */
 	size_t (*alloc_libc_bytes)(void);

@@ -27,7 +27,12 @@
 #            (in libc, past the 16th segment) were among the ranges checked;
 #   thread:  a dlopen of libz (RTLD_NOW) with another thread running still
 #            takes the copy (an mremap of the copy), never the in-place
-#            write, and libz's entries are made direct.
+#            write, and libz's entries are made direct;
+#   alone:   the same dlopen with no other thread takes the copy too:
+#            after start-up an io_uring completion of the program can
+#            write the text or the list of fixes between their check and
+#            their store, alone or not (rtlive.h, fi_live_unverified_ok;
+#            protect_uring.sh). Before, it wrote libz's PLT in place.
 . "$(dirname "$0")/progs/rt_lib.bash"
 
 command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 0; }
@@ -199,5 +204,21 @@ for m in auto fineibt; do
 		rt_pass "plt_inplace_thread[$m]: with a thread, libz's PLT by a moved copy, made direct"
 	else
 		rt_fail "plt_inplace_thread[$m]" "rc=$rc out=$(cat "$D/thread.$m.out") mremaps=$mremaps libz rw=$libz_rw wx=$wx $(grep PLT "$D/thread.$m.err" | head -2)"
+	fi
+done
+
+for m in auto kcfi; do
+	t=$D/alone.$m.trace
+	LD_LIBRARY_PATH=$LIBDIR FINEIBT_CFI=$m FINEIBT_VERBOSE=1 strace -f -o "$t" "$D/rt_plt_inplace" alone \
+		>"$D/alone.$m.out" 2>"$D/alone.$m.err"
+	rc=$?
+	read -r mremaps windows bad wx pw extra < <(check "$t" all)
+	read -r _ libz_rw _ _ libz_pw _ < <(check "$t" all 'libz\.so\.1[^"]*')
+	if [ "$rc" = 0 ] && [ "$(cat "$D/alone.$m.out")" = loaded ] &&
+	   [ "$mremaps" -ge 1 ] && [ "$libz_rw" = 0 ] && [ "$libz_pw" = 0 ] && [ "$wx" = 0 ] &&
+	   grep -q 'libz\.so\.1: [0-9]* PLT entries made direct' "$D/alone.$m.err"; then
+		rt_pass "plt_inplace_alone[$m]: after start-up, alone, libz's PLT by a moved copy, made direct"
+	else
+		rt_fail "plt_inplace_alone[$m]" "rc=$rc out=$(cat "$D/alone.$m.out") mremaps=$mremaps libz rw=$libz_rw pwrites=$libz_pw wx=$wx $(grep PLT "$D/alone.$m.err" | head -2)"
 	fi
 done

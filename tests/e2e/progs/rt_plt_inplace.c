@@ -3,7 +3,8 @@
  * rt_plt_inplace: hello world (no argument), or (argument "thread") a
  * program that starts a thread which waits, then dlopens libz with
  * RTLD_NOW: the runtime's PLT pass over libz then runs with another task
- * in the process (tests/e2e/rt_plt_inplace.sh). Hello also prints where
+ * in the process (tests/e2e/rt_plt_inplace.sh); or (argument "alone")
+ * the same dlopen with no other thread. Hello also prints where
  * ld.so's executable segment is ("ldso LO HI"): the kernel mapped it, so
  * no system call in a trace says.
  */
@@ -48,6 +49,11 @@ int main(int argc, char **argv)
 	pthread_t t;
 	void *h;
 
+	if (argc >= 2 && !strcmp(argv[1], "alone")) {
+		h = dlopen("libz.so.1", RTLD_NOW);
+		printf("%s\n", h ? "loaded" : "no libz");
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "thread")) {
 		printf("hello, world\n");
 		dl_iterate_phdr(ldso_cb, NULL);
