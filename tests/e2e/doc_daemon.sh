@@ -25,6 +25,7 @@ OUT=$ROOT/$BUILD/e2e/doc_daemon
 rm -rf "$OUT"
 mkdir -p "$OUT"
 unset FINEIBT_CFI FINEIBT_LOG FINEIBT_VERBOSE FINEIBT_SEQ FINEIBT_TEST_USER_IBT CFLAGS
+. "$ROOT/tests/e2e/progs/rt_lib.bash"	# syslog_listen
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1: $2"; }
 ECO=$ROOT/docs/ecosystem.md
@@ -79,24 +80,9 @@ fi
 cp "$OUT/run.err" "$OUT/warn.err"
 
 # -------------------------------------------- FINEIBT_LOG=syslog, a socket
-cat >"$OUT/listen.py" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-print("ready", flush=True)
-s.settimeout(20)
-try:
-    while True:
-        print(s.recv(8192).decode(errors="replace"), flush=True)
-        s.settimeout(1)
-except socket.timeout:
-    pass
-PY
 listen() {
 	rm -f "$OUT/log.sock"
-	python3 "$OUT/listen.py" "$OUT/log.sock" >"$OUT/got" 2>"$OUT/listen.err" &
-	lpid=$!
-	for _ in $(seq 100); do grep -q ready "$OUT/got" 2>/dev/null && break; sleep 0.1; done
+	syslog_listen "$OUT"
 }
 # got PRI: the datagrams without "<PRI>mydaemon[PID]: ", all of that form
 got() {

@@ -16,40 +16,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-static const char *kind(uintptr_t a)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	const char *k = "none";
-
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, ino;
-
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &ino) == 3 &&
-		    a >= lo && a < hi) {
-			k = ino ? "file" : "anon";
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return k;
-}
-
-static const char *page(uintptr_t a)
-{
-	uint64_t e = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	(void)*(volatile const char *)a;
-	if (fd < 0 || pread(fd, &e, 8, (off_t)(a / 4096 * 8)) != 8)
-		e = 0;
-	if (fd >= 0)
-		close(fd);
-	if (!(e >> 63))
-		return "absent";
-	return (e >> 61) & 1 ? "shared" : "private";
-}
+#include "../../lib/mapkind.h"
 
 int main(int argc, char **argv)
 {
