@@ -426,9 +426,18 @@ bool fi_live_unverified_ok(void)
 	return rt->wr.inplace || (!rt->sealed && fi_live_before_main());
 }
 
+/*
+ * Weak here: a program that links libfineibt.a for its offline parts
+ * only (the fineibt CLI) reaches this file but never starts a runtime;
+ * a strong reference would pull the variant's object in, and with it
+ * the runtime's constructors (a first window, system calls a service's
+ * filter refuses). Both runtimes define it; absent, nothing started.
+ */
+#pragma weak fi_variant
+
 bool fi_live_before_main(void)
 {
-	return fi_rt()->wr.unrun || fi_variant.in_executable;
+	return fi_rt()->wr.unrun || (&fi_variant && fi_variant.in_executable);
 }
 
 bool fi_live_alone(void)

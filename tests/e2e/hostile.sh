@@ -72,8 +72,15 @@ check "nokcfi-patch-refused" $([ $rc = 1 ] && [ ! -e "$O/plain.p" ] && grep -q '
 	"rc=$rc out=$out"
 rt_ok nokcfi-run && for m in $(fi_with_sets auto kcfi off fineibt,bhi); do
 	rt_run plain "$m" "$FIBT" run -- "$P/prog_plain"
-	# Nothing but the cfi= word messages (bhi: no arity in this program).
+	# The run's one warning that nothing is checked, and nothing else but
+	# the cfi= word messages (bhi: no arity in this program).
+	rest=$(grep -v "^fineibt: ignoring 'bhi'" <<<"$RT_ERR_TXT")
 	check "nokcfi-run[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = ok ] &&
+		grep -qx "fineibt: warning: run: $P/prog_plain: no kCFI checks in it .*" <<<"$rest" &&
+		[ "$(wc -l <<<"$rest")" = 1 ]; echo $?) \
+		"rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
+	rt_run plain "$m" "$FIBT" run -q -- "$P/prog_plain"
+	check "nokcfi-run-quiet[$m]" $([ "$RT_RC" = 0 ] && [ "$RT_OUT_TXT" = ok ] &&
 		[ -z "$(grep -v "^fineibt: ignoring 'bhi'" <<<"$RT_ERR_TXT")" ]; echo $?) \
 		"rc=$RT_RC out=$RT_OUT_TXT err=$RT_ERR_TXT"
 done
