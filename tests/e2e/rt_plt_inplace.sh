@@ -191,34 +191,27 @@ if [ -z "$LIBZ" ]; then
 	echo "SKIP: plt_inplace_thread (no libz.so.1)"
 	exit 0
 fi
-for m in auto fineibt; do
-	t=$D/thread.$m.trace
-	LD_LIBRARY_PATH=$LIBDIR FINEIBT_CFI=$m FINEIBT_VERBOSE=1 strace -f -o "$t" "$D/rt_plt_inplace" thread \
-		>"$D/thread.$m.out" 2>"$D/thread.$m.err"
-	rc=$?
-	read -r mremaps windows bad wx pw extra < <(check "$t" all)
-	read -r _ libz_rw _ _ libz_pw _ < <(check "$t" all 'libz\.so\.1[^"]*')
-	if [ "$rc" = 0 ] && [ "$(cat "$D/thread.$m.out")" = loaded ] &&
-	   [ "$mremaps" -ge 1 ] && [ "$libz_rw" = 0 ] && [ "$libz_pw" = 0 ] && [ "$wx" = 0 ] &&
-	   grep -q 'libz\.so\.1: [0-9]* PLT entries made direct' "$D/thread.$m.err"; then
-		rt_pass "plt_inplace_thread[$m]: with a thread, libz's PLT by a moved copy, made direct"
-	else
-		rt_fail "plt_inplace_thread[$m]" "rc=$rc out=$(cat "$D/thread.$m.out") mremaps=$mremaps libz rw=$libz_rw wx=$wx $(grep PLT "$D/thread.$m.err" | head -2)"
-	fi
-done
-
-for m in auto kcfi; do
-	t=$D/alone.$m.trace
-	LD_LIBRARY_PATH=$LIBDIR FINEIBT_CFI=$m FINEIBT_VERBOSE=1 strace -f -o "$t" "$D/rt_plt_inplace" alone \
-		>"$D/alone.$m.out" 2>"$D/alone.$m.err"
-	rc=$?
-	read -r mremaps windows bad wx pw extra < <(check "$t" all)
-	read -r _ libz_rw _ _ libz_pw _ < <(check "$t" all 'libz\.so\.1[^"]*')
-	if [ "$rc" = 0 ] && [ "$(cat "$D/alone.$m.out")" = loaded ] &&
-	   [ "$mremaps" -ge 1 ] && [ "$libz_rw" = 0 ] && [ "$libz_pw" = 0 ] && [ "$wx" = 0 ] &&
-	   grep -q 'libz\.so\.1: [0-9]* PLT entries made direct' "$D/alone.$m.err"; then
-		rt_pass "plt_inplace_alone[$m]: after start-up, alone, libz's PLT by a moved copy, made direct"
-	else
-		rt_fail "plt_inplace_alone[$m]" "rc=$rc out=$(cat "$D/alone.$m.out") mremaps=$mremaps libz rw=$libz_rw pwrites=$libz_pw wx=$wx $(grep PLT "$D/alone.$m.err" | head -2)"
-	fi
-done
+# by_copy HOW WHAT MODE...: the program's dlopen of libz (HOW: with a
+# thread, or alone after start-up) makes libz's PLT direct through a moved
+# copy, never writing it in place.
+by_copy() {
+	local how=$1 what=$2 m t rc mremaps windows bad wx pw extra libz_rw libz_pw
+	shift 2
+	for m in "$@"; do
+		t=$D/$how.$m.trace
+		LD_LIBRARY_PATH=$LIBDIR FINEIBT_CFI=$m FINEIBT_VERBOSE=1 strace -f -o "$t" "$D/rt_plt_inplace" "$how" \
+			>"$D/$how.$m.out" 2>"$D/$how.$m.err"
+		rc=$?
+		read -r mremaps windows bad wx pw extra < <(check "$t" all)
+		read -r _ libz_rw _ _ libz_pw _ < <(check "$t" all 'libz\.so\.1[^"]*')
+		if [ "$rc" = 0 ] && [ "$(cat "$D/$how.$m.out")" = loaded ] &&
+		   [ "$mremaps" -ge 1 ] && [ "$libz_rw" = 0 ] && [ "$libz_pw" = 0 ] && [ "$wx" = 0 ] &&
+		   grep -q 'libz\.so\.1: [0-9]* PLT entries made direct' "$D/$how.$m.err"; then
+			rt_pass "plt_inplace_$how[$m]: $what, libz's PLT by a moved copy, made direct"
+		else
+			rt_fail "plt_inplace_$how[$m]" "rc=$rc out=$(cat "$D/$how.$m.out") mremaps=$mremaps libz rw=$libz_rw pwrites=$libz_pw wx=$wx $(grep PLT "$D/$how.$m.err" | head -2)"
+		fi
+	done
+}
+by_copy thread "with a thread" auto fineibt
+by_copy alone "after start-up, alone" auto kcfi
