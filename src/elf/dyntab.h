@@ -82,7 +82,8 @@ static inline uintptr_t fi_dyn_get(const struct fi_dyntab *t, enum fi_dt i)
 }
 
 /* The hash of a symbol's name in a DT_GNU_HASH table (the dynamic
- * section's own lookup: livedyn.c, the auditor). */
+ * section's own lookup: livedyn.c, the auditor, the export check
+ * in rtcoarse.c). */
 static inline uint32_t fi_gnu_hash(const char *s)
 {
 	uint32_t h = 5381;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "coarse.h"
+#include "dyntab.h"
 #include "insn.h"
 
 #define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -453,16 +454,6 @@ static bool fi_export_tables(const ElfW(Ehdr) *eh, uint64_t len, uint64_t base,
 	       (d->gnu || d->nsym) && fi_export_in_obj(d->str, d->strsz, o, h, kept);
 }
 
-/* The GNU hash of @name (the loader's and the link editor's). */
-static uint32_t fi_export_gnu_hash(const char *name)
-{
-	uint32_t v = 5381;
-
-	for (; *name; name++)
-		v = v * 33 + (unsigned char)*name;
-	return v;
-}
-
 /*
  * The chain of GNU hash table @g that @hash selects: its first symbol
  * (0: none) and the chain's words from symbol @*base on, @*room of them
@@ -497,7 +488,7 @@ static bool fi_export_gnu_has(const uint32_t *g, const struct fi_vma *o,
 			      const struct fi_vma *h, bool kept, uint64_t i,
 			      const char *name)
 {
-	uint32_t hash = fi_export_gnu_hash(name);
+	uint32_t hash = fi_gnu_hash(name);
 	const uint32_t *chain;
 	uint64_t base, room;
 	uint64_t k = fi_export_gnu_chain(g, o, h, kept, hash, &chain, &base, &room);
@@ -629,7 +620,7 @@ static bool fi_export_resolves(const struct fi_export_dyn *d, const ElfW(Sym) *s
 int fi_export_ifunc(uint64_t target, const void *fbase, const char *name)
 {
 	uint64_t base = (uint64_t)(uintptr_t)fbase, k, at, room, len;
-	uint32_t hash = fi_export_gnu_hash(name);
+	uint32_t hash = fi_gnu_hash(name);
 	const uint32_t *chain;
 	struct fi_export_dyn d;
 	const ElfW(Sym) *s;
